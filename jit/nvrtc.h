@@ -1,0 +1,68 @@
+// NVRTC, loaded with dlopen on first use from $LUDA_NVRTC, $CUDA_HOME/lib64,
+// $CUDA_PATH/lib64, /usr/local/cuda/lib64, then the default search.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/error.h"
+
+namespace luda::jit {
+
+// A failed compile. what() carries everything needed to act on it:
+//   NVRTC failed to compile 'add.cu' for sm_90 (options: --gpu-architecture=sm_90 -default-device)
+//   add.cu(3): error: identifier "y" is undefined
+//   ...
+//   source:
+//      1 | extern "C" __global__ void add(...)
+class CompileError : public Error {
+ public:
+  CompileError(std::string message, std::string log, std::vector<std::string> options,
+               std::string source)
+      : Error(std::move(message)), log_(std::move(log)), options_(std::move(options)),
+        source_(std::move(source)) {}
+  const std::string& log() const { return log_; }
+  const std::vector<std::string>& options() const { return options_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string log_;
+  std::vector<std::string> options_;
+  std::string source_;
+};
+
+struct NvrtcVersion {
+  int major = 0, minor = 0;
+};
+
+// Throws Error("NVRTC not found: tried <paths> (set LUDA_NVRTC to libnvrtc.so's path)")
+// when no library loads.
+NvrtcVersion nvrtc_version();
+std::string nvrtc_library_path();     // the file that was loaded
+std::vector<int> nvrtc_supported_archs();  // e.g. {75, 80, 86, 89, 90, 100, 120}
+
+struct CompileRequest {
+  std::string source;
+  std::string program_name = "kernel.cu";     // the name diagnostics show
+  int arch = 90;                               // compute capability as major*10+minor
+  bool cubin = true;                           // false: PTX for compute_<arch>
+  std::vector<std::string> options;            // extra user options
+  std::vector<std::string> name_expressions;   // C++ names to lower (non-extern "C" kernels)
+};
+
+struct CompiledProgram {
+  std::string image;      // cubin or PTX (NUL-terminated in memory for cuModuleLoadData)
+  bool cubin = true;
+  std::string log;        // warnings, possibly empty
+  std::vector<std::string> options;  // as passed to NVRTC
+  std::map<std::string, std::string> lowered_names;  // name expression -> mangled name
+};
+
+// Compiles with -default-device, --gpu-architecture=sm_XY (or compute_XY), and the
+// request's options. When the arch is newer than NVRTC supports, compiles PTX for the
+// newest supported arch instead (the driver JITs it). Throws CompileError.
+CompiledProgram compile(const CompileRequest& request);
+
+}  // namespace luda::jit

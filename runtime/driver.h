@@ -1,0 +1,85 @@
+// The CUDA Driver API, loaded with dlopen("libcuda.so.1") on first use. luda links no
+// CUDA library, so it loads and runs (on the cpu device) where no driver exists; only
+// asking for a CUDA device there raises NoDeviceError.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+#include <string_view>
+
+#include "runtime/error.h"
+
+namespace luda {
+
+// No usable CUDA device: no driver, cuInit failed, no GPU, or an ordinal past the count.
+// Message: "no CUDA device: <reason>".
+class NoDeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A failed driver call. Message: "cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY: out of
+// memory (asked for 8.0 GiB, 2.1 GiB free)". A sticky error's message says how to recover.
+class CudaError : public Error {
+ public:
+  CudaError(CUresult code, std::string message) : Error(std::move(message)), code_(code) {}
+  CUresult code() const { return code_; }
+
+ private:
+  CUresult code_;
+};
+
+namespace driver {
+
+// X-macro list of every entry point luda calls: LUDA_DRIVER_FN(name). Names are the
+// public ones (cuMemAlloc); cuda.h maps them to the versioned ABI symbols that dlsym finds.
+#define LUDA_DRIVER_FUNCTIONS(X)                                                        \
+  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                 \
+  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)         \
+  X(cuDeviceTotalMem) X(cuDeviceCanAccessPeer)                                          \
+  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)                              \
+  X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuCtxEnablePeerAccess)    \
+  X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync)       \
+  X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)              \
+  X(cuMemHostAlloc) X(cuMemFreeHost)                                                    \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeerAsync)   \
+  X(cuMemsetD8Async)                                                                    \
+  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery)          \
+  X(cuStreamWaitEvent)                                                                  \
+  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)             \
+  X(cuEventQuery) X(cuEventElapsedTime)                                                 \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)   \
+  X(cuLaunchKernel)
+
+struct Api {
+#define LUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+  LUDA_DRIVER_FUNCTIONS(LUDA_DRIVER_MEMBER)
+#undef LUDA_DRIVER_MEMBER
+  int version = 0;  // cuDriverGetVersion, e.g. 13000
+};
+
+// Loads libcuda.so.1 and calls cuInit(0) once per process (thread-safe). Throws
+// NoDeviceError("no CUDA device: <reason>") when either fails; later calls rethrow it.
+const Api& api();
+
+// Never throws. False with the reason ("libcuda.so.1 not found (...)", "cuInit:
+// CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected") when the driver is unusable.
+bool available(std::string* reason = nullptr);
+
+// "CUDA_ERROR_OUT_OF_MEMORY" and "out of memory"; work before/without a loaded driver.
+std::string error_name(CUresult r);
+std::string error_string(CUresult r);
+
+// Throws CudaError "<call>: <NAME>: <description>[ (<detail>)]" unless r == CUDA_SUCCESS.
+void check(CUresult r, std::string_view call, std::string_view detail = {});
+
+// "8.0 GiB", "512 B", "1.5 MiB"
+std::string format_bytes(unsigned long long bytes);
+
+}  // namespace driver
+
+// LUDA_CU(cuMemFree, ptr): calls the loaded entry point and checks it, naming the call.
+#define LUDA_CU(fn, ...) ::luda::driver::check(::luda::driver::api().fn(__VA_ARGS__), #fn)
+
+}  // namespace luda

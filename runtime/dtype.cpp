@@ -1,0 +1,227 @@
+#include "runtime/dtype.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "runtime/error.h"
+
+namespace luda {
+namespace {
+
+struct DTypeInfo {
+  std::string_view name;
+  std::size_t size;
+  const char* c_type;
+};
+
+// ORDER DTYPE
+constexpr DTypeInfo kDTypeInfo[kNumDTypes] = {
+    {"bool", 1, "bool"},
+    {"int8", 1, "signed char"},
+    {"int16", 2, "short"},
+    {"int32", 4, "int"},
+    {"int64", 8, "long long"},
+    {"uint8", 1, "unsigned char"},
+    {"uint16", 2, "unsigned short"},
+    {"uint32", 4, "unsigned int"},
+    {"uint64", 8, "unsigned long long"},
+    {"float32", 4, "float"},
+    {"float64", 8, "double"},
+};
+
+const DTypeInfo& info(DType t) { return kDTypeInfo[static_cast<int>(t)]; }
+
+}  // namespace
+
+std::string_view dtype_name(DType t) { return info(t).name; }
+std::size_t itemsize(DType t) { return info(t).size; }
+const char* dtype_c_type(DType t) { return info(t).c_type; }
+bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
+bool is_signed_integer(DType t) { return t >= DType::Int8 && t <= DType::Int64; }
+bool is_unsigned_integer(DType t) { return t >= DType::UInt8 && t <= DType::UInt64; }
+bool is_integer(DType t) { return is_signed_integer(t) || is_unsigned_integer(t); }
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (kDTypeInfo[i].name == name) return static_cast<DType>(i);
+  return std::nullopt;
+}
+
+std::string dtype_names() {
+  std::string out;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (i) out += ", ";
+    out += kDTypeInfo[i].name;
+  }
+  return out;
+}
+
+DType dtype_from_name(std::string_view name) {
+  if (auto t = parse_dtype(name)) return *t;
+  fail("unknown dtype '{}' (expected one of {})", name, dtype_names());
+}
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  if (is_float(a) || is_float(b)) {
+    if (is_float(a) && is_float(b)) return DType::Float64;
+    DType f = is_float(a) ? a : b, n = is_float(a) ? b : a;
+    // NumPy: float32 holds int8/int16/uint8/uint16 exactly; wider ints need float64.
+    if (f == DType::Float32 && itemsize(n) <= 2) return DType::Float32;
+    return DType::Float64;
+  }
+  bool sa = is_signed_integer(a), sb = is_signed_integer(b);
+  std::size_t za = itemsize(a), zb = itemsize(b);
+  if (sa == sb) return za >= zb ? a : b;
+  DType s = sa ? a : b, u = sa ? b : a;
+  std::size_t zs = itemsize(s), zu = itemsize(u);
+  if (zs > zu) return s;
+  switch (zu) {  // a signed type wider than the unsigned one
+    case 1: return DType::Int16;
+    case 2: return DType::Int32;
+    case 4: return DType::Int64;
+    default: return DType::Float64;  // uint64 with any signed int
+  }
+}
+
+Scalar Scalar::of_bool(bool x) {
+  Scalar s;
+  s.dtype = DType::Bool;
+  s.v.b = x;
+  return s;
+}
+
+Scalar Scalar::of_int(std::int64_t x, DType t) {
+  Scalar s;
+  s.dtype = DType::Int64;
+  s.v.i = x;
+  return t == DType::Int64 ? s : s.cast(t);
+}
+
+Scalar Scalar::of_uint(std::uint64_t x, DType t) {
+  Scalar s;
+  s.dtype = DType::UInt64;
+  s.v.u = x;
+  return t == DType::UInt64 ? s : s.cast(t);
+}
+
+Scalar Scalar::of_float(double x, DType t) {
+  Scalar s;
+  s.dtype = DType::Float64;
+  s.v.f = x;
+  return t == DType::Float64 ? s : s.cast(t);
+}
+
+namespace {
+
+template <class T>
+T scalar_as(const Scalar& s) {
+  if (s.dtype == DType::Bool) return static_cast<T>(s.v.b);
+  if (is_signed_integer(s.dtype)) return static_cast<T>(s.v.i);
+  if (is_unsigned_integer(s.dtype)) return static_cast<T>(s.v.u);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // C leaves out-of-range float -> int undefined; NumPy gives the minimum. Pin it.
+    double f = s.v.f;
+    if (std::isnan(f)) return std::numeric_limits<T>::min();
+    if (f >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (f <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  }
+  return static_cast<T>(s.v.f);
+}
+
+// Calls fn with a default-constructed value of the C type of t.
+template <class Fn>
+decltype(auto) with_c_type(DType t, Fn&& fn) {
+  switch (t) {  // ORDER DTYPE
+    case DType::Bool: return fn(bool{});
+    case DType::Int8: return fn(std::int8_t{});
+    case DType::Int16: return fn(std::int16_t{});
+    case DType::Int32: return fn(std::int32_t{});
+    case DType::Int64: return fn(std::int64_t{});
+    case DType::UInt8: return fn(std::uint8_t{});
+    case DType::UInt16: return fn(std::uint16_t{});
+    case DType::UInt32: return fn(std::uint32_t{});
+    case DType::UInt64: return fn(std::uint64_t{});
+    case DType::Float32: return fn(float{});
+    case DType::Float64: return fn(double{});
+  }
+  throw InternalError("bad dtype");
+}
+
+template <class T>
+Scalar make(T x, DType t) {
+  Scalar s;
+  s.dtype = t;
+  if constexpr (std::is_same_v<T, bool>) s.v.b = x;
+  else if constexpr (std::is_floating_point_v<T>) s.v.f = static_cast<double>(x);
+  else if constexpr (std::is_signed_v<T>) s.v.i = x;
+  else s.v.u = x;
+  return s;
+}
+
+}  // namespace
+
+Scalar Scalar::cast(DType to) const {
+  return with_c_type(to, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, bool>) {
+      bool nonzero = dtype == DType::Bool ? v.b
+                     : is_float(dtype)    ? v.f != 0.0
+                                          : v.u != 0;
+      return make<bool>(nonzero, to);
+    } else {
+      return make<T>(scalar_as<T>(*this), to);
+    }
+  });
+}
+
+double Scalar::to_double() const { return scalar_as<double>(*this); }
+std::int64_t Scalar::to_int64() const { return scalar_as<std::int64_t>(*this); }
+bool Scalar::is_integral_value() const { return !is_float(dtype); }
+
+void Scalar::store(void* dst) const {
+  with_c_type(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T x = std::is_same_v<T, bool> ? static_cast<T>(v.b) : scalar_as<T>(*this);
+    std::memcpy(dst, &x, sizeof(T));
+    return 0;
+  });
+}
+
+Scalar Scalar::load(const void* src, DType t) {
+  return with_c_type(t, [&](auto zero) {
+    using T = decltype(zero);
+    T x;
+    std::memcpy(&x, src, sizeof(T));
+    return make<T>(x, t);
+  });
+}
+
+bool Scalar::operator==(const Scalar& o) const {
+  if (dtype != o.dtype) return false;
+  if (dtype == DType::Bool) return v.b == o.v.b;
+  if (is_float(dtype)) return v.f == o.v.f;
+  return v.u == o.v.u;
+}
+
+bool integer_fits(std::int64_t x, DType t) {
+  switch (t) {
+    case DType::Bool: return x == 0 || x == 1;
+    case DType::Int8: return x >= INT8_MIN && x <= INT8_MAX;
+    case DType::Int16: return x >= INT16_MIN && x <= INT16_MAX;
+    case DType::Int32: return x >= INT32_MIN && x <= INT32_MAX;
+    case DType::Int64: return true;
+    case DType::UInt8: return x >= 0 && x <= UINT8_MAX;
+    case DType::UInt16: return x >= 0 && x <= UINT16_MAX;
+    case DType::UInt32: return x >= 0 && x <= static_cast<std::int64_t>(UINT32_MAX);
+    case DType::UInt64: return x >= 0;
+    case DType::Float32:
+    case DType::Float64: return true;
+  }
+  return false;
+}
+
+}  // namespace luda

@@ -1,0 +1,70 @@
+// Element types of arrays and typed scalars.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace luda {
+
+// ORDER DTYPE: kDTypeInfo in dtype.cpp follows this order.
+enum class DType : std::uint8_t {
+  Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, Float64,
+};
+inline constexpr int kNumDTypes = 11;
+
+std::string_view dtype_name(DType t);         // "float32"
+std::size_t itemsize(DType t);                // 4
+const char* dtype_c_type(DType t);            // "float", "long long", "unsigned char", "bool"
+bool is_float(DType t);
+bool is_integer(DType t);                     // signed or unsigned, not bool
+bool is_signed_integer(DType t);
+bool is_unsigned_integer(DType t);
+
+// "float32" -> Float32; nullopt for anything else.
+std::optional<DType> parse_dtype(std::string_view name);
+// As parse_dtype, else Error: "unknown dtype 'flaot32' (expected one of bool, int8, ...)".
+DType dtype_from_name(std::string_view name);
+// "bool, int8, int16, ..., float64"
+std::string dtype_names();
+
+// The dtype NumPy's rules give to a result of two dtypes (int32+float32 -> float64 as
+// NumPy does; uint64+int64 -> float64).
+DType promote_types(DType a, DType b);
+
+// A value of one dtype, as read from or written to an array element.
+struct Scalar {
+  DType dtype = DType::Float64;
+  union {
+    bool b;
+    std::int64_t i;   // signed integers
+    std::uint64_t u;  // unsigned integers
+    double f;         // float32 values are held widened
+  } v{};
+
+  static Scalar of_bool(bool x);
+  static Scalar of_int(std::int64_t x, DType t = DType::Int64);    // t any integer dtype
+  static Scalar of_uint(std::uint64_t x, DType t = DType::UInt64);
+  static Scalar of_float(double x, DType t = DType::Float64);      // rounds for float32
+
+  // Conversion with C's meaning (truncation toward zero for float -> int, wraparound for
+  // narrowing integers, nonzero -> true). Used by array copies between dtypes.
+  Scalar cast(DType to) const;
+  double to_double() const;
+  std::int64_t to_int64() const;  // C cast
+  bool is_integral_value() const; // bool or integer dtype
+
+  // Reads/writes itemsize(dtype) bytes.
+  void store(void* dst) const;
+  static Scalar load(const void* src, DType t);
+
+  bool operator==(const Scalar& o) const;
+};
+
+// Whether an integer value lies in an integer dtype's range (bool takes 0 and 1; a
+// float dtype takes every integer, rounding if it must).
+bool integer_fits(std::int64_t x, DType t);
+
+}  // namespace luda

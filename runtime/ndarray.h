@@ -1,0 +1,124 @@
+// ndarray: dtype, shape, element strides and offset over a shared Buffer on one device.
+// Views (index, slice, transpose, reshape where strides allow) share the buffer.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "runtime/device.h"
+#include "runtime/dtype.h"
+#include "runtime/memory.h"
+
+namespace luda {
+
+using Shape = std::vector<std::int64_t>;    // extents
+using Strides = std::vector<std::int64_t>;  // in elements, may be negative or zero
+
+// start:stop:step as in NumPy; absent bounds take the ends for the step's direction.
+struct Slice {
+  std::optional<std::int64_t> start, stop;
+  std::int64_t step = 1;  // nonzero
+};
+// One position of an index: an integer (drops the axis; negative counts from the end)
+// or a slice (keeps it).
+using IndexItem = std::variant<std::int64_t, Slice>;
+
+// Printing options, as numpy.set_printoptions.
+struct PrintOptions {
+  int precision = 8;
+  std::int64_t threshold = 1000;  // elide when size > threshold
+  int edgeitems = 3;
+  int linewidth = 75;
+};
+
+class NDArray {
+ public:
+  NDArray() = default;  // a 0-d float64 array with no buffer; valid() is false
+
+  // New C-contiguous arrays. Element values of `empty` are unspecified.
+  static NDArray empty(const Shape& shape, DType dtype, Device device, CUstream stream = nullptr);
+  static NDArray zeros(const Shape& shape, DType dtype, Device device, CUstream stream = nullptr);
+  static NDArray full(const Shape& shape, Scalar value, DType dtype, Device device,
+                      CUstream stream = nullptr);
+  // A C-contiguous array on `device` holding `data` (host memory, C order, dtype's layout).
+  static NDArray from_host(const void* data, const Shape& shape, DType dtype, Device device);
+  // A view of an existing buffer. Error when the view reaches outside it.
+  static NDArray view(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, Strides strides,
+                      std::int64_t offset = 0);
+
+  bool valid() const { return buffer_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  std::int64_t offset() const { return offset_; }  // elements from the buffer's start
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  std::int64_t size() const;          // product of shape (1 for 0-d)
+  std::size_t nbytes() const { return static_cast<std::size_t>(size()) * itemsize(dtype_); }
+  Device device() const;
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  void* data() const;                 // address of element [0,...,0]
+  bool is_c_contiguous() const;
+  bool is_f_contiguous() const;
+
+  // Views. Fewer items than ndim leave the trailing axes whole. Errors say the axis and
+  // extent, as NumPy: "index 10 is out of bounds for axis 0 with size 10",
+  // "too many indices for array: array is 2-dimensional, but 3 were indexed",
+  // "slice step cannot be zero".
+  NDArray index(std::span<const IndexItem> items) const;
+  NDArray at(std::int64_t i) const;   // index({i})
+  // -1 for one inferred extent. A view when the strides allow it, else a C-order copy.
+  // Error: "cannot reshape array of size 6 into shape (4, 2)".
+  NDArray reshape(const Shape& shape) const;
+  // Reverses the axes when `axes` is empty; else a permutation (negative axes from the end).
+  NDArray transpose(std::span<const int> axes = {}) const;
+
+  // A C-contiguous copy on `device` (this device when not given).
+  NDArray copy(std::optional<Device> device = std::nullopt, CUstream stream = nullptr) const;
+  // This array when it is already on `device`, else a C-contiguous copy there (peer copy
+  // between CUDA devices).
+  NDArray to(Device device, CUstream stream = nullptr) const;
+  // This array when C-contiguous, else a C-contiguous copy on the same device.
+  NDArray contiguous(CUstream stream = nullptr) const;
+  NDArray astype(DType dtype) const;  // copy with C conversion of each element
+
+  // Writes src's elements into this array (views included): same shape, or src
+  // broadcastable to it; any dtype (converted); any devices.
+  void assign(const NDArray& src);
+  void fill(Scalar value);
+
+  // One element; `index` has ndim entries (negative from the end). Errors as index().
+  Scalar get(std::span<const std::int64_t> index) const;
+  void set(std::span<const std::int64_t> index, Scalar value);
+
+  // The elements in C order as host bytes (itemsize each).
+  std::vector<std::byte> to_host_bytes() const;
+
+  // NumPy's repr: "array([[0., 1.],\n       [2., 3.]], dtype=float32)".
+  std::string repr(const PrintOptions& options = {}) const;
+  // NumPy's str: "[[0. 1.]\n [2. 3.]]".
+  std::string str(const PrintOptions& options = {}) const;
+
+ private:
+  std::shared_ptr<Buffer> buffer_;
+  DType dtype_ = DType::Float64;
+  Shape shape_;
+  Strides strides_;
+  std::int64_t offset_ = 0;
+};
+
+// "(2, 3)", "(5,)", "()" as NumPy prints shapes.
+std::string shape_str(const Shape& shape);
+// C-order strides in elements for a shape.
+Strides c_strides(const Shape& shape);
+// NumPy broadcasting of two shapes; Error "operands could not be broadcast together with
+// shapes (2, 3) (4,)".
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+}  // namespace luda
