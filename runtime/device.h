@@ -55,7 +55,9 @@ const DeviceProperties& cuda_properties(int ordinal);
 CUcontext primary_context(int ordinal);
 
 // Makes the device's primary context current on this thread for a scope, restoring the
-// previous one after. Cheap when it is already current.
+// previous one after. Cheap when it is already current. When no context was current
+// before, the device's stays current after (as the CUDA runtime leaves it), so that
+// repeated scopes on one thread cost one cuCtxGetCurrent each.
 class ContextScope {
  public:
   explicit ContextScope(int ordinal);
@@ -86,5 +88,10 @@ MemoryInfo memory_info(int ordinal);
 // Peer access from `from` to `to` enabled once (no-op when already on, or the same device).
 // Returns false when the hardware cannot.
 bool enable_peer_access(int from, int to);
+
+namespace detail {
+// "no CUDA device cuda:7: this machine has 1 (cuda:0)"; "... has 3 (cuda:0 to cuda:2)".
+std::string missing_device_message(int ordinal, int count);
+}  // namespace detail
 
 }  // namespace luda

@@ -46,11 +46,11 @@ namespace driver {
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeerAsync)   \
   X(cuMemsetD8Async)                                                                    \
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery)          \
-  X(cuStreamWaitEvent)                                                                  \
+  X(cuStreamWaitEvent) X(cuStreamGetFlags)                                              \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)             \
   X(cuEventQuery) X(cuEventElapsedTime)                                                 \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)   \
-  X(cuLaunchKernel)
+  X(cuFuncSetAttribute) X(cuLaunchKernel)
 
 struct Api {
 #define LUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
@@ -76,6 +76,18 @@ void check(CUresult r, std::string_view call, std::string_view detail = {});
 
 // "8.0 GiB", "512 B", "1.5 MiB"
 std::string format_bytes(unsigned long long bytes);
+
+// True for errors that leave the context unusable (CUDA_ERROR_ILLEGAL_ADDRESS, ...):
+// their message says that the process must be restarted to use the device again.
+bool is_sticky(CUresult r);
+
+namespace detail {
+// Opens `library` with dlopen and fills `out` with its entry points; cuInit is not
+// called. Returns "" on success, else the reason, e.g. "libcuda.so.1 not found
+// (libcuda.so.1: cannot open shared object file: No such file or directory); install the
+// NVIDIA driver or use the cpu device". On failure the library is closed again.
+std::string open_driver(const char* library, Api& out);
+}  // namespace detail
 
 }  // namespace driver
 

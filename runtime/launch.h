@@ -22,11 +22,16 @@ struct LaunchConfig {
   CUstream stream = nullptr;
 
   // Error when a dimension is < 1 or past the device's limits, or block threads > max:
-  // "grid dimension x is 0: each grid and block dimension must be at least 1".
+  // "grid dimension x is 0: each grid and block dimension must be at least 1",
+  // "block of (2048,) has 2048 threads; cuda:0 (NVIDIA H100 80GB HBM3) allows at most 1024
+  // per block", "grid dimension y is 70000; cuda:0 (...) allows at most 65535 in y",
+  // "dynamic shared memory of N bytes (...) is more than cuda:0 (...) allows per block (M bytes)".
   void validate(const DeviceProperties& props) const;
 };
 
-// cuLaunchKernel with the config; the caller has made the device's context current.
+// cuLaunchKernel with the config; the caller has made the device's context current and
+// validated the config. Dynamic shared memory past 48 KiB opts the function in first
+// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). CudaError names grid and block.
 void launch(CUfunction f, const LaunchConfig& config, void** args);
 
 }  // namespace luda

@@ -8,18 +8,25 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "runtime/device.h"
+#include "runtime/stream.h"
 
 namespace luda {
 
 // Bytes on one device, shared by every array that views them.
 class Buffer {
  public:
-  // Allocates `bytes` on `device` (ordered on `stream` for CUDA; 0 = default stream).
-  // Zero bytes gives a valid empty buffer. Errors: NoDeviceError; CudaError
+  // Allocates `bytes` on `device`, ordered on `stream` for CUDA (null: the device's default
+  // stream). The buffer keeps the stream alive, since it is freed on it.
+  // Zero bytes gives a valid empty buffer whose data() is null. cpu sizes are rounded up
+  // to 64 bytes internally. CUDA memory may be used on other streams only after work on
+  // the allocating stream has been waited for (as with cuMemAllocAsync). On
+  // CUDA_ERROR_OUT_OF_MEMORY the device is synchronized, the pool trimmed and the
+  // allocation retried once before the error. Errors: NoDeviceError; CudaError
   // "cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY: out of memory (asked for 8.0 GiB, 2.1 GiB free)".
-  static std::shared_ptr<Buffer> allocate(Device device, std::size_t bytes, CUstream stream = nullptr);
+  static std::shared_ptr<Buffer> allocate(Device device, std::size_t bytes, const Stream* stream = nullptr);
   // Page-locked host memory (cuMemHostAlloc); its device is cpu. Needs the driver.
   static std::shared_ptr<Buffer> allocate_pinned(std::size_t bytes);
   // Memory the caller owns (a host application's buffer): luda never frees it; `release`
@@ -38,25 +45,27 @@ class Buffer {
 
  private:
   enum class Kind { Host, Pinned, Cuda, Foreign };
-  Buffer(Device device, void* data, std::size_t size, Kind kind, CUstream stream)
-      : device_(device), data_(data), size_(size), kind_(kind), stream_(stream) {}
+  Buffer(Device device, void* data, std::size_t size, Kind kind)
+      : device_(device), data_(data), size_(size), kind_(kind) {}
 
   Device device_;
   void* data_ = nullptr;
   std::size_t size_ = 0;
   Kind kind_ = Kind::Host;
-  CUstream stream_ = nullptr;
+  std::optional<Stream> stream_;  // the stream a CUDA allocation is ordered on
   std::function<void()> release_;
 };
 
 // Copies n contiguous bytes between any two devices (host<->host memcpy, host<->device,
-// device<->device, peer). Ordered on `stream` (0 = default stream of the CUDA side);
-// waits for completion unless `async` (async needs pinned or device memory on the host
+// device<->device, peer). Ordered on `stream`, a stream of the CUDA side (of the source
+// for device-to-device and peer copies; 0 = that device's default stream); peer copies
+// enable peer access once when the hardware allows it (cuMemcpyPeerAsync); waits for completion unless `async` (async needs pinned or device memory on the host
 // side to be truly asynchronous, as in CUDA).
 void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src,
                 std::size_t n, CUstream stream = nullptr, bool async = false);
 
-// Sets n bytes to zero on any device.
+// Sets n bytes to zero on any device: memset on cpu; cuMemsetD8Async on `stream` for CUDA,
+// ordered on it but not waited for.
 void zero_bytes(Device device, void* dst, std::size_t n, CUstream stream = nullptr);
 
 }  // namespace luda

@@ -10,6 +10,8 @@ namespace luda {
 
 class Event;
 
+// A default-constructed Stream refers to nothing: handle() is null, and nothing else may
+// be called on it; assign one of the factories' results to it.
 class Stream {
  public:
   // The device's legacy default stream (handle 0); what work uses when no stream is given.
@@ -37,7 +39,8 @@ class Event {
   void record(const Stream& s) const;
   void synchronize() const;
   bool query() const;
-  // Milliseconds from this event to `end`; both recorded, both with timing.
+  // Milliseconds from this event to `end`; both recorded, both with timing. Waits for
+  // `end` to complete first.
   float elapsed_ms(const Event& end) const;
 
  private:

@@ -1,0 +1,239 @@
+#include "runtime/device.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "runtime/driver.h"
+#include "runtime/error.h"
+
+namespace luda {
+
+namespace {
+
+// What luda knows about one CUDA device, filled lazily and kept for the process.
+struct DeviceSlot {
+  CUdevice handle = 0;
+  std::once_flag properties_once;
+  DeviceProperties properties;
+  std::once_flag context_once;
+  CUcontext context = nullptr;
+};
+
+struct Devices {
+  int count = 0;
+  std::string reason;  // why count is 0
+  std::unique_ptr<DeviceSlot[]> slots;
+};
+
+const Devices& devices() {
+  static const Devices instance = [] {
+    Devices d;
+    if (!driver::available(&d.reason)) return d;
+    const driver::Api& cu = driver::api();
+    int count = 0;
+    if (CUresult r = cu.cuDeviceGetCount(&count); r != CUDA_SUCCESS) {
+      d.reason = fmt::format("cuDeviceGetCount: {}: {}", driver::error_name(r),
+                             driver::error_string(r));
+      return d;
+    }
+    if (count == 0) {
+      d.reason = fmt::format("the NVIDIA driver (CUDA {}.{}) finds no GPU; use the cpu device",
+                             cu.version / 1000, cu.version % 1000 / 10);
+      return d;
+    }
+    d.slots = std::make_unique<DeviceSlot[]>(count);
+    for (int i = 0; i < count; ++i) {
+      if (CUresult r = cu.cuDeviceGet(&d.slots[i].handle, i); r != CUDA_SUCCESS) {
+        d.reason = fmt::format("cuDeviceGet({}): {}: {}", i, driver::error_name(r),
+                               driver::error_string(r));
+        d.slots.reset();
+        return d;
+      }
+    }
+    d.count = count;
+    return d;
+  }();
+  return instance;
+}
+
+DeviceSlot& slot(int ordinal) {
+  require_cuda_device(ordinal);
+  return devices().slots[ordinal];
+}
+
+int attribute(CUdevice device, CUdevice_attribute which, const char* name) {
+  int value = 0;
+  driver::check(driver::api().cuDeviceGetAttribute(&value, which, device),
+                "cuDeviceGetAttribute", name);
+  return value;
+}
+
+// The current device of each thread; unset means default_device().
+thread_local std::optional<Device> t_current;
+
+}  // namespace
+
+std::string Device::str() const {
+  return is_cpu() ? std::string("cpu") : fmt::format("cuda:{}", index);
+}
+
+Device Device::parse(std::string_view text) {
+  if (text == "cpu") return cpu();
+  if (text == "cuda") return cuda(0);
+  constexpr std::string_view prefix = "cuda:";
+  if (text.size() > prefix.size() && text.substr(0, prefix.size()) == prefix) {
+    std::string_view digits = text.substr(prefix.size());
+    int ordinal = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
+    // Digits only: no sign, no spaces, no trailing text, and it fits an int.
+    if (ec == std::errc() && end == digits.data() + digits.size() && digits.front() != '-' &&
+        digits.front() != '+')
+      return cuda(ordinal);
+  }
+  fail("invalid device '{}': expected 'cpu', 'cuda' or 'cuda:N'", text);
+}
+
+std::string DeviceProperties::arch() const { return fmt::format("sm_{}{}", major, minor); }
+
+namespace detail {
+std::string missing_device_message(int ordinal, int count) {
+  std::string which;
+  if (count == 1)
+    which = "cuda:0";
+  else if (count == 2)
+    which = "cuda:0, cuda:1";
+  else
+    which = fmt::format("cuda:0 to cuda:{}", count - 1);
+  return fmt::format("no CUDA device cuda:{}: this machine has {} ({})", ordinal, count, which);
+}
+}  // namespace detail
+
+int cuda_device_count() { return devices().count; }
+
+void require_cuda_device(int ordinal) {
+  const Devices& d = devices();
+  if (d.count == 0) throw NoDeviceError("no CUDA device: " + d.reason);
+  if (ordinal < 0 || ordinal >= d.count)
+    throw NoDeviceError(detail::missing_device_message(ordinal, d.count));
+}
+
+const DeviceProperties& cuda_properties(int ordinal) {
+  DeviceSlot& s = slot(ordinal);
+  std::call_once(s.properties_once, [&] {
+    const driver::Api& cu = driver::api();
+    CUdevice dev = s.handle;
+    DeviceProperties p;
+    char name[256] = {};
+    driver::check(cu.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+    p.name = name;
+    p.ordinal = ordinal;
+#define LUDA_ATTRIBUTE(which) attribute(dev, CU_DEVICE_ATTRIBUTE_##which, #which)
+    p.major = LUDA_ATTRIBUTE(COMPUTE_CAPABILITY_MAJOR);
+    p.minor = LUDA_ATTRIBUTE(COMPUTE_CAPABILITY_MINOR);
+    p.multiprocessors = LUDA_ATTRIBUTE(MULTIPROCESSOR_COUNT);
+    p.max_threads_per_block = LUDA_ATTRIBUTE(MAX_THREADS_PER_BLOCK);
+    p.max_block_dim[0] = LUDA_ATTRIBUTE(MAX_BLOCK_DIM_X);
+    p.max_block_dim[1] = LUDA_ATTRIBUTE(MAX_BLOCK_DIM_Y);
+    p.max_block_dim[2] = LUDA_ATTRIBUTE(MAX_BLOCK_DIM_Z);
+    p.max_grid_dim[0] = LUDA_ATTRIBUTE(MAX_GRID_DIM_X);
+    p.max_grid_dim[1] = LUDA_ATTRIBUTE(MAX_GRID_DIM_Y);
+    p.max_grid_dim[2] = LUDA_ATTRIBUTE(MAX_GRID_DIM_Z);
+    p.warp_size = LUDA_ATTRIBUTE(WARP_SIZE);
+    p.shared_memory_per_block = LUDA_ATTRIBUTE(MAX_SHARED_MEMORY_PER_BLOCK);
+    p.shared_memory_per_block_optin = LUDA_ATTRIBUTE(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    p.l2_cache_bytes = LUDA_ATTRIBUTE(L2_CACHE_SIZE);
+    p.memory_bus_width = LUDA_ATTRIBUTE(GLOBAL_MEMORY_BUS_WIDTH);
+#undef LUDA_ATTRIBUTE
+    // Clock rates are informational and some drivers no longer report them: 0 then.
+    if (cu.cuDeviceGetAttribute(&p.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) != CUDA_SUCCESS)
+      p.clock_khz = 0;
+    if (cu.cuDeviceGetAttribute(&p.memory_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+                                dev) != CUDA_SUCCESS)
+      p.memory_clock_khz = 0;
+    driver::check(cu.cuDeviceTotalMem(&p.total_memory, dev), "cuDeviceTotalMem");
+    s.properties = std::move(p);
+  });
+  return s.properties;
+}
+
+CUcontext primary_context(int ordinal) {
+  DeviceSlot& s = slot(ordinal);
+  std::call_once(s.context_once, [&] {
+    // Retained once and never released: the context lives as long as the process, like
+    // the CUDA runtime's, so buffers and modules freed during exit still find it.
+    LUDA_CU(cuDevicePrimaryCtxRetain, &s.context, s.handle);
+  });
+  return s.context;
+}
+
+ContextScope::ContextScope(int ordinal) {
+  CUcontext target = primary_context(ordinal);
+  LUDA_CU(cuCtxGetCurrent, &previous_);
+  if (previous_ == target) return;
+  LUDA_CU(cuCtxSetCurrent, target);
+  // With no context current before, the device's stays current after (as the CUDA runtime
+  // leaves it), so that the next scope on this thread costs one cuCtxGetCurrent.
+  changed_ = previous_ != nullptr;
+}
+
+ContextScope::~ContextScope() {
+  if (!changed_) return;
+  // Never throws: a failure to restore leaves the other context current, which the next
+  // ContextScope corrects.
+  (void)driver::api().cuCtxSetCurrent(previous_);
+}
+
+Device current_device() {
+  if (t_current) return *t_current;
+  return default_device();
+}
+
+void use_device(Device d) {
+  if (d.is_cuda()) require_cuda_device(d.index);
+  t_current = d;
+}
+
+Device default_device() { return cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu(); }
+
+void synchronize(Device d) {
+  if (d.is_cpu()) return;
+  ContextScope scope(d.index);
+  LUDA_CU(cuCtxSynchronize);
+}
+
+MemoryInfo memory_info(int ordinal) {
+  ContextScope scope(ordinal);
+  MemoryInfo info;
+  LUDA_CU(cuMemGetInfo, &info.free, &info.total);
+  return info;
+}
+
+bool enable_peer_access(int from, int to) {
+  if (from == to) {
+    require_cuda_device(from);
+    return true;
+  }
+  DeviceSlot& a = slot(from);
+  DeviceSlot& b = slot(to);
+  static std::mutex mutex;
+  static std::set<std::pair<int, int>> enabled;
+  std::lock_guard lock(mutex);
+  if (enabled.count({from, to})) return true;
+  int can = 0;
+  LUDA_CU(cuDeviceCanAccessPeer, &can, a.handle, b.handle);
+  if (!can) return false;
+  ContextScope scope(from);
+  CUresult r = driver::api().cuCtxEnablePeerAccess(primary_context(to), 0);
+  if (r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    driver::check(r, "cuCtxEnablePeerAccess", fmt::format("cuda:{} to cuda:{}", from, to));
+  enabled.insert({from, to});
+  return true;
+}
+
+}  // namespace luda

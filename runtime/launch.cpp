@@ -1,0 +1,78 @@
+#include "runtime/launch.h"
+
+#include <fmt/format.h>
+
+#include "runtime/device.h"
+#include "runtime/driver.h"
+#include "runtime/error.h"
+
+namespace luda {
+
+namespace {
+
+constexpr const char* kAxes[3] = {"x", "y", "z"};
+// Dynamic shared memory past this needs the kernel's opt-in (all architectures since sm_70).
+constexpr unsigned kDefaultSharedLimit = 48 * 1024;
+
+long long dim(const Dim3& d, int axis) { return axis == 0 ? d.x : axis == 1 ? d.y : d.z; }
+
+std::string device_label(const DeviceProperties& props) {
+  return fmt::format("cuda:{} ({})", props.ordinal, props.name);
+}
+
+}  // namespace
+
+std::string Dim3::str() const {
+  switch (ndim) {
+    case 1:
+      return fmt::format("({},)", x);
+    case 2:
+      return fmt::format("({}, {})", x, y);
+    default:
+      return fmt::format("({}, {}, {})", x, y, z);
+  }
+}
+
+void LaunchConfig::validate(const DeviceProperties& props) const {
+  for (const auto& [what, d] : {std::pair<const char*, const Dim3&>{"grid", grid}, {"block", block}})
+    for (int axis = 0; axis < 3; ++axis)
+      if (dim(d, axis) < 1)
+        fail("{} dimension {} is {}: each grid and block dimension must be at least 1", what,
+             kAxes[axis], dim(d, axis));
+  // The thread count first: it is the limit people meet (a block of 2048), and its
+  // message says the rule; the per-axis limits below catch (1, 1, 128).
+  if (block.count() > props.max_threads_per_block)
+    fail("block of {} has {} threads; {} allows at most {} per block", block.str(),
+         block.count(), device_label(props), props.max_threads_per_block);
+  for (int axis = 0; axis < 3; ++axis)
+    if (dim(block, axis) > props.max_block_dim[axis])
+      fail("block dimension {} is {}; {} allows at most {} in {}", kAxes[axis], dim(block, axis),
+           device_label(props), props.max_block_dim[axis], kAxes[axis]);
+  for (int axis = 0; axis < 3; ++axis)
+    if (dim(grid, axis) > props.max_grid_dim[axis])
+      fail("grid dimension {} is {}; {} allows at most {} in {}", kAxes[axis], dim(grid, axis),
+           device_label(props), props.max_grid_dim[axis], kAxes[axis]);
+  if (shared_mem > props.shared_memory_per_block_optin)
+    fail("dynamic shared memory of {} bytes ({}) is more than {} allows per block ({} bytes)",
+         shared_mem, driver::format_bytes(shared_mem), device_label(props),
+         props.shared_memory_per_block_optin);
+}
+
+void launch(CUfunction f, const LaunchConfig& config, void** args) {
+  const driver::Api& cu = driver::api();
+  if (config.shared_mem > kDefaultSharedLimit)
+    driver::check(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(config.shared_mem)),
+                  "cuFuncSetAttribute",
+                  fmt::format("{} bytes of dynamic shared memory", config.shared_mem));
+  CUresult r = cu.cuLaunchKernel(
+      f, static_cast<unsigned>(config.grid.x), static_cast<unsigned>(config.grid.y),
+      static_cast<unsigned>(config.grid.z), static_cast<unsigned>(config.block.x),
+      static_cast<unsigned>(config.block.y), static_cast<unsigned>(config.block.z),
+      config.shared_mem, config.stream, args, nullptr);
+  driver::check(r, "cuLaunchKernel",
+                fmt::format("grid {}, block {}, {} bytes of dynamic shared memory",
+                            config.grid.str(), config.block.str(), config.shared_mem));
+}
+
+}  // namespace luda
