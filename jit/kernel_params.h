@@ -37,7 +37,16 @@ struct KernelSignature {
 // signed/unsigned, size_t, ptrdiff_t, intN_t/uintN_t, float, double.
 std::optional<KernelSignature> find_kernel_signature(std::string_view source, std::string_view name);
 
-// Names of all __global__ functions defined in the source, in order.
+// Names of all __global__ functions defined in the source, in order, each once.
 std::vector<std::string> list_kernels(std::string_view source);
+
+// A __global__ function definition as the source shows it.
+struct KernelDefinition {
+  std::string name;
+  bool extern_c = false;     // `extern "C" __global__` or inside `extern "C" { }`
+  bool is_template = false;  // needs template arguments: get it as "name<float>"
+};
+// Every __global__ definition, in order (an overloaded name appears once per overload).
+std::vector<KernelDefinition> find_kernels(std::string_view source);
 
 }  // namespace luda::jit

@@ -37,8 +37,11 @@ struct NvrtcVersion {
   int major = 0, minor = 0;
 };
 
-// Throws Error("NVRTC not found: tried <paths> (set LUDA_NVRTC to libnvrtc.so's path)")
-// when no library loads.
+// Each throws, when no library loads, Error
+//   NVRTC not found; tried:
+//     /usr/local/cuda/lib64/libnvrtc.so: no such file
+//     libnvrtc.so: <dlerror>
+//   set LUDA_NVRTC to the path of libnvrtc.so (from the CUDA toolkit, version 12 or 13)
 NvrtcVersion nvrtc_version();
 std::string nvrtc_library_path();     // the file that was loaded
 std::vector<int> nvrtc_supported_archs();  // e.g. {75, 80, 86, 89, 90, 100, 120}
@@ -63,6 +66,21 @@ struct CompiledProgram {
 // Compiles with -default-device, --gpu-architecture=sm_XY (or compute_XY), and the
 // request's options. When the arch is newer than NVRTC supports, compiles PTX for the
 // newest supported arch instead (the driver JITs it). Throws CompileError.
+// Options: --gpu-architecture, -default-device, the user's options, then -I<the CUDA
+// include folder> when one is found (so that <cuda_fp16.h> and friends resolve).
 CompiledProgram compile(const CompileRequest& request);
+
+namespace detail {
+// The files tried, in order: $LUDA_NVRTC; in $CUDA_HOME/lib64, $CUDA_PATH/lib64 and
+// /usr/local/cuda/lib64: libnvrtc.so then libnvrtc.so.<N> newest first; then the bare
+// names libnvrtc.so, libnvrtc.so.13, libnvrtc.so.12 for the default search.
+std::vector<std::string> nvrtc_candidates();
+// Loads the first candidate that opens and has every entry point luda calls, and closes
+// it again; returns its path. Throws the "NVRTC not found" Error naming every candidate
+// with why it failed. The process-wide library is loaded the same way, once.
+std::string probe_nvrtc(const std::vector<std::string>& candidates);
+// "   1 | first line\n   2 | ..." as compile errors show source.
+std::string numbered_source(std::string_view source);
+}  // namespace detail
 
 }  // namespace luda::jit

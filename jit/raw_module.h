@@ -14,28 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "jit/kernel_args.h"
 #include "jit/kernel_params.h"
+#include "jit/nvrtc.h"
 #include "runtime/launch.h"
 #include "runtime/ndarray.h"
 
 namespace luda::jit {
-
-// One kernel argument as the host gives it.
-struct KernelArg {
-  enum class Kind { Array, Typed, Int, Float, Bool };
-  Kind kind = Kind::Int;
-  const NDArray* array = nullptr;  // Array (not owned; lives through the launch call)
-  Scalar typed;                    // Typed: luda.int32(v) and friends; strong
-  std::int64_t i = 0;              // Int: a Lua integer (weak)
-  double f = 0;                    // Float: a Lua float (weak)
-  bool b = false;                  // Bool
-
-  static KernelArg of_array(const NDArray& a) { KernelArg k; k.kind = Kind::Array; k.array = &a; return k; }
-  static KernelArg of_typed(Scalar s) { KernelArg k; k.kind = Kind::Typed; k.typed = s; return k; }
-  static KernelArg of_int(std::int64_t v) { KernelArg k; k.kind = Kind::Int; k.i = v; return k; }
-  static KernelArg of_float(double v) { KernelArg k; k.kind = Kind::Float; k.f = v; return k; }
-  static KernelArg of_bool(bool v) { KernelArg k; k.kind = Kind::Bool; k.b = v; return k; }
-};
 
 class RawKernel;
 
@@ -46,22 +31,47 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
 
   const std::string& source() const { return source_; }
   const std::vector<std::string>& options() const { return options_; }
-  // Error "no kernel named 'foo' in the module (its __global__ functions: add, scale)"
-  // when the source visibly lacks it.
+  // Error "no kernel named 'foo' in the source (its __global__ functions: add, scale)"
+  // when the source visibly lacks it. Template kernels are asked for with their
+  // arguments: get_function("scale<float>").
   std::shared_ptr<RawKernel> get_function(const std::string& name);
+  // Names of the __global__ functions the source defines.
+  std::vector<std::string> kernel_names() const { return list_kernels(source_); }
   // The module loaded in the device's primary context (compiled for its arch on first use).
   CUmodule module(int ordinal);
   // Compiles (no GPU needed) for an arch; used by tests and `inspect`.
   CompiledProgram compile_for(int arch, bool cubin = true) const;
+  // Number of NVRTC compiles and module loads so far (tests: "loaded once").
+  int compile_count() const;
+  int load_count() const;
+
+  ~RawModule();  // unloads its modules; never throws
+  RawModule(const RawModule&) = delete;
+  RawModule& operator=(const RawModule&) = delete;
 
  private:
   RawModule(std::string source, std::vector<std::string> options);
+  // Adds `name` as a name expression when it is not extern "C" (or not visibly so).
+  void add_kernel(const std::string& name);
+  // The module for `ordinal` (loaded on first use) and the symbol of `kernel` in it
+  // (its lowered C++ name, or `kernel` itself), read under one lock.
+  CUmodule load(int ordinal, const std::string& kernel, std::string* symbol);
+  CompiledProgram compile_locked(int arch, bool cubin) const;  // mutex_ held
+  [[noreturn]] void missing_kernel(const std::string& name) const;
+
   std::string source_;
   std::vector<std::string> options_;
+  std::string program_name_ = "raw_module.cu";  // what NVRTC's messages call the source
   std::vector<std::string> name_expressions_;  // kernels declared without extern "C"
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::map<int, CUmodule> modules_;            // per device ordinal
   std::map<int, std::map<std::string, std::string>> lowered_;  // per ordinal
+  std::map<int, CompiledProgram> images_;      // per arch: devices of one arch share a compile
+  // Modules compiled before a new name expression was added: kept loaded, since kernels
+  // may still hold functions from them.
+  std::vector<std::pair<int, CUmodule>> retired_;
+  mutable int compiles_ = 0;
+  int loads_ = 0;
   friend class RawKernel;
 };
 
@@ -82,12 +92,15 @@ class RawKernel {
   // kernel, the parameter and the fix.
   void launch(const LaunchConfig& config, std::span<const KernelArg> args);
 
+  // The kernel in the device's primary context, compiled and loaded on first use.
+  // Error "no kernel named 'foo' in the source (...)" when the module lacks the symbol.
   CUfunction function(int ordinal);
 
  private:
   std::shared_ptr<RawModule> module_;
   std::string name_;
   std::optional<KernelSignature> signature_;
+  std::mutex mutex_;
   std::map<int, CUfunction> functions_;
 };
 

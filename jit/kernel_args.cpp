@@ -1,0 +1,188 @@
+#include "jit/kernel_args.h"
+
+#include <cmath>
+
+#include <fmt/ranges.h>
+
+#include "runtime/error.h"
+
+namespace luda::jit {
+namespace {
+
+// "an int32", "a float64", "a uint8"
+std::string a_dtype(DType t) {
+  std::string_view n = dtype_name(t);
+  return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
+}
+
+// Lua's way of showing a float ("%.14g", then ".0" if it looks like an integer): 2.5,
+// 1e+20, 3.0, inf
+std::string lua_float(double f) {
+  std::string s = fmt::format("{:.14g}", f);
+  if (std::isfinite(f) && s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string describe(const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::Array:
+      return a.array && a.array->valid() ? a_dtype(a.array->dtype()) + " array" : "an empty array handle";
+    case KernelArg::Kind::Typed: return a_dtype(a.typed.dtype) + " scalar";
+    case KernelArg::Kind::Int: return fmt::format("the integer {}", a.i);
+    case KernelArg::Kind::Float: return fmt::format("a float {}", lua_float(a.f));
+    case KernelArg::Kind::Bool: return fmt::format("the boolean {}", a.b);
+  }
+  return "?";
+}
+
+class Packer {
+ public:
+  Packer(const std::string& kernel, std::size_t n) : kernel_(kernel) { out_.slots.reserve(n); }
+
+  // "argument 2 'x2' is 'const float* x2'" or, for an unnamed parameter,
+  // "argument 2 is 'const float*'"; without a signature "argument 2".
+  void at(std::size_t index, const KernelParam* param) {
+    subject_ = fmt::format("argument {}", index + 1);
+    if (param && !param->name.empty()) subject_ += fmt::format(" '{}'", param->name);
+    where_ = subject_;
+    if (param) {
+      where_ += fmt::format(" is '{}", param->type.spelling);
+      if (!param->name.empty()) where_ += " " + param->name;
+      where_ += "'";
+    }
+  }
+
+  // "raw_kernel 'k': argument 2 'x2' is 'const float* x2'" + the rest.
+  template <class... Args>
+  [[noreturn]] void error(fmt::format_string<Args...> f, Args&&... args) {
+    throw Error(fmt::format("raw_kernel '{}': {}{}", kernel_, where_,
+                            fmt::format(f, std::forward<Args>(args)...)));
+  }
+
+  void pointer(const NDArray& a) {
+    if (!a.valid()) error(" but got an empty array handle; pass an array");
+    Device d = a.device();
+    if (!d.is_cuda())
+      fail("raw_kernel '{}': {} is a {} array; raw kernels take arrays on a CUDA device "
+           "(x:to(\"cuda:0\"))",
+           kernel_, subject_, d.str());
+    if (!out_.device) {
+      out_.device = d.index;
+      first_ = subject_;
+    } else if (*out_.device != d.index) {
+      fail("raw_kernel '{}': {} is on {} but {} is on cuda:{}; pass all arrays on one device",
+           kernel_, subject_, d.str(), first_, *out_.device);
+    }
+    PackedArgs::Slot s;
+    CUdeviceptr p = reinterpret_cast<CUdeviceptr>(a.data());
+    static_assert(sizeof p == 8);
+    std::memcpy(s.bytes, &p, sizeof p);
+    s.size = sizeof p;
+    s.dtype = DType::UInt64;
+    s.pointer = true;
+    out_.slots.push_back(s);
+  }
+
+  void scalar(Scalar v) {
+    PackedArgs::Slot s;
+    v.store(s.bytes);
+    s.size = itemsize(v.dtype);
+    s.dtype = v.dtype;
+    out_.slots.push_back(s);
+  }
+
+  PackedArgs finish() {
+    for (auto& s : out_.slots) out_.pointers.push_back(s.bytes);
+    return std::move(out_);
+  }
+
+ private:
+  const std::string& kernel_;
+  PackedArgs out_;
+  std::string subject_;  // "argument 2 'x2'"
+  std::string where_;    // "argument 2 'x2' is 'const float* x2'"
+  std::string first_;    // subject of the first array argument
+};
+
+// CuPy's rule, for lists we cannot read.
+void pass_unchecked(Packer& p, const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::Array: p.pointer(*a.array); return;
+    case KernelArg::Kind::Typed: p.scalar(a.typed); return;
+    case KernelArg::Kind::Int: p.scalar(Scalar::of_int(a.i)); return;
+    case KernelArg::Kind::Float: p.scalar(Scalar::of_float(a.f)); return;
+    case KernelArg::Kind::Bool: p.scalar(Scalar::of_bool(a.b)); return;
+  }
+}
+
+void pass_checked(Packer& p, const KernelParam& param, const KernelArg& a) {
+  const ParamType& type = param.type;
+  if (type.kind == ParamType::Kind::Opaque)
+    p.error(", a type luda cannot pass; declare the parameter with a scalar type (int, float, "
+            "double, ...) or as a pointer");
+  if (type.kind == ParamType::Kind::Pointer) {
+    if (a.kind != KernelArg::Kind::Array) p.error(" but got {}; pass an array", describe(a));
+    if (type.dtype && a.array->valid() && a.array->dtype() != *type.dtype)
+      p.error(" but got {}; pass {} array", describe(a), a_dtype(*type.dtype));
+    p.pointer(*a.array);
+    return;
+  }
+  DType want = *type.dtype;
+  switch (a.kind) {
+    case KernelArg::Kind::Array:
+      p.error(" but got {}; pass a {}", describe(a), want == DType::Bool ? "boolean" : "number");
+    case KernelArg::Kind::Typed:
+      if (a.typed.dtype != want)
+        p.error(" but got {}; pass luda.{}(v) or a plain {}", describe(a), dtype_name(want),
+                want == DType::Bool ? "boolean" : "number");
+      p.scalar(a.typed);
+      return;
+    case KernelArg::Kind::Bool:
+      if (want != DType::Bool) p.error(" but got {}; pass a number", describe(a));
+      p.scalar(Scalar::of_bool(a.b));
+      return;
+    case KernelArg::Kind::Int:
+      if (want == DType::Bool) p.error(" but got {}; pass true or false", describe(a));
+      if (!integer_fits(a.i, want)) p.error(" but {} does not fit in {}", a.i, dtype_name(want));
+      p.scalar(is_float(want) ? Scalar::of_float(static_cast<double>(a.i), want) : Scalar::of_int(a.i, want));
+      return;
+    case KernelArg::Kind::Float:
+      if (want == DType::Bool) p.error(" but got {}; pass true or false", describe(a));
+      if (is_float(want)) {
+        p.scalar(Scalar::of_float(a.f, want));
+        return;
+      }
+      // As Lua itself does: a float with an exact integer value is that integer.
+      if (std::isfinite(a.f) && a.f == std::floor(a.f) && a.f >= -0x1p63 && a.f < 0x1p63) {
+        auto i = static_cast<std::int64_t>(a.f);
+        if (!integer_fits(i, want)) p.error(" but {} does not fit in {}", lua_float(a.f), dtype_name(want));
+        p.scalar(Scalar::of_int(i, want));
+        return;
+      }
+      p.error(" but got {}; pass an integer", describe(a));
+  }
+}
+
+}  // namespace
+
+PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
+                          std::span<const KernelArg> args) {
+  if (signature && signature->params.size() != args.size()) {
+    std::vector<std::string> names;
+    for (const auto& p : signature->params) names.push_back(p.name.empty() ? p.type.spelling : p.name);
+    std::size_t n = names.size();
+    if (n == 0) fail("raw_kernel '{}' takes no arguments, got {}", kernel, args.size());
+    fail("raw_kernel '{}' takes {} argument{} ({}), got {}", kernel, n, n == 1 ? "" : "s",
+         fmt::join(names, ", "), args.size());
+  }
+  Packer p(kernel, args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const KernelParam* param = signature ? &signature->params[i] : nullptr;
+    p.at(i, param);
+    if (param) pass_checked(p, *param, args[i]);
+    else pass_unchecked(p, args[i]);
+  }
+  return p.finish();
+}
+
+}  // namespace luda::jit

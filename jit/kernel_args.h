@@ -1,0 +1,75 @@
+// Raw-kernel arguments: checked against the kernel's parameter list and packed into the
+// void* array cuLaunchKernel takes. Pure: no GPU needed, so every rule is testable here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "jit/kernel_params.h"
+#include "runtime/dtype.h"
+#include "runtime/error.h"
+#include "runtime/ndarray.h"
+
+namespace luda::jit {
+
+// One kernel argument as the host gives it.
+struct KernelArg {
+  enum class Kind { Array, Typed, Int, Float, Bool };
+  Kind kind = Kind::Int;
+  const NDArray* array = nullptr;  // Array (not owned; lives through the launch call)
+  Scalar typed;                    // Typed: luda.int32(v) and friends; strong
+  std::int64_t i = 0;              // Int: a Lua integer (weak)
+  double f = 0;                    // Float: a Lua float (weak)
+  bool b = false;                  // Bool
+
+  static KernelArg of_array(const NDArray& a) { KernelArg k; k.kind = Kind::Array; k.array = &a; return k; }
+  static KernelArg of_typed(Scalar s) { KernelArg k; k.kind = Kind::Typed; k.typed = s; return k; }
+  static KernelArg of_int(std::int64_t v) { KernelArg k; k.kind = Kind::Int; k.i = v; return k; }
+  static KernelArg of_float(double v) { KernelArg k; k.kind = Kind::Float; k.f = v; return k; }
+  static KernelArg of_bool(bool v) { KernelArg k; k.kind = Kind::Bool; k.b = v; return k; }
+};
+
+// The bytes of each argument and the pointers to them. Move-only: `pointers` point into
+// `slots`, whose heap storage a move keeps.
+struct PackedArgs {
+  struct Slot {
+    alignas(8) unsigned char bytes[8] = {};
+    std::size_t size = 0;  // bytes used: itemsize of the dtype passed, 8 for a pointer
+    DType dtype = DType::Int64;  // what was passed (UInt64 for a pointer)
+    bool pointer = false;
+  };
+  std::vector<Slot> slots;
+  std::vector<void*> pointers;  // &slots[i].bytes, what cuLaunchKernel reads
+  std::optional<int> device;    // CUDA ordinal of the array arguments, if any
+
+  PackedArgs() = default;
+  PackedArgs(PackedArgs&&) = default;
+  PackedArgs& operator=(PackedArgs&&) = default;
+  PackedArgs(const PackedArgs&) = delete;
+  PackedArgs& operator=(const PackedArgs&) = delete;
+
+  void** data() { return pointers.data(); }
+  template <class T>
+  T value(std::size_t i) const {  // slot i read as T (tests)
+    T v;
+    std::memcpy(&v, slots.at(i).bytes, sizeof(T));
+    return v;
+  }
+};
+
+// Checks `args` against the signature and converts each to its parameter's type; with no
+// signature, passes them as CuPy does (integers as int64, floats as float64, typed scalars
+// as their dtype, arrays as pointers). Every error starts "raw_kernel '<kernel>'" and
+// names the argument by position, name and declaration, e.g.
+//   raw_kernel 'add_func' takes 3 arguments (x1, x2, y), got 2
+//   raw_kernel 'add_func': argument 2 'x2' is 'const float* x2' but got a float64 array; pass a float32 array
+// Arrays must be on one CUDA device, which `device` reports.
+PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
+                          std::span<const KernelArg> args);
+
+}  // namespace luda::jit

@@ -1,0 +1,306 @@
+#include "jit/nvrtc.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+
+#include <fmt/ranges.h>
+
+namespace luda::jit {
+namespace {
+
+// ORDER NVRTC: every entry point luda calls; all must be present for a library to load.
+#define LUDA_NVRTC_FUNCTIONS(X)                                                   \
+  X(nvrtcGetErrorString) X(nvrtcVersion) X(nvrtcGetNumSupportedArchs)             \
+  X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)          \
+  X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)          \
+  X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)         \
+  X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
+
+struct Api {
+#define LUDA_NVRTC_MEMBER(name) decltype(&::name) name = nullptr;
+  LUDA_NVRTC_FUNCTIONS(LUDA_NVRTC_MEMBER)
+#undef LUDA_NVRTC_MEMBER
+  void* handle = nullptr;
+  std::string path;
+};
+
+// The part of dlerror() after "<path>: ", which repeats the file name.
+std::string dl_reason(const std::string& path) {
+  const char* e = dlerror();
+  std::string reason = e ? e : "unknown dlopen error";
+  std::string prefix = path + ": ";
+  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+  return reason;
+}
+
+// Opens the first usable candidate. On failure, throws the message that lists them all.
+Api load(const std::vector<std::string>& candidates) {
+  std::vector<std::string> tried;
+  for (const std::string& path : candidates) {
+    if (path.find('/') != std::string::npos && !std::filesystem::exists(path)) {
+      tried.push_back(fmt::format("  {}: no such file", path));
+      continue;
+    }
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      tried.push_back(fmt::format("  {}: {}", path, dl_reason(path)));
+      continue;
+    }
+    Api api;
+    api.handle = handle;
+    api.path = path;
+    std::string missing;
+#define LUDA_NVRTC_LOAD(name)                                                    \
+  api.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));          \
+  if (!api.name && missing.empty()) missing = #name;
+    LUDA_NVRTC_FUNCTIONS(LUDA_NVRTC_LOAD)
+#undef LUDA_NVRTC_LOAD
+    if (missing.empty()) {
+      Dl_info info;
+      // Report the real file for a bare name found by the default search.
+      if (dladdr(reinterpret_cast<void*>(api.nvrtcVersion), &info) && info.dli_fname)
+        api.path = info.dli_fname;
+      return api;
+    }
+    dlclose(handle);
+    tried.push_back(fmt::format("  {}: not NVRTC (it has no {})", path, missing));
+  }
+  if (candidates.empty()) tried.push_back("  (no candidates)");
+  fail("NVRTC not found; tried:\n{}\nset LUDA_NVRTC to the path of libnvrtc.so (from the CUDA "
+       "toolkit, version 12 or 13)",
+       fmt::join(tried, "\n"));
+}
+
+// The process-wide library: loaded once; a failure is remembered and rethrown.
+const Api& api() {
+  static std::once_flag once;
+  static Api loaded;
+  static std::optional<std::string> failure;
+  std::call_once(once, [] {
+    try {
+      loaded = load(detail::nvrtc_candidates());
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  });
+  if (failure) throw Error(*failure);
+  return loaded;
+}
+
+void check(nvrtcResult r, const char* call) {
+  if (r == NVRTC_SUCCESS) return;
+  fail("{}: {}", call, api().nvrtcGetErrorString(r));
+}
+
+// Destroys the program on every path out of compile().
+struct ProgramGuard {
+  decltype(&::nvrtcDestroyProgram) destroy;
+  nvrtcProgram program = nullptr;
+  ~ProgramGuard() {
+    if (program) destroy(&program);
+  }
+};
+
+// Versions in "libnvrtc.so.13.0.88" compared numerically, newest first.
+std::vector<int> version_of(const std::string& path) {
+  std::vector<int> parts;
+  std::size_t at = path.rfind(".so.");
+  if (at == std::string::npos) return parts;
+  std::string rest = path.substr(at + 4);
+  std::size_t pos = 0;
+  while (pos < rest.size()) {
+    std::size_t dot = rest.find('.', pos);
+    std::string part = rest.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    parts.push_back(std::atoi(part.c_str()));
+    if (dot == std::string::npos) break;
+    pos = dot + 1;
+  }
+  return parts;
+}
+
+// The folder holding cuda_fp16.h, so that sources including CUDA's headers compile.
+std::optional<std::string> cuda_include_dir() {
+  std::vector<std::string> dirs;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(var); v && *v) dirs.push_back(std::string(v) + "/include");
+  // Beside the loaded library: <root>/lib64/libnvrtc.so -> <root>/include.
+  std::filesystem::path lib(api().path);
+  if (lib.has_parent_path()) dirs.push_back((lib.parent_path().parent_path() / "include").string());
+#ifdef LUDA_CUDA_INCLUDE_DIR
+  {
+    std::string built = LUDA_CUDA_INCLUDE_DIR;  // a CMake list: a;b
+    std::size_t pos = 0;
+    while (pos <= built.size()) {
+      std::size_t semi = built.find(';', pos);
+      if (semi == std::string::npos) semi = built.size();
+      if (semi > pos) dirs.push_back(built.substr(pos, semi - pos));
+      pos = semi + 1;
+    }
+  }
+#endif
+  dirs.push_back("/usr/local/cuda/include");
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(d) / "cuda_fp16.h", ec))
+      return std::filesystem::path(d).lexically_normal().string();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<std::string> nvrtc_candidates() {
+  std::vector<std::string> out;
+  auto add = [&](std::string path) {
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
+  };
+  if (const char* v = std::getenv("LUDA_NVRTC"); v && *v) add(v);
+  std::vector<std::string> dirs;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(var); v && *v) dirs.push_back(std::string(v) + "/lib64");
+  dirs.push_back("/usr/local/cuda/lib64");
+  for (const std::string& dir : dirs) {
+    add(dir + "/libnvrtc.so");
+    glob_t g{};
+    std::string pattern = dir + "/libnvrtc.so.*";
+    std::vector<std::string> versioned;
+    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) versioned.emplace_back(g.gl_pathv[i]);
+    globfree(&g);
+    std::stable_sort(versioned.begin(), versioned.end(), [](const auto& a, const auto& b) {
+      return version_of(a) > version_of(b);
+    });
+    for (auto& p : versioned) add(std::move(p));
+  }
+  for (const char* name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}) add(name);
+  return out;
+}
+
+std::string probe_nvrtc(const std::vector<std::string>& candidates) {
+  Api probe = load(candidates);
+  dlclose(probe.handle);
+  return probe.path;
+}
+
+std::string numbered_source(std::string_view source) {
+  std::string out;
+  int line = 1;
+  std::size_t pos = 0;
+  while (pos < source.size()) {
+    std::size_t nl = source.find('\n', pos);
+    std::string_view text = source.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (!out.empty()) out += '\n';
+    out += fmt::format("{:>4} | {}", line++, text);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace detail
+
+NvrtcVersion nvrtc_version() {
+  NvrtcVersion v;
+  check(api().nvrtcVersion(&v.major, &v.minor), "nvrtcVersion");
+  return v;
+}
+
+std::string nvrtc_library_path() { return api().path; }
+
+std::vector<int> nvrtc_supported_archs() {
+  int n = 0;
+  check(api().nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(static_cast<std::size_t>(n));
+  if (n > 0) check(api().nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  std::sort(archs.begin(), archs.end());
+  return archs;
+}
+
+CompiledProgram compile(const CompileRequest& request) {
+  const Api& nv = api();
+  std::vector<int> archs = nvrtc_supported_archs();
+  int arch = request.arch;
+  bool cubin = request.cubin;
+  if (!archs.empty() && arch > archs.back()) {
+    // A GPU newer than this NVRTC: PTX for the newest arch it knows; the driver JITs it.
+    arch = archs.back();
+    cubin = false;
+  }
+  if (!archs.empty() && arch < archs.front()) {
+    NvrtcVersion v = nvrtc_version();
+    fail("NVRTC {}.{} cannot compile for sm_{} (it supports sm_{} to sm_{}); use a CUDA "
+         "toolkit that supports this GPU and point LUDA_NVRTC at its libnvrtc.so",
+         v.major, v.minor, request.arch, archs.front(), archs.back());
+  }
+  std::string target = fmt::format("{}_{}", cubin ? "sm" : "compute", arch);
+
+  CompiledProgram out;
+  out.cubin = cubin;
+  out.options.push_back("--gpu-architecture=" + target);
+  out.options.push_back("-default-device");
+  for (const auto& o : request.options) out.options.push_back(o);
+  if (auto inc = cuda_include_dir()) out.options.push_back("-I" + *inc);
+
+  ProgramGuard guard{nv.nvrtcDestroyProgram};
+  check(nv.nvrtcCreateProgram(&guard.program, request.source.c_str(), request.program_name.c_str(),
+                              0, nullptr, nullptr),
+        "nvrtcCreateProgram");
+  for (const auto& name : request.name_expressions)
+    check(nv.nvrtcAddNameExpression(guard.program, name.c_str()), "nvrtcAddNameExpression");
+
+  std::vector<const char*> argv;
+  for (const auto& o : out.options) argv.push_back(o.c_str());
+  nvrtcResult result =
+      nv.nvrtcCompileProgram(guard.program, static_cast<int>(argv.size()), argv.data());
+
+  // The log is read whatever the result: it holds the errors, or the warnings.
+  std::size_t log_size = 0;
+  if (nv.nvrtcGetProgramLogSize(guard.program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    out.log.resize(log_size);
+    if (nv.nvrtcGetProgramLog(guard.program, out.log.data()) != NVRTC_SUCCESS) out.log.clear();
+  }
+  while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n' || out.log.back() == ' '))
+    out.log.pop_back();
+
+  if (result != NVRTC_SUCCESS) {
+    std::string message = fmt::format("NVRTC failed to compile '{}' for {} (options: {})",
+                                      request.program_name, target, fmt::join(out.options, " "));
+    if (result != NVRTC_ERROR_COMPILATION)
+      message += fmt::format(": {}", nv.nvrtcGetErrorString(result));
+    if (!out.log.empty()) message += "\n" + out.log;
+    message += "\nsource:\n" + detail::numbered_source(request.source);
+    throw CompileError(std::move(message), out.log, out.options, request.source);
+  }
+
+  for (const auto& name : request.name_expressions) {
+    const char* lowered = nullptr;
+    check(nv.nvrtcGetLoweredName(guard.program, name.c_str(), &lowered), "nvrtcGetLoweredName");
+    out.lowered_names[name] = lowered;
+  }
+
+  std::size_t size = 0;
+  if (cubin) {
+    check(nv.nvrtcGetCUBINSize(guard.program, &size), "nvrtcGetCUBINSize");
+    out.image.resize(size);
+    check(nv.nvrtcGetCUBIN(guard.program, out.image.data()), "nvrtcGetCUBIN");
+  } else {
+    check(nv.nvrtcGetPTXSize(guard.program, &size), "nvrtcGetPTXSize");
+    out.image.resize(size);
+    check(nv.nvrtcGetPTX(guard.program, out.image.data()), "nvrtcGetPTX");
+    // std::string keeps its own terminator; the size counts the text only.
+    while (!out.image.empty() && out.image.back() == '\0') out.image.pop_back();
+  }
+  return out;
+}
+
+}  // namespace luda::jit

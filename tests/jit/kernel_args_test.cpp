@@ -1,0 +1,201 @@
+// Checking and converting raw-kernel arguments before launch (no GPU needed).
+#include "jit/kernel_args.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <random>
+
+namespace luda::jit {
+namespace {
+
+const char* kSource = R"(
+extern "C" __global__ void add_func(const float* x1, const float* x2, float* y) {}
+extern "C" __global__ void scale(float* x, float a, int n) {}
+extern "C" __global__ void many(double d, long long l, unsigned char u, bool b, size_t s,
+                                short h, void* any, float*) {}
+extern "C" __global__ void one(int n) {}
+extern "C" __global__ void none() {}
+extern "C" __global__ void half_arg(__half h) {}
+)";
+
+KernelSignature sig(const char* name) {
+  auto s = find_kernel_signature(kSource, name);
+  if (!s) throw std::runtime_error(std::string("no signature for ") + name);
+  return *s;
+}
+
+// The message of the Error that packing throws; "" when it does not throw.
+std::string error_of(const char* kernel, std::optional<KernelSignature> s, std::vector<KernelArg> args) {
+  try {
+    pack_arguments(kernel, s, args);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KernelArgs, CountMismatch) {
+  EXPECT_EQ(error_of("add_func", sig("add_func"), {KernelArg::of_int(1), KernelArg::of_int(2)}),
+            "raw_kernel 'add_func' takes 3 arguments (x1, x2, y), got 2");
+  EXPECT_EQ(error_of("one", sig("one"), {}), "raw_kernel 'one' takes 1 argument (n), got 0");
+  EXPECT_EQ(error_of("none", sig("none"), {KernelArg::of_int(1)}),
+            "raw_kernel 'none' takes no arguments, got 1");
+  EXPECT_EQ(error_of("many", sig("many"), {KernelArg::of_int(1)}),
+            "raw_kernel 'many' takes 8 arguments (d, l, u, b, s, h, any, float*), got 1");
+}
+
+TEST(KernelArgs, ConvertsNumbersToDeclaredScalarTypes) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> real(-1e3, 1e3);
+  std::uniform_int_distribution<int> small(-30000, 30000);
+  for (int trial = 0; trial < 20; ++trial) {
+    double d = real(rng), a = real(rng);
+    int h = small(rng);
+    std::int64_t l = static_cast<std::int64_t>(small(rng)) * 1000003;
+    auto packed_scale = pack_arguments("scale", std::nullopt,
+                                       std::vector<KernelArg>{KernelArg::of_float(a)});
+    EXPECT_EQ(packed_scale.value<double>(0), a);  // unparsed: a float passes as float64
+
+    std::optional<KernelSignature> s = sig("many");
+    // Arrays cannot be made on a GPU here; pointer slots are tested on the GPU. Pack the
+    // scalar prefix through a signature trimmed to its first six parameters.
+    s->params.resize(6);
+    PackedArgs p = pack_arguments(
+        "many", s,
+        std::vector<KernelArg>{KernelArg::of_float(d), KernelArg::of_int(l),
+                               KernelArg::of_int(200), KernelArg::of_bool(trial % 2),
+                               KernelArg::of_float(static_cast<double>(trial) * 4.0),
+                               KernelArg::of_int(h)});
+    ASSERT_EQ(p.slots.size(), 6u);
+    ASSERT_EQ(p.pointers.size(), 6u);
+    for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(p.pointers[i], p.slots[i].bytes);
+    EXPECT_EQ(p.value<double>(0), d);
+    EXPECT_EQ(p.value<long long>(1), l);
+    EXPECT_EQ(p.value<unsigned char>(2), 200);
+    EXPECT_EQ(p.value<bool>(3), trial % 2 == 1);
+    EXPECT_EQ(p.value<std::uint64_t>(4), static_cast<std::uint64_t>(trial) * 4);  // 4.0 is an integer
+    EXPECT_EQ(p.value<short>(5), h);
+    EXPECT_EQ(p.slots[0].size, 8u);
+    EXPECT_EQ(p.slots[2].size, 1u);
+    EXPECT_EQ(p.slots[5].size, 2u);
+    EXPECT_EQ(p.slots[5].dtype, DType::Int16);
+    EXPECT_FALSE(p.device.has_value());
+
+    // float param: a Lua float rounds to float32, a Lua integer converts.
+    std::optional<KernelSignature> sc = sig("scale");
+    sc->params.erase(sc->params.begin());
+    PackedArgs q = pack_arguments("scale", sc, std::vector<KernelArg>{KernelArg::of_float(a), KernelArg::of_int(h)});
+    EXPECT_EQ(q.value<float>(0), static_cast<float>(a));
+    EXPECT_EQ(q.slots[0].size, 4u);
+    EXPECT_EQ(q.value<int>(1), h);
+    PackedArgs r = pack_arguments("scale", sc, std::vector<KernelArg>{KernelArg::of_int(h), KernelArg::of_int(l % 1000)});
+    EXPECT_EQ(r.value<float>(0), static_cast<float>(h));
+  }
+}
+
+TEST(KernelArgs, TypedScalarsMustMatch) {
+  PackedArgs p = pack_arguments("one", sig("one"),
+                                std::vector<KernelArg>{KernelArg::of_typed(Scalar::of_int(-77, DType::Int32))});
+  EXPECT_EQ(p.value<int>(0), -77);
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_typed(Scalar::of_int(3, DType::UInt8))}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got a uint8 scalar; pass "
+            "luda.int32(v) or a plain number");
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_typed(Scalar::of_int(3, DType::Int64))}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got an int64 scalar; pass "
+            "luda.int32(v) or a plain number");
+}
+
+TEST(KernelArgs, ScalarErrors) {
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_int(4294967296LL)}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but 4294967296 does not fit in int32");
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_float(2.5)}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got a float 2.5; pass an integer");
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_float(1e10)}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but 10000000000.0 does not fit in int32");
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_float(std::numeric_limits<double>::infinity())}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got a float inf; pass an integer");
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_bool(true)}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got the boolean true; pass a number");
+  auto many = sig("many");
+  many.params.resize(4);
+  EXPECT_EQ(error_of("many", many, {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(-1),
+                                    KernelArg::of_bool(false)}),
+            "raw_kernel 'many': argument 3 'u' is 'unsigned char u' but -1 does not fit in uint8");
+  EXPECT_EQ(error_of("many", many, {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(1),
+                                    KernelArg::of_int(1)}),
+            "raw_kernel 'many': argument 4 'b' is 'bool b' but got the integer 1; pass true or false");
+  EXPECT_EQ(error_of("half_arg", sig("half_arg"), {KernelArg::of_float(1)}),
+            "raw_kernel 'half_arg': argument 1 'h' is '__half h', a type luda cannot pass; declare "
+            "the parameter with a scalar type (int, float, double, ...) or as a pointer");
+}
+
+TEST(KernelArgs, PointerParameterErrors) {
+  NDArray f64 = NDArray::zeros({3}, DType::Float64, Device::cpu());
+  NDArray f32 = NDArray::zeros({3}, DType::Float32, Device::cpu());
+  EXPECT_EQ(error_of("add_func", sig("add_func"),
+                     {KernelArg::of_array(f32), KernelArg::of_array(f64), KernelArg::of_array(f32)}),
+            "raw_kernel 'add_func': argument 1 'x1' is a cpu array; raw kernels take arrays on a "
+            "CUDA device (x:to(\"cuda:0\"))");
+  EXPECT_EQ(error_of("add_func", sig("add_func"),
+                     {KernelArg::of_array(f64), KernelArg::of_array(f32), KernelArg::of_array(f32)}),
+            "raw_kernel 'add_func': argument 1 'x1' is 'const float* x1' but got a float64 array; "
+            "pass a float32 array");
+  EXPECT_EQ(error_of("add_func", sig("add_func"),
+                     {KernelArg::of_int(5), KernelArg::of_array(f32), KernelArg::of_array(f32)}),
+            "raw_kernel 'add_func': argument 1 'x1' is 'const float* x1' but got the integer 5; "
+            "pass an array");
+  EXPECT_EQ(error_of("scale", sig("scale"),
+                     {KernelArg::of_typed(Scalar::of_float(1, DType::Float32)), KernelArg::of_float(1),
+                      KernelArg::of_int(1)}),
+            "raw_kernel 'scale': argument 1 'x' is 'float* x' but got a float32 scalar; pass an array");
+  EXPECT_EQ(error_of("scale", sig("scale"),
+                     {KernelArg::of_float(0.25), KernelArg::of_float(1), KernelArg::of_int(1)}),
+            "raw_kernel 'scale': argument 1 'x' is 'float* x' but got a float 0.25; pass an array");
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_array(f32)}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got a float32 array; pass a number");
+  // The unnamed pointer of `many` shows its declaration.
+  auto many = sig("many");
+  std::vector<KernelArg> args = {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(1),
+                                 KernelArg::of_bool(true), KernelArg::of_int(1), KernelArg::of_int(1),
+                                 KernelArg::of_array(f64), KernelArg::of_array(f64)};
+  // void* takes any dtype, so the error is the device, on argument 7.
+  EXPECT_EQ(error_of("many", many, args),
+            "raw_kernel 'many': argument 7 'any' is a cpu array; raw kernels take arrays on a CUDA "
+            "device (x:to(\"cuda:0\"))");
+  args[6] = KernelArg::of_int(0);
+  EXPECT_EQ(error_of("many", many, args),
+            "raw_kernel 'many': argument 7 'any' is 'void* any' but got the integer 0; pass an array");
+}
+
+TEST(KernelArgs, UnparsedListPassesAsCupyDoes) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<std::int64_t> big(-(1LL << 50), 1LL << 50);
+  std::int64_t i = big(rng);
+  double f = static_cast<double>(big(rng)) / 7.0;
+  PackedArgs p = pack_arguments("tmpl", std::nullopt,
+                                std::vector<KernelArg>{KernelArg::of_int(i), KernelArg::of_float(f),
+                                                       KernelArg::of_typed(Scalar::of_int(-5, DType::Int16)),
+                                                       KernelArg::of_bool(true)});
+  ASSERT_EQ(p.slots.size(), 4u);
+  EXPECT_EQ(p.value<std::int64_t>(0), i);
+  EXPECT_EQ(p.slots[0].size, 8u);
+  EXPECT_EQ(p.value<double>(1), f);
+  EXPECT_EQ(p.value<short>(2), -5);
+  EXPECT_EQ(p.slots[2].size, 2u);
+  EXPECT_EQ(p.value<bool>(3), true);
+  NDArray cpu = NDArray::zeros({2}, DType::Int32, Device::cpu());
+  EXPECT_EQ(error_of("tmpl", std::nullopt, {KernelArg::of_int(1), KernelArg::of_array(cpu)}),
+            "raw_kernel 'tmpl': argument 2 is a cpu array; raw kernels take arrays on a CUDA "
+            "device (x:to(\"cuda:0\"))");
+}
+
+TEST(KernelArgs, PackedArgsSurviveAMove) {
+  PackedArgs p = pack_arguments("one", sig("one"), std::vector<KernelArg>{KernelArg::of_int(42)});
+  PackedArgs q = std::move(p);
+  EXPECT_EQ(*static_cast<int*>(q.data()[0]), 42);
+  EXPECT_EQ(q.data()[0], q.slots[0].bytes);
+}
+
+}  // namespace
+}  // namespace luda::jit

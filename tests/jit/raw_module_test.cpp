@@ -1,0 +1,314 @@
+// RawKernel and RawModule: missing-kernel errors everywhere, and on a GPU the results of
+// CuPy's examples against sums computed on the host.
+#include "jit/raw_module.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "runtime/device.h"
+#include "runtime/driver.h"
+
+namespace luda::jit {
+namespace {
+
+// CuPy's guide, "User-Defined Kernels": RawKernel.
+const char* kAddFunc = R"(
+extern "C" __global__
+void my_add(const float* x1, const float* x2, float* y) {
+    int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    y[tid] = x1[tid] + x2[tid];
+}
+)";
+
+// CuPy's guide, RawModule: sum_ker = module.get_function('test_sum'), multiply_ker likewise.
+const char* kModule = R"(
+extern "C"{
+
+__global__ void test_sum(const float* x1, const float* x2, float* y, \
+                         unsigned int N)
+{
+    unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    if (tid < N)
+    {
+        y[tid] = x1[tid] + x2[tid];
+    }
+}
+
+__global__ void test_multiply(const float* x1, const float* x2, float* y, \
+                              unsigned int N)
+{
+    unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    if (tid < N)
+    {
+        y[tid] = x1[tid] * x2[tid];
+    }
+}
+
+}
+)";
+
+bool have_gpu(std::string* why) {
+  if (!driver::available(why)) return false;
+  if (cuda_device_count() == 0) {
+    *why = "the driver reports no device";
+    return false;
+  }
+  return true;
+}
+
+#define REQUIRE_GPU()                                                  \
+  std::string why_no_gpu;                                              \
+  if (!have_gpu(&why_no_gpu)) GTEST_SKIP() << "no CUDA device: " << why_no_gpu
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-10.0f, 10.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<float> host_floats(const NDArray& a) {
+  std::vector<std::byte> bytes = a.to_host_bytes();
+  std::vector<float> out(bytes.size() / sizeof(float));
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+NDArray device_floats(const std::vector<float>& v, const Shape& shape) {
+  return NDArray::from_host(v.data(), shape, DType::Float32, Device::cuda(0));
+}
+
+LaunchConfig config(long long grid, long long block) {
+  LaunchConfig c;
+  c.grid.x = grid;
+  c.block.x = block;
+  return c;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// --- no GPU needed -----------------------------------------------------------------------
+
+TEST(RawModule, MissingKernelNamesTheOnesThere) {
+  auto m = RawModule::create(kModule);
+  EXPECT_EQ(m->kernel_names(), (std::vector<std::string>{"test_sum", "test_multiply"}));
+  EXPECT_EQ(error_of([&] { m->get_function("test_add"); }),
+            "no kernel named 'test_add' in the source (its __global__ functions: test_sum, test_multiply)");
+  EXPECT_EQ(error_of([&] { RawKernel::create(kAddFunc, "add_func"); }),
+            "no kernel named 'add_func' in the source (its __global__ functions: my_add)");
+  auto k = m->get_function("test_multiply");
+  ASSERT_TRUE(k->signature());
+  EXPECT_EQ(k->signature()->params.size(), 4u);
+  EXPECT_EQ(k->signature()->params[3].type.spelling, "unsigned int");  // across the `\` splice
+}
+
+TEST(RawModule, ArgumentsAreCheckedBeforeAnyDeviceIsNeeded) {
+  auto k = RawKernel::create(kAddFunc, "my_add");
+  std::vector<KernelArg> args = {KernelArg::of_int(1)};
+  EXPECT_EQ(error_of([&] { k->launch(config(1, 1), args); }),
+            "raw_kernel 'my_add' takes 3 arguments (x1, x2, y), got 1");
+}
+
+TEST(RawModule, LaunchWithoutArraysNeedsADevice) {
+  auto k = RawKernel::create("extern \"C\" __global__ void noop(int n) {}", "noop");
+  std::vector<KernelArg> args = {KernelArg::of_int(3)};
+  std::string why;
+  if (!have_gpu(&why)) {
+    std::string e = error_of([&] { k->launch(config(1, 1), args); });
+    EXPECT_EQ(e.rfind("no CUDA device: ", 0), 0u) << e;
+  } else {
+    k->launch(config(1, 1), args);
+    synchronize(current_device());
+    EXPECT_EQ(k->raw_module()->load_count(), 1);
+  }
+}
+
+// --- GPU ---------------------------------------------------------------------------------
+
+TEST(RawKernelGpu, CupyAddBothConfigurations) {
+  REQUIRE_GPU();
+  auto k = RawKernel::create(kAddFunc, "my_add");
+  std::vector<float> a = random_floats(100, 1), b = random_floats(100, 2);
+  NDArray x1 = device_floats(a, {10, 10}), x2 = device_floats(b, {10, 10});
+  for (auto [grid, block] : {std::pair{10, 10}, std::pair{1, 100}}) {
+    NDArray y = NDArray::zeros({10, 10}, DType::Float32, Device::cuda(0));
+    std::vector<KernelArg> args = {KernelArg::of_array(x1), KernelArg::of_array(x2), KernelArg::of_array(y)};
+    k->launch(config(grid, block), args);
+    std::vector<float> got = host_floats(y);
+    for (std::size_t i = 0; i < 100; ++i) ASSERT_EQ(got[i], a[i] + b[i]) << "grid " << grid << " i " << i;
+  }
+  EXPECT_EQ(k->raw_module()->compile_count(), 1);
+  EXPECT_EQ(k->raw_module()->load_count(), 1);
+}
+
+TEST(RawKernelGpu, CupyRawModuleSumAndMultiply) {
+  REQUIRE_GPU();
+  auto module = RawModule::create(kModule);
+  auto sum_ker = module->get_function("test_sum");
+  auto multiply_ker = module->get_function("test_multiply");
+  std::vector<float> a = random_floats(100, 3), b = random_floats(100, 4);
+  NDArray x1 = device_floats(a, {10, 10}), x2 = device_floats(b, {10, 10});
+  NDArray ys = NDArray::zeros({10, 10}, DType::Float32, Device::cuda(0));
+  NDArray ym = NDArray::zeros({10, 10}, DType::Float32, Device::cuda(0));
+  std::vector<KernelArg> sum_args = {KernelArg::of_array(x1), KernelArg::of_array(x2),
+                                     KernelArg::of_array(ys), KernelArg::of_int(100)};
+  std::vector<KernelArg> mul_args = {KernelArg::of_array(x1), KernelArg::of_array(x2),
+                                     KernelArg::of_array(ym), KernelArg::of_int(100)};
+  sum_ker->launch(config(10, 10), sum_args);
+  multiply_ker->launch(config(10, 10), mul_args);
+  std::vector<float> s = host_floats(ys), m = host_floats(ym);
+  for (std::size_t i = 0; i < 100; ++i) {
+    ASSERT_EQ(s[i], a[i] + b[i]) << i;
+    ASSERT_EQ(m[i], a[i] * b[i]) << i;
+  }
+  EXPECT_EQ(module->load_count(), 1);  // one module for both kernels
+}
+
+TEST(RawKernelGpu, CxxKernelAndTemplateThroughNameExpressions) {
+  REQUIRE_GPU();
+  const char* src = R"(
+__global__ void cxx_axpy(const float* x, float* y, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+}
+template <typename T> __global__ void twice(T* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = y[i] * T(2);
+}
+)";
+  auto module = RawModule::create(src);
+  auto axpy = module->get_function("cxx_axpy");
+  ASSERT_TRUE(axpy->signature());
+  EXPECT_FALSE(axpy->signature()->extern_c);
+  std::vector<float> x = random_floats(300, 5), y0 = random_floats(300, 6);
+  NDArray dx = device_floats(x, {300}), dy = device_floats(y0, {300});
+  std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_array(dy),
+                                 KernelArg::of_float(0.5), KernelArg::of_int(300)};
+  axpy->launch(config(3, 128), args);
+  std::vector<float> got = host_floats(dy);
+  for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(got[i], y0[i] + 0.5f * x[i]) << i;
+
+  auto twice = module->get_function("twice<float>");  // a new name: compiled again
+  EXPECT_FALSE(twice->signature());                   // a template: CuPy's argument rule
+  std::vector<KernelArg> targs = {KernelArg::of_array(dy), KernelArg::of_typed(Scalar::of_int(300, DType::Int32))};
+  twice->launch(config(3, 128), targs);
+  std::vector<float> doubled = host_floats(dy);
+  for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(doubled[i], 2 * got[i]) << i;
+  axpy->launch(config(3, 128), args);  // its function from the first module still works
+  std::vector<float> again = host_floats(dy);
+  for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(again[i], doubled[i] + 0.5f * x[i]) << i;
+  EXPECT_EQ(module->compile_count(), 2);
+}
+
+TEST(RawKernelGpu, ScalarParametersConvert) {
+  REQUIRE_GPU();
+  const char* src = R"(
+extern "C" __global__ void scale(const float* x, float a, int n, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i];
+}
+)";
+  auto k = RawKernel::create(src, "scale");
+  std::vector<float> x = random_floats(256, 7);
+  NDArray dx = device_floats(x, {256});
+  NDArray y = NDArray::zeros({256}, DType::Float32, Device::cuda(0));
+  const int n = 200;  // the tail stays zero
+  std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_float(-1.75),
+                                 KernelArg::of_int(n), KernelArg::of_array(y)};
+  k->launch(config(2, 128), args);
+  std::vector<float> got = host_floats(y);
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(got[i], i < n ? -1.75f * x[i] : 0.0f) << i;
+  // A float64 array for `const float* x` is refused, naming the parameter.
+  NDArray d64 = NDArray::zeros({256}, DType::Float64, Device::cuda(0));
+  args[0] = KernelArg::of_array(d64);
+  EXPECT_EQ(error_of([&] { k->launch(config(2, 128), args); }),
+            "raw_kernel 'scale': argument 1 'x' is 'const float* x' but got a float64 array; pass a "
+            "float32 array");
+}
+
+TEST(RawKernelGpu, PointersAreDataPointersOfElementZero) {
+  REQUIRE_GPU();
+  auto sig = find_kernel_signature(kAddFunc, "my_add");
+  std::vector<float> a = random_floats(100, 8);
+  NDArray x = device_floats(a, {10, 10});
+  NDArray row = x.at(3);                   // a view at an offset
+  NDArray col = x.transpose().at(2);       // non-contiguous: its first element's address
+  PackedArgs p = pack_arguments("my_add", sig,
+                                std::vector<KernelArg>{KernelArg::of_array(x), KernelArg::of_array(row),
+                                                       KernelArg::of_array(col)});
+  EXPECT_EQ(p.value<void*>(0), x.data());
+  EXPECT_EQ(p.value<void*>(1), static_cast<void*>(static_cast<char*>(x.data()) + 30 * sizeof(float)));
+  EXPECT_EQ(p.value<void*>(2), static_cast<void*>(static_cast<char*>(x.data()) + 2 * sizeof(float)));
+  EXPECT_TRUE(p.slots[0].pointer);
+  EXPECT_EQ(p.device, 0);
+}
+
+TEST(RawKernelGpu, GridOfZeroIsAnError) {
+  REQUIRE_GPU();
+  auto k = RawKernel::create(kAddFunc, "my_add");
+  NDArray x = NDArray::zeros({4}, DType::Float32, Device::cuda(0));
+  std::vector<KernelArg> args = {KernelArg::of_array(x), KernelArg::of_array(x), KernelArg::of_array(x)};
+  std::string expected;
+  try {
+    config(0, 4).validate(cuda_properties(0));
+  } catch (const Error& e) {
+    expected = std::string("raw_kernel 'my_add': ") + e.what();
+  }
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(error_of([&] { k->launch(config(0, 4), args); }), expected);
+  EXPECT_EQ(expected.rfind("raw_kernel 'my_add': grid dimension x is 0", 0), 0u) << expected;
+  EXPECT_EQ(k->raw_module()->compile_count(), 0);  // refused before compiling
+}
+
+TEST(RawKernelGpu, ModuleLoadedOncePerContext) {
+  REQUIRE_GPU();
+  auto m = RawModule::create(kModule);
+  auto k = m->get_function("test_sum");
+  CUfunction f1 = k->function(0);
+  CUfunction f2 = k->function(0);
+  EXPECT_EQ(f1, f2);
+  EXPECT_EQ(m->module(0), m->module(0));
+  auto k2 = m->get_function("test_sum");  // another handle: same module, same function
+  EXPECT_EQ(k2->function(0), f1);
+  EXPECT_EQ(m->compile_count(), 1);
+  EXPECT_EQ(m->load_count(), 1);
+}
+
+TEST(RawKernelGpu, DriverNotFoundGivesTheMissingKernelMessage) {
+  REQUIRE_GPU();
+  const char* src = "#define KERNEL(name) extern \"C\" __global__ void name(float* x) { x[0] = 1; }\n"
+                    "KERNEL(made_by_macro)\n";
+  auto m = RawModule::create(src);
+  auto ok = m->get_function("made_by_macro");  // invisible to the parser, found by the driver
+  EXPECT_NE(ok->function(0), nullptr);
+  auto missing = m->get_function("nope");
+  EXPECT_EQ(error_of([&] { missing->function(0); }),
+            "no kernel named 'nope' in the compiled module (check the name; a kernel looked up by "
+            "name must be declared extern \"C\" __global__)");
+}
+
+TEST(RawKernelGpu, ArraysOnTwoDevicesAreRefused) {
+  REQUIRE_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two CUDA devices, this machine has 1";
+  auto k = RawKernel::create(kAddFunc, "my_add");
+  NDArray a = NDArray::zeros({4}, DType::Float32, Device::cuda(0));
+  NDArray b = NDArray::zeros({4}, DType::Float32, Device::cuda(1));
+  std::vector<KernelArg> args = {KernelArg::of_array(a), KernelArg::of_array(b), KernelArg::of_array(a)};
+  EXPECT_EQ(error_of([&] { k->launch(config(1, 4), args); }),
+            "raw_kernel 'my_add': argument 2 'x2' is on cuda:1 but argument 1 'x1' is on cuda:0; "
+            "pass all arrays on one device");
+}
+
+}  // namespace
+}  // namespace luda::jit
