@@ -15,6 +15,7 @@
 #include "runtime/device.h"
 #include "runtime/dtype.h"
 #include "runtime/memory.h"
+#include "runtime/stream.h"
 
 namespace luda {
 
@@ -43,10 +44,10 @@ class NDArray {
   NDArray() = default;  // a 0-d float64 array with no buffer; valid() is false
 
   // New C-contiguous arrays. Element values of `empty` are unspecified.
-  static NDArray empty(const Shape& shape, DType dtype, Device device, CUstream stream = nullptr);
-  static NDArray zeros(const Shape& shape, DType dtype, Device device, CUstream stream = nullptr);
+  static NDArray empty(const Shape& shape, DType dtype, Device device, const Stream* stream = nullptr);
+  static NDArray zeros(const Shape& shape, DType dtype, Device device, const Stream* stream = nullptr);
   static NDArray full(const Shape& shape, Scalar value, DType dtype, Device device,
-                      CUstream stream = nullptr);
+                      const Stream* stream = nullptr);
   // A C-contiguous array on `device` holding `data` (host memory, C order, dtype's layout).
   static NDArray from_host(const void* data, const Shape& shape, DType dtype, Device device);
   // A view of an existing buffer. Error when the view reaches outside it.
@@ -80,32 +81,41 @@ class NDArray {
   NDArray transpose(std::span<const int> axes = {}) const;
 
   // A C-contiguous copy on `device` (this device when not given).
-  NDArray copy(std::optional<Device> device = std::nullopt, CUstream stream = nullptr) const;
+  NDArray copy(std::optional<Device> device = std::nullopt, const Stream* stream = nullptr) const;
   // This array when it is already on `device`, else a C-contiguous copy there (peer copy
   // between CUDA devices).
-  NDArray to(Device device, CUstream stream = nullptr) const;
+  NDArray to(Device device, const Stream* stream = nullptr) const;
   // This array when C-contiguous, else a C-contiguous copy on the same device.
-  NDArray contiguous(CUstream stream = nullptr) const;
+  NDArray contiguous(const Stream* stream = nullptr) const;
   NDArray astype(DType dtype) const;  // copy with C conversion of each element
 
   // Writes src's elements into this array (views included): same shape, or src
-  // broadcastable to it; any dtype (converted); any devices.
+  // broadcastable to it; any dtype (converted); any devices. Error as NumPy: "could not
+  // broadcast input array from shape (4,) into shape (2, 3)". Overlapping views of one
+  // buffer read everything before writing. A strided CUDA destination is written run by
+  // run, never touching bytes outside the view.
   void assign(const NDArray& src);
   void fill(Scalar value);
 
-  // One element; `index` has ndim entries (negative from the end). Errors as index().
+  // One element; `index` has exactly ndim entries (negative from the end). Errors as
+  // index(), and "an element of a 2-dimensional array needs 2 indices, but 1 were given".
   Scalar get(std::span<const std::int64_t> index) const;
   void set(std::span<const std::int64_t> index, Scalar value);
 
   // The elements in C order as host bytes (itemsize each).
   std::vector<std::byte> to_host_bytes() const;
 
-  // NumPy's repr: "array([[0., 1.],\n       [2., 3.]], dtype=float32)".
+  // NumPy's repr: "array([[0., 1.],\n       [2., 3.]], dtype=float32)" (runtime/format.h).
   std::string repr(const PrintOptions& options = {}) const;
   // NumPy's str: "[[0. 1.]\n [2. 3.]]".
   std::string str(const PrintOptions& options = {}) const;
 
  private:
+  // assign, ordered on `stream` for CUDA transfers (0: the default stream).
+  void assign_on(const NDArray& src, CUstream stream);
+  // The address of one element (any device); errors as index().
+  void* element_address(std::span<const std::int64_t> index) const;
+
   std::shared_ptr<Buffer> buffer_;
   DType dtype_ = DType::Float64;
   Shape shape_;

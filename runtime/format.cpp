@@ -1,0 +1,408 @@
+// Follows numpy/_core/arrayprint.py (NumPy 2): _formatArray for the layout and line
+// wrapping, BoolFormat / IntegerFormat / FloatingFormat for the elements. Float digits are
+// the shortest that round-trip (std::to_chars), cut to `precision` fractional digits with
+// exact rounding when longer, as NumPy's Dragon4 does in 'maxprec' mode.
+#include "runtime/format.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <variant>
+
+#include "runtime/error.h"
+
+namespace luda {
+namespace {
+
+// ---- float digits ---------------------------------------------------------------------
+
+// Digits of one float, split as NumPy's FloatingFormat splits them.
+struct FloatParts {
+  std::string int_part;   // with the sign: "-12"
+  std::string frac_part;  // digits after the point, maybe empty
+  std::string exp_part;   // scientific only: "+10", "-05"
+};
+
+template <class T, class... Format>
+std::string chars(T x, Format... format) {
+  char buf[1200];  // fixed notation of a float64 can be 1100 characters long
+  auto r = std::to_chars(buf, buf + sizeof buf, x, format...);
+  LUDA_INTERNAL_CHECK(r.ec == std::errc());
+  return std::string(buf, r.ptr);
+}
+
+void strip_trailing_zeros(std::string& frac) {
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+}
+
+// Shortest round-trip digits in positional notation, at most `precision` after the point
+// (rounded exactly when longer); trailing zeros trimmed. T is float or double.
+template <class T>
+FloatParts positional(T x, int precision) {
+  std::string s = chars(x, std::chars_format::fixed);
+  auto dot = s.find('.');
+  if (dot != std::string::npos && static_cast<int>(s.size() - dot - 1) > precision) {
+    s = chars(x, std::chars_format::fixed, precision);
+    dot = s.find('.');
+  }
+  FloatParts p;
+  p.int_part = s.substr(0, dot);
+  if (dot != std::string::npos) p.frac_part = s.substr(dot + 1);
+  strip_trailing_zeros(p.frac_part);
+  return p;
+}
+
+// The same in scientific notation: "1.5e+10" -> {"1", "5", "+10"}.
+// With `exact_digits`, exactly `precision` digits of the exact value instead (Dragon4's
+// min_digits: past the shortest digits come the true ones, not zeros).
+template <class T>
+FloatParts scientific(T x, int precision, bool exact_digits = false) {
+  std::string s = chars(x, std::chars_format::scientific);
+  auto e = s.find('e'), dot = s.find('.');
+  if (exact_digits || (dot != std::string::npos && static_cast<int>(e - dot - 1) > precision)) {
+    s = chars(x, std::chars_format::scientific, precision);
+    e = s.find('e');
+  }
+  FloatParts p;
+  std::string mantissa = s.substr(0, e);
+  p.exp_part = s.substr(e + 1);
+  dot = mantissa.find('.');
+  p.int_part = mantissa.substr(0, dot);
+  if (dot != std::string::npos) p.frac_part = mantissa.substr(dot + 1);
+  if (!exact_digits) strip_trailing_zeros(p.frac_part);
+  return p;
+}
+
+// ---- element formats ------------------------------------------------------------------
+
+std::string pad_left(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+// Calls fn(pointer to element) for every element of a host array, in C order.
+void for_each_element(const NDArray& h, const std::function<void(const std::byte*)>& fn) {
+  if (h.size() == 0) return;
+  const auto item = static_cast<std::int64_t>(itemsize(h.dtype()));
+  const auto* base = static_cast<const std::byte*>(h.data());
+  const int nd = h.ndim();
+  std::vector<std::int64_t> pos(nd, 0);
+  std::int64_t off = 0;
+  for (;;) {
+    fn(base + off * item);
+    int k = nd - 1;
+    for (; k >= 0; --k) {
+      off += h.strides()[k];
+      if (++pos[k] < h.shape()[k]) break;
+      off -= h.strides()[k] * h.shape()[k];
+      pos[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+// FloatingFormat(floatmode='maxprec', sign='-', suppress_small=False) of NumPy 2.
+template <class T>
+class FloatFormat {
+ public:
+  FloatFormat(const std::vector<T>& data, int precision) {
+    std::vector<T> finite;
+    bool has_neginf = false;
+    for (T x : data) {
+      if (std::isfinite(x)) finite.push_back(x);
+      else if (std::isinf(x) && x < 0) has_neginf = true;
+    }
+    // Scientific when the nonzero magnitudes are large, tiny, or far apart (compared in T,
+    // as NumPy compares in the array's dtype). "Large" is 10^min(8, finfo(T).precision):
+    // 1e6 for float32, 1e8 for float64.
+    bool any_nonzero = false;
+    T max_val = 0, min_val = std::numeric_limits<T>::infinity();
+    for (T x : finite) {
+      if (x == 0) continue;
+      any_nonzero = true;
+      max_val = std::max(max_val, std::abs(x));
+      min_val = std::min(min_val, std::abs(x));
+    }
+    if (any_nonzero)
+      exp_format_ = max_val >= T(std::is_same_v<T, float> ? 1e6 : 1e8) || min_val < T(0.0001) || max_val / min_val > T(1000.);
+    if (finite.empty()) {
+      pad_left_ = pad_right_ = 0;
+      precision_ = precision;
+    } else if (exp_format_) {
+      std::size_t exp_len = 0, frac_len = 0, int_len = 0;
+      for (T x : finite) {
+        FloatParts p = scientific(x, precision);
+        exp_len = std::max(exp_len, p.exp_part.size());
+        frac_len = std::max(frac_len, p.frac_part.size());
+        int_len = std::max(int_len, p.int_part.size());
+      }
+      exp_size_ = static_cast<int>(exp_len) - 1;
+      precision_ = static_cast<int>(frac_len);  // every number shows this many digits
+      pad_left_ = static_cast<int>(int_len);
+      pad_right_ = exp_size_ + 2 + precision_;
+    } else {
+      std::size_t frac_len = 0, int_len = 0;
+      for (T x : finite) {
+        FloatParts p = positional(x, precision);
+        frac_len = std::max(frac_len, p.frac_part.size());
+        int_len = std::max(int_len, p.int_part.size());
+      }
+      precision_ = precision;
+      pad_left_ = static_cast<int>(int_len);
+      pad_right_ = static_cast<int>(frac_len);
+    }
+    if (finite.size() != data.size()) {  // room for "nan", "inf", "-inf"
+      const int offset = pad_right_ + 1;
+      pad_left_ = std::max({pad_left_, 3 - offset, 3 + (has_neginf ? 1 : 0) - offset});
+    }
+  }
+
+  std::string operator()(T x) const {
+    const auto width = static_cast<std::size_t>(pad_left_ + pad_right_ + 1);
+    if (std::isnan(x)) return pad_left("nan", width);
+    if (std::isinf(x)) return pad_left(x < 0 ? "-inf" : "inf", width);
+    if (exp_format_) {
+      FloatParts p = scientific(x, precision_, /*exact_digits=*/true);
+      std::string digits = p.exp_part.substr(1);
+      if (static_cast<int>(digits.size()) < exp_size_)
+        digits.insert(0, static_cast<std::size_t>(exp_size_) - digits.size(), '0');
+      return pad_left(p.int_part, static_cast<std::size_t>(pad_left_)) + "." + p.frac_part + "e" +
+             p.exp_part[0] + digits;
+    }
+    FloatParts p = positional(x, precision_);
+    p.frac_part.resize(static_cast<std::size_t>(pad_right_), ' ');
+    return pad_left(p.int_part, static_cast<std::size_t>(pad_left_)) + "." + p.frac_part;
+  }
+
+ private:
+  bool exp_format_ = false;
+  int precision_ = 8;
+  int pad_left_ = 0, pad_right_ = 0;
+  int exp_size_ = -1;
+};
+
+// Formats the elements of one array, sized from the elements that will be shown.
+class ElementFormat {
+ public:
+  ElementFormat(const NDArray& shown, int precision) : dtype_(shown.dtype()) {
+    if (dtype_ == DType::Bool) {
+      true_str_ = shown.ndim() == 0 ? "True" : " True";
+    } else if (dtype_ == DType::Float32) {
+      std::vector<float> v;
+      for_each_element(shown, [&](const std::byte* p) { v.push_back(load<float>(p)); });
+      format_ = FloatFormat<float>(v, precision);
+    } else if (dtype_ == DType::Float64) {
+      std::vector<double> v;
+      for_each_element(shown, [&](const std::byte* p) { v.push_back(load<double>(p)); });
+      format_ = FloatFormat<double>(v, precision);
+    } else {  // IntegerFormat: right-aligned to the wider of str(max) and str(min)
+      std::size_t width = 0;
+      for_each_element(shown, [&](const std::byte* p) {
+        width = std::max(width, integer_str(p).size());
+      });
+      width_ = width;
+    }
+  }
+
+  std::string operator()(const std::byte* p) const {
+    if (dtype_ == DType::Bool) return load<bool>(p) ? true_str_ : "False";
+    if (dtype_ == DType::Float32) return std::get<FloatFormat<float>>(format_)(load<float>(p));
+    if (dtype_ == DType::Float64) return std::get<FloatFormat<double>>(format_)(load<double>(p));
+    return pad_left(integer_str(p), width_);
+  }
+
+ private:
+  template <class T>
+  static T load(const std::byte* p) {
+    T x;
+    std::memcpy(&x, p, sizeof x);
+    return x;
+  }
+  std::string integer_str(const std::byte* p) const {
+    Scalar s = Scalar::load(p, dtype_);
+    return is_unsigned_integer(dtype_) ? std::to_string(s.v.u) : std::to_string(s.v.i);
+  }
+
+  DType dtype_;
+  std::string true_str_;
+  std::size_t width_ = 0;
+  std::variant<std::monostate, FloatFormat<float>, FloatFormat<double>> format_;
+};
+
+// ---- layout ---------------------------------------------------------------------------
+
+std::string rstrip(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
+  return s;
+}
+
+// A host array of the elements shown: along each axis longer than 2*edge, the first and
+// last `edge` only. Only those parts of a device array are copied to the host.
+NDArray summarize(const NDArray& a, int edge, int from_axis) {
+  for (int k = from_axis; k < a.ndim(); ++k) {
+    const std::int64_t n = a.shape()[k];
+    if (n <= 2 * edge) continue;
+    std::vector<IndexItem> head(k + 1, Slice{}), tail(k + 1, Slice{});
+    head[k] = Slice{std::nullopt, edge, 1};
+    tail[k] = Slice{n - edge, std::nullopt, 1};
+    Shape shape = a.shape();
+    for (int j = k; j < a.ndim(); ++j) shape[j] = std::min<std::int64_t>(shape[j], 2 * edge);
+    NDArray out = NDArray::empty(shape, a.dtype(), Device::cpu());
+    std::vector<IndexItem> lo(k + 1, Slice{}), hi(k + 1, Slice{});
+    lo[k] = Slice{std::nullopt, edge, 1};
+    hi[k] = Slice{edge, std::nullopt, 1};
+    out.index(lo).assign(summarize(a.index(head), edge, k + 1));
+    out.index(hi).assign(summarize(a.index(tail), edge, k + 1));
+    return out;
+  }
+  return a.to(Device::cpu());
+}
+
+// numpy's _formatArray.
+class Layout {
+ public:
+  Layout(const NDArray& shown, const Shape& shape, bool summary, const PrintOptions& options,
+         std::string separator)
+      : shown_(shown), shape_(shape), summary_(summary), edge_(options.edgeitems),
+        separator_(std::move(separator)), format_(shown, options.precision) {}
+
+  std::string recurse(std::vector<std::int64_t>& index, const std::string& hanging, int width) {
+    const std::size_t axis = index.size();
+    const std::size_t axes_left = shape_.size() - axis;
+    if (axes_left == 0) return format_(element(index));
+    const std::string next_hanging = hanging + " ";
+    const int next_width = width - 1;  // room for the ']'
+    const std::int64_t len = shape_[axis];
+    const bool show_summary = summary_ && 2 * edge_ < len;
+    const std::int64_t leading = show_summary ? edge_ : 0;
+    const std::int64_t trailing = show_summary ? edge_ : len;
+    std::string s;
+    auto item = [&](std::int64_t i) {
+      index.push_back(i);
+      std::string r = recurse(index, next_hanging, next_width);
+      index.pop_back();
+      return r;
+    };
+    if (axes_left == 1) {
+      const int elem_width = width - std::max<int>(static_cast<int>(rstrip(separator_).size()), 1);
+      std::string line = hanging;
+      auto extend = [&](const std::string& word) {
+        bool wrap = static_cast<int>(line.size() + word.size()) > elem_width;
+        if (line.size() <= hanging.size()) wrap = false;  // wrapping would not help
+        if (wrap) {
+          s += rstrip(line) + "\n";
+          line = hanging;
+        }
+        line += word;
+      };
+      for (std::int64_t i = 0; i < leading; ++i) {
+        extend(item(i));
+        line += separator_;
+      }
+      if (show_summary) {
+        extend("...");
+        line += separator_;
+      }
+      for (std::int64_t i = trailing; i > 1; --i) {
+        extend(item(-i));
+        line += separator_;
+      }
+      extend(item(-1));
+      s += line;
+    } else {
+      const std::string line_sep = rstrip(separator_) + std::string(axes_left - 1, '\n');
+      for (std::int64_t i = 0; i < leading; ++i) s += hanging + item(i) + line_sep;
+      if (show_summary) s += hanging + "..." + line_sep;
+      for (std::int64_t i = trailing; i > 1; --i) s += hanging + item(-i) + line_sep;
+      s += hanging + item(-1);
+    }
+    return "[" + s.substr(hanging.size()) + "]";
+  }
+
+ private:
+  // Negative positions count from the end, of the shown elements as of the whole array.
+  const std::byte* element(const std::vector<std::int64_t>& index) const {
+    std::int64_t off = 0;
+    for (std::size_t k = 0; k < index.size(); ++k) {
+      std::int64_t i = index[k] < 0 ? index[k] + shown_.shape()[k] : index[k];
+      off += i * shown_.strides()[k];
+    }
+    return static_cast<const std::byte*>(shown_.data()) + off * static_cast<std::int64_t>(itemsize(shown_.dtype()));
+  }
+
+  const NDArray& shown_;
+  const Shape& shape_;
+  bool summary_;
+  std::int64_t edge_;
+  std::string separator_;
+  ElementFormat format_;
+};
+
+// numpy's array2string for a non-empty array; `suffix_len` is taken off the line width.
+std::string array2string(const NDArray& a, const PrintOptions& options, const std::string& separator,
+                         const std::string& prefix, int suffix_len) {
+  const bool summary = a.size() > options.threshold;
+  NDArray shown = summary ? summarize(a, options.edgeitems, 0) : a.to(Device::cpu());
+  Layout layout(shown, a.shape(), summary, options, separator);
+  std::vector<std::int64_t> index;
+  return layout.recurse(index, " " + std::string(prefix.size(), ' '), options.linewidth - suffix_len);
+}
+
+// float64, int64 and bool are what NumPy leaves out of a repr.
+bool dtype_is_implied(DType t) {
+  return t == DType::Float64 || t == DType::Int64 || t == DType::Bool;
+}
+
+// Positional between 1e-4 and 1e16 (1e6 for float32, as NumPy 2 does), else scientific.
+template <class T>
+std::string float_scalar_str(T x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+  const double m = std::abs(static_cast<double>(x));
+  const double high = std::is_same_v<T, float> ? 1e6 : 1e16;
+  if (m == 0 || (1e-4 <= m && m < high)) {
+    std::string s = chars(x, std::chars_format::fixed);
+    if (s.find('.') == std::string::npos) s += ".0";
+    return s;
+  }
+  return chars(x, std::chars_format::scientific);
+}
+
+}  // namespace
+
+std::string format_scalar(const Scalar& s) {
+  if (s.dtype == DType::Bool) return s.v.b ? "True" : "False";
+  if (s.dtype == DType::Float32) return float_scalar_str(static_cast<float>(s.v.f));
+  if (s.dtype == DType::Float64) return float_scalar_str(s.v.f);
+  return is_unsigned_integer(s.dtype) ? std::to_string(s.v.u) : std::to_string(s.v.i);
+}
+
+std::string format_repr(const NDArray& a, const PrintOptions& options) {
+  const std::string prefix = "array(";
+  const std::string body = a.size() == 0 ? "[]" : array2string(a, options, ", ", prefix, 1);
+  std::vector<std::string> extras;
+  if ((a.size() == 0 && a.shape() != Shape{0}) || a.size() > options.threshold)
+    extras.push_back("shape=" + shape_str(a.shape()));
+  if (!dtype_is_implied(a.dtype()) || a.size() == 0)
+    extras.push_back("dtype=" + std::string(dtype_name(a.dtype())));
+  if (extras.empty()) return prefix + body + ")";
+  const std::string head = prefix + body + ",";
+  std::string tail;
+  for (const auto& e : extras) tail += (tail.empty() ? "" : ", ") + e;
+  tail += ")";
+  const auto nl = head.rfind('\n');
+  const std::size_t last_line = head.size() - (nl == std::string::npos ? 0 : nl + 1);
+  // The extras go on a new line when they would run past the line width.
+  const bool wrap = static_cast<int>(last_line + tail.size() + 1) > options.linewidth;
+  return head + (wrap ? "\n" + std::string(prefix.size(), ' ') : " ") + tail;
+}
+
+std::string format_str(const NDArray& a, const PrintOptions& options) {
+  if (a.ndim() == 0) return format_scalar(a.get({}));
+  if (a.size() == 0) return "[]";
+  return array2string(a, options, " ", "", 0);
+}
+
+}  // namespace luda
