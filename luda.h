@@ -1,0 +1,17 @@
+// luda for C++ hosts: one include brings the runtime (devices, streams, memory, ndarray,
+// launches), raw CUDA kernels, and the Lua module. Open the module in a lua_State with
+//   luaL_requiref(L, "luda", luaopen_luda, 0);
+#pragma once
+
+#include "runtime/error.h"
+#include "runtime/dtype.h"
+#include "runtime/driver.h"
+#include "runtime/device.h"
+#include "runtime/stream.h"
+#include "runtime/memory.h"
+#include "runtime/launch.h"
+#include "runtime/ndarray.h"
+#include "jit/nvrtc.h"
+#include "jit/kernel_params.h"
+#include "jit/raw_module.h"
+#include "stdlib/module.h"

@@ -1,0 +1,291 @@
+// The ndarray userdata: fields (shape, strides, dtype, ndim, size, device, T, itemsize,
+// nbytes), 0-based element indexing x[i] (a number for 1-D, a view for N-d), #x, tostring
+// (NumPy's repr; a CUDA array prints the same repr, as CuPy does), and the methods get,
+// copy_to_host, to, totable, item, reshape, transpose, slice, copy, astype, fill.
+#include <cstring>
+#include <vector>
+
+#include "stdlib/bindings.h"
+#include "stdlib/slice_syntax.h"
+
+namespace luda::lua {
+namespace {
+
+// An index key: an integer, or a float with an integral value.
+std::int64_t index_key(lua_State* L, int idx) {
+  int isnum = 0;
+  lua_Integer i = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &isnum) : 0;
+  if (!isnum)
+    fail("ndarray index must be an integer (0-based) or a field name, got {}", describe(L, idx));
+  return i;
+}
+
+std::optional<Stream> stream_arg(lua_State* L, int arg, std::string_view fname) {
+  check_options(L, arg, fname, {"stream"});
+  return stream_option(L, arg, fname);
+}
+
+// x:get({stream=}) and x:copy_to_host({stream=}): a C-contiguous copy on the cpu.
+int l_get(lua_State* L) {
+  NDArray& a = check_array(L, 1, "get");
+  std::optional<Stream> s = stream_arg(L, 2, "get");
+  push_array(L, a.copy(Device::cpu(), s ? &*s : nullptr));
+  return 1;
+}
+
+// x:to(device, {stream=}): x itself when already there, else a copy.
+int l_to(lua_State* L) {
+  NDArray& a = check_array(L, 1, "to");
+  if (is_none_or_nil(L, 2)) type_error(L, 2, "to", "device");
+  Device d = to_device_spec(L, 2, "to", "device");
+  std::optional<Stream> s = stream_arg(L, 3, "to");
+  push_array(L, a.to(d, s ? &*s : nullptr));
+  return 1;
+}
+
+void push_elements(lua_State* L, const NDArray& a, const std::byte* data, std::size_t depth,
+                   std::size_t& cursor) {
+  if (depth == a.shape().size()) {
+    push_scalar_value(L, Scalar::load(data + cursor, a.dtype()));
+    cursor += itemsize(a.dtype());
+    return;
+  }
+  std::int64_t n = a.shape()[depth];
+  lua_createtable(L, static_cast<int>(n), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    push_elements(L, a, data, depth + 1, cursor);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+// x:totable(): 1-based nested tables (a plain value for a 0-d array).
+int l_totable(lua_State* L) {
+  NDArray& a = check_array(L, 1, "totable");
+  std::vector<std::byte> bytes = a.to_host_bytes();
+  if (!lua_checkstack(L, a.ndim() + 8)) fail("totable: Lua stack overflow");
+  std::size_t cursor = 0;
+  push_elements(L, a, bytes.data(), 0, cursor);
+  return 1;
+}
+
+// x:item(): the one element of a size-1 array as a Lua value.
+int l_item(lua_State* L) {
+  NDArray& a = check_array(L, 1, "item");
+  if (a.size() != 1)
+    fail("item: the array has {} elements; item() reads an array of exactly one (use x:totable())", a.size());
+  std::vector<std::byte> bytes = a.to_host_bytes();
+  push_scalar_value(L, Scalar::load(bytes.data(), a.dtype()));
+  return 1;
+}
+
+// Integers given either as one sequence table at `first` or as the arguments from `first` on.
+std::vector<std::int64_t> int_list(lua_State* L, int first, std::string_view fname, std::string_view what) {
+  std::vector<std::int64_t> out;
+  if (lua_type(L, first) == LUA_TTABLE) {
+    if (!lua_isnone(L, first + 1))
+      arg_error(L, first + 1, fname, fmt::format("give the {} as one table or as numbers, not both", what));
+    auto n = static_cast<int>(lua_rawlen(L, first));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, first, i);
+      std::int64_t v = to_integer(L, -1, fname, fmt::format("{}[{}]", what, i));
+      lua_pop(L, 1);
+      out.push_back(v);
+    }
+    return out;
+  }
+  for (int i = first; i <= lua_gettop(L); ++i) {
+    if (lua_type(L, i) != LUA_TNUMBER) type_error(L, i, fname, "integer");
+    out.push_back(check_integer(L, i, fname));
+  }
+  return out;
+}
+
+// x:reshape(shape) or x:reshape(d1, d2, ...); -1 infers one extent.
+int l_reshape(lua_State* L) {
+  NDArray& a = check_array(L, 1, "reshape");
+  if (lua_isnone(L, 2)) type_error(L, 2, "reshape", "shape");
+  push_array(L, a.reshape(int_list(L, 2, "reshape", "shape")));
+  return 1;
+}
+
+// x:transpose() reverses the axes; x:transpose(2, 1) or x:transpose({2, 1}) permutes them.
+// Axes are 1-based like every Lua position (-1 is the last).
+int l_transpose(lua_State* L) {
+  NDArray& a = check_array(L, 1, "transpose");
+  std::vector<std::int64_t> given = int_list(L, 2, "transpose", "axes");
+  std::vector<int> axes;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    std::int64_t ax = given[i];
+    if (ax == 0 || ax > a.ndim() || ax < -a.ndim())
+      fail("transpose: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)",
+           ax, a.ndim(), a.ndim());
+    axes.push_back(static_cast<int>(ax > 0 ? ax - 1 : ax));
+  }
+  push_array(L, a.transpose(axes));
+  return 1;
+}
+
+// x:slice(item, ...): each item an integer index (0-based, drops the axis) or a table
+// {start, stop, step} (nil parts take the ends), or one NumPy-style string "1:5, ::2".
+int l_slice(lua_State* L) {
+  NDArray& a = check_array(L, 1, "slice");
+  int top = lua_gettop(L);
+  std::vector<IndexItem> items;
+  if (top == 2 && lua_type(L, 2) == LUA_TSTRING) {
+    items = parse_index_string(lua_tostring(L, 2), a.ndim());
+  } else {
+    for (int i = 2; i <= top; ++i) {
+      if (lua_type(L, i) == LUA_TNUMBER) {
+        items.emplace_back(check_integer(L, i, "slice"));
+      } else if (lua_type(L, i) == LUA_TTABLE) {
+        Slice s;
+        std::optional<std::int64_t> parts[3];
+        for (int k = 0; k < 3; ++k) {
+          lua_rawgeti(L, i, k + 1);
+          if (!lua_isnil(L, -1))
+            parts[k] = to_integer(L, -1, "slice", fmt::format("{}[{}] of argument #{}",
+                                                              k == 0 ? "start" : k == 1 ? "stop" : "step",
+                                                              k + 1, i - 1));
+          lua_pop(L, 1);
+        }
+        s.start = parts[0];
+        s.stop = parts[1];
+        if (parts[2]) {
+          if (*parts[2] == 0) fail("slice: slice step cannot be zero (argument #{})", i - 1);
+          s.step = *parts[2];
+        }
+        items.emplace_back(s);
+      } else if (lua_type(L, i) == LUA_TSTRING) {
+        arg_error(L, i, "slice", "a slice string must be the only argument, as in x:slice(\"1:5, ::2\")");
+      } else {
+        type_error(L, i, "slice", "integer, {start, stop, step} table or slice string");
+      }
+    }
+  }
+  push_array(L, a.index(items));
+  return 1;
+}
+
+int l_copy(lua_State* L) {
+  NDArray& a = check_array(L, 1, "copy");
+  push_array(L, a.copy());
+  return 1;
+}
+
+int l_astype(lua_State* L) {
+  NDArray& a = check_array(L, 1, "astype");
+  push_array(L, a.astype(check_dtype(L, 2, "astype")));
+  return 1;
+}
+
+// x:fill(v): every element set to v (converted to x's dtype); returns x.
+int l_fill(lua_State* L) {
+  NDArray& a = check_array(L, 1, "fill");
+  a.fill(to_scalar(L, 2, a.dtype(), "fill", ""));
+  lua_settop(L, 1);
+  return 1;
+}
+
+void push_field(lua_State* L, const NDArray& a, std::string_view key, int methods) {
+  if (key == "shape") return push_int_sequence(L, a.shape().data(), a.shape().size());
+  if (key == "strides") return push_int_sequence(L, a.strides().data(), a.strides().size());
+  if (key == "dtype") return (void)lua_pushstring(L, std::string(dtype_name(a.dtype())).c_str());
+  if (key == "ndim") return lua_pushinteger(L, a.ndim());
+  if (key == "size") return lua_pushinteger(L, a.size());
+  if (key == "itemsize") return lua_pushinteger(L, static_cast<lua_Integer>(itemsize(a.dtype())));
+  if (key == "nbytes") return lua_pushinteger(L, static_cast<lua_Integer>(a.nbytes()));
+  if (key == "device") return (void)lua_pushstring(L, a.device().str().c_str());
+  if (key == "T") return push_array(L, a.transpose());
+  lua_pushlstring(L, key.data(), key.size());
+  if (lua_rawget(L, methods) != LUA_TNIL) return;
+  lua_pop(L, 1);
+  fail("ndarray has no field or method '{}'", key);
+}
+
+// __index (upvalue 1: the methods table)
+int l_index(lua_State* L) {
+  NDArray& a = check_array(L, 1, "index");
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    push_field(L, a, lua_tostring(L, 2), lua_upvalueindex(1));
+    return 1;
+  }
+  std::int64_t i = index_key(L, 2);
+  if (a.ndim() == 1) {
+    std::int64_t at[1] = {i};
+    push_scalar_value(L, a.get(at));
+  } else {
+    push_array(L, a.at(i));
+  }
+  return 1;
+}
+
+// __newindex: x[i] = v. 1-D: v a number; N-d: a number fills the row x[i], an ndarray or
+// a nested table is assigned to it (broadcasting as NumPy).
+int l_newindex(lua_State* L) {
+  NDArray& a = check_array(L, 1, "index assignment");
+  if (lua_type(L, 2) == LUA_TSTRING)
+    fail("cannot set field '{}': an ndarray's fields are read-only (reshape with x:reshape, change the dtype with x:astype)",
+         lua_tostring(L, 2));
+  std::int64_t i = index_key(L, 2);
+  std::string fname = fmt::format("x[{}] = v", i);
+  if (a.ndim() == 1) {
+    std::int64_t at[1] = {i};
+    a.set(at, to_scalar(L, 3, a.dtype(), fname, ""));
+    return 0;
+  }
+  NDArray row = a.at(i);
+  if (NDArray* src = test_array(L, 3)) {
+    row.assign(*src);
+  } else if (lua_type(L, 3) == LUA_TTABLE) {
+    row.assign(array_from_table(L, 3, a.dtype(), Device::cpu(), fname));
+  } else {
+    row.fill(to_scalar(L, 3, a.dtype(), fname, ""));
+  }
+  return 0;
+}
+
+int l_len(lua_State* L) {
+  NDArray& a = check_array(L, 1, "length");
+  if (a.ndim() == 0) fail("#x of a 0-d array: it has no first dimension (read its value with x:item())");
+  lua_pushinteger(L, a.shape()[0]);
+  return 1;
+}
+
+int l_tostring(lua_State* L) {
+  NDArray& a = check_array(L, 1, "tostring");
+  std::string text = a.repr();
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+}  // namespace
+
+void push_array(lua_State* L, NDArray a) { push_object<NDArray>(L, kArrayType, std::move(a)); }
+
+void open_arrays(lua_State* L) {
+  static const luaL_Reg methods[] = {
+      {"get", trampoline<l_get>},
+      {"copy_to_host", trampoline<l_get>},
+      {"to", trampoline<l_to>},
+      {"totable", trampoline<l_totable>},
+      {"item", trampoline<l_item>},
+      {"reshape", trampoline<l_reshape>},
+      {"transpose", trampoline<l_transpose>},
+      {"slice", trampoline<l_slice>},
+      {"copy", trampoline<l_copy>},
+      {"astype", trampoline<l_astype>},
+      {"fill", trampoline<l_fill>},
+      {nullptr, nullptr},
+  };
+  static const luaL_Reg meta[] = {
+      {"__newindex", trampoline<l_newindex>},
+      {"__len", trampoline<l_len>},
+      {"__tostring", trampoline<l_tostring>},
+      {"__gc", gc_object<NDArray>},
+      {"__close", gc_object<NDArray>},
+      {nullptr, nullptr},
+  };
+  new_metatable_with_index(L, kArrayType, meta, methods, trampoline<l_index>);
+}
+
+}  // namespace luda::lua

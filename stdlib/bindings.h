@@ -1,0 +1,56 @@
+// What the binding files of the `luda` module share. Each open_* adds its functions to the
+// module table on top of the stack and registers its metatables.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "runtime/ndarray.h"
+#include "runtime/stream.h"
+#include "stdlib/lua_support.h"
+
+namespace luda::lua {
+
+void open_scalars(lua_State* L);             // scalar_bindings.cpp
+void open_arrays(lua_State* L);              // array_bindings.cpp
+void open_array_constructors(lua_State* L);  // array_constructors.cpp
+void open_devices(lua_State* L);             // device_bindings.cpp
+void open_kernels(lua_State* L);             // kernel_bindings.cpp
+
+// ---- arrays -------------------------------------------------------------------------
+
+void push_array(lua_State* L, NDArray a);
+inline NDArray* test_array(lua_State* L, int idx) { return test_object<NDArray>(L, idx, kArrayType); }
+inline NDArray& check_array(lua_State* L, int arg, std::string_view fname) {
+  return check_object<NDArray>(L, arg, kArrayType, fname);
+}
+
+// An array built from the nested Lua table at idx (a sequence of sequences for N-d), with
+// `dtype` or, when nullopt, the inferred one (bools -> bool, all integers -> int64, any
+// float -> float64). Errors name the position: "ragged nested table: t[2] has 3 elements
+// but t[1] has 2".
+NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Device device,
+                         std::string_view fname);
+
+// ---- scalars ------------------------------------------------------------------------
+
+// The Lua value at idx (number, boolean or typed scalar) as a value of `dtype`: integers
+// must fit ("300 does not fit in int8 (-128 to 127)"), floats convert as C does
+// (truncation toward zero). `what` names the value in errors.
+Scalar to_scalar(lua_State* L, int idx, DType dtype, std::string_view fname, std::string_view what);
+// The dtype NumPy gives a Python scalar of this kind: boolean -> bool, integer -> int64,
+// float -> float64, typed scalar -> its dtype; nullopt for anything else.
+std::optional<DType> natural_dtype(lua_State* L, int idx);
+// Pushes a Lua value: boolean, integer (integer dtypes; uint64 past maxinteger becomes a
+// float), or float.
+void push_scalar_value(lua_State* L, const Scalar& s);
+inline Scalar* test_scalar(lua_State* L, int idx) { return test_object<Scalar>(L, idx, kScalarType); }
+
+// ---- devices and streams ------------------------------------------------------------
+
+void push_device(lua_State* L, Device d);
+inline Stream* test_stream(lua_State* L, int idx) { return test_object<Stream>(L, idx, kStreamType); }
+// The `stream` option of the options table at arg (nullopt when absent).
+std::optional<Stream> stream_option(lua_State* L, int arg, std::string_view fname);
+
+}  // namespace luda::lua

@@ -1,0 +1,297 @@
+// Raw CUDA kernels, as CuPy's RawKernel and RawModule:
+//   local k = luda.raw_kernel(source, "add", {options = {"-DN=4"}})
+//   k(grid, block, {x, y, out, n}, {shared_mem = 0, stream = s})
+//   local m = luda.raw_module(source); local f = m:get_function("sum_ker")
+// grid and block are numbers or tables of 1 to 3 numbers. Arguments are arrays (their
+// device pointer), Lua integers and floats, booleans, and typed scalars; jit/raw_module
+// checks and converts them against the kernel's parameter list.
+#include <climits>
+#include <memory>
+#include <vector>
+
+#include "jit/raw_module.h"
+#include "runtime/driver.h"
+#include "stdlib/bindings.h"
+
+namespace luda::lua {
+namespace {
+
+using KernelRef = std::shared_ptr<jit::RawKernel>;
+using ModuleRef = std::shared_ptr<jit::RawModule>;
+
+constexpr const char* kLaunchSyntax = "launch as k(grid, block, {args...}, {shared_mem=, stream=})";
+
+KernelRef& check_kernel(lua_State* L, int arg, std::string_view fname) {
+  return check_object<KernelRef>(L, arg, kKernelType, fname);
+}
+ModuleRef& check_module(lua_State* L, int arg, std::string_view fname) {
+  return check_object<ModuleRef>(L, arg, kModuleType, fname);
+}
+
+// {options = {"-DN=4", ...}} at arg: NVRTC options as given.
+std::vector<std::string> compile_options(lua_State* L, int arg, std::string_view fname) {
+  check_options(L, arg, fname, {"options"});
+  std::vector<std::string> out;
+  int type = push_option(L, arg, "options");
+  if (type == LUA_TTABLE) {
+    auto n = static_cast<int>(lua_rawlen(L, -1));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (lua_type(L, -1) != LUA_TSTRING)
+        fail("{}: options[{}] must be a string (an NVRTC option such as \"-DN=4\"), got {}", fname, i,
+             describe(L, -1));
+      out.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  } else if (type != LUA_TNIL) {
+    fail("{}: option 'options' must be a table of strings, got {}", fname, describe(L, -1));
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+// "sm_90", "compute_90" or 90 -> 90; else the current CUDA device's architecture.
+int arch_option(lua_State* L, int arg, std::string_view fname) {
+  int type = push_option(L, arg, "arch");
+  int arch = 0;
+  if (type == LUA_TSTRING) {
+    std::string_view text = lua_tostring(L, -1);
+    std::string_view digits = text.starts_with("sm_") ? text.substr(3)
+                              : text.starts_with("compute_") ? text.substr(8) : std::string_view{};
+    for (char c : digits) arch = (c >= '0' && c <= '9' && arch < 10000) ? arch * 10 + (c - '0') : -1;
+    if (digits.empty() || arch <= 0)
+      fail("{}: option 'arch' must look like \"sm_90\", got '{}'", fname, text);
+  } else if (type == LUA_TNUMBER) {
+    arch = static_cast<int>(to_integer(L, -1, fname, "option 'arch'"));
+  } else if (type != LUA_TNIL) {
+    fail("{}: option 'arch' must look like \"sm_90\", got {}", fname, describe(L, -1));
+  }
+  lua_pop(L, 1);
+  if (arch) return arch;
+  Device d = current_device();
+  if (d.is_cpu()) {
+    std::string reason;
+    driver::available(&reason);
+    fail("{}: no CUDA device to take the architecture from ({}); name one: {{arch=\"sm_90\"}}", fname,
+         reason.empty() ? "the current device is cpu" : reason);
+  }
+  const DeviceProperties& p = cuda_properties(d.index);
+  return p.major * 10 + p.minor;
+}
+
+// :inspect("cuda") -> the source; :inspect("ptx", {arch=}) -> PTX compiled by NVRTC.
+int inspect(lua_State* L, const jit::RawModule& module, std::string_view fname) {
+  std::string_view what = check_string(L, 2, fname);
+  int opts = lua_type(L, 3) == LUA_TTABLE || lua_isnoneornil(L, 3) ? 3 : 4;
+  check_options(L, opts, fname, {"arch"});
+  if (what == "cuda") {
+    lua_pushlstring(L, module.source().data(), module.source().size());
+    return 1;
+  }
+  if (what == "ptx") {
+    jit::CompiledProgram p = module.compile_for(arch_option(L, opts, fname), /*cubin=*/false);
+    std::string_view ptx = p.image;
+    while (!ptx.empty() && ptx.back() == '\0') ptx.remove_suffix(1);
+    lua_pushlstring(L, ptx.data(), ptx.size());
+    return 1;
+  }
+  arg_error(L, 2, fname, fmt::format("unknown kind '{}'; expected \"cuda\" or \"ptx\"", what));
+}
+
+// luda.raw_kernel(source, name, {options=})
+int l_raw_kernel(lua_State* L) {
+  std::string_view source = check_string(L, 1, "raw_kernel");
+  std::string_view name = check_string(L, 2, "raw_kernel");
+  std::vector<std::string> options = compile_options(L, 3, "raw_kernel");
+  // Through the module, whose get_function reports a name the source visibly lacks.
+  ModuleRef module = jit::RawModule::create(std::string(source), std::move(options));
+  push_object<KernelRef>(L, kKernelType, module->get_function(std::string(name)));
+  return 1;
+}
+
+// luda.raw_module(source, {options=})
+int l_raw_module(lua_State* L) {
+  std::string_view source = check_string(L, 1, "raw_module");
+  std::vector<std::string> options = compile_options(L, 2, "raw_module");
+  push_object<ModuleRef>(L, kModuleType, jit::RawModule::create(std::string(source), std::move(options)));
+  return 1;
+}
+
+// grid or block: a number or a table of 1 to 3 numbers, each an integer of at least 1.
+Dim3 read_dim(lua_State* L, int idx, std::string_view kernel, std::string_view what) {
+  std::int64_t v[3] = {1, 1, 1};
+  int n = 0;
+  auto integer = [&](int at, std::string_view label) {
+    int isnum = 0;
+    lua_Integer x = lua_tointegerx(L, at, &isnum);
+    if (!isnum || lua_type(L, at) != LUA_TNUMBER)
+      fail("raw_kernel '{}': {} must be an integer, got {}", kernel, label, describe(L, at));
+    return static_cast<std::int64_t>(x);
+  };
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    v[0] = integer(idx, what);
+    n = 1;
+  } else if (lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) >= 1 && lua_rawlen(L, idx) <= 3) {
+    n = static_cast<int>(lua_rawlen(L, idx));
+    for (int i = 0; i < n; ++i) {
+      lua_rawgeti(L, idx, i + 1);
+      v[i] = integer(lua_gettop(L), fmt::format("{}[{}]", what, i + 1));
+      lua_pop(L, 1);
+    }
+  } else {
+    std::string got = lua_type(L, idx) == LUA_TTABLE
+                          ? fmt::format("a table of {}", lua_rawlen(L, idx))
+                          : (lua_isnone(L, idx) ? std::string("no value") : type_name(L, idx));
+    fail("raw_kernel '{}': {} must be a number or a table of 1 to 3 numbers, got {} ({})", kernel, what,
+         got, kLaunchSyntax);
+  }
+  static constexpr char kAxis[3] = {'x', 'y', 'z'};
+  for (int i = 0; i < n; ++i)  // LaunchConfig::validate's text, checked here without a device
+    if (v[i] < 1)
+      fail("raw_kernel '{}': {} dimension {} is {}: each grid and block dimension must be at least 1",
+           kernel, what, kAxis[i], v[i]);
+  Dim3 d;
+  d.x = v[0];
+  d.y = v[1];
+  d.z = v[2];
+  d.ndim = n;
+  return d;
+}
+
+// k(grid, block, {args...}, {shared_mem=, stream=})
+int l_kernel_call(lua_State* L) {
+  jit::RawKernel& k = *check_kernel(L, 1, "raw_kernel");
+  const std::string& name = k.name();
+  LaunchConfig config;
+  config.grid = read_dim(L, 2, name, "grid");
+  config.block = read_dim(L, 3, name, "block");
+  if (lua_type(L, 4) != LUA_TTABLE)
+    fail("raw_kernel '{}': the arguments must be a table {{x, y, ...}}, got {} ({})", name,
+         lua_isnone(L, 4) ? "no value" : type_name(L, 4), kLaunchSyntax);
+  if (!is_none_or_nil(L, 5)) {
+    if (lua_type(L, 5) != LUA_TTABLE)
+      fail("raw_kernel '{}': the launch options must be a table {{shared_mem=, stream=}}, got {} ({})", name,
+           type_name(L, 5), kLaunchSyntax);
+    std::string key = unknown_option(L, 5, {"shared_mem", "stream"});
+    if (!key.empty())
+      fail("raw_kernel '{}': unknown launch option {}; expected shared_mem, stream", name, key);
+  }
+  if (push_option(L, 5, "shared_mem") != LUA_TNIL) {
+    std::int64_t bytes = to_integer(L, -1, fmt::format("raw_kernel '{}'", name), "option 'shared_mem'");
+    if (bytes < 0 || bytes > UINT_MAX)
+      fail("raw_kernel '{}': option 'shared_mem' is {} bytes; it must be between 0 and {}", name, bytes,
+           UINT_MAX);
+    config.shared_mem = static_cast<unsigned>(bytes);
+  }
+  lua_pop(L, 1);
+  std::optional<Stream> stream = stream_option(L, 5, fmt::format("raw_kernel '{}'", name));
+  if (stream) config.stream = stream->handle();
+
+  // The args table stays on the stack through the launch, so every array it holds lives.
+  auto n = static_cast<int>(lua_rawlen(L, 4));
+  std::vector<jit::KernelArg> args;
+  args.reserve(static_cast<std::size_t>(n));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, 4, i);
+    int type = lua_type(L, -1);
+    if (NDArray* a = test_array(L, -1)) {  // its device and dtype are checked by RawKernel::launch
+      args.push_back(jit::KernelArg::of_array(*a));
+    } else if (Scalar* s = test_scalar(L, -1)) {
+      args.push_back(jit::KernelArg::of_typed(*s));
+    } else if (type == LUA_TNUMBER && lua_isinteger(L, -1)) {
+      args.push_back(jit::KernelArg::of_int(lua_tointeger(L, -1)));
+    } else if (type == LUA_TNUMBER) {
+      args.push_back(jit::KernelArg::of_float(lua_tonumber(L, -1)));
+    } else if (type == LUA_TBOOLEAN) {
+      args.push_back(jit::KernelArg::of_bool(lua_toboolean(L, -1)));
+    } else {
+      fail("raw_kernel '{}': argument {} is {}; pass arrays, numbers, booleans or typed scalars "
+           "(luda.int32(v))", name, i, type == LUA_TNIL ? "nil" : "a " + type_name(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  k.launch(config, args);
+  return 0;
+}
+
+int l_kernel_index(lua_State* L) {
+  jit::RawKernel& k = *check_kernel(L, 1, "index");
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    std::string_view key = lua_tostring(L, 2);
+    if (key == "name") return lua_pushlstring(L, k.name().data(), k.name().size()), 1;
+    if (key == "source") {
+      const std::string& s = k.raw_module()->source();
+      return lua_pushlstring(L, s.data(), s.size()), 1;
+    }
+  }
+  fail("raw_kernel has no field {} (fields: name, source; method: inspect)", describe(L, 2));
+}
+
+int l_kernel_inspect(lua_State* L) {
+  return inspect(L, *check_kernel(L, 1, "inspect")->raw_module(), "inspect");
+}
+
+int l_kernel_tostring(lua_State* L) {
+  std::string text = fmt::format("<raw_kernel '{}'>", check_kernel(L, 1, "tostring")->name());
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+int l_module_get_function(lua_State* L) {
+  ModuleRef& m = check_module(L, 1, "get_function");
+  std::string_view name = check_string(L, 2, "get_function");
+  push_object<KernelRef>(L, kKernelType, m->get_function(std::string(name)));
+  return 1;
+}
+
+int l_module_inspect(lua_State* L) { return inspect(L, *check_module(L, 1, "inspect"), "inspect"); }
+
+int l_module_index(lua_State* L) {
+  ModuleRef& m = check_module(L, 1, "index");
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    if (std::string_view(lua_tostring(L, 2)) == "source")
+      return lua_pushlstring(L, m->source().data(), m->source().size()), 1;
+  }
+  fail("raw_module has no field {} (field: source; methods: get_function, inspect)", describe(L, 2));
+}
+
+
+}  // namespace
+
+void open_kernels(lua_State* L) {
+  static const luaL_Reg kernel_meta[] = {
+      {"__call", trampoline<l_kernel_call>},
+      {"__tostring", trampoline<l_kernel_tostring>},
+      {"__gc", gc_object<KernelRef>},
+      {nullptr, nullptr},
+  };
+  static const luaL_Reg kernel_methods[] = {
+      {"inspect", trampoline<l_kernel_inspect>},
+      {nullptr, nullptr},
+  };
+  new_metatable_with_index(L, kKernelType, kernel_meta, kernel_methods, trampoline<l_kernel_index>);
+  static const luaL_Reg module_meta[] = {
+      {"__gc", gc_object<ModuleRef>},
+      {nullptr, nullptr},
+  };
+  static const luaL_Reg module_methods[] = {
+      {"get_function", trampoline<l_module_get_function>},
+      {"inspect", trampoline<l_module_inspect>},
+      {nullptr, nullptr},
+  };
+  new_metatable_with_index(L, kModuleType, module_meta, module_methods, trampoline<l_module_index>);
+  static const luaL_Reg funcs[] = {
+      {"raw_kernel", trampoline<l_raw_kernel>},
+      {"raw_module", trampoline<l_raw_module>},
+      {nullptr, nullptr},
+  };
+  luaL_setfuncs(L, funcs, 0);
+}
+
+}  // namespace luda::lua

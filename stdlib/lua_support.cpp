@@ -1,0 +1,276 @@
+#include "stdlib/lua_support.h"
+
+#include <cmath>
+#include <cstring>
+#include <exception>
+
+#include "runtime/driver.h"
+
+namespace luda::lua {
+namespace {
+
+// Where a caught exception's text waits while the catch block unwinds: static storage,
+// so that nothing on the C++ stack is alive when the Lua error is raised.
+thread_local std::string t_error_message;
+
+void push_error(lua_State* L) {
+  luaL_where(L, 1);  // the calling Lua function's "file:line:", as luaL_error does
+  lua_pushlstring(L, t_error_message.data(), t_error_message.size());
+  lua_concat(L, 2);
+}
+
+}  // namespace
+
+int call_protected(lua_State* L, Impl impl) noexcept {
+  bool failed = false;
+  try {
+    return impl(L);
+  } catch (const std::bad_alloc&) {
+    t_error_message.assign("not enough memory");
+    failed = true;
+  } catch (const std::exception& e) {
+    // luda::Error and InternalError carry their full message; anything else is a bug in
+    // luda, reported rather than crashing the host.
+    try {
+      t_error_message.assign(e.what());
+    } catch (...) {
+      t_error_message.clear();
+    }
+    failed = true;
+  } catch (...) {
+    t_error_message.assign("internal error: unknown C++ exception");
+    failed = true;
+  }
+  if (failed) push_error(L);
+  return kRethrow;
+}
+
+std::string type_name(lua_State* L, int idx) {
+  if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {  // raw access to a metatable
+    std::string name = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return name;
+  }
+  if (lua_type(L, idx) == LUA_TNUMBER) return "number";
+  if (lua_type(L, idx) == LUA_TLIGHTUSERDATA) return "light userdata";
+  return luaL_typename(L, idx);
+}
+
+std::string describe(lua_State* L, int idx) {
+  switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) return std::to_string(lua_tointeger(L, idx));
+      return fmt::format("{}", lua_tonumber(L, idx));
+    case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? "true" : "false";
+    case LUA_TSTRING: {
+      std::size_t n = 0;
+      const char* s = lua_tolstring(L, idx, &n);
+      return fmt::format("'{}'", std::string_view(s, n));
+    }
+    default: return type_name(L, idx);
+  }
+}
+
+[[noreturn]] void arg_error(lua_State* L, int arg, std::string_view fname, std::string_view msg) {
+  lua_Debug ar;
+  if (lua_getstack(L, 0, &ar)) {
+    lua_getinfo(L, "n", &ar);
+    if (ar.namewhat && std::strcmp(ar.namewhat, "method") == 0) {
+      --arg;  // x:f(a): `a` is argument #1, as Lua counts
+      if (arg == 0) fail("calling '{}' on bad self ({})", fname, msg);
+    }
+  }
+  fail("bad argument #{} to '{}' ({})", arg, fname, msg);
+}
+
+[[noreturn]] void type_error(lua_State* L, int arg, std::string_view fname, std::string_view expected) {
+  std::string got = lua_isnone(L, arg) ? "no value" : type_name(L, arg);
+  arg_error(L, arg, fname, fmt::format("{} expected, got {}", expected, got));
+}
+
+bool is_none_or_nil(lua_State* L, int idx) { return lua_type(L, idx) <= LUA_TNIL; }
+
+std::int64_t to_integer(lua_State* L, int idx, std::string_view fname, std::string_view what) {
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    int isnum = 0;
+    lua_Integer v = lua_tointegerx(L, idx, &isnum);
+    if (isnum) return v;
+    fail("{}: {} must be an integer, got {}", fname, what, describe(L, idx));
+  }
+  fail("{}: {} must be an integer, got {}", fname, what, describe(L, idx));
+}
+
+std::int64_t check_integer(lua_State* L, int arg, std::string_view fname) {
+  int isnum = 0;
+  lua_Integer v = lua_type(L, arg) == LUA_TNUMBER ? lua_tointegerx(L, arg, &isnum) : 0;
+  if (isnum) return v;
+  if (lua_type(L, arg) == LUA_TNUMBER) arg_error(L, arg, fname, "number has no integer representation");
+  type_error(L, arg, fname, "integer");
+}
+
+std::optional<std::int64_t> opt_integer(lua_State* L, int arg, std::string_view fname) {
+  if (is_none_or_nil(L, arg)) return std::nullopt;
+  return check_integer(L, arg, fname);
+}
+
+double check_number(lua_State* L, int arg, std::string_view fname) {
+  if (lua_type(L, arg) != LUA_TNUMBER) type_error(L, arg, fname, "number");
+  return lua_tonumber(L, arg);
+}
+
+std::string_view check_string(lua_State* L, int arg, std::string_view fname) {
+  if (lua_type(L, arg) != LUA_TSTRING) type_error(L, arg, fname, "string");
+  std::size_t n = 0;
+  const char* s = lua_tolstring(L, arg, &n);
+  return {s, n};
+}
+
+void check_table(lua_State* L, int arg, std::string_view fname) {
+  if (lua_type(L, arg) != LUA_TTABLE) type_error(L, arg, fname, "table");
+}
+
+void check_function(lua_State* L, int arg, std::string_view fname) {
+  if (lua_type(L, arg) != LUA_TFUNCTION) type_error(L, arg, fname, "function");
+}
+
+bool dtype_of_constructor(lua_State* L, int idx, DType* out) {
+  if (lua_type(L, idx) != LUA_TFUNCTION) return false;
+  idx = lua_absindex(L, idx);
+  // registry["luda.dtypes"][fn] = dtype number, filled by the scalar bindings.
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "luda.dtypes") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  bool found = lua_isinteger(L, -1);
+  if (found) *out = static_cast<DType>(lua_tointeger(L, -1));
+  lua_pop(L, 2);
+  return found;
+}
+
+std::optional<DType> opt_dtype(lua_State* L, int arg, std::string_view fname) {
+  if (is_none_or_nil(L, arg)) return std::nullopt;
+  if (lua_type(L, arg) == LUA_TSTRING) {
+    std::string_view name = lua_tostring(L, arg);
+    if (auto t = parse_dtype(name)) return *t;
+    arg_error(L, arg, fname,
+              fmt::format("unknown dtype '{}'; expected one of {}", name, dtype_names()));
+  }
+  DType t;
+  if (dtype_of_constructor(L, arg, &t)) return t;
+  type_error(L, arg, fname, "dtype");
+}
+
+DType check_dtype(lua_State* L, int arg, std::string_view fname) {
+  if (auto t = opt_dtype(L, arg, fname)) return *t;
+  type_error(L, arg, fname, "dtype");
+}
+
+std::string unknown_option(lua_State* L, int arg, std::initializer_list<std::string_view> allowed) {
+  arg = lua_absindex(L, arg);
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pop(L, 1);  // the value; the key stays for lua_next
+    bool known = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      std::string_view key = lua_tostring(L, -1);
+      for (auto a : allowed) known = known || a == key;
+    }
+    if (!known) {
+      std::string key = describe(L, -1);
+      lua_pop(L, 1);
+      return key;
+    }
+  }
+  return {};
+}
+
+std::string option_list(std::initializer_list<std::string_view> allowed) {
+  std::string list;
+  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  return list;
+}
+
+bool check_options(lua_State* L, int arg, std::string_view fname,
+                   std::initializer_list<std::string_view> allowed) {
+  if (is_none_or_nil(L, arg)) return false;
+  if (lua_type(L, arg) != LUA_TTABLE) type_error(L, arg, fname, "options table");
+  std::string key = unknown_option(L, arg, allowed);
+  if (!key.empty())
+    arg_error(L, arg, fname, fmt::format("unknown option {}; expected {}", key, option_list(allowed)));
+  return true;
+}
+
+int push_option(lua_State* L, int arg, const char* key) {
+  arg = lua_absindex(L, arg);
+  if (lua_type(L, arg) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  lua_pushstring(L, key);
+  return lua_rawget(L, arg);
+}
+
+Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string_view what) {
+  Device d;
+  if (Device* obj = test_object<Device>(L, idx, kDeviceType)) {
+    d = *obj;
+  } else if (lua_type(L, idx) == LUA_TSTRING) {
+    std::string_view text = lua_tostring(L, idx);
+    if (auto t = text; t != "cpu" && t != "cuda" && !t.starts_with("cuda:"))
+      fail("{}: {} must be \"cpu\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got '{}'",
+           fname, what, text);
+    d = Device::parse(text);
+  } else if (lua_type(L, idx) == LUA_TNUMBER) {
+    std::int64_t i = to_integer(L, idx, fname, what);
+    if (i < 0 || i > 1 << 20) fail("{}: {} {} is not a CUDA ordinal (0, 1, ...)", fname, what, i);
+    d = Device::cuda(static_cast<int>(i));
+  } else {
+    fail("{}: {} must be \"cpu\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got {}",
+         fname, what, type_name(L, idx));
+  }
+  if (d.is_cuda()) require_cuda_device(d.index);
+  return d;
+}
+
+Device device_option(lua_State* L, int arg, std::string_view fname) {
+  push_option(L, arg, "device");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return current_device();
+  }
+  Device d = to_device_spec(L, -1, fname, "option 'device'");
+  lua_pop(L, 1);
+  return d;
+}
+
+void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods) {
+  luaL_newmetatable(L, tname);  // sets __name
+  if (funcs) luaL_setfuncs(L, funcs, 0);
+  if (methods) {
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+  }
+}
+
+void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* funcs,
+                              const luaL_Reg* methods, lua_CFunction index) {
+  new_metatable(L, tname, funcs, nullptr);
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_pushcclosure(L, index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
+void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n) {
+  lua_createtable(L, static_cast<int>(n), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    lua_pushinteger(L, values[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+
+}  // namespace luda::lua

@@ -1,0 +1,160 @@
+// The boundary between Lua and C++. Stock lua5.4 is C: lua_error longjmps. So no longjmp
+// may cross a live C++ object, and no C++ exception may reach Lua. Every lua_CFunction of
+// the module is `trampoline<impl>`: `impl` runs inside try/catch and reports a mistake by
+// throwing luda::Error; the trampoline turns it into a Lua error ("file:line: message")
+// from a frame that holds no C++ object. Inside an impl, read arguments with the readers
+// below (they throw; luaL_check* would longjmp) and use only Lua API calls that cannot
+// raise other than on memory exhaustion (rawget/rawgeti on tables, never lua_gettable).
+#pragma once
+
+#include <lua.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "runtime/device.h"
+#include "runtime/dtype.h"
+#include "runtime/error.h"
+
+namespace luda::lua {
+
+using Impl = int (*)(lua_State*);
+
+// An impl returns this when it has left an error value on top of the stack that must be
+// raised as is (luda.with_device rethrowing the error of the function it called).
+inline constexpr int kRethrow = -1;
+
+// Runs `impl`, catching every C++ exception. Returns impl's result count, or kRethrow with
+// the error value (message prefixed with the caller's position) on top of the stack.
+int call_protected(lua_State* L, Impl impl) noexcept;
+
+template <Impl F>
+int trampoline(lua_State* L) {
+  int n = call_protected(L, F);  // no C++ object lives in this frame
+  if (n == kRethrow) return lua_error(L);
+  return n;
+}
+
+// ---- messages -------------------------------------------------------------------------
+
+// Lua's name for a value's type, using the metatable's __name ("ndarray", "device", ...).
+std::string type_name(lua_State* L, int idx);
+// "2.5", "3", "true", "'text'", or the type name: a short picture of a value for messages.
+std::string describe(lua_State* L, int idx);
+
+// "bad argument #2 to 'zeros' (dtype expected, got number)" as luaL_argerror writes it:
+// argument numbers skip `self` in a method call, and a bad self says "calling 'f' on bad self".
+[[noreturn]] void arg_error(lua_State* L, int arg, std::string_view fname, std::string_view msg);
+[[noreturn]] void type_error(lua_State* L, int arg, std::string_view fname, std::string_view expected);
+
+// ---- argument readers (all throw luda::Error) ----------------------------------------
+
+bool is_none_or_nil(lua_State* L, int idx);
+// An integer, or a float with an integral value ("number has no integer representation").
+std::int64_t check_integer(lua_State* L, int arg, std::string_view fname);
+std::optional<std::int64_t> opt_integer(lua_State* L, int arg, std::string_view fname);
+double check_number(lua_State* L, int arg, std::string_view fname);
+std::string_view check_string(lua_State* L, int arg, std::string_view fname);
+void check_table(lua_State* L, int arg, std::string_view fname);
+void check_function(lua_State* L, int arg, std::string_view fname);
+
+// Converts the Lua value at idx to an integer of a table entry or option; `what` names it in
+// the error ("shape[2]", "option 'shared_mem'").
+std::int64_t to_integer(lua_State* L, int idx, std::string_view fname, std::string_view what);
+
+// A dtype: a name ("float32") or a dtype constructor (luda.float32). nil gives `fallback`;
+// no fallback makes nil an error.
+DType check_dtype(lua_State* L, int arg, std::string_view fname);
+std::optional<DType> opt_dtype(lua_State* L, int arg, std::string_view fname);
+// Whether the value is a dtype constructor function; sets *out.
+bool dtype_of_constructor(lua_State* L, int idx, DType* out);
+
+// An options table: nil/none or a table whose keys are all among `allowed`, else
+// "bad argument #3 to 'zeros' (unknown option 'devce'; expected device)".
+bool check_options(lua_State* L, int arg, std::string_view fname,
+                   std::initializer_list<std::string_view> allowed);
+// The first key of the table at arg that is not among `allowed`, described ("'devce'");
+// empty when all are known.
+std::string unknown_option(lua_State* L, int arg, std::initializer_list<std::string_view> allowed);
+std::string option_list(std::initializer_list<std::string_view> allowed);  // "device, stream"
+// Pushes options[key] (raw) and returns its type; pushes nil when there is no table.
+int push_option(lua_State* L, int arg, const char* key);
+
+// A device: "cpu", "cuda", "cuda:N", a CUDA ordinal, or a device object. CUDA devices are
+// checked to exist (NoDeviceError otherwise).
+Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string_view what);
+// The `device` option of the options table at arg, else current_device().
+Device device_option(lua_State* L, int arg, std::string_view fname);
+
+// ---- userdata ------------------------------------------------------------------------
+
+// Metatable names (also their __name, which error messages show).
+inline constexpr const char* kArrayType = "ndarray";
+inline constexpr const char* kDeviceType = "device";
+inline constexpr const char* kStreamType = "stream";
+inline constexpr const char* kEventType = "event";
+inline constexpr const char* kScalarType = "scalar";
+inline constexpr const char* kKernelType = "raw_kernel";
+inline constexpr const char* kModuleType = "raw_module";
+
+// A C++ object stored in a full userdata. `alive` turns false in __gc, so a resurrected
+// userdata is reported rather than used after destruction.
+template <class T>
+struct Box {
+  T value;
+  bool alive = true;
+};
+
+// Pushes a new userdata holding `value` with the metatable registered under `tname`.
+template <class T>
+T& push_object(lua_State* L, const char* tname, T value) {
+  void* mem = lua_newuserdatauv(L, sizeof(Box<T>), 0);
+  auto* box = new (mem) Box<T>{std::move(value), true};
+  luaL_setmetatable(L, tname);
+  return box->value;
+}
+
+// The object at idx when it is a live userdata of type tname, else nullptr.
+template <class T>
+T* test_object(lua_State* L, int idx, const char* tname) {
+  auto* box = static_cast<Box<T>*>(luaL_testudata(L, idx, tname));
+  if (!box) return nullptr;
+  if (!box->alive) fail("the {} was already freed (closed or garbage-collected)", tname);
+  return &box->value;
+}
+
+template <class T>
+T& check_object(lua_State* L, int arg, const char* tname, std::string_view fname) {
+  if (T* p = test_object<T>(L, arg, tname)) return *p;
+  type_error(L, arg, fname, tname);
+}
+
+// __gc for Box<T>: runs the destructor once.
+template <class T>
+int gc_object(lua_State* L) {
+  auto* box = static_cast<Box<T>*>(lua_touserdata(L, 1));
+  if (box && box->alive) {
+    box->alive = false;
+    box->value.~T();
+  }
+  return 0;
+}
+
+// Creates the metatable `tname` (with __name), sets `funcs` into it, and, when `methods`
+// is given, a methods table as __index. Leaves the metatable on the stack.
+void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods);
+
+// As new_metatable, but __index is `index`, a closure whose upvalue 1 is the methods table
+// (for types with fields as well as methods). Pops the metatable.
+void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* funcs,
+                              const luaL_Reg* methods, lua_CFunction index);
+
+// Pushes a Lua sequence of integers.
+void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n);
+
+}  // namespace luda::lua

@@ -1,0 +1,168 @@
+// Typed scalars: luda.bool, luda.int8 ... luda.float64. Each is a function (value) -> a
+// scalar of that dtype (strong, as numpy.float32(v) is), and is accepted wherever a dtype
+// is expected. tostring gives "luda.float32(2.5)", as NumPy 2 prints np.float32(2.5).
+#include <cmath>
+#include <limits>
+
+#include "stdlib/bindings.h"
+
+namespace luda::lua {
+namespace {
+
+struct IntRange {
+  std::int64_t lo;
+  std::uint64_t hi;
+};
+
+IntRange int_range(DType t) {
+  switch (t) {
+    case DType::Int8: return {INT8_MIN, INT8_MAX};
+    case DType::Int16: return {INT16_MIN, INT16_MAX};
+    case DType::Int32: return {INT32_MIN, INT32_MAX};
+    case DType::Int64: return {INT64_MIN, INT64_MAX};
+    case DType::UInt8: return {0, UINT8_MAX};
+    case DType::UInt16: return {0, UINT16_MAX};
+    case DType::UInt32: return {0, UINT32_MAX};
+    case DType::UInt64: return {0, UINT64_MAX};
+    default: return {0, 1};
+  }
+}
+
+[[noreturn]] void out_of_range(std::string_view fname, std::string_view what, std::string_view value,
+                               DType t) {
+  IntRange r = int_range(t);
+  fail("{}: {}{}{} is out of range for {} ({} to {})", fname, what, what.empty() ? "" : " = ", value,
+       dtype_name(t), r.lo, r.hi);
+}
+
+// Python's repr of a float: the shortest text that reads back, with ".0" on integral values.
+std::string float_text(double x, bool single) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  std::string s = single ? fmt::format("{}", static_cast<float>(x)) : fmt::format("{}", x);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string value_text(const Scalar& s) {
+  if (s.dtype == DType::Bool) return s.v.b ? "true" : "false";
+  if (is_signed_integer(s.dtype)) return std::to_string(s.v.i);
+  if (is_unsigned_integer(s.dtype)) return std::to_string(s.v.u);
+  return float_text(s.v.f, s.dtype == DType::Float32);
+}
+
+int scalar_new(lua_State* L) {
+  auto t = static_cast<DType>(lua_tointeger(L, lua_upvalueindex(1)));
+  Scalar s = to_scalar(L, 1, t, dtype_name(t), "");
+  push_object<Scalar>(L, kScalarType, s);
+  return 1;
+}
+
+int scalar_value(lua_State* L) {
+  push_scalar_value(L, check_object<Scalar>(L, 1, kScalarType, "value"));
+  return 1;
+}
+
+int scalar_index(lua_State* L) {
+  Scalar& s = check_object<Scalar>(L, 1, kScalarType, "index");
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    std::string_view key = lua_tostring(L, 2);
+    if (key == "dtype") {
+      lua_pushstring(L, std::string(dtype_name(s.dtype)).c_str());
+      return 1;
+    }
+    if (key == "value") {
+      lua_pushcfunction(L, trampoline<scalar_value>);
+      return 1;
+    }
+  }
+  fail("typed scalar has no field {} (it has .dtype and :value())", describe(L, 2));
+}
+
+int scalar_tostring(lua_State* L) {
+  Scalar& s = check_object<Scalar>(L, 1, kScalarType, "tostring");
+  std::string text = fmt::format("luda.{}({})", dtype_name(s.dtype), value_text(s));
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+}  // namespace
+
+std::optional<DType> natural_dtype(lua_State* L, int idx) {
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN: return DType::Bool;
+    case LUA_TNUMBER: return lua_isinteger(L, idx) ? DType::Int64 : DType::Float64;
+    default:
+      if (Scalar* s = test_scalar(L, idx)) return s->dtype;
+      return std::nullopt;
+  }
+}
+
+Scalar to_scalar(lua_State* L, int idx, DType dtype, std::string_view fname, std::string_view what) {
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN:
+      return Scalar::of_bool(lua_toboolean(L, idx)).cast(dtype);
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        std::int64_t x = lua_tointeger(L, idx);
+        if (dtype == DType::Bool) return Scalar::of_bool(x != 0);
+        if (!integer_fits(x, dtype)) out_of_range(fname, what, std::to_string(x), dtype);
+        return Scalar::of_int(x).cast(dtype);
+      } else {
+        double x = lua_tonumber(L, idx);
+        if (is_integer(dtype)) {
+          IntRange r = int_range(dtype);
+          // Truncation toward zero must land in range; 2^63 and 2^64 are exact doubles.
+          double hi = static_cast<double>(r.hi) + 1.0;
+          if (std::isnan(x) || std::trunc(x) < static_cast<double>(r.lo) || std::trunc(x) >= hi)
+            out_of_range(fname, what, float_text(x, false), dtype);
+        }
+        return Scalar::of_float(x).cast(dtype);
+      }
+    default:
+      if (Scalar* s = test_scalar(L, idx)) return s->cast(dtype);
+      fail("{}: {} must be a number, a boolean or a typed scalar, got {}", fname,
+           what.empty() ? "value" : what, lua_isnone(L, idx) ? "no value" : type_name(L, idx));
+  }
+}
+
+void push_scalar_value(lua_State* L, const Scalar& s) {
+  if (s.dtype == DType::Bool) {
+    lua_pushboolean(L, s.v.b);
+  } else if (is_signed_integer(s.dtype)) {
+    lua_pushinteger(L, s.v.i);
+  } else if (is_unsigned_integer(s.dtype)) {
+    if (s.v.u <= static_cast<std::uint64_t>(std::numeric_limits<lua_Integer>::max()))
+      lua_pushinteger(L, static_cast<lua_Integer>(s.v.u));
+    else
+      lua_pushnumber(L, static_cast<lua_Number>(s.v.u));
+  } else {
+    lua_pushnumber(L, s.v.f);
+  }
+}
+
+void open_scalars(lua_State* L) {
+  static const luaL_Reg meta[] = {
+      {"__index", trampoline<scalar_index>},
+      {"__tostring", trampoline<scalar_tostring>},
+      {nullptr, nullptr},
+  };
+  new_metatable(L, kScalarType, meta, nullptr);
+  lua_pop(L, 1);
+
+  // registry["luda.dtypes"][constructor] = dtype: how check_dtype recognizes luda.float32.
+  lua_newtable(L);
+  for (int i = 0; i < kNumDTypes; ++i) {
+    auto t = static_cast<DType>(i);
+    std::string name(dtype_name(t));
+    lua_pushinteger(L, i);
+    lua_pushcclosure(L, trampoline<scalar_new>, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -4, name.c_str());  // luda[name] (the module table is below)
+    lua_pushinteger(L, i);
+    lua_rawset(L, -3);
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, "luda.dtypes");
+}
+
+}  // namespace luda::lua

@@ -1,0 +1,116 @@
+-- The exact text of the errors a user meets first, each with the caller's position, and
+-- the Lua state still usable afterwards.
+local luda = require "luda"
+
+local CPU = { device = "cpu" }
+local GPU, NO_GPU_REASON = luda.cuda.is_available()
+
+-- "file:line: " of the caller's line: each check calls here() on the line of the failing call.
+local function here()
+  local info = debug.getinfo(2, "Sl")
+  return info.short_src .. ":" .. info.currentline .. ": "
+end
+
+local function error_of(f)
+  local ok, err = pcall(f)
+  assert.is_false(ok, "expected an error")
+  return err
+end
+
+local DTYPES = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
+
+-- What asking for cuda:7 says on this machine.
+local function missing_cuda7()
+  if not GPU then return "no CUDA device: " .. NO_GPU_REASON end
+  local n = luda.cuda.device_count()
+  local which = n == 1 and "cuda:0" or n == 2 and "cuda:0, cuda:1" or ("cuda:0 to cuda:" .. (n - 1))
+  return ("no CUDA device cuda:7: this machine has %d (%s)"):format(n, which)
+end
+
+describe("errors", function()
+  it("bad dtype", function()
+    assert.are.equal(here() .. "bad argument #2 to 'zeros' (unknown dtype 'flaot32'; expected one of " .. DTYPES .. ")", error_of(function() return luda.zeros(3, "flaot32") end))
+    assert.are.equal(here() .. "bad argument #2 to 'zeros' (dtype expected, got number)", error_of(function() return luda.zeros(3, 5) end))
+    assert.are.equal(here() .. "bad argument #1 to 'astype' (dtype expected, got table)", error_of(function() return luda.zeros(3, nil, CPU):astype({}) end))
+    assert.are.equal(here() .. "bad argument #2 to 'array' (dtype expected, got function)", error_of(function() return luda.array({ 1 }, print) end))
+  end)
+
+  it("ragged and bad nested tables", function()
+    assert.are.equal(here() .. "array: ragged nested table: t[2] has 1 element but t[1] has 2", error_of(function() return luda.array({ { 1, 2 }, { 3 } }) end))
+    assert.are.equal(here() .. "array: ragged nested table: t[2][1] has 3 elements but t[1][1] has 2", error_of(function() return luda.array({ { { 1, 2 } }, { { 1, 2, 3 } } }) end))
+    assert.are.equal(here() .. "array: ragged nested table: t[2] is a number but t[1] is a table", error_of(function() return luda.array({ { 1, 2 }, 3 }) end))
+    assert.are.equal(here() .. "array: ragged nested table: t[2] is a table but t[1] is not", error_of(function() return luda.array({ 1, { 2 } }) end))
+    assert.are.equal(here() .. "array: t[1][2] is a string; array elements must be numbers, booleans or typed scalars", error_of(function() return luda.array({ { 1, "x" } }) end))
+    assert.are.equal(here() .. "array: t[2] = 300 is out of range for int8 (-128 to 127)", error_of(function() return luda.array({ 1, 300 }, "int8") end))
+    assert.are.equal(here() .. "bad argument #1 to 'array' (table or ndarray expected, got string)", error_of(function() return luda.array("1, 2") end))
+  end)
+
+  it("out-of-range and bad indices", function()
+    local x = luda.arange(10, nil, CPU)
+    local y = luda.zeros({ 2, 3 }, nil, CPU)
+    assert.are.equal(here() .. "index 10 is out of bounds for axis 0 with size 10", error_of(function() return x[10] end))
+    assert.are.equal(here() .. "index -11 is out of bounds for axis 0 with size 10", error_of(function() return x[-11] end))
+    assert.are.equal(here() .. "index 5 is out of bounds for axis 0 with size 2", error_of(function() y[5] = 1 end))
+    assert.are.equal(here() .. "index 3 is out of bounds for axis 0 with size 3", error_of(function() return y[1][3] end))
+    assert.are.equal(here() .. "ndarray index must be an integer (0-based) or a field name, got 1.5", error_of(function() return x[1.5] end))
+    assert.are.equal(here() .. "ndarray has no field or method 'shap'", error_of(function() return x.shap end))
+    assert.are.equal(here() .. "cannot set field 'shape': an ndarray's fields are read-only (reshape with x:reshape, change the dtype with x:astype)", error_of(function() x.shape = { 5, 2 } end))
+    assert.are.equal(here() .. "x[0] = v: value must be a number, a boolean or a typed scalar, got string", error_of(function() x[0] = "7" end))
+    assert.are.equal(here() .. "#x of a 0-d array: it has no first dimension (read its value with x:item())", error_of(function() return #luda.array(3, nil, CPU) end))
+    assert.are.equal(here() .. "too many indices for array: array is 0-dimensional, but 1 were indexed", error_of(function() return luda.array(3, nil, CPU)[0] end))
+    assert.are.equal(here() .. "item: the array has 10 elements; item() reads an array of exactly one (use x:totable())", error_of(function() return x:item() end))
+  end)
+
+  it("a CUDA device that does not exist", function()
+    local want = missing_cuda7()
+    assert.are.equal(here() .. want, error_of(function() return luda.zeros(3, nil, { device = "cuda:7" }) end))
+    assert.are.equal(here() .. want, error_of(function() return luda.device("cuda:7") end))
+    assert.are.equal(here() .. want, error_of(function() return luda.device(7) end))
+    assert.are.equal(here() .. want, error_of(function() return luda.arange(3, nil, CPU):to("cuda:7") end))
+    assert.are.equal(here() .. "zeros: option 'device' must be \"cpu\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got 'gpu'", error_of(function() return luda.zeros(3, nil, { device = "gpu" }) end))
+    assert.are.equal(here() .. "invalid device 'cuda:x': expected 'cpu', 'cuda' or 'cuda:N'", error_of(function() return luda.device("cuda:x") end))
+  end)
+
+  it("bad slice strings, with the column", function()
+    local x = luda.zeros({ 4, 4 }, nil, CPU)
+    assert.are.equal(here() .. "slice: syntax error in \"1:x\" at column 3: expected an integer, ':' or ',' but found 'x'", error_of(function() return x:slice("1:x") end))
+    assert.are.equal(here() .. "slice: syntax error in \"1 2\" at column 3: expected ':' or ',' but found '2'", error_of(function() return x:slice("1 2") end))
+    assert.are.equal(here() .. "slice: syntax error in \"1:2:3:4\" at column 6: expected ',' but found ':'", error_of(function() return x:slice("1:2:3:4") end))
+    assert.are.equal(here() .. "slice: syntax error in \"::0\" at column 3: slice step cannot be zero", error_of(function() return x:slice("::0") end))
+    assert.are.equal(here() .. "slice: syntax error in \"..., ...\" at column 6: an index can have only one '...'", error_of(function() return x:slice("..., ...") end))
+    assert.are.equal(here() .. "slice: syntax error in \"0, -\" at column 5: expected digits after the sign but found the end", error_of(function() return x:slice("0, -") end))
+    assert.are.equal(here() .. "slice: syntax error in \"[1]\" at column 1: expected an integer, ':' or '...' but found '['", error_of(function() return x:slice("[1]") end))
+    assert.are.equal(here() .. "too many indices for array: array is 2-dimensional, but 3 were indexed", error_of(function() return x:slice("1, 2, 3") end))
+    assert.are.equal(here() .. "bad argument #1 to 'slice' (a slice string must be the only argument, as in x:slice(\"1:5, ::2\"))", error_of(function() return x:slice("1", 2) end))
+    assert.are.equal(here() .. "slice: slice step cannot be zero (argument #2)", error_of(function() return x:slice({}, { 1, 2, 0 }) end))
+  end)
+
+  it("wrong argument types", function()
+    local x = luda.zeros({ 2, 3 }, nil, CPU)
+    assert.are.equal(here() .. "bad argument #1 to 'zeros' (shape (a number or a sequence of numbers) expected, got string)", error_of(function() return luda.zeros("3") end))
+    assert.are.equal(here() .. "zeros: shape[2] must be an integer, got 2.5", error_of(function() return luda.zeros({ 2, 2.5 }) end))
+    assert.are.equal(here() .. "zeros: negative dimensions are not allowed (shape (2, -1))", error_of(function() return luda.zeros({ 2, -1 }) end))
+    assert.are.equal(here() .. "bad argument #3 to 'zeros' (unknown option 'devce'; expected device)", error_of(function() return luda.zeros(3, nil, { devce = "cpu" }) end))
+    assert.are.equal(here() .. "bad argument #3 to 'ones' (options table expected, got string)", error_of(function() return luda.ones(3, nil, "cpu") end))
+    assert.are.equal(here() .. "bad argument #2 to 'full' (number, boolean or typed scalar expected, got string)", error_of(function() return luda.full(3, "1") end))
+    assert.are.equal(here() .. "bad argument #1 to 'arange' (number expected, got no value)", error_of(function() return luda.arange() end))
+    assert.are.equal(here() .. "arange: step must not be zero", error_of(function() return luda.arange(1, 5, 0) end))
+    assert.are.equal(here() .. "bad argument #3 to 'linspace' (number of samples, -1, must be non-negative)", error_of(function() return luda.linspace(0, 1, -1) end))
+    assert.are.equal(here() .. "bad argument #1 to 'reshape' (integer expected, got string)", error_of(function() return x:reshape("6") end))
+    assert.are.equal(here() .. "cannot reshape array of size 6 into shape (4, 2)", error_of(function() return x:reshape(4, 2) end))
+    assert.are.equal(here() .. "calling 'reshape' on bad self (ndarray expected, got table)", error_of(function() local t = { reshape = x.reshape }; return t:reshape(6) end))
+    assert.are.equal(here() .. "bad argument #1 to 'reshape' (ndarray expected, got number)", error_of(function() local f = x.reshape; return f(5, 6) end))
+    assert.are.equal(here() .. "transpose: axis 3 is out of range for a 2-d array (axes are 1 to 2, or -1 for the last)", error_of(function() return x:transpose(3, 1) end))
+    assert.are.equal(here() .. "bad argument #1 to 'to' (device expected, got no value)", error_of(function() return x:to() end))
+    assert.are.equal(here() .. "bad argument #2 to 'with_device' (function expected, got nil)", error_of(function() return luda.with_device("cpu", nil) end))
+  end)
+
+  it("keeps the Lua state usable after errors", function()
+    for _ = 1, 100 do
+      pcall(luda.zeros, 3, "bad")
+      pcall(function() return luda.array({ { 1 }, 2 }) end)
+    end
+    local x = luda.arange(4, nil, CPU)
+    assert.are.same({ 0, 1, 2, 3 }, x:totable())
+  end)
+end)

@@ -1,0 +1,205 @@
+-- Raw CUDA kernels and modules (CuPy's RawKernel / RawModule). Launch-syntax and argument
+-- errors need no GPU; results are checked on a GPU when one is usable.
+local luda = require "luda"
+
+local GPU, NO_GPU_REASON = luda.cuda.is_available()
+local CPU = { device = "cpu" }
+
+local function here()
+  local info = debug.getinfo(2, "Sl")
+  return info.short_src .. ":" .. info.currentline .. ": "
+end
+
+local function error_of(f)
+  local ok, err = pcall(f)
+  assert.is_false(ok, "expected an error")
+  return err
+end
+
+local function f32(x) return (string.unpack("f", string.pack("f", x))) end
+
+local function on_gpu(body)
+  return function()
+    if not GPU then pending("no CUDA device: " .. NO_GPU_REASON) else body() end
+  end
+end
+
+-- CuPy's RawKernel example.
+local ADD = [[
+extern "C" __global__
+void my_add(const float* x1, const float* x2, float* y) {
+    int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    y[tid] = x1[tid] + x2[tid];
+}
+]]
+
+-- CuPy's RawModule example, with one kernel per extern "C" declaration.
+local MODULE = [[
+extern "C" __global__ void sum_ker(const float* x1, const float* x2, float* y, unsigned int N) {
+    unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    if (tid < N) y[tid] = x1[tid] + x2[tid];
+}
+extern "C" __global__ void multiply_ker(const float* x1, const float* x2, float* y, unsigned int N) {
+    unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    if (tid < N) y[tid] = x1[tid] * x2[tid];
+}
+]]
+
+-- A scalar of each kind, dynamic shared memory, and a 2-D launch.
+local AXPY = [[
+extern "C" __global__ void axpy(double a, const double* x, double* y, long long n, bool negate) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i < n) y[i] = (negate ? -a : a) * x[i] + y[i];
+}
+extern "C" __global__ void reverse_block(int* v) {
+    extern __shared__ int buf[];
+    int t = threadIdx.x;
+    buf[t] = v[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    v[blockIdx.x * blockDim.x + t] = buf[blockDim.x - 1 - t];
+}
+extern "C" __global__ void index2d(int* out, int width) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    out[y * width + x] = 1000 * y + x;
+}
+]]
+
+local function random_f32(n)
+  local t = {}
+  for i = 1, n do t[i] = f32((math.random() - 0.5) * 100) end
+  return t
+end
+
+describe("raw kernels", function()
+  before_each(function() math.randomseed(4242) end)
+
+  it("are objects with a name, a source and inspect", function()
+    local k = luda.raw_kernel(ADD, "my_add")
+    assert.are.equal("my_add", k.name)
+    assert.are.equal(ADD, k.source)
+    assert.are.equal(ADD, k:inspect("cuda"))
+    assert.are.equal("<raw_kernel 'my_add'>", tostring(k))
+    local ptx = k:inspect("ptx", { arch = "sm_90" })
+    assert.truthy(ptx:find(".target sm_90", 1, true))
+    assert.truthy(ptx:find(".entry my_add(", 1, true))
+    local m = luda.raw_module(MODULE, { options = { "-DUNUSED=1" } })
+    assert.are.equal(MODULE, m.source)
+    local ptx80 = m:inspect("ptx", { arch = "sm_80" })
+    assert.truthy(ptx80:find(".target sm_80", 1, true))
+    assert.truthy(ptx80:find(".entry sum_ker(", 1, true))
+    assert.truthy(ptx80:find(".entry multiply_ker(", 1, true))
+    assert.are.equal("multiply_ker", m:get_function("multiply_ker").name)
+  end)
+
+  it("report a compile failure with the NVRTC log and the numbered source", function()
+    local k = luda.raw_kernel('extern "C" __global__ void bad(float* y) { y[0] = undefined_name; }', "bad")
+    local where = here(); local err = error_of(function() return k:inspect("ptx", { arch = "sm_90" }) end)
+    assert.are.equal(where .. "NVRTC failed to compile", err:sub(1, #where + 23))
+    assert.truthy(err:find('identifier "undefined_name" is undefined', 1, true))
+    assert.truthy(err:find("   1 | extern \"C\" __global__ void bad", 1, true))
+  end)
+
+  it("name a kernel missing from the source", function()
+    assert.are.equal(here() .. "no kernel named 'my_sub' in the source (its __global__ functions: my_add)", error_of(function() return luda.raw_kernel(ADD, "my_sub") end))
+    local m = luda.raw_module(MODULE)
+    assert.are.equal(here() .. "no kernel named 'sum' in the source (its __global__ functions: sum_ker, multiply_ker)", error_of(function() return m:get_function("sum") end))
+  end)
+
+  it("check the launch syntax before any device is needed", function()
+    local k = luda.raw_kernel(ADD, "my_add")
+    local x = luda.zeros(4, "float32", CPU)
+    local hint = " (launch as k(grid, block, {args...}, {shared_mem=, stream=}))"
+    assert.are.equal(here() .. "raw_kernel 'my_add': grid dimension x is 0: each grid and block dimension must be at least 1", error_of(function() k(0, 1, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': block dimension y is -2: each grid and block dimension must be at least 1", error_of(function() k(1, { 4, -2 }, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': grid must be a number or a table of 1 to 3 numbers, got string" .. hint, error_of(function() k("10", 1, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': block must be a number or a table of 1 to 3 numbers, got a table of 4" .. hint, error_of(function() k(1, { 1, 1, 1, 1 }, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': grid must be a number or a table of 1 to 3 numbers, got a table of 0" .. hint, error_of(function() k({}, 1, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': block must be an integer, got 2.5", error_of(function() k(1, 2.5, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': grid[2] must be an integer, got 'a'", error_of(function() k({ 1, "a" }, 1, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': the arguments must be a table {x, y, ...}, got ndarray" .. hint, error_of(function() k(1, 1, x) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': unknown launch option 'shared'; expected shared_mem, stream", error_of(function() k(1, 1, { x, x, x }, { shared = 16 }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': option 'shared_mem' is -1 bytes; it must be between 0 and 4294967295", error_of(function() k(1, 1, { x, x, x }, { shared_mem = -1 }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': option 'stream' must be a stream (luda.stream()) or 0 for the default stream, got 's'", error_of(function() k(1, 1, { x, x, x }, { stream = "s" }) end))
+  end)
+
+  it("check the arguments against the parameter list", function()
+    local k = luda.raw_kernel(ADD, "my_add")
+    local x = luda.zeros(4, "float32", CPU)
+    local d = luda.zeros(4, "float64", CPU)
+    assert.are.equal(here() .. "raw_kernel 'my_add': argument 3 is a string; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", error_of(function() k(1, 4, { x, x, "y" }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add' takes 3 arguments (x1, x2, y), got 2", error_of(function() k(1, 4, { x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': argument 1 'x1' is 'const float* x1' but got a float64 array; pass a float32 array", error_of(function() k(1, 4, { d, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': argument 1 'x1' is a cpu array; raw kernels take arrays on a CUDA device (x:to(\"cuda:0\"))", error_of(function() k(1, 4, { x, x, x }) end))
+  end)
+
+  it("add two 10x10 float32 arrays with either launch shape (CuPy's example)", on_gpu(function()
+    local k = luda.raw_kernel(ADD, "my_add")
+    for _, shape in ipairs({ { { 10 }, { 10 } }, { { 1 }, { 100 } }, { 1, 100 } }) do
+      local a, b = random_f32(100), random_f32(100)
+      local x1 = luda.array(a, "float32"):reshape(10, 10)
+      local x2 = luda.array(b, "float32"):reshape(10, 10)
+      local y = luda.zeros({ 10, 10 }, "float32")
+      assert.are.equal("cuda:0", y.device)
+      k(shape[1], shape[2], { x1, x2, y })
+      local got = y:totable()
+      for i = 0, 99 do
+        assert.are.equal(f32(a[i + 1] + b[i + 1]), got[i // 10 + 1][i % 10 + 1])
+      end
+    end
+  end))
+
+  it("run sum_ker and multiply_ker from one module", on_gpu(function()
+    local m = luda.raw_module(MODULE)
+    local sum, mul = m:get_function("sum_ker"), m:get_function("multiply_ker")
+    local N = 10
+    local a, b = random_f32(N * N), random_f32(N * N)
+    local x1 = luda.array(a, "float32"):reshape(N, N)
+    local x2 = luda.array(b, "float32"):reshape(N, N)
+    local y = luda.zeros({ N, N }, "float32")
+    sum({ N }, { N }, { x1, x2, y, N * N })                 -- a Lua integer -> unsigned int
+    local s = y:reshape(N * N):totable()
+    mul({ N }, { N }, { x1, x2, y, luda.uint32(N * N) })   -- a typed scalar
+    local p = y:reshape(N * N):totable()
+    for i = 1, N * N do
+      assert.are.equal(f32(a[i] + b[i]), s[i])
+      assert.are.equal(f32(a[i] * b[i]), p[i])
+    end
+  end))
+
+  it("pass floats, integers and booleans, dynamic shared memory, 2-D launches and streams", on_gpu(function()
+    local m = luda.raw_module(AXPY, { options = { "--fmad=false" } })  -- no FMA: Lua's rounding
+    local n = 1000
+    local xs, ys = {}, {}
+    for i = 1, n do xs[i], ys[i] = (math.random() - 0.5) * 10, (math.random() - 0.5) * 10 end
+    local x, y = luda.to_device(xs), luda.to_device(ys)
+    local s = luda.stream()
+    m:get_function("axpy")({ (n + 127) // 128 }, { 128 }, { 2.5, x, y, n, true }, { stream = s })
+    s:synchronize()
+    local got = y:totable()
+    for i = 1, n do assert.are.equal(-2.5 * xs[i] + ys[i], got[i]) end
+
+    local v = luda.arange(256, "int32", { device = "cuda" })
+    m:get_function("reverse_block")(4, 64, { v }, { shared_mem = 64 * 4 })
+    local r = v:totable()
+    for i = 0, 255 do assert.are.equal((i // 64) * 64 + 63 - i % 64, r[i + 1]) end
+
+    local out = luda.zeros({ 8, 12 }, "int32", { device = "cuda" })
+    m:get_function("index2d")({ 3, 2 }, { 4, 4 }, { out, 12 })
+    local o = out:totable()
+    for yy = 0, 7 do for xx = 0, 11 do assert.are.equal(1000 * yy + xx, o[yy + 1][xx + 1]) end end
+  end))
+
+  it("compile PTX for the current device by default", on_gpu(function()
+    local k = luda.raw_kernel(ADD, "my_add")
+    local arch = luda.current_device().arch
+    assert.truthy(k:inspect("ptx"):find(".target " .. arch, 1, true))
+  end))
+
+  -- Only meaningful where no CUDA device is usable (the GPU run checks cuda:7 instead).
+  if not GPU then
+    it("say that a launch needs a CUDA device when none is usable", function()
+      local k = luda.raw_kernel('extern "C" __global__ void nothing(int n) {}', "nothing")
+      assert.are.equal(here() .. "no CUDA device: " .. NO_GPU_REASON, error_of(function() k(1, 1, { 3 }) end))
+    end)
+  end
+end)
