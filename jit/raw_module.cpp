@@ -66,6 +66,8 @@ void RawModule::missing_kernel(const std::string& name) const {
 
 std::shared_ptr<RawKernel> RawModule::get_function(const std::string& name) {
   std::vector<std::string> names = list_kernels(source_);
+  if (names.empty() && source_.find("__global__") == std::string::npos)
+    fail("no kernel named '{}' in the source (it defines no __global__ function)", name);
   // A source whose kernels we cannot see (made by macros) is left to the driver to judge.
   if (!names.empty() && std::find(names.begin(), names.end(), base_name(name)) == names.end())
     missing_kernel(name);

@@ -107,6 +107,8 @@ TEST(RawModule, MissingKernelNamesTheOnesThere) {
             "no kernel named 'test_add' in the source (its __global__ functions: test_sum, test_multiply)");
   EXPECT_EQ(error_of([&] { RawKernel::create(kAddFunc, "add_func"); }),
             "no kernel named 'add_func' in the source (its __global__ functions: my_add)");
+  EXPECT_EQ(error_of([&] { RawKernel::create("int x;", "add"); }),
+            "no kernel named 'add' in the source (it defines no __global__ function)");
   auto k = m->get_function("test_multiply");
   ASSERT_TRUE(k->signature());
   EXPECT_EQ(k->signature()->params.size(), 4u);

@@ -29,6 +29,9 @@ struct FormatCase {
   const char* str;
 };
 
+// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const FormatCase& c, std::ostream* os) { *os << c.name; }
+
 // clang-format off
 const FormatCase kCases[] = {
     {"f64_small_random", DType::Float64, {5}, false, "", "-0.21118912055729136 -0.5177334709845255 0.1495958369624623 -1.7898968436779759 0.2844522535691842",
