@@ -1,0 +1,248 @@
+#include "cli/session.h"
+
+#include <lua.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "stdlib/module.h"
+
+namespace luda::cli {
+namespace {
+
+// ---- interrupting running Lua code (lua.c's laction/lstop) --------------------------
+
+lua_State* volatile g_running = nullptr;  // the state that a SIGINT stops
+
+// Runs inside the Lua code that was running: raises there, a plain Lua error.
+void stop_hook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, nullptr, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+// lua_sethook is safe to call from a signal handler (the hook runs at the next call,
+// return, line or instruction count). A second Ctrl-C kills the process as usual.
+void on_interrupt(int sig) {
+  std::signal(sig, SIG_DFL);
+  lua_sethook(g_running, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+}
+
+// ---- protected functions: they hold no C++ object, so a Lua error may cross them -------
+
+// lua.c's msghandler: the message plus a traceback; a non-string error object is shown
+// through its __tostring, else by its type.
+int message_handler(lua_State* L) {
+  const char* msg = lua_tostring(L, 1);
+  if (msg == nullptr) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+struct OpenRequest {
+  const Options* options;
+  int argc;
+  char** argv;
+};
+
+// arg[0] is the script, arg[1..] its arguments, the interpreter and its options at
+// negative indices; with no script, arg[0] is the interpreter (lua.c's createargtable).
+void create_arg_table(lua_State* L, char** argv, int argc, int script) {
+  if (script == argc) script = 0;
+  lua_createtable(L, argc - (script + 1), script + 1);
+  for (int i = 0; i < argc; ++i) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+int open_state(lua_State* L) {
+  const auto* req = static_cast<const OpenRequest*>(lua_touserdata(L, 1));
+  luaL_checkversion(L);
+  if (req->options->ignore_env) {  // read by package's setpath
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
+  luaL_openlibs(L);
+  luaL_requiref(L, "luda", luaopen_luda, 1);  // package.loaded.luda and the global
+  lua_pop(L, 1);
+  create_arg_table(L, req->argv, req->argc, req->options->script);
+  if (req->options->warnings) lua_warning(L, "@on", 0);
+  lua_gc(L, LUA_GCGEN, 0, 0);  // as lua.c: generational mode suits scripts
+  return 0;
+}
+
+struct RequireRequest {
+  const char* global;
+  const char* module;
+};
+
+int require_into_global(lua_State* L) {
+  const auto* req = static_cast<const RequireRequest*>(lua_touserdata(L, 1));
+  lua_getglobal(L, "require");
+  lua_pushstring(L, req->module);
+  lua_call(L, 1, 1);
+  lua_setglobal(L, req->global);
+  return 0;
+}
+
+struct ScriptRequest {
+  const char* path;  // nullptr: stdin
+  bool with_args;
+};
+
+// Leaves the compiled script and its arguments (arg[1..#arg]); a load error is raised as
+// is, without a traceback, as lua.c reports it.
+int load_script(lua_State* L) {
+  const auto* req = static_cast<const ScriptRequest*>(lua_touserdata(L, 1));
+  lua_settop(L, 0);
+  if (luaL_loadfile(L, req->path) != LUA_OK) return lua_error(L);
+  if (!req->with_args) return 1;
+  if (lua_getglobal(L, "arg") != LUA_TTABLE) return luaL_error(L, "'arg' is not a table");
+  lua_Integer n = luaL_len(L, -1);
+  luaL_checkstack(L, static_cast<int>(n) + 3, "too many arguments to script");
+  for (lua_Integer i = 1; i <= n; ++i) lua_rawgeti(L, 2, i);
+  lua_remove(L, 2);
+  return static_cast<int>(n) + 1;
+}
+
+// Prints its arguments as `print` does, tab-separated through tostring.
+int print_values(lua_State* L) {
+  int n = lua_gettop(L);
+  for (int i = 1; i <= n; ++i) {
+    size_t len = 0;
+    const char* s = luaL_tolstring(L, i, &len);
+    if (i > 1) std::fputc('\t', stdout);
+    std::fwrite(s, 1, len, stdout);
+    lua_pop(L, 1);
+  }
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  return 0;
+}
+
+constexpr char kEofMark[] = "<eof>";
+
+}  // namespace
+
+Session::Session() : L_(luaL_newstate()) {}
+
+Session::~Session() {
+  if (L_) lua_close(L_);
+}
+
+int Session::call(int nargs, int nresults) {
+  int base = lua_gettop(L_) - nargs;  // the function's index
+  lua_pushcfunction(L_, message_handler);
+  lua_insert(L_, base);
+  g_running = L_;
+  struct sigaction action {}, previous{};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous);
+  int status = lua_pcall(L_, nargs, nresults, base);
+  sigaction(SIGINT, &previous, nullptr);
+  if (lua_gethook(L_) == stop_hook) lua_sethook(L_, nullptr, 0, 0);  // a late Ctrl-C
+  lua_remove(L_, base);
+  return status;
+}
+
+bool Session::report(int status, const char* prefix) {
+  if (status == LUA_OK) return true;
+  std::fflush(stdout);  // keep the order of output and errors when both go to one pipe
+  const char* msg = lua_type(L_, -1) == LUA_TSTRING ? lua_tostring(L_, -1) : nullptr;
+  if (msg)
+    std::fprintf(stderr, "%s%s\n", prefix ? prefix : "", msg);
+  else
+    std::fprintf(stderr, "%s(error object is a %s value)\n", prefix ? prefix : "", luaL_typename(L_, -1));
+  std::fflush(stderr);
+  lua_pop(L_, 1);
+  return false;
+}
+
+bool Session::open(const Options& options, int argc, char** argv) {
+  OpenRequest req{&options, argc, argv};
+  lua_pushcfunction(L_, open_state);
+  lua_pushlightuserdata(L_, &req);
+  return report(call(1, 0), "luda: ");
+}
+
+bool Session::execute(const std::string& code) {
+  int status = luaL_loadbuffer(L_, code.data(), code.size(), "=(command line)");
+  if (status == LUA_OK) status = call(0, 0);
+  return report(status, "luda: ");
+}
+
+bool Session::require_library(const std::string& spec) {
+  std::string global = spec, module = spec;
+  if (auto eq = spec.find('='); eq != std::string::npos) {
+    global = spec.substr(0, eq);
+    module = spec.substr(eq + 1);
+  } else if (auto dash = spec.find('-'); dash != std::string::npos) {
+    global = spec.substr(0, dash);  // lua.c: "-l mod-v2" loads mod-v2 into the global mod
+  }
+  RequireRequest req{global.c_str(), module.c_str()};
+  lua_pushcfunction(L_, require_into_global);
+  lua_pushlightuserdata(L_, &req);
+  return report(call(1, 0), "luda: ");
+}
+
+bool Session::run_script(const Options& options, char** argv) {
+  ScriptRequest req{options.script_from_stdin ? nullptr : argv[options.script], true};
+  int top = lua_gettop(L_);
+  lua_pushcfunction(L_, load_script);
+  lua_pushlightuserdata(L_, &req);
+  int status = lua_pcall(L_, 1, LUA_MULTRET, 0);
+  if (status == LUA_OK) status = call(lua_gettop(L_) - top - 1, 0);
+  return report(status, "luda: ");
+}
+
+bool Session::run_stdin() {
+  ScriptRequest req{nullptr, false};
+  lua_pushcfunction(L_, load_script);
+  lua_pushlightuserdata(L_, &req);
+  int status = lua_pcall(L_, 1, 1, 0);
+  if (status == LUA_OK) status = call(0, 0);
+  return report(status, "luda: ");
+}
+
+Session::Load Session::load(std::string_view code) {
+  int status = luaL_loadbuffer(L_, code.data(), code.size(), "=stdin");
+  if (status == LUA_OK) return Load::Ok;
+  if (status == LUA_ERRSYNTAX) {
+    size_t len = 0;
+    const char* msg = lua_tolstring(L_, -1, &len);
+    constexpr size_t mark = sizeof(kEofMark) - 1;
+    if (msg && len >= mark && std::strcmp(msg + len - mark, kEofMark) == 0) return Load::Incomplete;
+  }
+  return Load::Failed;
+}
+
+void Session::discard_message() { lua_pop(L_, 1); }
+
+void Session::report_message() { report(LUA_ERRSYNTAX, nullptr); }
+
+void Session::call_and_print() {
+  int base = lua_gettop(L_) - 1;  // below the chunk
+  int status = call(0, LUA_MULTRET);
+  if (status == LUA_OK) {
+    int n = lua_gettop(L_) - base;
+    if (n > 0 && lua_checkstack(L_, LUA_MINSTACK)) {
+      lua_pushcfunction(L_, print_values);
+      lua_insert(L_, base + 1);
+      status = call(n, 0);
+    } else if (n > 0) {
+      lua_settop(L_, base);
+      std::fflush(stdout);
+      std::fputs("too many results to print\n", stderr);
+    }
+  }
+  report(status, nullptr);
+  lua_settop(L_, base);
+}
+
+}  // namespace luda::cli

@@ -1,0 +1,66 @@
+// One Lua state with `luda` loaded, and the ways the `luda` command runs code in it: -e
+// strings, -l libraries, a script with its arguments, and the REPL's load/call/print.
+//
+// Lua is C here: a Lua error longjmps. So every Lua call that can raise runs under
+// lua_pcall in a C function that holds no C++ object (it reads plain structs that the
+// C++ caller owns, outside the protected call); the C++ side only sees status codes and
+// copies of messages. Errors are written to stderr as lua.c writes them: "luda: msg" for
+// the command line and the script, the bare message (with its traceback) in the REPL.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cli/options.h"
+
+struct lua_State;
+
+namespace luda::cli {
+
+class Session {
+ public:
+  Session();  // a fresh state; ok() is false when Lua could not allocate it
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool ok() const { return L_ != nullptr; }
+
+  // Opens Lua's standard libraries and `luda` (package.loaded.luda and the global
+  // `luda`) and builds the global `arg` as lua.c does. False after reporting a failure.
+  bool open(const Options& options, int argc, char** argv);
+
+  // -e: runs `code` as the chunk "(command line)". False after reporting an error.
+  bool execute(const std::string& code);
+  // -l: "mod" requires mod into the global mod; "name=mod" into the global name.
+  bool require_library(const std::string& spec);
+  // Runs argv[options.script] (stdin when script_from_stdin) with the arguments after it
+  // as `...`. False after reporting an error.
+  bool run_script(const Options& options, char** argv);
+  // Runs stdin as a script with no arguments (`luda < file`).
+  bool run_stdin();
+
+  // ---- REPL steps --------------------------------------------------------------------
+  enum class Load { Ok, Incomplete, Failed };
+  // Compiles `code` as chunk "stdin". Ok leaves the chunk for call_and_print; Incomplete
+  // (the source ends inside a statement) and Failed leave the message, which
+  // discard_message or report_message then removes.
+  Load load(std::string_view code);
+  void discard_message();
+  void report_message();
+  // Calls the loaded chunk and prints its results tab-separated with tostring (arrays
+  // print NumPy-style through their __tostring); an error is reported with its traceback.
+  // The state is ready for the next line either way.
+  void call_and_print();
+
+ private:
+  // Calls the function below `nargs` arguments on the stack with the traceback handler;
+  // SIGINT meanwhile stops the Lua code with "interrupted!" instead of the process.
+  int call(int nargs, int nresults);
+  // Writes the message on top (if status is an error) with `prefix`, and pops it.
+  bool report(int status, const char* prefix);
+
+  lua_State* L_ = nullptr;
+};
+
+}  // namespace luda::cli

@@ -1,0 +1,127 @@
+-- examples/*.lua run by the luda binary (LUDA_BIN): quickstart everywhere; raw_kernel and
+-- raw_module on a CUDA device, where their printed arrays must be the ones NumPy prints
+-- for CuPy's guide (the expected text below is numpy's repr of the same arrays).
+local LUDA = assert(os.getenv("LUDA_BIN"), "set LUDA_BIN to the luda binary (ctest does)")
+local SOURCE = os.getenv("LUDA_SOURCE_DIR") or "."
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- Runs `luda <args>`; returns stdout, stderr and the exit status.
+local function luda(args)
+  local out, err = os.tmpname(), os.tmpname()
+  local _, _, code = os.execute(quote(LUDA) .. " " .. args .. " </dev/null >" .. out .. " 2>" .. err)
+  local o, e = read_file(out), read_file(err)
+  os.remove(out); os.remove(err)
+  return o, e, code
+end
+
+local function example(name) return quote(SOURCE .. "/examples/" .. name) end
+
+-- Whether luda sees a CUDA device, and the reason when it does not.
+local function cuda_available()
+  local out = luda([[-e 'local ok, why = luda.cuda.is_available(); io.write(ok and "yes" or why)']])
+  if out == "yes" then return true end
+  return false, out
+end
+
+local function contains(haystack, needle)
+  assert(haystack:find(needle, 1, true), "expected the output to contain:\n" .. needle ..
+         "\n--- but it was:\n" .. haystack)
+end
+
+-- numpy: repr((2 * np.arange(100, dtype=np.float32)).reshape(10, 10))
+local TWICE_ARANGE = [=[
+array([[  0.,   2.,   4.,   6.,   8.,  10.,  12.,  14.,  16.,  18.],
+       [ 20.,  22.,  24.,  26.,  28.,  30.,  32.,  34.,  36.,  38.],
+       [ 40.,  42.,  44.,  46.,  48.,  50.,  52.,  54.,  56.,  58.],
+       [ 60.,  62.,  64.,  66.,  68.,  70.,  72.,  74.,  76.,  78.],
+       [ 80.,  82.,  84.,  86.,  88.,  90.,  92.,  94.,  96.,  98.],
+       [100., 102., 104., 106., 108., 110., 112., 114., 116., 118.],
+       [120., 122., 124., 126., 128., 130., 132., 134., 136., 138.],
+       [140., 142., 144., 146., 148., 150., 152., 154., 156., 158.],
+       [160., 162., 164., 166., 168., 170., 172., 174., 176., 178.],
+       [180., 182., 184., 186., 188., 190., 192., 194., 196., 198.]],
+      dtype=float32)
+]=]
+-- numpy: repr((np.arange(100, dtype=np.float32) + 1).reshape(10, 10))
+local ARANGE_PLUS_ONE = [=[
+array([[  1.,   2.,   3.,   4.,   5.,   6.,   7.,   8.,   9.,  10.],
+       [ 11.,  12.,  13.,  14.,  15.,  16.,  17.,  18.,  19.,  20.],
+       [ 21.,  22.,  23.,  24.,  25.,  26.,  27.,  28.,  29.,  30.],
+       [ 31.,  32.,  33.,  34.,  35.,  36.,  37.,  38.,  39.,  40.],
+       [ 41.,  42.,  43.,  44.,  45.,  46.,  47.,  48.,  49.,  50.],
+       [ 51.,  52.,  53.,  54.,  55.,  56.,  57.,  58.,  59.,  60.],
+       [ 61.,  62.,  63.,  64.,  65.,  66.,  67.,  68.,  69.,  70.],
+       [ 71.,  72.,  73.,  74.,  75.,  76.,  77.,  78.,  79.,  80.],
+       [ 81.,  82.,  83.,  84.,  85.,  86.,  87.,  88.,  89.,  90.],
+       [ 91.,  92.,  93.,  94.,  95.,  96.,  97.,  98.,  99., 100.]],
+      dtype=float32)
+]=]
+-- numpy: repr(np.arange(100, dtype=np.float32).reshape(10, 10))
+local ARANGE = [=[
+array([[ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9.],
+       [10., 11., 12., 13., 14., 15., 16., 17., 18., 19.],
+       [20., 21., 22., 23., 24., 25., 26., 27., 28., 29.],
+       [30., 31., 32., 33., 34., 35., 36., 37., 38., 39.],
+       [40., 41., 42., 43., 44., 45., 46., 47., 48., 49.],
+       [50., 51., 52., 53., 54., 55., 56., 57., 58., 59.],
+       [60., 61., 62., 63., 64., 65., 66., 67., 68., 69.],
+       [70., 71., 72., 73., 74., 75., 76., 77., 78., 79.],
+       [80., 81., 82., 83., 84., 85., 86., 87., 88., 89.],
+       [90., 91., 92., 93., 94., 95., 96., 97., 98., 99.]], dtype=float32)
+]=]
+
+describe("examples", function()
+  it("quickstart.lua runs on any machine", function()
+    local out, err, code = luda(example("quickstart.lua"))
+    assert.are.same({"", 0}, {err, code})
+    contains(out, "array([[ 0.,  1.,  2.,  3.],\n       [ 4.,  5.,  6.,  7.],\n" ..
+                  "       [ 8.,  9., 10., 11.]], dtype=float32)\n")
+    contains(out, "shape {3, 4}\tdtype float32\tsize 12\n")
+    contains(out, "array([4., 5., 6., 7.], dtype=float32)\n")
+    local ok, why = cuda_available()
+    if ok then
+      contains(out, "device: <device cuda:0")
+      contains(out, "saxpy matches the host on all 4096 elements\n")
+    else
+      contains(out, "device: <device cpu>\n")
+      contains(out, "The raw-kernel part needs a CUDA device and is skipped here (no CUDA device: " ..
+                    why .. ").\n")
+    end
+  end)
+
+  it("raw_kernel.lua gives CuPy's RawKernel result with both launch shapes", function()
+    local out, err, code = luda(example("raw_kernel.lua"))
+    local ok, why = cuda_available()
+    if not ok then
+      assert.are.same({"", 1}, {out, code})
+      assert.are.equal("raw_kernel.lua needs a CUDA device (no CUDA device: " .. why .. ")\n", err)
+      return pending("no CUDA device: " .. why)
+    end
+    assert.are.same({"", 0}, {err, code})
+    contains(out, TWICE_ARANGE .. "grid (10,) block (10,): y equals x1 + x2 computed on the host\n")
+    contains(out, "grid (1,) block (100,): y equals x1 + x2 computed on the host\n")
+  end)
+
+  it("raw_module.lua gives CuPy's RawModule results for test_sum and test_multiply", function()
+    local out, err, code = luda(example("raw_module.lua"))
+    local ok, why = cuda_available()
+    if not ok then
+      assert.are.same({"", 1}, {out, code})
+      assert.are.equal("raw_module.lua needs a CUDA device (no CUDA device: " .. why .. ")\n", err)
+      return pending("no CUDA device: " .. why)
+    end
+    assert.are.same({"", 0}, {err, code})
+    contains(out, ARANGE_PLUS_ONE .. "test_sum: y = x1 + x2 matches the host\n")
+    contains(out, ARANGE .. "test_multiply: y = x1 * x2 matches the host\n")
+    contains(out, "test_sum on random x2 matches the host\n")
+    contains(out, "test_multiply on random x2 matches the host\n")
+  end)
+end)
