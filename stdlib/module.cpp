@@ -1,10 +1,19 @@
 // luaopen_luda: the module table, with `luda.cuda` for the numba.cuda-style names.
 #include "stdlib/module.h"
 
+#include <chrono>
+
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
 namespace {
+
+// luda.clock(): seconds on a monotonic clock, for timing host work (os.clock is CPU time).
+int clock(lua_State* L) {
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  lua_pushnumber(L, std::chrono::duration<double>(now).count());
+  return 1;
+}
 
 int open_module(lua_State* L) {
   lua_newtable(L);
@@ -12,6 +21,8 @@ int open_module(lua_State* L) {
   lua_setfield(L, -2, "cuda");
   lua_pushstring(L, "0.1.0");
   lua_setfield(L, -2, "version");
+  lua_pushcfunction(L, clock);
+  lua_setfield(L, -2, "clock");
   open_scalars(L);  // first: the dtype constructors are what check_dtype recognizes
   open_arrays(L);
   open_array_constructors(L);
