@@ -55,7 +55,7 @@ local y = luda.empty(n, "float32"); y:fill(2.5)
 local z = luda.empty(n, "float32")
 local sms = luda.device(0).multiprocessors
 local add_ms = gpu_ms(function() add({sms * 8}, {256}, {x, y, z, n}) end, 20)
-local copy_ms = gpu_ms(function() z = x:copy() end, 20)  -- pool-allocated, cuMemcpyDtoDAsync
+local copy_ms = gpu_ms(function() luda.copyto(z, x) end, 20)  -- cuMemcpyDtoDAsync, as cp.copyto
 assert(z[n - 1] == 1.5 and z[0] == 1.5)
 add({sms * 8}, {256}, {x, y, z, n}); assert(z[12345] == 4.0)
 

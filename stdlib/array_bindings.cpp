@@ -219,8 +219,19 @@ int l_index(lua_State* L) {
   return 1;
 }
 
-// __newindex: x[i] = v. 1-D: v a number; N-d: a number fills the row x[i], an ndarray or
-// a nested table is assigned to it (broadcasting as NumPy).
+// Writes the Lua value at idx into dst: an ndarray or a nested table is assigned
+// (broadcast, converted to dst's dtype, any devices), a number or boolean fills.
+void assign_value(lua_State* L, NDArray& dst, int idx, std::string_view fname) {
+  if (NDArray* src = test_array(L, idx)) {
+    dst.assign(*src);
+  } else if (lua_type(L, idx) == LUA_TTABLE) {
+    dst.assign(array_from_table(L, idx, dst.dtype(), Device::cpu(), fname));
+  } else {
+    dst.fill(to_scalar(L, idx, dst.dtype(), fname, ""));
+  }
+}
+
+// __newindex: x[i] = v. 1-D: v a number; N-d: v is assigned to the row x[i].
 int l_newindex(lua_State* L) {
   NDArray& a = check_array(L, 1, "index assignment");
   if (lua_type(L, 2) == LUA_TSTRING)
@@ -234,14 +245,17 @@ int l_newindex(lua_State* L) {
     return 0;
   }
   NDArray row = a.at(i);
-  if (NDArray* src = test_array(L, 3)) {
-    row.assign(*src);
-  } else if (lua_type(L, 3) == LUA_TTABLE) {
-    row.assign(array_from_table(L, 3, a.dtype(), Device::cpu(), fname));
-  } else {
-    row.fill(to_scalar(L, 3, a.dtype(), fname, ""));
-  }
+  assign_value(L, row, 3, fname);
   return 0;
+}
+
+// luda.copyto(dst, src): NumPy's copyto. src (an array, a nested table or a number) is
+// written into dst without allocating dst anew; returns dst.
+int l_copyto(lua_State* L) {
+  NDArray& dst = check_array(L, 1, "copyto");
+  assign_value(L, dst, 2, "copyto");
+  lua_settop(L, 1);
+  return 1;
 }
 
 int l_len(lua_State* L) {
@@ -286,6 +300,8 @@ void open_arrays(lua_State* L) {
       {nullptr, nullptr},
   };
   new_metatable_with_index(L, kArrayType, meta, methods, trampoline<l_index>);
+  lua_pushcfunction(L, trampoline<l_copyto>);
+  lua_setfield(L, -2, "copyto");
 }
 
 }  // namespace luda::lua

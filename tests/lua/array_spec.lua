@@ -390,4 +390,35 @@ describe("luda arrays on the cpu device", function()
     collectgarbage()
     assert.are.equal(3, luda.zeros(3, nil, CPU).size)
   end)
+  describe("luda.copyto", function()
+    it("writes arrays, broadcast rows, tables and numbers into an existing array", function()
+      local t = random_table({ 4, 5 }, rand_int)
+      local src = luda.array(t, "int64", CPU)
+      local dst = luda.zeros({ 4, 5 }, "float32", CPU)
+      assert.are.equal(dst, luda.copyto(dst, src))
+      assert.are.same(t, dst:totable())               -- converted to float32, values exact
+      local row = random_table({ 5 }, rand_float)
+      luda.copyto(dst, luda.array(row, "float64", CPU))  -- broadcast over the 4 rows
+      for i = 1, 4 do
+        for j = 1, 5 do assert.are.equal(f32(row[j]), dst:totable()[i][j]) end
+      end
+      local v = rand_float()
+      luda.copyto(dst:slice({ 1, 3 }), v)             -- rows 1 and 2 of a view
+      local got = dst:totable()
+      for j = 1, 5 do
+        assert.are.equal(f32(row[j]), got[1][j])
+        assert.are.equal(f32(v), got[2][j])
+        assert.are.equal(f32(v), got[3][j])
+        assert.are.equal(f32(row[j]), got[4][j])
+      end
+      luda.copyto(dst, t)
+      assert.are.same(t, dst:totable())
+    end)
+
+    it("names both shapes when they do not broadcast", function()
+      local ok, err = pcall(luda.copyto, luda.zeros({ 2, 3 }, "float32", CPU), luda.zeros(4, "float32", CPU))
+      assert.is_false(ok)
+      assert.are.equal("could not broadcast input array from shape (4,) into shape (2, 3)", err)
+    end)
+  end)
 end)
