@@ -11,6 +11,8 @@
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
+#include "tests/gpu_skip.h"
+
 namespace luda::jit {
 namespace {
 
@@ -49,19 +51,6 @@ __global__ void test_multiply(const float* x1, const float* x2, float* y, \
 
 }
 )";
-
-bool have_gpu(std::string* why) {
-  if (!driver::available(why)) return false;
-  if (cuda_device_count() == 0) {
-    *why = "the driver reports no device";
-    return false;
-  }
-  return true;
-}
-
-#define REQUIRE_GPU()                                                  \
-  std::string why_no_gpu;                                              \
-  if (!have_gpu(&why_no_gpu)) GTEST_SKIP() << "no CUDA device: " << why_no_gpu
 
 std::vector<float> random_floats(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -125,8 +114,7 @@ TEST(RawModule, ArgumentsAreCheckedBeforeAnyDeviceIsNeeded) {
 TEST(RawModule, LaunchWithoutArraysNeedsADevice) {
   auto k = RawKernel::create("extern \"C\" __global__ void noop(int n) {}", "noop");
   std::vector<KernelArg> args = {KernelArg::of_int(3)};
-  std::string why;
-  if (!have_gpu(&why)) {
+  if (!test_support::no_device_reason().empty()) {
     std::string e = error_of([&] { k->launch(config(1, 1), args); });
     EXPECT_EQ(e.rfind("no CUDA device: ", 0), 0u) << e;
   } else {
@@ -139,7 +127,7 @@ TEST(RawModule, LaunchWithoutArraysNeedsADevice) {
 // --- GPU ---------------------------------------------------------------------------------
 
 TEST(RawKernelGpu, CupyAddBothConfigurations) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   auto k = RawKernel::create(kAddFunc, "my_add");
   std::vector<float> a = random_floats(100, 1), b = random_floats(100, 2);
   NDArray x1 = device_floats(a, {10, 10}), x2 = device_floats(b, {10, 10});
@@ -155,7 +143,7 @@ TEST(RawKernelGpu, CupyAddBothConfigurations) {
 }
 
 TEST(RawKernelGpu, CupyRawModuleSumAndMultiply) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   auto module = RawModule::create(kModule);
   auto sum_ker = module->get_function("test_sum");
   auto multiply_ker = module->get_function("test_multiply");
@@ -178,7 +166,7 @@ TEST(RawKernelGpu, CupyRawModuleSumAndMultiply) {
 }
 
 TEST(RawKernelGpu, CxxKernelAndTemplateThroughNameExpressions) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   const char* src = R"(
 __global__ void cxx_axpy(const float* x, float* y, float a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -214,7 +202,7 @@ template <typename T> __global__ void twice(T* y, int n) {
 }
 
 TEST(RawKernelGpu, ScalarParametersConvert) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   const char* src = R"(
 extern "C" __global__ void scale(const float* x, float a, int n, float* y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -240,7 +228,7 @@ extern "C" __global__ void scale(const float* x, float a, int n, float* y) {
 }
 
 TEST(RawKernelGpu, PointersAreDataPointersOfElementZero) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   auto sig = find_kernel_signature(kAddFunc, "my_add");
   std::vector<float> a = random_floats(100, 8);
   NDArray x = device_floats(a, {10, 10});
@@ -257,7 +245,7 @@ TEST(RawKernelGpu, PointersAreDataPointersOfElementZero) {
 }
 
 TEST(RawKernelGpu, GridOfZeroIsAnError) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   auto k = RawKernel::create(kAddFunc, "my_add");
   NDArray x = NDArray::zeros({4}, DType::Float32, Device::cuda(0));
   std::vector<KernelArg> args = {KernelArg::of_array(x), KernelArg::of_array(x), KernelArg::of_array(x)};
@@ -274,7 +262,7 @@ TEST(RawKernelGpu, GridOfZeroIsAnError) {
 }
 
 TEST(RawKernelGpu, ModuleLoadedOncePerContext) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   auto m = RawModule::create(kModule);
   auto k = m->get_function("test_sum");
   CUfunction f1 = k->function(0);
@@ -288,7 +276,7 @@ TEST(RawKernelGpu, ModuleLoadedOncePerContext) {
 }
 
 TEST(RawKernelGpu, DriverNotFoundGivesTheMissingKernelMessage) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   const char* src = "#define KERNEL(name) extern \"C\" __global__ void name(float* x) { x[0] = 1; }\n"
                     "KERNEL(made_by_macro)\n";
   auto m = RawModule::create(src);
@@ -301,7 +289,7 @@ TEST(RawKernelGpu, DriverNotFoundGivesTheMissingKernelMessage) {
 }
 
 TEST(RawKernelGpu, ArraysOnTwoDevicesAreRefused) {
-  REQUIRE_GPU();
+  LUDA_REQUIRE_GPU();
   if (cuda_device_count() < 2) GTEST_SKIP() << "needs two CUDA devices, this machine has 1";
   auto k = RawKernel::create(kAddFunc, "my_add");
   NDArray a = NDArray::zeros({4}, DType::Float32, Device::cuda(0));

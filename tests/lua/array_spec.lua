@@ -1,20 +1,10 @@
 -- Arrays on the cpu device: constructors, fields, views, element access, conversions.
 -- Values are checked on random inputs against plain-Lua references.
 local luda = require "luda"
+local support = require "support"
+local f32, random_table = support.f32, support.random_table
 
 local CPU = { device = "cpu" }
-
--- float32 rounding of a Lua number, computed by string.pack (an independent reference)
-local function f32(x) return (string.unpack("f", string.pack("f", x))) end
-
-local function random_table(shape, gen, depth)
-  depth = depth or 1
-  local t = {}
-  for i = 1, shape[depth] do
-    if depth == #shape then t[i] = gen() else t[i] = random_table(shape, gen, depth + 1) end
-  end
-  return t
-end
 
 local function rand_int() return math.random(-1000, 1000) end
 local function rand_float() return (math.random() - 0.5) * 200 end

@@ -1,34 +1,8 @@
 -- The `luda` command: scripts and their arguments, errors and exit status, -e, -v, -h,
 -- bad options, the REPL (fed through a pipe, as `luda -i` reads it then), and busted
 -- running inside luda. LUDA_BIN names the binary (ctest sets it).
-local LUDA = assert(os.getenv("LUDA_BIN"), "set LUDA_BIN to the luda binary (ctest does)")
-
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
-local function write_file(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read_file(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
-  f:close()
-  return text
-end
-
--- Runs `luda <args>` with `stdin` (a string) as its input; returns stdout, stderr and the
--- exit status. `merged` sends stderr into stdout (to check the order of the two).
-local function luda(args, stdin, merged)
-  local out, err, inp = os.tmpname(), os.tmpname(), os.tmpname()
-  write_file(inp, stdin or "")
-  local redirect = merged and (" >" .. out .. " 2>&1") or (" >" .. out .. " 2>" .. err)
-  local _, _, code = os.execute(quote(LUDA) .. " " .. args .. " <" .. inp .. redirect)
-  local o, e = read_file(out), read_file(err)
-  os.remove(out); os.remove(err); os.remove(inp)
-  return o, e, code
-end
+local support = require "support"
+local quote, write_file, read_file, luda = support.quote, support.write_file, support.read_file, support.run_luda
 
 -- A script file with `text`; returns its path.
 local function script(text)

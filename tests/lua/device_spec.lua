@@ -1,46 +1,23 @@
 -- Devices, streams, events, and arrays on CUDA devices. The CUDA parts run when a device is
 -- usable and are pending, with the reason, when not.
 local luda = require "luda"
+local support = require "support"
+
+-- Runs body when `need` CUDA devices are usable, else marks the test pending with why.
+local function on_gpu(body, need)
+  return function()
+    local why = support.gpu_missing(need)
+    if why then pending(why) else body() end
+  end
+end
+local here, error_of, f32, random_table =
+  support.here, support.error_of, support.f32, support.random_table
 
 local GPU, NO_GPU_REASON = luda.cuda.is_available()
 local NGPU = luda.cuda.device_count()
 
-local function here()
-  local info = debug.getinfo(2, "Sl")
-  return info.short_src .. ":" .. info.currentline .. ": "
-end
-
-local function error_of(f)
-  local ok, err = pcall(f)
-  assert.is_false(ok, "expected an error")
-  return err
-end
-
-local function f32(x) return (string.unpack("f", string.pack("f", x))) end
-
-local function random_table(shape, gen, depth)
-  depth = depth or 1
-  local t = {}
-  for i = 1, shape[depth] do
-    if depth == #shape then t[i] = gen() else t[i] = random_table(shape, gen, depth + 1) end
-  end
-  return t
-end
 local function rand_float() return (math.random() - 0.5) * 100 end
 local function rand_int() return math.random(-100000, 100000) end
-
--- Runs body when a CUDA device is usable; else marks the test pending with the reason.
-local function on_gpu(body, need)
-  return function()
-    if not GPU then
-      pending("no CUDA device: " .. NO_GPU_REASON)
-    elseif (need or 1) > NGPU then
-      pending(("needs %d CUDA devices, this machine has %d"):format(need, NGPU))
-    else
-      body()
-    end
-  end
-end
 
 describe("devices", function()
   before_each(function() math.randomseed(99) end)

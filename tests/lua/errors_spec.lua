@@ -1,21 +1,11 @@
 -- The exact text of the errors a user meets first, each with the caller's position, and
 -- the Lua state still usable afterwards.
 local luda = require "luda"
+local support = require "support"
+local here, error_of = support.here, support.error_of
 
 local CPU = { device = "cpu" }
 local GPU, NO_GPU_REASON = luda.cuda.is_available()
-
--- "file:line: " of the caller's line: each check calls here() on the line of the failing call.
-local function here()
-  local info = debug.getinfo(2, "Sl")
-  return info.short_src .. ":" .. info.currentline .. ": "
-end
-
-local function error_of(f)
-  local ok, err = pcall(f)
-  assert.is_false(ok, "expected an error")
-  return err
-end
 
 local DTYPES = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
 

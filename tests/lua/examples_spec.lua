@@ -1,26 +1,10 @@
 -- examples/*.lua run by the luda binary (LUDA_BIN): quickstart everywhere; raw_kernel and
 -- raw_module on a CUDA device, where their printed arrays must be the ones NumPy prints
 -- for CuPy's guide (the expected text below is numpy's repr of the same arrays).
-local LUDA = assert(os.getenv("LUDA_BIN"), "set LUDA_BIN to the luda binary (ctest does)")
+local support = require "support"
+local quote, read_file = support.quote, support.read_file
+local function luda(args) return support.run_luda(args) end
 local SOURCE = os.getenv("LUDA_SOURCE_DIR") or "."
-
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
-local function read_file(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
-  f:close()
-  return text
-end
-
--- Runs `luda <args>`; returns stdout, stderr and the exit status.
-local function luda(args)
-  local out, err = os.tmpname(), os.tmpname()
-  local _, _, code = os.execute(quote(LUDA) .. " " .. args .. " </dev/null >" .. out .. " 2>" .. err)
-  local o, e = read_file(out), read_file(err)
-  os.remove(out); os.remove(err)
-  return o, e, code
-end
 
 local function example(name) return quote(SOURCE .. "/examples/" .. name) end
 

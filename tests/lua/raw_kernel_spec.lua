@@ -1,28 +1,19 @@
 -- Raw CUDA kernels and modules (CuPy's RawKernel / RawModule). Launch-syntax and argument
 -- errors need no GPU; results are checked on a GPU when one is usable.
 local luda = require "luda"
+local support = require "support"
+
+-- Runs body when `need` CUDA devices are usable, else marks the test pending with why.
+local function on_gpu(body, need)
+  return function()
+    local why = support.gpu_missing(need)
+    if why then pending(why) else body() end
+  end
+end
+local here, error_of, f32 = support.here, support.error_of, support.f32
 
 local GPU, NO_GPU_REASON = luda.cuda.is_available()
 local CPU = { device = "cpu" }
-
-local function here()
-  local info = debug.getinfo(2, "Sl")
-  return info.short_src .. ":" .. info.currentline .. ": "
-end
-
-local function error_of(f)
-  local ok, err = pcall(f)
-  assert.is_false(ok, "expected an error")
-  return err
-end
-
-local function f32(x) return (string.unpack("f", string.pack("f", x))) end
-
-local function on_gpu(body)
-  return function()
-    if not GPU then pending("no CUDA device: " .. NO_GPU_REASON) else body() end
-  end
-end
 
 -- CuPy's RawKernel example.
 local ADD = [[

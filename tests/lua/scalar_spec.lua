@@ -1,24 +1,13 @@
 -- Typed scalars: luda.bool, luda.int8 ... luda.float64.
 local luda = require "luda"
-
-local function f32(x) return (string.unpack("f", string.pack("f", x))) end
+local support = require "support"
+local f32, here, error_of = support.f32, support.here, support.error_of
 
 local RANGES = {
   int8 = { -128, 127 }, int16 = { -32768, 32767 }, int32 = { -2147483648, 2147483647 },
   int64 = { math.mininteger, math.maxinteger },
   uint8 = { 0, 255 }, uint16 = { 0, 65535 }, uint32 = { 0, 4294967295 },
 }
-
-local function here(level)
-  local info = debug.getinfo((level or 1) + 1, "Sl")
-  return info.short_src .. ":" .. info.currentline .. ": "
-end
-
-local function error_of(f)
-  local ok, err = pcall(f)
-  assert.is_false(ok, "expected an error")
-  return err
-end
 
 describe("typed scalars", function()
   before_each(function() math.randomseed(7321) end)

@@ -9,25 +9,12 @@
 
 #include "runtime/driver.h"
 
+#include "tests/gpu_skip.h"
+
 namespace luda {
 namespace {
 
-// The reason no CUDA device is usable, or "" when one is.
-std::string no_device_reason() {
-  try {
-    require_cuda_device(0);
-    return {};
-  } catch (const NoDeviceError& e) {
-    return e.what();
-  }
-}
-
-#define LUDA_REQUIRE_GPU()                                    \
-  do {                                                        \
-    if (std::string why = no_device_reason(); !why.empty()) { \
-      GTEST_SKIP() << why;                                    \
-    }                                                         \
-  } while (0)
+using test_support::no_device_reason;
 
 std::string parse_error(std::string_view text) {
   try {

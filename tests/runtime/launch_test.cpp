@@ -11,24 +11,10 @@
 #include "runtime/driver.h"
 #include "runtime/memory.h"
 
+#include "tests/gpu_skip.h"
+
 namespace luda {
 namespace {
-
-std::string no_device_reason() {
-  try {
-    require_cuda_device(0);
-    return {};
-  } catch (const NoDeviceError& e) {
-    return e.what();
-  }
-}
-
-#define LUDA_REQUIRE_GPU()                                    \
-  do {                                                        \
-    if (std::string why = no_device_reason(); !why.empty()) { \
-      GTEST_SKIP() << why;                                    \
-    }                                                         \
-  } while (0)
 
 // The limits of an H100 SXM, as cuda_properties reports them.
 DeviceProperties h100() {

@@ -11,24 +11,12 @@
 
 #include "runtime/driver.h"
 
+#include "tests/gpu_skip.h"
+
 namespace luda {
 namespace {
 
-std::string no_device_reason() {
-  try {
-    require_cuda_device(0);
-    return {};
-  } catch (const NoDeviceError& e) {
-    return e.what();
-  }
-}
-
-#define LUDA_REQUIRE_GPU()                                    \
-  do {                                                        \
-    if (std::string why = no_device_reason(); !why.empty()) { \
-      GTEST_SKIP() << why;                                    \
-    }                                                         \
-  } while (0)
+using test_support::no_device_reason;
 
 std::vector<unsigned char> random_bytes(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);

@@ -1,0 +1,76 @@
+-- What the busted specs share: references, random inputs, error capture, GPU gating, and
+-- running the luda binary. Specs load it with `require "support"` (ctest passes --lpath).
+local M = {}
+
+-- float32 rounding of a Lua number, computed by string.pack (an independent reference).
+function M.f32(x) return (string.unpack("f", string.pack("f", x))) end
+
+-- A nested table of `shape` (a Lua sequence) filled by gen().
+function M.random_table(shape, gen, depth)
+  depth = depth or 1
+  local t = {}
+  for i = 1, shape[depth] do
+    if depth == #shape then t[i] = gen() else t[i] = M.random_table(shape, gen, depth + 1) end
+  end
+  return t
+end
+
+-- "file:line: " of the line that calls here() (or `level` callers further up): what a
+-- luda error raised from that line starts with.
+function M.here(level)
+  local info = debug.getinfo((level or 1) + 1, "Sl")
+  return info.short_src .. ":" .. info.currentline .. ": "
+end
+
+-- The error f raises; an error of its own when f raises none. (Plain Lua: busted's
+-- assert and pending live in the specs' environments, not in modules they require.)
+function M.error_of(f)
+  local ok, err = pcall(f)
+  if ok then error("expected an error, but the call succeeded", 2) end
+  return err
+end
+
+-- Why a test needing `need` (default 1) CUDA devices cannot run here, or nil when it can.
+-- Specs wrap it: `if why then pending(why) else body() end`, so a run without a GPU shows
+-- why it skipped.
+function M.gpu_missing(need)
+  local luda = require "luda"
+  local gpu, why = luda.cuda.is_available()
+  if not gpu then return "no CUDA device: " .. why end
+  local have = luda.cuda.device_count()
+  if (need or 1) > have then return ("needs %d CUDA devices, this machine has %d"):format(need, have) end
+  return nil
+end
+
+function M.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+function M.write_file(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+function M.read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- The luda binary under test (ctest sets LUDA_BIN).
+M.LUDA = os.getenv("LUDA_BIN")
+
+-- Runs `luda <args>` with `stdin` (a string) as its input; returns stdout, stderr and the
+-- exit status. `merged` sends stderr into stdout (to check the order of the two).
+function M.run_luda(args, stdin, merged)
+  assert(M.LUDA, "set LUDA_BIN to the luda binary (ctest does)")
+  local out, err, inp = os.tmpname(), os.tmpname(), os.tmpname()
+  M.write_file(inp, stdin or "")
+  local redirect = merged and (" >" .. out .. " 2>&1") or (" >" .. out .. " 2>" .. err)
+  local _, _, code = os.execute(M.quote(M.LUDA) .. " " .. args .. " <" .. inp .. redirect)
+  local o, e = M.read_file(out), merged and "" or M.read_file(err)
+  os.remove(out); os.remove(err); os.remove(inp)
+  return o, e, code
+end
+
+return M
