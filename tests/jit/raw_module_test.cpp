@@ -11,7 +11,7 @@
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
-#include "tests/gpu_skip.h"
+#include "tests/test_support.h"
 
 namespace luda::jit {
 namespace {

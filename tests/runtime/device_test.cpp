@@ -9,7 +9,7 @@
 
 #include "runtime/driver.h"
 
-#include "tests/gpu_skip.h"
+#include "tests/test_support.h"
 
 namespace luda {
 namespace {

@@ -11,7 +11,7 @@
 #include "runtime/driver.h"
 #include "runtime/memory.h"
 
-#include "tests/gpu_skip.h"
+#include "tests/test_support.h"
 
 namespace luda {
 namespace {

@@ -11,19 +11,13 @@
 
 #include "runtime/driver.h"
 
-#include "tests/gpu_skip.h"
+#include "tests/test_support.h"
 
 namespace luda {
 namespace {
 
 using test_support::no_device_reason;
-
-std::vector<unsigned char> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng());
-  return v;
-}
+using test_support::random_bytes;
 
 std::vector<unsigned char> bytes_of(const Buffer& b) {
   const auto* p = static_cast<const unsigned char*>(b.data());

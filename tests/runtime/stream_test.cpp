@@ -11,19 +11,13 @@
 #include "runtime/driver.h"
 #include "runtime/memory.h"
 
-#include "tests/gpu_skip.h"
+#include "tests/test_support.h"
 
 namespace luda {
 namespace {
 
 using test_support::no_device_reason;
-
-std::vector<unsigned char> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng());
-  return v;
-}
+using test_support::random_bytes;
 
 TEST(Stream, WithoutCudaRaisesNoDeviceError) {
   std::string why = no_device_reason();

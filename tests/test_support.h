@@ -1,10 +1,13 @@
-// GPU tests skip, with the reason printed, where no CUDA device is usable (CI, laptops),
-// and run everywhere else.
+// What the GoogleTest files share. GPU tests skip, with the reason printed, where no CUDA
+// device is usable (CI, laptops), and run everywhere else.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -19,6 +22,14 @@ inline std::string no_device_reason() {
   } catch (const NoDeviceError& e) {
     return e.what();
   }
+}
+
+// n random bytes from a seeded generator: test data that is never all zeros.
+inline std::vector<unsigned char> random_bytes(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<unsigned char> v(n);
+  for (auto& b : v) b = static_cast<unsigned char>(rng());
+  return v;
 }
 
 }  // namespace luda::test_support
