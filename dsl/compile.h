@@ -1,0 +1,115 @@
+// The front end's one entry point for jit/: a Lua function and the types of one call in,
+// CUDA C++ out. Pure: no CUDA, no Lua VM; what it needs to know about the running Lua
+// world (globals, upvalues, called functions) it asks through Environment.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dsl/types.h"
+
+namespace luda::dsl {
+
+// A chunk of Lua source: a file's text or a string given to load().
+struct Chunk {
+  std::string name;  // as errors show it: "hist.lua", "stdin", "[string \"...\"]"
+  std::string text;
+};
+
+// Where a function is: its chunk and what debug.getinfo(f, "Su") says of it. A function
+// given as source text alone ("function(x, out) ... end") has line_defined 0: the text is
+// then one function expression (optionally `return`ed).
+struct FunctionSource {
+  std::shared_ptr<const Chunk> chunk;
+  int line_defined = 0;
+  int last_line_defined = 0;
+  int nparams = -1;  // -1: unknown
+};
+
+// An opaque handle to a Lua function that the Environment understands (stdlib passes the
+// address of a registry entry); used to look up that function's upvalues and globals.
+using FunctionHandle = const void*;
+
+// A value outside the kernel (global or upvalue), as it is at specialization time.
+struct ExternalValue {
+  enum class Kind {
+    Missing,      // nil / not defined
+    Integer,      // Lua integer: weak int64 constant
+    Float,        // Lua float: weak float64 constant
+    Boolean,
+    Typed,        // luda.float32(2.5) and friends: a strong constant of `scalar`
+    Table,        // a table of numbers/booleans/tables: a constant namespace (cfg.TILE)
+    Function,     // a Lua function: becomes a device function
+    Namespace,    // a builtin namespace: "math", "cuda", "luda", "luda.math"
+    Array,        // an ndarray: an error (pass it as an argument)
+    Other,        // anything else (string, userdata, ...): an error naming `describe`
+  };
+  Kind kind = Kind::Missing;
+  std::int64_t integer = 0;
+  double number = 0;
+  bool boolean = false;
+  Scalar scalar = Scalar::Float64;                   // Typed
+  std::map<std::string, ExternalValue> fields;        // Table (string keys; integer keys as "1", "2")
+  FunctionSource function;                            // Function
+  FunctionHandle handle = nullptr;                    // Function: for its own lookups
+  std::string name_space;                             // Namespace
+  std::string describe;                               // Other/Array: "a string", "an ndarray"
+};
+
+class Environment {
+ public:
+  virtual ~Environment() = default;
+  // The value `name` has for the function `fn`: its upvalue of that name, else the global.
+  virtual ExternalValue lookup(FunctionHandle fn, const std::string& name) = 0;
+};
+
+struct KernelOptions {
+  bool boundscheck = false;
+  bool fastmath = false;
+  bool debug = false;
+};
+
+struct KernelRequest {
+  FunctionSource function;
+  FunctionHandle handle = nullptr;  // the kernel function, for Environment lookups
+  std::string name;                 // the Lua name ("add_kernel"), or "" -> "kernel"
+  std::vector<Type> args;           // one per parameter: arrays and scalars of this call
+  KernelOptions options;
+};
+
+// The ABI between generated code and the launcher (jit/):
+// - an array parameter of element type T and ndim N is passed by value as
+//     struct { T* data; long long shape[N]; long long strides[N]; }   (strides in elements)
+// - a scalar parameter is passed as its C type;
+// - with boundscheck, one more trailing parameter: a pointer to a BoundsRecord in device
+//   memory, zeroed before launch; a thread that indexes out of range fills it (first one
+//   wins) and exits.
+struct BoundsRecord {
+  int hit;          // 0 none, 1 out of range
+  int line;         // Lua line of the indexing expression
+  int axis;         // 0-based axis
+  int pad;
+  long long index;  // the offending index
+  long long extent; // the size of that axis
+};
+
+struct CudaKernel {
+  std::string code;    // complete CUDA C++ source (prelude included), with #line directives
+  std::string entry;   // extern "C" name: the Lua name plus a short signature hash
+  std::string typed;   // the typed function, for inspect("types")
+  std::vector<Type> params;  // as launched (the BoundsRecord pointer not included)
+  bool bounds_record = false;
+  bool dynamic_shared = false;  // uses cuda.shared.dynamic (sized at launch)
+};
+
+// Parses (once per chunk text, cached here), finds the function, types it for `args`,
+// and emits CUDA C++. Throws SourceError (dsl/diagnostics.h) for any user mistake.
+CudaKernel compile_kernel(const KernelRequest& request, Environment& env);
+
+// The version of the generated code's prelude and conventions: part of every cache key.
+inline constexpr int kPreludeVersion = 1;
+
+}  // namespace luda::dsl

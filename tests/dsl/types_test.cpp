@@ -1,0 +1,2 @@
+// Placeholder removed when dsl/types.cpp lands.
+#include <gtest/gtest.h>
