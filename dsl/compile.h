@@ -103,6 +103,9 @@ struct CudaKernel {
   std::vector<Type> params;  // as launched (the BoundsRecord pointer not included)
   bool bounds_record = false;
   bool dynamic_shared = false;  // uses cuda.shared.dynamic (sized at launch)
+  // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math,
+  // debug -> -lineinfo. jit/ passes them (and hashes them into the cache key).
+  std::vector<std::string> nvrtc_options;
 };
 
 // Parses (once per chunk text, cached here), finds the function, types it for `args`,

@@ -42,7 +42,46 @@ struct Type {
   }
   bool operator==(const Type&) const = default;
   std::string str() const;  // "float32", "array(float32, 2d, C)", "(float32, int64)", "void"
+  bool is_scalar() const { return kind == Kind::Scalar; }
+  bool is_number() const { return kind == Kind::Scalar && scalar != Scalar::Bool; }
+  bool is_bool() const { return kind == Kind::Scalar && scalar == Scalar::Bool; }
+  bool is_int() const { return kind == Kind::Scalar && is_integer(scalar); }
+  bool is_floating() const { return kind == Kind::Scalar && is_float(scalar); }
 };
+
+// The common type of two scalars (DESIGN.md "Types"), used for arithmetic operands and
+// for unifying what a local is assigned; nullopt when there is none (bool with a number,
+// anything with an array or tuple).
+// - a weak operand (literal, Lua number) takes the other's type when that is strong; an
+//   int with a weak float gives a weak float64 (the int is not narrowed into float32);
+//   two weak ones stay weak: int64, or float64 when either is a float;
+// - strong: float with float -> the wider; int with float -> the float; int with int ->
+//   the wider when signedness agrees, else the signed type that holds both
+//   (uint32 with int32 -> int64), and int64 for uint64 with any signed int (Lua's
+//   integer type: the bits are the same under wrap-around).
+std::optional<Type> promote(const Type& a, const Type& b);
+std::optional<Scalar> promote_scalar(Scalar a, Scalar b);  // both strong
+
+// A compile-time value: a literal, a frozen upvalue or global, math.pi, cuda.warpsize, or
+// a fold of them. Its type is kept beside it (inference's side tables).
+struct Constant {
+  enum class Kind : std::uint8_t { Int, Float, Bool };
+  Kind kind = Kind::Int;
+  std::int64_t i = 0;  // Int: the two's complement bits (an unsigned type reads them unsigned)
+  double f = 0;        // Float (a float32 constant holds a value exactly representable in float)
+  bool b = false;      // Bool
+  static Constant of_int(std::int64_t v) { Constant c; c.i = v; return c; }
+  static Constant of_float(double v) { Constant c; c.kind = Kind::Float; c.f = v; return c; }
+  static Constant of_bool(bool v) { Constant c; c.kind = Kind::Bool; c.b = v; return c; }
+  bool operator==(const Constant&) const = default;
+};
+
+// `c`, a constant of type `from`, as a value of type `to` (C++'s conversion; integers wrap
+// to the width of `to`, floats to integers truncate and saturate).
+Constant convert_constant(const Constant& c, Scalar from, Scalar to);
+// Whether `c` (of type `from`) keeps its value as a `to`: a weak literal may only take a
+// type that holds it (`x8 + 1000` is an error, as in NumPy 2).
+bool constant_fits(const Constant& c, Scalar from, Scalar to);
 
 // A kernel's or device function's signature in Numba's notation:
 // "void(float32[:], int64[:,:], float32)", "float32(float32, float32)"; "[::1]" on the

@@ -1,0 +1,578 @@
+#include "dsl/builtins.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace luda::dsl {
+namespace {
+
+// ---------------------------------------------------------------- type rules
+
+BuiltinTyping fail(std::string message, int operand = -1) {
+  BuiltinTyping t;
+  t.error = std::move(message);
+  t.error_operand = operand;
+  return t;
+}
+
+std::string describe(const BuiltinOperand& op) {
+  if (!op.describe.empty()) return op.describe;
+  if (op.is_string) return "a string";
+  return op.type.str();
+}
+
+Type float_of(const Type& t) {
+  if (t.is_floating()) return t;
+  return Type::scalar_of(Scalar::Float64, t.weak);
+}
+
+// All operands numbers, promoted together; the common type, or an error naming the first
+// operand that is not a number.
+std::optional<Type> common_number(const Builtin& row, std::span<const BuiltinOperand> args,
+                                  BuiltinTyping& error) {
+  std::optional<Type> common;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].type.is_number()) {
+      error = fail(fmt::format("{} expects a number, got {}", row.name, describe(args[i])), int(i));
+      return std::nullopt;
+    }
+    common = common ? promote(*common, args[i].type) : args[i].type;
+  }
+  return common;
+}
+
+BuiltinTyping rule_value(const Builtin& row, std::span<const BuiltinOperand>) {
+  BuiltinTyping t;
+  t.result = t.operation = Type::scalar_of(row.scalar);
+  return t;
+}
+
+// math.pi, math.huge: weak float64 like a literal; cuda.warpsize: int32 32.
+BuiltinTyping rule_constant(const Builtin& row, std::span<const BuiltinOperand>) {
+  BuiltinTyping t;
+  bool weak = row.scalar == Scalar::Float64;
+  t.result = t.operation = Type::scalar_of(row.scalar, weak);
+  t.constant = is_float(row.scalar) ? Constant::of_float(row.value)
+                                    : Constant::of_int(static_cast<std::int64_t>(row.value));
+  return t;
+}
+
+// math.maxinteger / math.mininteger: strong int64 (a weak one would silently shrink).
+BuiltinTyping rule_int_limit(const Builtin& row, std::span<const BuiltinOperand>) {
+  BuiltinTyping t;
+  t.result = t.operation = Type::scalar_of(Scalar::Int64);
+  t.constant = Constant::of_int(row.value > 0 ? std::numeric_limits<std::int64_t>::max()
+                                              : std::numeric_limits<std::int64_t>::min());
+  return t;
+}
+
+// Float functions: integers become float64, float32 stays float32 (expf, never exp).
+BuiltinTyping rule_float(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  auto common = common_number(row, args, t);
+  if (!common) return t;
+  Type f = float_of(*common);
+  t.result = t.operation = f;
+  t.convert.assign(args.size(), f);
+  return t;
+}
+
+BuiltinTyping rule_float_predicate(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t = rule_float(row, args);
+  if (t.error.empty()) t.result = Type::scalar_of(Scalar::Bool);
+  return t;
+}
+
+// math.floor / math.ceil: Lua 5.4 gives an integer; here int64 for a float argument (an
+// integer argument is returned as it is).
+BuiltinTyping rule_float_to_int(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  auto common = common_number(row, args, t);
+  if (!common) return t;
+  t.operation = *common;
+  t.convert.assign(args.size(), *common);
+  t.result = common->is_int() ? *common : Type::scalar_of(Scalar::Int64, common->weak);
+  return t;
+}
+
+// math.abs, math.min, math.max, math.fmod: the operands' common type.
+BuiltinTyping rule_number(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  auto common = common_number(row, args, t);
+  if (!common) return t;
+  t.result = t.operation = *common;
+  t.convert.assign(args.size(), *common);
+  return t;
+}
+
+// luda.float32(x) and friends: a strong value of the row's type.
+BuiltinTyping rule_cast(const Builtin& row, std::span<const BuiltinOperand> args) {
+  const BuiltinOperand& a = args[0];
+  if (!a.type.is_scalar())
+    return fail(fmt::format("{} converts a number or a bool, got {}", row.name, describe(a)), 0);
+  BuiltinTyping t;
+  t.result = t.operation = Type::scalar_of(row.scalar);
+  t.convert.assign(1, Type::void_());
+  if (a.constant) t.constant = convert_constant(*a.constant, a.type.scalar, row.scalar);
+  return t;
+}
+
+// cuda.syncwarp(mask?), cuda.syncthreads(): masks are uint32.
+BuiltinTyping rule_sync(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (!args[i].type.is_int())
+      return fail(fmt::format("{} expects an integer mask, got {}", row.name, describe(args[i])), int(i));
+  t.convert.assign(args.size(), Type::scalar_of(Scalar::UInt32));
+  return t;
+}
+
+BuiltinTyping rule_sync_predicate(const Builtin& row, std::span<const BuiltinOperand> args) {
+  if (!args[0].type.is_bool())
+    return fail(fmt::format("{} expects a bool, got {} (write x ~= 0)", row.name, describe(args[0])), 0);
+  BuiltinTyping t;
+  t.result = t.operation = Type::scalar_of(row.scalar);
+  t.convert.assign(1, Type::scalar_of(Scalar::Bool));
+  return t;
+}
+
+// cuda.grid(n), cuda.gridsize(n): n a constant 1, 2 or 3; n int64 values.
+BuiltinTyping rule_grid(const Builtin& row, std::span<const BuiltinOperand> args) {
+  const BuiltinOperand& a = args[0];
+  if (!a.constant || a.constant->kind != Constant::Kind::Int || a.constant->i < 1 || a.constant->i > 3)
+    return fail(fmt::format("{} takes a constant 1, 2 or 3 (the number of dimensions)", row.name), 0);
+  BuiltinTyping t;
+  Type i64 = Type::scalar_of(Scalar::Int64);
+  t.operation = i64;
+  t.convert.assign(1, Type::void_());
+  if (a.constant->i == 1) {
+    t.result = i64;
+  } else {
+    t.result.kind = Type::Kind::Tuple;
+    t.result.elements.assign(static_cast<std::size_t>(a.constant->i), i64);
+  }
+  return t;
+}
+
+bool one_of(Scalar s, std::initializer_list<Scalar> allowed) {
+  for (Scalar a : allowed)
+    if (a == s) return true;
+  return false;
+}
+
+constexpr std::initializer_list<Scalar> kWordTypes = {Scalar::Int32, Scalar::UInt32, Scalar::Int64,
+                                                      Scalar::UInt64, Scalar::Float32, Scalar::Float64};
+
+// cuda.atomic.*(a, i [, j, k], v [, v2]): one index per dimension, then `values` values
+// converted to the element type; the old element is returned.
+BuiltinTyping atomic(const Builtin& row, std::span<const BuiltinOperand> args, int values,
+                     std::initializer_list<Scalar> allowed, std::string_view allowed_text) {
+  const BuiltinOperand& a = args[0];
+  if (a.type.kind != Type::Kind::Array)
+    return fail(fmt::format("{} expects an array as its first argument, got {}", row.name, describe(a)), 0);
+  std::size_t want = 1 + static_cast<std::size_t>(a.type.ndim) + static_cast<std::size_t>(values);
+  if (args.size() != want) {
+    std::string indices = a.type.ndim == 1 ? "i" : a.type.ndim == 2 ? "i, j" : "i, j, k";
+    if (a.type.ndim > 3) indices = fmt::format("{} indices", a.type.ndim);
+    return fail(fmt::format("{} on a {}-d array takes {} ind{} and {}: {}(a, {}, {})", row.name,
+                            a.type.ndim, a.type.ndim, a.type.ndim == 1 ? "ex" : "ices",
+                            values == 1 ? "a value" : "two values", row.name, indices,
+                            values == 1 ? "v" : "old, v"));
+  }
+  if (!one_of(a.type.scalar, allowed))
+    return fail(fmt::format("{} works on arrays of {}, not {}", row.name, allowed_text,
+                            scalar_name(a.type.scalar)), 0);
+  BuiltinTyping t;
+  Type elem = Type::scalar_of(a.type.scalar);
+  t.convert.push_back(Type::void_());
+  for (int d = 0; d < a.type.ndim; ++d) {
+    const BuiltinOperand& idx = args[1 + static_cast<std::size_t>(d)];
+    if (!idx.type.is_int())
+      return fail(fmt::format("an index must be an integer, got {}", describe(idx)), 1 + d);
+    t.convert.push_back(Type::scalar_of(Scalar::Int64));
+  }
+  for (int v = 0; v < values; ++v) {
+    std::size_t k = 1 + static_cast<std::size_t>(a.type.ndim + v);
+    if (!args[k].type.is_number())
+      return fail(fmt::format("{} expects a number to combine with the element, got {}", row.name,
+                              describe(args[k])), int(k));
+    t.convert.push_back(elem);
+  }
+  t.result = t.operation = elem;
+  return t;
+}
+
+BuiltinTyping rule_atomic_arith(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return atomic(row, args, 1, kWordTypes, "int32, uint32, int64, uint64, float32 or float64");
+}
+BuiltinTyping rule_atomic_cas(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return atomic(row, args, 2, kWordTypes, "int32, uint32, int64, uint64, float32 or float64");
+}
+BuiltinTyping rule_atomic_bits(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return atomic(row, args, 1, {Scalar::Int32, Scalar::UInt32, Scalar::Int64, Scalar::UInt64},
+                "int32, uint32, int64 or uint64");
+}
+BuiltinTyping rule_atomic_wrap(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return atomic(row, args, 1, {Scalar::UInt32, Scalar::UInt64}, "uint32 or uint64");
+}
+
+// cuda.shfl_*_sync(mask, value, lane_or_delta): value of a 32- or 64-bit type.
+BuiltinTyping rule_shuffle(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  if (!args[0].type.is_int())
+    return fail(fmt::format("{} expects an integer mask, got {}", row.name, describe(args[0])), 0);
+  const BuiltinOperand& v = args[1];
+  if (!v.type.is_number())
+    return fail(fmt::format("{} shuffles a number, got {}", row.name, describe(v)), 1);
+  Type value = v.type.weak ? Type::scalar_of(v.type.scalar) : v.type;
+  if (!one_of(value.scalar, kWordTypes))
+    return fail(fmt::format("{} shuffles int32, uint32, int64, uint64, float32 or float64, not {} "
+                            "(convert it, e.g. luda.int32(x))", row.name, scalar_name(value.scalar)), 1);
+  if (!args[2].type.is_int())
+    return fail(fmt::format("{} expects an integer lane, got {}", row.name, describe(args[2])), 2);
+  t.convert = {Type::scalar_of(Scalar::UInt32), value, Type::scalar_of(Scalar::Int32)};
+  t.result = t.operation = value;
+  return t;
+}
+
+// cuda.ballot_sync / all_sync / any_sync(mask, predicate).
+BuiltinTyping rule_vote(const Builtin& row, std::span<const BuiltinOperand> args) {
+  if (!args[0].type.is_int())
+    return fail(fmt::format("{} expects an integer mask, got {}", row.name, describe(args[0])), 0);
+  if (!args[1].type.is_bool())
+    return fail(fmt::format("{} expects a bool predicate, got {} (write x ~= 0)", row.name,
+                            describe(args[1])), 1);
+  BuiltinTyping t;
+  t.convert = {Type::scalar_of(Scalar::UInt32), Type::scalar_of(Scalar::Bool)};
+  t.result = t.operation = Type::scalar_of(row.scalar);
+  return t;
+}
+
+std::optional<Scalar> dtype_operand(const BuiltinOperand& op) { return op.dtype; }
+
+BuiltinTyping rule_array_alloc(const Builtin& row, std::span<const BuiltinOperand> args) {
+  const BuiltinOperand& shape = args[0];
+  if (!shape.shape)
+    return fail(fmt::format("{}: the shape must be a constant number or a table of constant numbers "
+                            "(e.g. {{32, 33}}), known when the kernel is compiled", row.name), 0);
+  for (long long n : *shape.shape)
+    if (n <= 0) return fail(fmt::format("{}: every extent must be positive, got {}", row.name, n), 0);
+  auto dtype = dtype_operand(args[1]);
+  if (!dtype)
+    return fail(fmt::format("{}: the dtype must be a type name such as \"float32\" or luda.float32, got {}",
+                            row.name, describe(args[1])), 1);
+  BuiltinTyping t;
+  t.result = Type::array_of(*dtype, static_cast<int>(shape.shape->size()), true);
+  t.shape = *shape.shape;
+  t.convert.assign(2, Type::void_());
+  return t;
+}
+
+BuiltinTyping rule_dynamic_alloc(const Builtin& row, std::span<const BuiltinOperand> args) {
+  auto dtype = dtype_operand(args[0]);
+  if (!dtype)
+    return fail(fmt::format("{}: the dtype must be a type name such as \"float32\" or luda.float32, got {}",
+                            row.name, describe(args[0])), 0);
+  BuiltinTyping t;
+  t.result = Type::array_of(*dtype, 1, true);
+  t.convert.assign(1, Type::void_());
+  return t;
+}
+
+BuiltinTyping rule_print(const Builtin&, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (!args[i].is_string && !args[i].type.is_scalar())
+      return fail(fmt::format("print prints numbers, bools and string literals, not {}", describe(args[i])), int(i));
+  t.convert.assign(args.size(), Type::void_());
+  return t;
+}
+
+// ---------------------------------------------------------------- the table
+
+using F = Builtin::Form;
+using A = Builtin::Alloc;
+
+#define FLOAT1(ns, n, doc) {ns "." #n, F::Call, 1, 1, rule_float, #n "{f}($0)", "", Scalar::Float64, 0, A::None, "(x)", doc}
+#define FLOAT2(ns, n, doc) {ns "." #n, F::Call, 2, 2, rule_float, #n "{f}($0, $1)", "", Scalar::Float64, 0, A::None, "(x, y)", doc}
+#define DIM3(n, c) \
+  {"cuda." #n ".x", F::Value, 0, 0, rule_value, "(int)" #c ".x", "", Scalar::Int32, 0, A::None, "", "x component (int32)"}, \
+  {"cuda." #n ".y", F::Value, 0, 0, rule_value, "(int)" #c ".y", "", Scalar::Int32, 0, A::None, "", "y component (int32)"}, \
+  {"cuda." #n ".z", F::Value, 0, 0, rule_value, "(int)" #c ".z", "", Scalar::Int32, 0, A::None, "", "z component (int32)"}
+#define ATOMIC(n, rule, fn, doc) \
+  {"cuda.atomic." #n, F::Call, 3, 5, rule, "luda_atomic_" fn "(&$@, $v0)", "", Scalar::Float64, 0, A::None, "(a, i, v)", doc}
+#define SHFL(n, doc) {"cuda." #n, F::Call, 3, 3, rule_shuffle, "__" #n "($0, $1, $2)", "", Scalar::Float64, 0, A::None, "(mask, value, lane)", doc}
+#define CAST(n, S) {"luda." #n, F::Call, 1, 1, rule_cast, "($T)($0)", "", Scalar::S, 0, A::None, "(x)", "converts to " #n " (C++'s conversion: floats truncate towards zero)"}
+
+enum : int { kAny = -1 };
+
+const Builtin kTable[] = {
+    // ---- cuda: thread geometry (numba.cuda names)
+    DIM3(threadIdx, threadIdx), DIM3(blockIdx, blockIdx), DIM3(blockDim, blockDim), DIM3(gridDim, gridDim),
+    {"cuda.laneid", F::Value, 0, 0, rule_value, "luda_laneid()", "", Scalar::Int32, 0, A::None, "", "the thread's lane in its warp, 0..31 (int32)"},
+    {"cuda.warpsize", F::Value, 0, 0, rule_constant, "warpSize", "", Scalar::Int32, 32, A::None, "", "32 (int32)"},
+    {"cuda.grid", F::Call, 1, 1, rule_grid, "luda_grid$c0()", "", Scalar::Int64, 0, A::None, "(n)",
+     "the thread's absolute index in n = 1, 2 or 3 dimensions: n int64 values (blockIdx * blockDim + threadIdx)"},
+    {"cuda.gridsize", F::Call, 1, 1, rule_grid, "luda_gridsize$c0()", "", Scalar::Int64, 0, A::None, "(n)",
+     "the number of threads in the grid in n = 1, 2 or 3 dimensions: n int64 values (blockDim * gridDim)"},
+    // ---- cuda: synchronization
+    {"cuda.syncthreads", F::Call, 0, 0, rule_sync, "__syncthreads()", "", Scalar::Float64, 0, A::None, "()", "waits for every thread of the block"},
+    {"cuda.syncthreads_count", F::Call, 1, 1, rule_sync_predicate, "__syncthreads_count($0)", "", Scalar::Int32, 0, A::None, "(pred)", "syncthreads, then the number of threads whose predicate was true (int32)"},
+    {"cuda.syncthreads_and", F::Call, 1, 1, rule_sync_predicate, "(__syncthreads_and($0) != 0)", "", Scalar::Bool, 0, A::None, "(pred)", "syncthreads, then whether every predicate was true"},
+    {"cuda.syncthreads_or", F::Call, 1, 1, rule_sync_predicate, "(__syncthreads_or($0) != 0)", "", Scalar::Bool, 0, A::None, "(pred)", "syncthreads, then whether any predicate was true"},
+    {"cuda.syncwarp", F::Call, 0, 1, rule_sync, "__syncwarp(0xffffffffu)|__syncwarp($0)", "", Scalar::Float64, 0, A::None, "([mask])", "waits for the warp's threads in mask (default: all 32)"},
+    {"cuda.threadfence", F::Call, 0, 0, rule_sync, "__threadfence()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for the whole device"},
+    {"cuda.threadfence_block", F::Call, 0, 0, rule_sync, "__threadfence_block()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for its block"},
+    {"cuda.threadfence_system", F::Call, 0, 0, rule_sync, "__threadfence_system()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for the host and peer devices"},
+    // ---- cuda: memory
+    {"cuda.shared.array", F::Call, 2, 2, rule_array_alloc, "", "", Scalar::Float64, 0, A::Shared, "(shape, dtype)",
+     "a block-shared C-order array; shape a constant number or table ({32, 33}), dtype \"float32\" or luda.float32"},
+    {"cuda.shared.dynamic", F::Call, 1, 1, rule_dynamic_alloc, "", "", Scalar::Float64, 0, A::DynamicShared, "(dtype)",
+     "the block's dynamic shared memory as a 1-d array, sized at launch (shared = bytes)"},
+    {"cuda.local_array", F::Call, 2, 2, rule_array_alloc, "", "", Scalar::Float64, 0, A::Local, "(shape, dtype)",
+     "a per-thread C-order array; shape and dtype as for cuda.shared.array"},
+    // ---- cuda: atomics on a[i] (a[i, j] for 2-d: indices one per dimension), returning the old value
+    ATOMIC(add, rule_atomic_arith, "add", "a[i] += v"),
+    ATOMIC(sub, rule_atomic_arith, "sub", "a[i] -= v"),
+    ATOMIC(min, rule_atomic_arith, "min", "a[i] = min(a[i], v)"),
+    ATOMIC(max, rule_atomic_arith, "max", "a[i] = max(a[i], v)"),
+    ATOMIC(exch, rule_atomic_arith, "exch", "a[i] = v"),
+    ATOMIC(and_, rule_atomic_bits, "and", "a[i] &= v (integers)"),
+    ATOMIC(or_, rule_atomic_bits, "or", "a[i] |= v (integers)"),
+    ATOMIC(xor, rule_atomic_bits, "xor", "a[i] ~= v (integers)"),
+    ATOMIC(inc, rule_atomic_wrap, "inc", "a[i] = (a[i] >= v) and 0 or a[i] + 1 (uint32, uint64)"),
+    ATOMIC(dec, rule_atomic_wrap, "dec", "a[i] = (a[i] == 0 or a[i] > v) and v or a[i] - 1 (uint32, uint64)"),
+    {"cuda.atomic.cas", F::Call, 4, 6, rule_atomic_cas, "luda_atomic_cas(&$@, $v0, $v1)", "", Scalar::Float64, 0, A::None, "(a, i, old, v)",
+     "a[i] = v if a[i] == old (compared bitwise)"},
+    // ---- cuda: warps
+    SHFL(shfl_sync, "value of lane `lane`"),
+    SHFL(shfl_up_sync, "value of lane (laneid - delta), own value below it"),
+    SHFL(shfl_down_sync, "value of lane (laneid + delta), own value above the warp"),
+    SHFL(shfl_xor_sync, "value of lane (laneid ~ mask)"),
+    {"cuda.ballot_sync", F::Call, 2, 2, rule_vote, "__ballot_sync($0, $1)", "", Scalar::UInt32, 0, A::None, "(mask, pred)", "bit k set when lane k's predicate is true (uint32)"},
+    {"cuda.all_sync", F::Call, 2, 2, rule_vote, "(__all_sync($0, $1) != 0)", "", Scalar::Bool, 0, A::None, "(mask, pred)", "whether every lane's predicate is true"},
+    {"cuda.any_sync", F::Call, 2, 2, rule_vote, "(__any_sync($0, $1) != 0)", "", Scalar::Bool, 0, A::None, "(mask, pred)", "whether any lane's predicate is true"},
+    // ---- print
+    {"print", F::Call, 0, kAny, rule_print, "$P", "", Scalar::Float64, 0, A::None, "(...)",
+     "device printf of numbers, bools and string literals, tab-separated, like Lua's print"},
+    // ---- math (Lua's)
+    FLOAT1("math", sqrt, "square root"), FLOAT1("math", exp, "e^x"),
+    {"math.log", F::Call, 1, 2, rule_float, "log{f}($0)|luda_log_base($0, $1)", "", Scalar::Float64, 0, A::None, "(x [, base])", "natural logarithm, or to the given base"},
+    FLOAT1("math", sin, "sine"), FLOAT1("math", cos, "cosine"), FLOAT1("math", tan, "tangent"),
+    FLOAT1("math", asin, "arc sine"), FLOAT1("math", acos, "arc cosine"),
+    {"math.atan", F::Call, 1, 2, rule_float, "atan{f}($0)|atan2{f}($0, $1)", "", Scalar::Float64, 0, A::None, "(y [, x])", "arc tangent of y/x, in the right quadrant"},
+    {"math.floor", F::Call, 1, 1, rule_float_to_int, "(long long)floor{f}($0)", "$0", Scalar::Float64, 0, A::None, "(x)", "largest integer <= x (int64 for a float x)"},
+    {"math.ceil", F::Call, 1, 1, rule_float_to_int, "(long long)ceil{f}($0)", "$0", Scalar::Float64, 0, A::None, "(x)", "smallest integer >= x (int64 for a float x)"},
+    {"math.abs", F::Call, 1, 1, rule_number, "fabs{f}($0)", "luda_abs($0)", Scalar::Float64, 0, A::None, "(x)", "absolute value, in x's type"},
+    {"math.min", F::Call, 1, 4, rule_number,
+     "$0|luda_min($0, $1)|luda_min(luda_min($0, $1), $2)|luda_min(luda_min(luda_min($0, $1), $2), $3)", "",
+     Scalar::Float64, 0, A::None, "(x, ...)", "the smallest argument (up to 4), compared as Lua does"},
+    {"math.max", F::Call, 1, 4, rule_number,
+     "$0|luda_max($0, $1)|luda_max(luda_max($0, $1), $2)|luda_max(luda_max(luda_max($0, $1), $2), $3)", "",
+     Scalar::Float64, 0, A::None, "(x, ...)", "the largest argument (up to 4), compared as Lua does"},
+    {"math.fmod", F::Call, 2, 2, rule_number, "luda_fmod($0, $1)", "", Scalar::Float64, 0, A::None, "(x, y)", "remainder of x / y rounded towards zero"},
+    {"math.huge", F::Value, 0, 0, rule_constant, "", "", Scalar::Float64, std::numeric_limits<double>::infinity(), A::None, "", "infinity"},
+    {"math.pi", F::Value, 0, 0, rule_constant, "", "", Scalar::Float64, 3.141592653589793, A::None, "", "pi"},
+    {"math.maxinteger", F::Value, 0, 0, rule_int_limit, "", "", Scalar::Int64, 1, A::None, "", "largest int64"},
+    {"math.mininteger", F::Value, 0, 0, rule_int_limit, "", "", Scalar::Int64, -1, A::None, "", "smallest int64"},
+    // ---- luda.math (CUDA's float functions)
+    FLOAT1("luda.math", exp2, "2^x"), FLOAT1("luda.math", log2, "base-2 logarithm"),
+    FLOAT1("luda.math", log10, "base-10 logarithm"), FLOAT1("luda.math", log1p, "log(1 + x), exact near 0"),
+    FLOAT1("luda.math", expm1, "e^x - 1, exact near 0"), FLOAT1("luda.math", sinh, "hyperbolic sine"),
+    FLOAT1("luda.math", cosh, "hyperbolic cosine"), FLOAT1("luda.math", tanh, "hyperbolic tangent"),
+    FLOAT1("luda.math", erf, "error function"), FLOAT1("luda.math", erfc, "1 - erf(x)"),
+    FLOAT1("luda.math", lgamma, "log |gamma(x)|"), FLOAT1("luda.math", tgamma, "gamma(x)"),
+    FLOAT1("luda.math", cbrt, "cube root"), FLOAT1("luda.math", rsqrt, "1 / sqrt(x)"),
+    FLOAT1("luda.math", round, "nearest integer, halves away from zero (a float)"),
+    FLOAT1("luda.math", trunc, "integer part, towards zero (a float)"),
+    FLOAT2("luda.math", hypot, "sqrt(x^2 + y^2) without overflow"),
+    FLOAT2("luda.math", copysign, "|x| with the sign of y"),
+    {"luda.math.fma", F::Call, 3, 3, rule_float, "fma{f}($0, $1, $2)", "", Scalar::Float64, 0, A::None, "(x, y, z)", "x * y + z, rounded once"},
+    {"luda.math.isnan", F::Call, 1, 1, rule_float_predicate, "isnan($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is NaN"},
+    {"luda.math.isinf", F::Call, 1, 1, rule_float_predicate, "isinf($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is infinite"},
+    {"luda.math.isfinite", F::Call, 1, 1, rule_float_predicate, "isfinite($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is neither infinite nor NaN"},
+    // ---- luda: conversions (the names are also dtypes for cuda.shared.array)
+    CAST(int8, Int8), CAST(int16, Int16), CAST(int32, Int32), CAST(int64, Int64), CAST(uint8, UInt8),
+    CAST(uint16, UInt16), CAST(uint32, UInt32), CAST(uint64, UInt64), CAST(float32, Float32),
+    CAST(float64, Float64),
+};
+
+#undef FLOAT1
+#undef FLOAT2
+#undef DIM3
+#undef ATOMIC
+#undef SHFL
+#undef CAST
+
+}  // namespace
+
+std::span<const Builtin> builtin_table() { return kTable; }
+
+std::optional<Scalar> builtin_dtype(const Builtin& row) {
+  if (row.type == rule_cast) return row.scalar;
+  return std::nullopt;
+}
+
+const Builtin* find_builtin(std::string_view name) {
+  for (const Builtin& row : kTable)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+std::string canonical_builtin_path(std::string_view path) {
+  constexpr std::string_view prefix = "luda.cuda";
+  if (path.substr(0, prefix.size()) == prefix &&
+      (path.size() == prefix.size() || path[prefix.size()] == '.'))
+    return "cuda" + std::string(path.substr(prefix.size()));
+  return std::string(path);
+}
+
+bool is_builtin_namespace(std::string_view path) {
+  if (path.empty()) return false;
+  for (const Builtin& row : kTable)
+    if (row.name.size() > path.size() && row.name.substr(0, path.size()) == path && row.name[path.size()] == '.')
+      return true;
+  return path == "luda";  // luda.cuda and luda.math live under it
+}
+
+std::string builtin_members(std::string_view path) {
+  std::vector<std::string> members;
+  for (const Builtin& row : kTable) {
+    if (row.name.size() <= path.size() || row.name.substr(0, path.size()) != path || row.name[path.size()] != '.')
+      continue;
+    std::string_view rest = row.name.substr(path.size() + 1);
+    std::string member(rest.substr(0, rest.find('.')));
+    if (std::find(members.begin(), members.end(), member) == members.end()) members.push_back(member);
+  }
+  if (path == "luda") {
+    members.push_back("cuda");
+  }
+  std::string out;
+  for (const auto& m : members) out += (out.empty() ? "" : ", ") + m;
+  return out;
+}
+
+std::string builtin_reference_markdown() {
+  std::string out;
+  std::string_view section;
+  auto section_of = [](std::string_view name) {
+    auto dot = name.rfind('.');
+    return dot == std::string_view::npos ? std::string_view("(global)") : name.substr(0, dot);
+  };
+  for (const Builtin& row : kTable) {
+    std::string_view s = section_of(row.name);
+    if (s.substr(0, 5) == "cuda." && s != "cuda.atomic" && s != "cuda.shared") s = "cuda";
+    if (s != section) {
+      section = s;
+      out += fmt::format("\n### `{}`\n\n| builtin | what it gives |\n| --- | --- |\n", section);
+    }
+    out += fmt::format("| `{}{}` | {} |\n", row.name, row.args_doc, row.doc);
+  }
+  return out;
+}
+
+namespace {
+
+// The '|'-separated alternative for `nargs` arguments.
+std::string_view alternative(std::string_view templ, int index) {
+  for (int i = 0; i < index; ++i) {
+    auto bar = templ.find('|');
+    if (bar == std::string_view::npos) return templ;
+    templ.remove_prefix(bar + 1);
+  }
+  return templ.substr(0, templ.find('|'));
+}
+
+// A C string literal's body for printf's format: escapes, and % doubled.
+std::string format_text(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '%') out += "%%";
+    else if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 32 || c >= 127) out += fmt::format("\\{:03o}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
+// print(a, b, ...) as one printf: Lua's print separates with tabs and ends the line.
+std::string emit_print(const BuiltinEmitArgs& args) {
+  std::string format, values;
+  for (std::size_t i = 0; i < args.operands.size(); ++i) {
+    if (i) format += "\\t";
+    const Type& t = args.types[i];
+    if (!args.strings[i].empty() || t.kind != Type::Kind::Scalar) {
+      format += format_text(args.strings[i]);
+      continue;
+    }
+    if (t.scalar == Scalar::Bool) {
+      format += "%s";
+      values += fmt::format(", ({}) ? \"true\" : \"false\"", args.operands[i]);
+    } else if (is_float(t.scalar)) {
+      format += "%.14g";
+      values += fmt::format(", (double)({})", args.operands[i]);
+    } else if (is_signed(t.scalar)) {
+      format += "%lld";
+      values += fmt::format(", (long long)({})", args.operands[i]);
+    } else {
+      format += "%llu";
+      values += fmt::format(", (unsigned long long)({})", args.operands[i]);
+    }
+  }
+  return fmt::format("printf(\"{}\\n\"{})", format, values);
+}
+
+}  // namespace
+
+std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args) {
+  bool on_ints = args.operation.kind == Type::Kind::Scalar && is_integer(args.operation.scalar);
+  std::string_view templ = (on_ints && !row.emit_int.empty()) ? row.emit_int : row.emit;
+  templ = alternative(templ, static_cast<int>(args.operands.size()) - row.min_args);
+  bool f32 = args.operation.kind == Type::Kind::Scalar && args.operation.scalar == Scalar::Float32;
+  std::string out;
+  for (std::size_t i = 0; i < templ.size(); ++i) {
+    char c = templ[i];
+    if (c == '{' && templ.substr(i, 3) == "{f}") {
+      if (f32) out += 'f';
+      i += 2;
+    } else if (c == '$' && i + 1 < templ.size()) {
+      char n = templ[i + 1];
+      if (n >= '0' && n <= '9') {
+        out += args.operands.at(static_cast<std::size_t>(n - '0'));
+        i += 1;
+      } else if (n == '*') {
+        for (std::size_t k = 0; k < args.operands.size(); ++k) out += (k ? ", " : "") + args.operands[k];
+        i += 1;
+      } else if (n == '@') {
+        out += args.element;
+        i += 1;
+      } else if (n == 'v') {
+        out += args.operands.at(static_cast<std::size_t>(args.values_from + (templ[i + 2] - '0')));
+        i += 2;
+      } else if (n == 'c') {
+        const auto& c0 = args.constants.at(static_cast<std::size_t>(templ[i + 2] - '0'));
+        out += c0 ? std::to_string(c0->i) : "?";
+        i += 2;
+      } else if (n == 'T') {
+        out += args.result.kind == Type::Kind::Scalar ? scalar_c_type(args.result.scalar) : "void";
+        i += 1;
+      } else if (n == 'P') {
+        out += emit_print(args);
+        i += 1;
+      } else {
+        out += c;
+      }
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace luda::dsl

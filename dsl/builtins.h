@@ -1,0 +1,100 @@
+// THE builtin table: one row per builtin of the kernel language (`math.sqrt`,
+// `cuda.threadIdx.x`, `cuda.atomic.add`, `print`, ...). Each row says how a use is typed
+// (a rule over the argument types), how it is emitted (a CUDA C++ template) and what the
+// docs say of it. Inference (dsl/infer.cpp), CUDA emission (dsl/codegen_cuda.cpp) and the
+// language reference (builtin_reference_markdown) all read this table; adding a builtin
+// is adding a row (Warp's add_builtin).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/types.h"
+
+namespace luda::dsl {
+
+// One argument of a builtin call, as inference sees it.
+struct BuiltinOperand {
+  Type type;                        // Void when the argument is not a runtime value
+  std::optional<Constant> constant; // a compile-time number or bool
+  std::optional<Scalar> dtype;      // a dtype: "float32" or luda.float32
+  std::optional<std::vector<long long>> shape;  // a constant number or table of numbers
+  bool is_string = false;           // a string literal (print's text)
+  std::string describe;             // how errors name a non-value ("the namespace 'cuda'")
+};
+
+// What the type rule makes of one use.
+struct BuiltinTyping {
+  Type result;                      // Void: a statement (cuda.syncthreads())
+  std::vector<Type> convert;        // per operand: the type it is converted to before the
+                                    // template sees it (Void: emitted as it is)
+  Type operation;                   // the type the work is done in: selects {f}, emit_int
+  std::optional<Constant> constant; // math.pi, cuda.warpsize
+  std::vector<long long> shape;     // array allocations: the constant shape
+  std::string error;                // non-empty: the use is wrong; what to say
+  int error_operand = -1;           // which operand the caret points at (-1: the call)
+};
+
+struct Builtin;
+using BuiltinTypeRule = BuiltinTyping (*)(const Builtin& row, std::span<const BuiltinOperand> args);
+
+struct Builtin {
+  enum class Form : std::uint8_t {
+    Value,     // read without a call: cuda.threadIdx.x, math.pi, cuda.laneid
+    Call,      // called: math.sqrt(x)
+  };
+  // How codegen places the result. Allocations must initialize a local and declare its
+  // storage before the statement.
+  enum class Alloc : std::uint8_t { None, Shared, Local, DynamicShared };
+
+  std::string_view name;     // as written in a kernel, `luda.cuda.` spelled `cuda.`
+  Form form;
+  int min_args, max_args;    // checked before the rule; max -1: any number
+  BuiltinTypeRule type;
+  // CUDA C++ for a use: $0..$9 the converted operands, $* all of them comma-separated,
+  // $@ the element an atomic addresses (operand 0 indexed by the next ndim operands),
+  // $v0 $v1 the values after those indices, $c0 operand 0's constant, {f} "f" when the
+  // operation is in float32 (expf, sqrtf) else "", $T the result's C type. Alternatives
+  // by number of arguments are separated by '|', starting at min_args.
+  std::string_view emit;
+  std::string_view emit_int;  // used instead when the operation is on integers ("" none)
+  Scalar scalar = Scalar::Float64;  // rules that need one: the cast's target, a Value's type
+  double value = 0;                 // Value constants (math.pi)
+  Alloc alloc = Alloc::None;
+  std::string_view args_doc;        // "(x)" as the reference shows it
+  std::string_view doc;
+};
+
+std::span<const Builtin> builtin_table();
+// The row of that name ("math.sqrt"), or nullptr.
+const Builtin* find_builtin(std::string_view name);
+// Whether `path` names a namespace of the table ("cuda", "cuda.atomic", "luda.math").
+bool is_builtin_namespace(std::string_view path);
+// The dtype a row names when used as a value (luda.float32), or nullopt.
+std::optional<Scalar> builtin_dtype(const Builtin& row);
+// "luda.cuda.x" -> "cuda.x": the one spelling the table uses.
+std::string canonical_builtin_path(std::string_view path);
+// The rows' names under `path` ("cuda.atomic" -> "add, and_, ..."), for "no such member" errors.
+std::string builtin_members(std::string_view path);
+
+// The builtins section of docs/language.md: one Markdown table per namespace.
+std::string builtin_reference_markdown();
+
+// The text a template makes for one use (see Builtin::emit). `operands` are already
+// converted; `element` is $@; `float32` selects {f}.
+struct BuiltinEmitArgs {
+  std::vector<std::string> operands;
+  std::vector<Type> types;          // the operands' types after conversion
+  std::vector<std::optional<Constant>> constants;
+  std::vector<std::string> strings; // string literal operands' text (print), else ""
+  Type operation;                   // BuiltinTyping::operation
+  std::string element;              // atomics: the addressed element (an lvalue)
+  int values_from = 0;              // atomics: index of the first value operand
+  Type result;
+};
+std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args);
+
+}  // namespace luda::dsl

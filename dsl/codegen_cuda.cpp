@@ -1,0 +1,600 @@
+#include "dsl/codegen_cuda.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dsl/prelude.h"
+
+namespace luda::dsl {
+
+std::string cuda_literal(const Constant& c, Scalar type) {
+  if (type == Scalar::Bool) return (c.kind == Constant::Kind::Bool ? c.b : c.i != 0) ? "true" : "false";
+  Constant v = c.kind == Constant::Kind::Bool ? Constant::of_int(c.b) : c;
+  if (is_float(type)) {
+    double d = v.kind == Constant::Kind::Float ? v.f : static_cast<double>(v.i);
+    bool f32 = type == Scalar::Float32;
+    if (std::isnan(d)) return f32 ? "__int_as_float(0x7fffffff)" : "__longlong_as_double(0x7ff8000000000000LL)";
+    if (std::isinf(d)) {
+      if (f32) return d > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+      return d > 0 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__longlong_as_double(0xfff0000000000000LL)";
+    }
+    char buf[64];
+    auto r = f32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d))
+                 : std::to_chars(buf, buf + sizeof buf, d);
+    std::string text(buf, r.ptr);
+    if (text.find_first_of(".e") == std::string::npos) text += ".0";
+    if (f32) text += "f";
+    return d < 0 || (d == 0 && std::signbit(d)) ? "(" + text + ")" : text;
+  }
+  std::int64_t i = v.i;
+  switch (type) {
+    case Scalar::Int64:
+      if (i == INT64_MIN) return "(-9223372036854775807LL - 1)";
+      return i < 0 ? fmt::format("({}LL)", i) : fmt::format("{}LL", i);
+    case Scalar::Int32:
+      if (i == INT32_MIN) return "(-2147483647 - 1)";
+      return i < 0 ? fmt::format("({})", i) : fmt::format("{}", i);
+    case Scalar::UInt64: return fmt::format("{}ull", static_cast<std::uint64_t>(i));
+    case Scalar::UInt32: return fmt::format("{}u", static_cast<std::uint64_t>(i));
+    default: return fmt::format("(({}){})", scalar_c_type(type), i);
+  }
+}
+
+namespace {
+
+std::string c_type(const Type& t) {
+  switch (t.kind) {
+    case Type::Kind::Void: return "void";
+    case Type::Kind::Scalar: return scalar_c_type(t.scalar);
+    case Type::Kind::Array: return fmt::format("luda_Array<{}, {}>", scalar_c_type(t.scalar), t.ndim);
+    case Type::Kind::Tuple: return "auto";
+  }
+  return "?";
+}
+
+// "(a + b)" -> "a + b" when the outer parentheses enclose the whole text.
+std::string strip(std::string s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    else if (s[i] == ')' && --depth == 0 && i + 1 != s.size()) return s;
+  }
+  return s.substr(1, s.size() - 2);
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+class Emitter {
+ public:
+  Emitter(const TypedProgram& program, const TypedFunction& tf, const KernelOptions& options, std::string& out)
+      : program_(program), tf_(tf), options_(options), out_(out) {}
+
+  void function() {
+    const FunctionExpr& f = *tf_.function;
+    std::string result = c_type(tf_.result);
+    if (tf_.result.kind == Type::Kind::Tuple) {
+      result = tf_.c_name + "_result";
+      out_ += fmt::format("struct {} {{", result);
+      for (std::size_t i = 0; i < tf_.result.elements.size(); ++i)
+        out_ += fmt::format(" {} v{};", c_type(tf_.result.elements[i]), i);
+      out_ += " };\n";
+    }
+    line(f.loc.line);
+    std::string params;
+    for (std::size_t i = 0; i < tf_.params.size(); ++i)
+      params += fmt::format("{}{} {}", i ? ", " : "", c_type(tf_.params[i]), tf_.vars[i].c_name);
+    if (options_.boundscheck) params += std::string(params.empty() ? "" : ", ") + "luda_BoundsRecord* luda_bounds";
+    if (tf_.is_kernel) out_ += fmt::format("extern \"C\" __global__ void {}({}) {{\n", tf_.c_name, params);
+    else out_ += fmt::format("static __device__ {} {}({}) {{\n", result, tf_.c_name, params);
+    depth_ = 1;
+    block(*f.body);
+    bool returns_last = !f.body->stats.empty() && f.body->stats.back()->is<ReturnStat>();
+    if (!tf_.is_kernel && tf_.result.kind != Type::Kind::Void && !returns_last) {
+      // Lua would return nil when control reaches the end; a device function returns zeros.
+      indent();
+      out_ += "return {};\n";
+    }
+    out_ += "}\n\n";
+  }
+
+ private:
+  const ExprInfo& info(const Node& n) const { return tf_.info(n); }
+  const Variable& var(int i) const { return tf_.vars.at(static_cast<std::size_t>(i)); }
+
+  void indent() { out_.append(static_cast<std::size_t>(2 * depth_), ' '); }
+  void line(int n) { out_ += fmt::format("#line {} {}\n", n, quoted(tf_.ast->source().name())); }
+  void put(const std::string& text) {
+    indent();
+    out_ += text;
+    out_ += '\n';
+  }
+  std::string temp(std::string_view what) { return fmt::format("luda_{}{}", what, ++temps_); }
+
+  void block(const Block& b) {
+    for (const Stat* s : b.stats) stat(*s);
+  }
+
+  void body(const Block& b) {
+    ++depth_;
+    block(b);
+    --depth_;
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  void stat(const Stat& s) {
+    std::size_t mark = out_.size();
+    line(s.loc.line);
+    std::size_t after_line = out_.size();
+    stat_body(s);
+    if (out_.size() == after_line) out_.resize(mark);  // nothing emitted (a constant local)
+  }
+
+  void stat_body(const Stat& s) {
+    switch (s.kind) {
+      case NodeKind::Local: local(s.as<LocalStat>()); break;
+      case NodeKind::Assign: assign(s.as<AssignStat>()); break;
+      case NodeKind::CallStat: put(strip(emit(*s.as<CallStat>().call)) + ";"); break;
+      case NodeKind::Do:
+        put("{");
+        body(*s.as<DoStat>().body);
+        put("}");
+        break;
+      case NodeKind::While:
+        put(fmt::format("while ({}) {{", strip(emit(*s.as<WhileStat>().cond))));
+        body(*s.as<WhileStat>().body);
+        put("}");
+        break;
+      case NodeKind::Repeat: {
+        // The condition sees the body's locals, so it is tested inside the body's block.
+        const auto& r = s.as<RepeatStat>();
+        put("for (;;) {");
+        body(*r.body);
+        ++depth_;
+        line(r.cond->loc.line);
+        put(fmt::format("if ({}) break;", strip(emit(*r.cond))));
+        --depth_;
+        put("}");
+        break;
+      }
+      case NodeKind::If: {
+        const auto& i = s.as<IfStat>();
+        for (std::size_t k = 0; k < i.clauses.size(); ++k) {
+          if (k) line(i.clauses[k].loc.line);
+          std::string cond = strip(emit(*i.clauses[k].cond));
+          put(k ? fmt::format("}} else if ({}) {{", cond) : fmt::format("if ({}) {{", cond));
+          body(*i.clauses[k].body);
+        }
+        if (i.else_body) {
+          put("} else {");
+          body(*i.else_body);
+        }
+        put("}");
+        break;
+      }
+      case NodeKind::NumericFor: numeric_for(s.as<NumericForStat>()); break;
+      case NodeKind::Return: return_stat(s.as<ReturnStat>()); break;
+      case NodeKind::Break: put("break;"); break;
+      default: LUDA_DSL_CHECK(!"statement rejected by inference");
+    }
+  }
+
+  // The values of a list after Lua's adjustment: a last call gives all its values
+  // (through a temporary holding the tuple).
+  std::vector<std::pair<std::string, Type>> values(const std::vector<const Expr*>& list) {
+    std::vector<std::pair<std::string, Type>> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Expr& e = *list[i];
+      const ExprInfo& ei = info(e);
+      bool last = i + 1 == list.size();
+      if (last && ei.type.kind == Type::Kind::Tuple && !ei.first_of_tuple) {
+        std::string t = temp("t");
+        put(fmt::format("auto {} = {};", t, strip(emit(e))));
+        for (std::size_t k = 0; k < ei.type.elements.size(); ++k)
+          out.push_back({fmt::format("{}.v{}", t, k), ei.type.elements[k]});
+      } else {
+        out.push_back({"", Type::void_()});  // emitted by the caller, with its conversion
+      }
+    }
+    return out;
+  }
+
+  std::string value_as(const std::vector<const Expr*>& list, std::vector<std::pair<std::string, Type>>& vals,
+                       std::size_t i, const Type& to) {
+    if (!vals[i].first.empty()) return convert(vals[i].first, vals[i].second, to);
+    return emit_as(*list[i], to);
+  }
+
+  void local(const LocalStat& l) {
+    const auto& vars = tf_.declared.at(l.id);
+    auto vals = values(l.values);
+    for (std::size_t i = 0; i < vars.size(); ++i) {
+      const Variable& v = var(vars[i]);
+      if (v.is_alias || !v.has_type) continue;
+      if (v.alloc != Builtin::Alloc::None) {
+        allocation(v);
+        continue;
+      }
+      if (i < vals.size()) put(fmt::format("{} {} = {};", c_type(v.type), v.c_name, strip(value_as(l.values, vals, i, v.type))));
+      else put(fmt::format("{} {}{{}};", c_type(v.type), v.c_name));
+    }
+    // Values beyond the names are still evaluated (a call may have effects).
+    for (std::size_t i = vars.size(); i < l.values.size(); ++i)
+      if (l.values[i]->is<CallExpr>() && vals[i].first.empty()) put(strip(emit(*l.values[i])) + ";");
+  }
+
+  void allocation(const Variable& v) {
+    const char* elem = scalar_c_type(v.type.scalar);
+    if (v.alloc == Builtin::Alloc::DynamicShared) {
+      put(fmt::format("luda_Array<{0}, 1> {1} = {{({0}*)luda_dynamic_shared, {{luda_dynamic_shared_bytes() / (long long)sizeof({0})}}, {{1}}}};",
+                      elem, v.c_name));
+      return;
+    }
+    long long total = 1;
+    std::string shape, strides;
+    std::vector<long long> stride(v.shape.size(), 1);
+    for (std::size_t k = v.shape.size(); k-- > 1;) stride[k - 1] = stride[k] * v.shape[k];
+    for (std::size_t k = 0; k < v.shape.size(); ++k) {
+      total *= v.shape[k];
+      shape += fmt::format("{}{}", k ? ", " : "", v.shape[k]);
+      strides += fmt::format("{}{}", k ? ", " : "", stride[k]);
+    }
+    put(fmt::format("{}{} {}_storage[{}];", v.alloc == Builtin::Alloc::Shared ? "__shared__ " : "", elem, v.c_name, total));
+    put(fmt::format("luda_Array<{}, {}> {} = {{{}_storage, {{{}}}, {{{}}}}};", elem, v.shape.size(), v.c_name, v.c_name,
+                    shape, strides));
+  }
+
+  void assign(const AssignStat& a) {
+    auto vals = values(a.values);
+    auto target_of = [&](const Expr& t) -> std::pair<std::string, Type> {
+      if (t.is<NameExpr>()) {
+        const Variable& v = var(info(t).var);
+        return {v.c_name, v.type};
+      }
+      return {element(t.as<IndexExpr>()), info(t).type};
+    };
+    if (a.targets.size() == 1) {
+      auto [target, type] = target_of(*a.targets[0]);
+      put(fmt::format("{} = {};", target, strip(value_as(a.values, vals, 0, type))));
+      return;
+    }
+    // Lua evaluates every value before assigning any: a, b = b, a swaps.
+    std::vector<std::string> temps;
+    for (std::size_t i = 0; i < a.targets.size(); ++i) {
+      Type type = target_of(*a.targets[i]).second;
+      std::string t = temp("v");
+      put(fmt::format("{} {} = {};", c_type(type), t, strip(value_as(a.values, vals, i, type))));
+      temps.push_back(t);
+    }
+    for (std::size_t i = 0; i < a.targets.size(); ++i) put(fmt::format("{} = {};", target_of(*a.targets[i]).first, temps[i]));
+  }
+
+  void numeric_for(const NumericForStat& f) {
+    const Variable& v = var(tf_.declared.at(f.id)[0]);
+    Type t = v.type;
+    std::string type = c_type(t);
+    // Lua evaluates start, limit and step once, before the loop.
+    auto hoist = [&](const Expr* e, std::string_view what) -> std::string {
+      if (!e) return cuda_literal(Constant::of_int(1), t.scalar);
+      const ExprInfo& ei = info(*e);
+      std::string text = emit_as(*e, t);
+      if (ei.constant) return text;
+      if (e->is<NameExpr>() && ei.var >= 0 && var(ei.var).assignments == 0) return text;
+      std::string name = temp(what);
+      put(fmt::format("const {} {} = {};", type, name, strip(text)));
+      return name;
+    };
+    put("{");
+    ++depth_;
+    std::string limit;
+    const ExprInfo& li = info(*f.limit);
+    int step_sign = 1;
+    if (f.step && info(*f.step).constant) {
+      const Constant& c = *info(*f.step).constant;
+      step_sign = (c.kind == Constant::Kind::Float ? c.f < 0 : c.i < 0) ? -1 : 1;
+    } else if (f.step) {
+      step_sign = 0;
+    }
+    if (t.is_int() && li.type.is_floating()) {
+      // An integer loop with a float limit runs to floor(limit) (ceil counting down).
+      std::string fl = fmt::format("({})({}{}({}))", type, step_sign < 0 ? "ceil" : "floor",
+                                   li.type.scalar == Scalar::Float32 ? "f" : "", strip(emit(*f.limit)));
+      limit = temp("limit");
+      put(fmt::format("const {} {} = {};", type, limit, fl));
+    } else {
+      limit = hoist(f.limit, "limit");
+    }
+    std::string step = hoist(f.step, "step");
+    std::string start = strip(emit_as(*f.start, t));
+    std::string counter = v.assignments > 0 ? temp("i") : v.c_name;
+    std::string test = step_sign > 0   ? fmt::format("{} <= {}", counter, limit)
+                       : step_sign < 0 ? fmt::format("{} >= {}", counter, limit)
+                                       : fmt::format("{0} > 0 ? {1} <= {2} : {1} >= {2}", step, counter, limit);
+    std::string advance = step == "1LL" || step == "1" ? "++" + counter : fmt::format("{} += {}", counter, step);
+    put(fmt::format("for ({} {} = {}; {}; {}) {{", type, counter, start, test, advance));
+    if (counter != v.c_name) {
+      ++depth_;
+      put(fmt::format("{} {} = {};", type, v.c_name, counter));
+      --depth_;
+    }
+    body(*f.body);
+    put("}");
+    --depth_;
+    put("}");
+  }
+
+  void return_stat(const ReturnStat& r) {
+    if (tf_.is_kernel || r.values.empty()) {
+      put("return;");
+      return;
+    }
+    auto vals = values(r.values);
+    if (tf_.result.kind != Type::Kind::Tuple) {
+      put(fmt::format("return {};", strip(value_as(r.values, vals, 0, tf_.result))));
+      return;
+    }
+    std::string fields;
+    for (std::size_t i = 0; i < tf_.result.elements.size(); ++i)
+      fields += (i ? ", " : "") + strip(value_as(r.values, vals, i, tf_.result.elements[i]));
+    put(fmt::format("return {}_result{{{}}};", tf_.c_name, fields));
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  static std::string convert(const std::string& text, const Type& from, const Type& to) {
+    if (to.kind != Type::Kind::Scalar || from.kind != Type::Kind::Scalar || from.scalar == to.scalar) return text;
+    return fmt::format("({})({})", scalar_c_type(to.scalar), strip(text));
+  }
+
+  // `e` as a value of type `to`: constants become literals of `to`.
+  std::string emit_as(const Expr& e, const Type& to) {
+    const ExprInfo& ei = info(e);
+    if (ei.constant && to.kind == Type::Kind::Scalar)
+      return cuda_literal(convert_constant(*ei.constant, ei.type.scalar, to.scalar), to.scalar);
+    return convert(emit(e), ei.type, to);
+  }
+
+  std::string emit(const Expr& e) {
+    const ExprInfo& ei = info(e);
+    if (ei.constant && ei.type.kind == Type::Kind::Scalar) return cuda_literal(*ei.constant, ei.type.scalar);
+    std::string text;
+    switch (e.kind) {
+      case NodeKind::Name: text = var(ei.var).c_name; break;
+      case NodeKind::Paren: text = emit(*e.as<ParenExpr>().inner); break;
+      case NodeKind::Field: text = field(e.as<FieldExpr>()); break;
+      case NodeKind::Index: text = index(e.as<IndexExpr>()); break;
+      case NodeKind::Call: text = call(e.as<CallExpr>()); break;
+      case NodeKind::Binary: text = binary(e.as<BinaryExpr>()); break;
+      case NodeKind::Unary: text = unary(e.as<UnaryExpr>()); break;
+      default: LUDA_DSL_CHECK(!"expression rejected by inference");
+    }
+    if (ei.first_of_tuple && e.kind != NodeKind::Paren) text += ".v0";
+    return text;
+  }
+
+  std::string field(const FieldExpr& e) {
+    const ExprInfo& ei = info(e);
+    if (ei.builtin) return emit_builtin(*ei.builtin, builtin_args(*ei.builtin, ei, {}));
+    LUDA_DSL_CHECK(e.field.text == "size");
+    return fmt::format("luda_size({})", emit(*e.object));
+  }
+
+  std::string index(const IndexExpr& e) {
+    const ExprInfo& object = info(*e.object);
+    if (object.symbol.kind == Symbol::Kind::Shape) {
+      std::string array = emit(*e.object->as<FieldExpr>().object);
+      const ExprInfo& key = info(*e.key);
+      if (key.constant) return fmt::format("{}.shape[{}]", array, key.constant->i - 1);
+      return fmt::format("{}.shape[{} - 1]", array, emit_as(*e.key, Type::scalar_of(Scalar::Int64)));
+    }
+    if (info(e).type.kind == Type::Kind::Array) {
+      // A row of an N-d array used as a value.
+      return fmt::format("luda_row({}, {})", emit(*e.object), checked(*e.key, emit(*e.object), 0, e.loc.line));
+    }
+    return element(e);
+  }
+
+  // One index, converted to 64 bits and, with boundscheck, checked against `extent`.
+  std::string checked(const Expr& key, const std::string& array, int axis, int line_no, std::string extent = "") {
+    std::string i = strip(emit_as(key, Type::scalar_of(Scalar::Int64)));
+    if (!options_.boundscheck) return i;
+    if (extent.empty()) extent = fmt::format("{}.shape[{}]", array, axis);
+    return fmt::format("luda_check({}, {}, luda_bounds, {}, {})", i, extent, line_no, axis);
+  }
+
+  // a[i][j]...: one element of the array at the bottom of the chain, addressed with all
+  // the indices at once (constant strides for shared and local arrays).
+  std::string element(const IndexExpr& e) {
+    std::vector<const Expr*> keys;
+    const Expr* base = &e;
+    while (const auto* ix = base->dyn<IndexExpr>()) {
+      if (info(*ix->object).type.kind != Type::Kind::Array) break;
+      keys.insert(keys.begin(), ix->key);
+      base = ix->object;
+    }
+    return element_of(*base, keys, e.loc.line);
+  }
+
+  std::string element_of(const Expr& base, const std::vector<const Expr*>& keys, int line_no) {
+    const Type& t = info(base).type;
+    std::string array = emit(base);
+    const Variable* alloc = nullptr;
+    if (base.is<NameExpr>() && info(base).var >= 0) {
+      const Variable& v = var(info(base).var);
+      if (v.alloc == Builtin::Alloc::Shared || v.alloc == Builtin::Alloc::Local) alloc = &v;
+    }
+    std::vector<long long> stride;
+    if (alloc) {
+      stride.assign(alloc->shape.size(), 1);
+      for (std::size_t k = alloc->shape.size(); k-- > 1;) stride[k - 1] = stride[k] * alloc->shape[k];
+    }
+    std::string offset;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      int axis = static_cast<int>(k);
+      std::string extent = alloc ? std::to_string(alloc->shape[k]) : "";
+      std::string i = checked(*keys[k], array, axis, line_no, extent);
+      std::string term;
+      bool unit = alloc ? stride[k] == 1 : (t.c_contiguous && axis == t.ndim - 1);
+      if (unit) term = i;
+      else if (alloc) term = fmt::format("{} * {}", paren(i), stride[k]);
+      else term = fmt::format("{} * {}.strides[{}]", paren(i), array, axis);
+      offset += (k ? " + " : "") + term;
+    }
+    return fmt::format("{}.data[{}]", array, offset);
+  }
+
+  static std::string paren(const std::string& s) {
+    bool simple = std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+    return simple ? s : "(" + s + ")";
+  }
+
+  BuiltinEmitArgs builtin_args(const Builtin& row, const ExprInfo& ei, const std::vector<const Expr*>& args) {
+    BuiltinEmitArgs b;
+    const BuiltinTyping& t = ei.builtin_typing;
+    b.result = t.result;
+    b.operation = t.operation;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const Expr& a = *args[i];
+      const ExprInfo& ai = info(a);
+      Type to = i < t.convert.size() ? t.convert[i] : Type::void_();
+      if (ai.symbol.kind == Symbol::Kind::String) {
+        b.operands.push_back("");
+        b.strings.push_back(ai.symbol.text);
+        b.types.push_back(Type::void_());
+      } else if (a.is<TableExpr>() || ai.symbol.kind != Symbol::Kind::None) {
+        b.operands.push_back("");
+        b.strings.push_back("");
+        b.types.push_back(Type::void_());
+      } else {
+        b.operands.push_back(strip(to.kind == Type::Kind::Scalar ? emit_as(a, to) : emit(a)));
+        b.strings.push_back("");
+        b.types.push_back(to.kind == Type::Kind::Scalar ? to : ai.type);
+      }
+      b.constants.push_back(a.is<TableExpr>() ? std::nullopt : ai.constant);
+    }
+    if (row.name.substr(0, 12) == "cuda.atomic.") {
+      int ndim = info(*args[0]).type.ndim;
+      std::vector<const Expr*> keys(args.begin() + 1, args.begin() + 1 + ndim);
+      b.element = element_of(*args[0], keys, args[0]->loc.line);
+      b.values_from = 1 + ndim;
+    }
+    return b;
+  }
+
+  std::string call(const CallExpr& e) {
+    const ExprInfo& ei = info(e);
+    if (ei.builtin) return emit_builtin(*ei.builtin, builtin_args(*ei.builtin, ei, e.args));
+    LUDA_DSL_CHECK(ei.callee >= 0);
+    const TypedFunction& callee = *program_.functions.at(static_cast<std::size_t>(ei.callee));
+    std::string args;
+    for (std::size_t i = 0; i < e.args.size(); ++i)
+      args += (i ? ", " : "") + strip(emit_as(*e.args[i], callee.params[i]));
+    if (options_.boundscheck) args += std::string(args.empty() ? "" : ", ") + "luda_bounds";
+    return fmt::format("{}({})", callee.c_name, args);
+  }
+
+  std::string binary(const BinaryExpr& e) {
+    const ExprInfo& ei = info(e);
+    const Type& t = ei.operand;
+    bool shift = e.op == BinaryOp::Shl || e.op == BinaryOp::Shr;
+    // Operands keep their parentheses; helper calls take them stripped.
+    std::string a = emit_as(*e.lhs, t);
+    std::string b = emit_as(*e.rhs, shift ? Type::scalar_of(Scalar::Int64) : t);
+    bool ints = t.is_int();
+    // Wrap-around arithmetic is spelled with helpers where C++ would overflow (signed,
+    // or promoted to int); 32- and 64-bit unsigned arithmetic already wraps.
+    bool plain_ints = ints && (t.scalar == Scalar::UInt32 || t.scalar == Scalar::UInt64);
+    auto wrap_op = [&](const char* helper, const char* op) {
+      if (ints && !plain_ints) return fmt::format("{}({}, {})", helper, strip(a), strip(b));
+      return fmt::format("({} {} {})", a, op, b);
+    };
+    switch (e.op) {
+      case BinaryOp::Add: return wrap_op("luda_add", "+");
+      case BinaryOp::Sub: return wrap_op("luda_sub", "-");
+      case BinaryOp::Mul: return wrap_op("luda_mul", "*");
+      case BinaryOp::Div: return fmt::format("({} / {})", a, b);
+      case BinaryOp::IDiv:
+        if (plain_ints) return fmt::format("({} / {})", a, b);
+        return fmt::format("luda_floordiv({}, {})", strip(a), strip(b));
+      case BinaryOp::Mod:
+        if (plain_ints) return fmt::format("({} % {})", a, b);
+        return fmt::format("luda_mod({}, {})", strip(a), strip(b));
+      case BinaryOp::Pow: {
+        const ExprInfo& r = info(*e.rhs);
+        if (r.constant) {
+          double p = r.constant->kind == Constant::Kind::Float ? r.constant->f : static_cast<double>(r.constant->i);
+          if (p == 2) return fmt::format("luda_pow2({})", strip(a));
+          if (p == 3) return fmt::format("luda_pow3({})", strip(a));
+        }
+        return fmt::format("pow{}({}, {})", t.scalar == Scalar::Float32 ? "f" : "", strip(a), strip(b));
+      }
+      case BinaryOp::Eq: return fmt::format("({} == {})", a, b);
+      case BinaryOp::Ne: return fmt::format("({} != {})", a, b);
+      case BinaryOp::Lt: return fmt::format("({} < {})", a, b);
+      case BinaryOp::Le: return fmt::format("({} <= {})", a, b);
+      case BinaryOp::Gt: return fmt::format("({} > {})", a, b);
+      case BinaryOp::Ge: return fmt::format("({} >= {})", a, b);
+      case BinaryOp::And: return fmt::format("({} && {})", a, b);
+      case BinaryOp::Or: return fmt::format("({} || {})", a, b);
+      case BinaryOp::BAnd: return narrow(fmt::format("({} & {})", a, b), t);
+      case BinaryOp::BOr: return narrow(fmt::format("({} | {})", a, b), t);
+      case BinaryOp::BXor: return narrow(fmt::format("({} ^ {})", a, b), t);
+      case BinaryOp::Shl: return fmt::format("luda_shl({}, {})", strip(a), strip(b));
+      case BinaryOp::Shr: return fmt::format("luda_shr({}, {})", strip(a), strip(b));
+      default: LUDA_DSL_CHECK(!"operator rejected by inference");
+    }
+    return "";
+  }
+
+  // C++ computes 8- and 16-bit operands as int: back to the operand's type.
+  static std::string narrow(const std::string& text, const Type& t) {
+    if (scalar_bits(t.scalar) >= 32) return text;
+    return fmt::format("({})({})", scalar_c_type(t.scalar), strip(text));
+  }
+
+  std::string unary(const UnaryExpr& e) {
+    const ExprInfo& ei = info(e);
+    switch (e.op) {
+      case UnaryOp::Len: return fmt::format("{}.shape[0]", emit(*e.operand));
+      case UnaryOp::Not: return fmt::format("(!{})", emit(*e.operand));
+      case UnaryOp::Neg:
+        if (ei.type.is_int()) return fmt::format("luda_neg({})", strip(emit(*e.operand)));
+        return fmt::format("(-{})", emit(*e.operand));
+      case UnaryOp::BNot: return narrow(fmt::format("(~{})", emit(*e.operand)), ei.type);
+    }
+    return "";
+  }
+
+  const TypedProgram& program_;
+  const TypedFunction& tf_;
+  const KernelOptions& options_;
+  std::string& out_;
+  int depth_ = 0;
+  int temps_ = 0;
+};
+
+}  // namespace
+
+std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options) {
+  std::string out;
+  for (const TypedFunction* f : reachable_functions(program)) Emitter(program, *f, options, out).function();
+  return out;
+}
+
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options) {
+  std::string out(cuda_prelude());
+  out += emit_cuda_functions(program, options);
+  return out;
+}
+
+}  // namespace luda::dsl

@@ -1,0 +1,635 @@
+// Inference drives one FunctionTyper per specialization (the kernel, then each device
+// function as a call reaches it). A FunctionTyper resolves names once (scopes), then
+// types the body in passes until no local's type changes: a local's type is the
+// unification of everything assigned to it, and a loop may assign it after it is read.
+// Expression rules live in infer_expr.cpp; this file holds statements, names and calls.
+#include "dsl/infer.h"
+
+#include <deque>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dsl/infer_internal.h"
+
+namespace luda::dsl {
+
+std::string short_hash(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return fmt::format("{:08x}", static_cast<std::uint32_t>(h ^ (h >> 32)));
+}
+
+namespace detail {
+
+// ---------------------------------------------------------------- names
+
+namespace {
+
+// What a Lua local may not be called in the emitted C++: keywords, CUDA's names, and
+// every identifier the builtin templates and the prelude use.
+bool is_reserved(const std::string& name) {
+  static const std::set<std::string> words = [] {
+    std::set<std::string> w = {
+        "alignas", "alignof", "asm", "auto", "bool", "case", "catch", "char", "class", "const",
+        "constexpr", "const_cast", "continue", "decltype", "default", "delete", "double",
+        "dynamic_cast", "enum", "explicit", "export", "extern", "float", "friend", "inline",
+        "int", "long", "mutable", "namespace", "new", "noexcept", "nullptr", "operator",
+        "private", "protected", "public", "register", "reinterpret_cast", "short", "signed",
+        "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template",
+        "this", "throw", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+        "virtual", "void", "volatile", "wchar_t", "char16_t", "char32_t", "char8_t", "concept",
+        "requires", "co_await", "co_yield", "co_return", "thread_local", "compl", "bitand",
+        "bitor", "xor", "xor_eq", "and_eq", "or_eq", "not_eq", "main", "threadIdx", "blockIdx",
+        "blockDim", "gridDim", "warpSize", "printf", "min", "max", "signbit", "atomicCAS",
+        "floor", "floorf", "fmod", "fmodf", "pow", "powf", "log2", "log2f", "log10", "log10f",
+        "log", "logf"};
+    // Identifiers of the templates: not members (.x), placeholders ($v0) or {f}.
+    for (const Builtin& row : builtin_table()) {
+      for (std::string_view t : {row.emit, row.emit_int}) {
+        for (std::size_t i = 0; i < t.size();) {
+          if (t[i] == '{') {
+            i = t.find('}', i) == std::string_view::npos ? t.size() : t.find('}', i) + 1;
+          } else if (std::isalpha(static_cast<unsigned char>(t[i])) || t[i] == '_') {
+            std::size_t j = i;
+            while (j < t.size() && (std::isalnum(static_cast<unsigned char>(t[j])) || t[j] == '_')) ++j;
+            char before = i ? t[i - 1] : ' ';
+            if (before != '.' && before != '$') {
+              w.insert(std::string(t.substr(i, j - i)));
+              w.insert(std::string(t.substr(i, j - i)) + "f");
+            }
+            i = j;
+          } else {
+            ++i;
+          }
+        }
+      }
+    }
+    return w;
+  }();
+  return words.count(name) || name.rfind("luda", 0) == 0 || name.rfind("__", 0) == 0 ||
+         name.rfind("LUDA", 0) == 0;
+}
+
+}  // namespace
+
+// Scopes: gives every local a Variable and every Name read its local (or none: from outside).
+class Resolver {
+ public:
+  Resolver(TypedFunction& tf, std::vector<int>& name_var) : tf_(tf), name_var_(name_var) {}
+
+  void function(const FunctionExpr& f) {
+    open();
+    for (const Name& p : f.params) declare(p, true);
+    block(*f.body);
+    close();
+  }
+
+ private:
+  void open() { scopes_.emplace_back(); }
+  void close() { scopes_.pop_back(); }
+
+  int declare(const Name& n, bool param = false) {
+    Variable v;
+    v.name = n.text;
+    v.decl = n.loc;
+    v.is_param = param;
+    int seen = ++seen_[n.text];
+    v.c_name = seen == 1 ? n.text : fmt::format("{}_{}", n.text, seen);
+    if (is_reserved(v.c_name)) v.c_name += "_";
+    tf_.vars.push_back(std::move(v));
+    int index = static_cast<int>(tf_.vars.size()) - 1;
+    scopes_.back().push_back({n.text, index});
+    return index;
+  }
+
+  int lookup(const std::string& name) const {
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
+      for (auto v = s->rbegin(); v != s->rend(); ++v)
+        if (v->first == name) return v->second;
+    return -1;
+  }
+
+  void block(const Block& b, bool scoped = true) {
+    if (scoped) open();
+    for (const Stat* s : b.stats) stat(*s);
+    if (scoped) close();
+  }
+
+  void stat(const Stat& s) {
+    switch (s.kind) {
+      case NodeKind::Local: {
+        const auto& l = s.as<LocalStat>();
+        for (const Expr* e : l.values) expr(*e);
+        auto& vars = tf_.declared[s.id];
+        for (const auto& v : l.vars) vars.push_back(declare(v.name));
+        break;
+      }
+      case NodeKind::Assign: {
+        const auto& a = s.as<AssignStat>();
+        for (const Expr* e : a.values) expr(*e);
+        for (const Expr* t : a.targets) {
+          expr(*t);
+          if (const auto* n = t->dyn<NameExpr>(); n && name_var_[n->id] >= 0)
+            ++tf_.vars[static_cast<std::size_t>(name_var_[n->id])].assignments;
+        }
+        break;
+      }
+      case NodeKind::CallStat: expr(*s.as<CallStat>().call); break;
+      case NodeKind::Do: block(*s.as<DoStat>().body); break;
+      case NodeKind::While: expr(*s.as<WhileStat>().cond); block(*s.as<WhileStat>().body); break;
+      case NodeKind::Repeat: {
+        // The condition sees the body's locals.
+        const auto& r = s.as<RepeatStat>();
+        open();
+        block(*r.body, false);
+        expr(*r.cond);
+        close();
+        break;
+      }
+      case NodeKind::If: {
+        const auto& i = s.as<IfStat>();
+        for (const auto& c : i.clauses) {
+          expr(*c.cond);
+          block(*c.body);
+        }
+        if (i.else_body) block(*i.else_body);
+        break;
+      }
+      case NodeKind::NumericFor: {
+        const auto& f = s.as<NumericForStat>();
+        expr(*f.start);
+        expr(*f.limit);
+        if (f.step) expr(*f.step);
+        open();
+        int v = declare(f.var);
+        tf_.vars[static_cast<std::size_t>(v)].is_loop_var = true;
+        tf_.declared[s.id].push_back(v);
+        block(*f.body);
+        close();
+        break;
+      }
+      case NodeKind::Return:
+        for (const Expr* e : s.as<ReturnStat>().values) expr(*e);
+        break;
+      default: break;  // rejected by the typer at their own line
+    }
+  }
+
+  void expr(const Expr& e) {
+    switch (e.kind) {
+      case NodeKind::Name: name_var_[e.id] = lookup(e.as<NameExpr>().name); break;
+      case NodeKind::Index: expr(*e.as<IndexExpr>().object); expr(*e.as<IndexExpr>().key); break;
+      case NodeKind::Field: expr(*e.as<FieldExpr>().object); break;
+      case NodeKind::Call:
+        expr(*e.as<CallExpr>().callee);
+        for (const Expr* a : e.as<CallExpr>().args) expr(*a);
+        break;
+      case NodeKind::MethodCall:
+        expr(*e.as<MethodCallExpr>().object);
+        for (const Expr* a : e.as<MethodCallExpr>().args) expr(*a);
+        break;
+      case NodeKind::Binary: expr(*e.as<BinaryExpr>().lhs); expr(*e.as<BinaryExpr>().rhs); break;
+      case NodeKind::Unary: expr(*e.as<UnaryExpr>().operand); break;
+      case NodeKind::Paren: expr(*e.as<ParenExpr>().inner); break;
+      case NodeKind::Table:
+        for (const auto& f : e.as<TableExpr>().fields) {
+          if (f.key) expr(*f.key);
+          expr(*f.value);
+        }
+        break;
+      default: break;
+    }
+  }
+
+  TypedFunction& tf_;
+  std::vector<int>& name_var_;
+  std::vector<std::vector<std::pair<std::string, int>>> scopes_;
+  std::map<std::string, int> seen_;
+};
+
+// ---------------------------------------------------------------- the passes
+
+FunctionTyper::FunctionTyper(Inference& inf, TypedFunction& tf, FunctionHandle handle)
+    : inf_(inf), tf_(tf), handle_(handle) {}
+
+void FunctionTyper::run() {
+  const FunctionExpr& f = *tf_.function;
+  if (f.is_vararg)
+    throw error_at(f.loc, error_kind::unsupported,
+                   "varargs ('...') are not supported in kernels and device functions");
+  name_var_.assign(static_cast<std::size_t>(tf_.ast->node_count()), -1);
+  Resolver(tf_, name_var_).function(f);
+  for (std::size_t i = 0; i < tf_.params.size(); ++i) {
+    Variable& v = tf_.vars[i];
+    v.type = tf_.params[i];
+    v.has_type = true;
+    v.type_origin = v.decl;
+  }
+  // Each pass may only widen local types, so this ends; the bound guards the invariant.
+  for (int pass = 0;; ++pass) {
+    LUDA_DSL_CHECK(pass < 64);
+    changed_ = false;
+    saw_unknown_ = false;
+    result_seen_ = false;
+    tf_.exprs.assign(static_cast<std::size_t>(tf_.ast->node_count()), ExprInfo{});
+    block(*f.body);
+    if (changed_) continue;
+    if (!saw_unknown_) break;
+    final_ = true;  // one more pass, in which reading an untyped local is the error
+  }
+  if (!result_seen_) tf_.result = Type::void_();
+}
+
+SourceError FunctionTyper::error_at(Location at, std::string_view kind, std::string_view message,
+                                    std::optional<Span> range) const {
+  return source_error(tf_.ast->source(), at, kind, message, range);
+}
+
+SourceError FunctionTyper::error_node(const Node& n, std::string_view kind, std::string_view message) const {
+  return node_error(*tf_.ast, n, kind, message);
+}
+
+void FunctionTyper::block(const Block& b) {
+  for (const Stat* s : b.stats) stat(*s);
+}
+
+void FunctionTyper::condition(const Expr& cond) {
+  const ExprInfo& c = value(cond);
+  if (c.unknown) return;
+  if (!c.type.is_bool())
+    throw error_node(cond, error_kind::type,
+                     fmt::format("a condition must be a bool, got {} (in Lua every number is true: "
+                                 "compare it, e.g. x ~= 0)", c.type.str()));
+}
+
+void FunctionTyper::stat(const Stat& s) {
+  switch (s.kind) {
+    case NodeKind::Local: local_stat(s.as<LocalStat>()); break;
+    case NodeKind::Assign: assign_stat(s.as<AssignStat>()); break;
+    case NodeKind::CallStat: expr(*s.as<CallStat>().call); break;
+    case NodeKind::Do: block(*s.as<DoStat>().body); break;
+    case NodeKind::While:
+      condition(*s.as<WhileStat>().cond);
+      block(*s.as<WhileStat>().body);
+      break;
+    case NodeKind::Repeat:
+      block(*s.as<RepeatStat>().body);
+      condition(*s.as<RepeatStat>().cond);
+      break;
+    case NodeKind::If: {
+      const auto& i = s.as<IfStat>();
+      for (const auto& c : i.clauses) {
+        condition(*c.cond);
+        block(*c.body);
+      }
+      if (i.else_body) block(*i.else_body);
+      break;
+    }
+    case NodeKind::NumericFor: numeric_for(s.as<NumericForStat>()); break;
+    case NodeKind::Return: return_stat(s.as<ReturnStat>()); break;
+    case NodeKind::Break: break;
+    case NodeKind::GenericFor:
+      throw error_at(s.loc, error_kind::unsupported,
+                     "the generic for (for k, v in ...) is not supported in kernels: use a numeric for");
+    case NodeKind::FunctionStat:
+    case NodeKind::LocalFunction:
+      throw error_at(s.loc, error_kind::unsupported,
+                     "functions cannot be defined inside a kernel: define it outside, where the "
+                     "kernel calls it as a device function");
+    case NodeKind::Goto:
+    case NodeKind::Label:
+      throw error_at(s.loc, error_kind::unsupported, "goto and labels are not supported in kernels");
+    default: throw error_at(s.loc, error_kind::unsupported, "this statement is not supported in kernels");
+  }
+}
+
+// The values of a `local` or an assignment, one per target: Lua's adjustment, where a
+// call last in the list gives all its values and the rest are nil.
+std::vector<FunctionTyper::Slot> FunctionTyper::values_for(const std::vector<const Expr*>& values, std::size_t targets) {
+  std::vector<Slot> slots;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const Expr& e = *values[i];
+    bool last = i + 1 == values.size();
+    const ExprInfo& info = last ? expr(e) : value(e);
+    if (last && info.type.kind == Type::Kind::Tuple) {
+      for (std::size_t k = 0; k < info.type.elements.size(); ++k)
+        slots.push_back({&e, static_cast<int>(k), info.type.elements[k], info.unknown});
+    } else if (last && (e.is<CallExpr>() || e.is<MethodCallExpr>()) && info.type.kind == Type::Kind::Void &&
+               info.symbol.kind == Symbol::Kind::None && !info.unknown && targets > i) {
+      throw error_node(e, error_kind::type, "this call returns no value");
+    } else {
+      slots.push_back({&e, -1, info.type, info.unknown});
+    }
+  }
+  return slots;
+}
+
+void FunctionTyper::local_stat(const LocalStat& l) {
+  const auto& vars = tf_.declared.at(l.id);
+  for (const auto& v : l.vars)
+    if (v.attrib == LocalStat::Attrib::Close)
+      throw error_at(v.name.loc, error_kind::unsupported, "to-be-closed variables (<close>) are not supported in kernels");
+  // An allocation initializes exactly one local.
+  for (std::size_t i = 0; i < l.values.size(); ++i) {
+    const Builtin* alloc = allocation(*l.values[i]);
+    if (!alloc) continue;
+    if (l.values.size() != 1 || l.vars.size() != 1)
+      throw error_node(*l.values[i], error_kind::type,
+                       fmt::format("{} must be the only value of its own local: local a = {}(...)", alloc->name, alloc->name));
+  }
+  std::vector<Slot> slots = values_for(l.values, vars.size());
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    Variable& v = var(vars[i]);
+    if (i >= slots.size()) continue;  // nil: typed by later assignments
+    const Slot& slot = slots[i];
+    const ExprInfo& info = tf_.info(*slot.expr);
+    if (const Builtin* alloc = allocation(*slot.expr)) {
+      v.alloc = alloc->alloc;
+      v.shape = info.builtin_typing.shape;
+      if (alloc->alloc == Builtin::Alloc::DynamicShared) inf_.program.dynamic_shared = true;
+    }
+    bool compile_time = slot.element < 0 && (info.constant || info.symbol.kind != Symbol::Kind::None);
+    if (compile_time && v.assignments == 0) {
+      v.is_alias = true;
+      v.constant = info.constant;
+      v.symbol = info.symbol;
+      if (info.symbol.kind == Symbol::Kind::String)
+        throw error_node(*slot.expr, error_kind::unsupported,
+                         "strings are not values in kernels (only print's text and dtype names)");
+    }
+    if (info.symbol.kind != Symbol::Kind::None && !v.is_alias)
+      throw error_node(*slot.expr, error_kind::type,
+                       fmt::format("local '{}' is assigned again later, so it must hold a value; {} is not one",
+                                   v.name, describe(info)));
+    if (info.symbol.kind == Symbol::Kind::None) assign(v, slot.type, slot.unknown, slot.expr->loc);
+  }
+}
+
+void FunctionTyper::assign_stat(const AssignStat& a) {
+  std::vector<Slot> slots = values_for(a.values, a.targets.size());
+  for (std::size_t i = 0; i < a.targets.size(); ++i) {
+    const Expr& target = *a.targets[i];
+    if (i >= slots.size())
+      throw error_node(target, error_kind::type, "nothing is assigned to this target (nil is not a kernel value)");
+    const Slot& slot = slots[i];
+    const ExprInfo& src = tf_.info(*slot.expr);
+    if (src.symbol.kind != Symbol::Kind::None)
+      throw error_node(*slot.expr, error_kind::type, fmt::format("{} is not a value: it cannot be assigned", describe(src)));
+    if (allocation(*slot.expr))
+      throw error_node(*slot.expr, error_kind::type, "an array allocation must initialize a local: local a = ...");
+    if (const auto* n = target.dyn<NameExpr>()) {
+      int index = name_var_[n->id];
+      if (index < 0)
+        throw error_node(target, error_kind::type,
+                         fmt::format("cannot assign to '{}': upvalues and globals are read-only inside a kernel "
+                                     "(declare a local, or write into an array)", n->name));
+      tf_.exprs[static_cast<std::size_t>(n->id)].var = index;
+      assign(var(index), slot.type, slot.unknown, target.loc);
+    } else if (target.is<IndexExpr>()) {
+      store(target.as<IndexExpr>(), slot, target.loc);
+    } else {
+      throw error_node(target, error_kind::type, "only locals and array elements can be assigned in a kernel");
+    }
+  }
+}
+
+void FunctionTyper::store(const IndexExpr& target, const Slot& slot, Location) {
+  const ExprInfo& t = expr(target);
+  if (t.unknown || slot.unknown) return;
+  const ExprInfo& object = tf_.info(*target.object);
+  if (object.type.kind != Type::Kind::Array)
+    throw error_node(target, error_kind::type,
+                     fmt::format("only array elements can be assigned, not an element of {}", describe(object)));
+  if (t.type.kind == Type::Kind::Array)
+    throw error_node(target, error_kind::type,
+                     fmt::format("this is a {}-d row of the array: index every dimension, a[i][j] = v", t.type.ndim));
+  convertible(slot.type, t.type, *slot.expr, "store", &tf_.info(*slot.expr));
+}
+
+// `value` converts to `to` (stores, parameters, returns): numbers to numbers, bool to bool,
+// arrays only to the same array type; a weak constant must fit.
+void FunctionTyper::convertible(const Type& value, const Type& to, const Expr& at, std::string_view what,
+                                const ExprInfo* info) {
+  bool ok = (value.is_number() && to.is_number()) || (value.is_bool() && to.is_bool()) ||
+            (value.kind == Type::Kind::Array && value == to);
+  if (!ok)
+    throw error_node(at, error_kind::type, fmt::format("cannot {} {} as {}", what, value.str(), to.str()));
+  if (info && info->constant && value.weak && to.is_int() && !constant_fits(*info->constant, value.scalar, to.scalar))
+    throw error_node(at, error_kind::type,
+                     fmt::format("the constant {} does not fit {}", constant_text(*info->constant, value.scalar),
+                                 scalar_name(to.scalar)));
+}
+
+void FunctionTyper::assign(Variable& v, const Type& t, bool unknown, Location where) {
+  if (unknown) return;
+  if (v.is_alias) {
+    // Declared once and never assigned again (counted by the resolver): this is the declaration.
+    if (!v.has_type && v.symbol.kind == Symbol::Kind::None) {
+      v.type = t;
+      v.has_type = true;
+      v.type_origin = where;
+      changed_ = true;
+    }
+    return;
+  }
+  if (t.kind == Type::Kind::Void || t.kind == Type::Kind::Tuple)
+    throw error_at(where, error_kind::type, fmt::format("local '{}' cannot hold {}", v.name, t.str()));
+  if (v.is_param) {
+    bool ok = (t.is_number() && v.type.is_number()) || (t.is_bool() && v.type.is_bool()) || t == v.type;
+    if (!ok)
+      throw error_at(where, error_kind::type,
+                     fmt::format("parameter '{}' is {}; it cannot be assigned {}", v.name, v.type.str(), t.str()));
+    return;
+  }
+  Type incoming = t;
+  if (v.is_loop_var && incoming.is_int()) incoming.weak = false;
+  if (!v.has_type) {
+    v.type = incoming;
+    v.has_type = true;
+    v.type_origin = where;
+    changed_ = true;
+    return;
+  }
+  if (v.type == incoming) return;
+  std::optional<Type> unified;
+  if (v.type.kind == Type::Kind::Array || incoming.kind == Type::Kind::Array) {
+    if (v.type.kind == Type::Kind::Array && incoming.kind == Type::Kind::Array && v.type.scalar == incoming.scalar &&
+        v.type.ndim == incoming.ndim) {
+      unified = v.type;
+      unified->c_contiguous = v.type.c_contiguous && incoming.c_contiguous;
+    }
+  } else {
+    unified = promote(v.type, incoming);
+  }
+  if (!unified)
+    throw error_at(where, error_kind::type,
+                   fmt::format("local '{}' is {} (line {}) and cannot also hold {}", v.name, v.type.str(),
+                               v.type_origin.line, incoming.str()));
+  if (*unified != v.type) {
+    v.type = *unified;
+    changed_ = true;
+  }
+}
+
+void FunctionTyper::numeric_for(const NumericForStat& f) {
+  const ExprInfo& start = value(*f.start);
+  const ExprInfo& limit = value(*f.limit);
+  ExprInfo one;
+  one.type = Type::scalar_of(Scalar::Int64, true);
+  one.constant = Constant::of_int(1);
+  const ExprInfo& step = f.step ? value(*f.step) : one;
+  Variable& v = var(tf_.declared.at(f.id)[0]);
+  if (start.unknown || limit.unknown || step.unknown) {
+    saw_unknown_ = true;
+  } else {
+    const Expr* parts[] = {f.start, f.limit, f.step};
+    const ExprInfo* infos[] = {&start, &limit, &step};
+    for (int i = 0; i < 3; ++i)
+      if (!infos[i]->type.is_number())
+        throw error_node(parts[i] ? *parts[i] : static_cast<const Expr&>(*f.start), error_kind::type,
+                         fmt::format("'for' {} must be a number, got {}",
+                                     i == 0 ? "initial value" : i == 1 ? "limit" : "step", describe(*infos[i])));
+    if (step.constant && ((step.constant->kind == Constant::Kind::Int && step.constant->i == 0) ||
+                          (step.constant->kind == Constant::Kind::Float && step.constant->f == 0)))
+      throw error_node(*f.step, error_kind::type, "'for' step is zero");
+    // Lua 5.4: an integer loop when the start and the step are integers (a float limit is
+    // floored), else a float loop.
+    Type t;
+    if (start.type.is_int() && step.type.is_int()) {
+      t = *promote(start.type, step.type);
+      if (limit.type.is_int()) t = *promote(t, limit.type);
+    } else {
+      t = *promote(*promote(start.type, limit.type), step.type);
+      if (!t.is_floating()) t = Type::scalar_of(Scalar::Float64, t.weak);
+    }
+    // An integer counter is strong (it must not be narrowed into a neighbour's int32); a
+    // float loop over literals stays weak, so it does not pull float32 work into float64.
+    if (t.is_int()) t.weak = false;
+    assign(v, t, false, f.var.loc);
+    ExprInfo& loop = tf_.exprs[static_cast<std::size_t>(f.id)];
+    loop.type = v.type;
+  }
+  block(*f.body);
+}
+
+void FunctionTyper::return_stat(const ReturnStat& r) {
+  std::vector<Slot> slots = values_for(r.values, r.values.size());
+  if (tf_.is_kernel) {
+    if (!slots.empty())
+      throw error_node(*r.values[0], error_kind::type,
+                       "a kernel returns nothing: write its results into an output array");
+    return;
+  }
+  for (const Slot& s : slots)
+    if (s.unknown) return;
+  Type result;
+  if (slots.size() == 1) {
+    result = slots[0].type;
+  } else if (!slots.empty()) {
+    result.kind = Type::Kind::Tuple;
+    for (const Slot& s : slots) result.elements.push_back(s.type);
+  }
+  for (const Slot& s : slots) {
+    const ExprInfo& info = tf_.info(*s.expr);
+    if (info.symbol.kind != Symbol::Kind::None && s.element < 0)
+      throw error_node(*s.expr, error_kind::type, fmt::format("a device function returns values; {} is not one", describe(info)));
+    if (s.type.kind == Type::Kind::Array)
+      throw error_node(*s.expr, error_kind::type, "a device function cannot return an array (write into one passed as an argument)");
+  }
+  Location where = r.values.empty() ? r.loc : r.values[0]->loc;
+  if (!result_seen_ && !has_result_) {
+    tf_.result = result;
+    result_origin_ = where;
+    has_result_ = true;
+    changed_ = true;
+  } else if (tf_.result != result) {
+    std::optional<Type> unified;
+    if (result.kind == Type::Kind::Scalar && tf_.result.kind == Type::Kind::Scalar) {
+      unified = promote(tf_.result, result);
+    } else if (result.kind == Type::Kind::Tuple && tf_.result.kind == Type::Kind::Tuple &&
+               result.elements.size() == tf_.result.elements.size()) {
+      unified = tf_.result;
+      for (std::size_t i = 0; i < result.elements.size() && unified; ++i) {
+        auto e = promote(tf_.result.elements[i], result.elements[i]);
+        if (e) unified->elements[i] = *e;
+        else unified.reset();
+      }
+    }
+    if (!unified)
+      throw error_at(where, error_kind::type,
+                     fmt::format("this returns {} but line {} returns {}; every return must give the same "
+                                 "number of values of compatible types",
+                                 result.str(), result_origin_.line, tf_.result.str()));
+    if (*unified != tf_.result) {
+      tf_.result = *unified;
+      changed_ = true;
+    }
+  }
+  result_seen_ = true;
+}
+
+const Builtin* FunctionTyper::allocation(const Expr& e) const {
+  const ExprInfo& info = tf_.info(e);
+  if (info.builtin && info.builtin->alloc != Builtin::Alloc::None) return info.builtin;
+  return nullptr;
+}
+
+Variable& FunctionTyper::var(int index) { return tf_.vars.at(static_cast<std::size_t>(index)); }
+
+}  // namespace detail
+}  // namespace luda::dsl
+
+namespace luda::dsl {
+
+std::vector<const TypedFunction*> reachable_functions(const TypedProgram& program) {
+  std::vector<const TypedFunction*> order;
+  std::vector<char> seen(program.functions.size(), 0);
+  // Post-order from the kernel: callees first.
+  auto visit = [&](auto&& self, std::size_t index) -> void {
+    if (seen[index]) return;
+    seen[index] = 1;
+    for (const ExprInfo& info : program.functions[index]->exprs)
+      if (info.callee >= 0) self(self, static_cast<std::size_t>(info.callee));
+    order.push_back(program.functions[index].get());
+  };
+  visit(visit, program.functions.size() - 1);
+  return order;
+}
+
+TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, const std::string& name,
+                          const std::vector<Type>& args, const KernelOptions& options, Environment& env) {
+  detail::Inference inf{env, options, {}, {}, {}, {}, {}};
+  auto tf = std::make_unique<TypedFunction>();
+  tf->ast = kernel.ast;
+  tf->function = kernel.function;
+  tf->is_kernel = true;
+  tf->lua_name = name.empty() ? "kernel" : name;
+  tf->params = args;
+  const FunctionExpr& f = *kernel.function;
+  if (f.nparams() != static_cast<int>(args.size()))
+    throw source_error(kernel.ast->source(), f.loc, error_kind::type,
+                       fmt::format("kernel '{}' takes {} argument{}, got {}", tf->lua_name, f.nparams(),
+                                   f.nparams() == 1 ? "" : "s", args.size()));
+  for (const Type& t : args)
+    LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
+  std::string key;
+  for (const Type& t : args) key += t.str() + (t.weak ? "~," : ",");
+  key += fmt::format("|{}{}{}|{}", options.boundscheck, options.fastmath, options.debug, kPreludeVersion);
+  std::string base;
+  for (char c : tf->lua_name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  tf->c_name = base + "_" + short_hash(key);
+  std::string identity = fmt::format("{}:{}-{}@{}", kernel.ast->source().name(), f.line_defined,
+                                     f.last_line_defined, handle);
+  inf.in_progress.push_back(identity);
+  inf.in_progress_names.push_back(tf->lua_name);
+  detail::FunctionTyper(inf, *tf, handle).run();
+  inf.program.functions.push_back(std::move(tf));
+  inf.program.uses_bounds = options.boundscheck;
+  return std::move(inf.program);
+}
+
+}  // namespace luda::dsl

@@ -1,0 +1,608 @@
+// Inference of expressions: operators (DESIGN.md's promotion, weak literals, Lua's
+// meaning of / // % ^), names and what they denote (locals, frozen upvalues and globals,
+// builtin namespaces), indexing, builtin calls (through the builtin table) and device
+// function calls (each argument-type combination its own specialization).
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dsl/fold.h"
+#include "dsl/infer_internal.h"
+
+namespace luda::dsl::detail {
+
+std::string describe(const ExprInfo& info) {
+  switch (info.symbol.kind) {
+    case Symbol::Kind::None: return info.type.str();
+    case Symbol::Kind::Namespace: return fmt::format("the namespace '{}'", info.symbol.path);
+    case Symbol::Kind::Builtin: return fmt::format("the builtin function {}", info.symbol.builtin->name);
+    case Symbol::Kind::Table: return "a constant table";
+    case Symbol::Kind::Function: return fmt::format("the function '{}'", info.symbol.path);
+    case Symbol::Kind::Shape: return "an array's shape (index it: a.shape[1])";
+    case Symbol::Kind::Dtype: return "a dtype";
+    case Symbol::Kind::String: return "a string";
+  }
+  return "?";
+}
+
+std::string constant_text(const Constant& c, Scalar type) {
+  switch (c.kind) {
+    case Constant::Kind::Bool: return c.b ? "true" : "false";
+    case Constant::Kind::Float: return fmt::format("{}", c.f);
+    case Constant::Kind::Int:
+      return type == Scalar::UInt64 ? std::to_string(static_cast<std::uint64_t>(c.i)) : std::to_string(c.i);
+  }
+  return "?";
+}
+
+const ExternalValue& Inference::lookup(FunctionHandle fn, const std::string& name) {
+  auto key = std::make_pair(fn, name);
+  auto it = lookups.find(key);
+  if (it != lookups.end()) return *it->second;
+  const ExternalValue& v = keep(env.lookup(fn, name));
+  lookups[key] = &v;
+  return v;
+}
+
+namespace {
+
+bool is_call(const Expr& e) { return e.is<CallExpr>() || e.is<MethodCallExpr>(); }
+
+Type float_of(const Type& t) { return t.is_floating() ? t : Type::scalar_of(Scalar::Float64, t.weak); }
+
+std::string op_text(BinaryOp op) { return std::string(binary_op_text(op)); }
+
+}  // namespace
+
+const ExprInfo& FunctionTyper::expr(const Expr& e) {
+  ExprInfo& out = tf_.exprs.at(static_cast<std::size_t>(e.id));
+  out = ExprInfo{};
+  switch (e.kind) {
+    case NodeKind::True:
+    case NodeKind::False:
+      out.type = Type::scalar_of(Scalar::Bool);
+      out.constant = Constant::of_bool(e.kind == NodeKind::True);
+      break;
+    case NodeKind::Integer:
+      out.type = Type::scalar_of(Scalar::Int64, true);
+      out.constant = Constant::of_int(e.as<IntegerExpr>().value);
+      break;
+    case NodeKind::Float:
+      out.type = Type::scalar_of(Scalar::Float64, true);
+      out.constant = Constant::of_float(e.as<FloatExpr>().value);
+      break;
+    case NodeKind::String:
+      out.symbol.kind = Symbol::Kind::String;
+      out.symbol.text = e.as<StringExpr>().value;
+      break;
+    case NodeKind::Nil:
+      throw error_node(e, error_kind::unsupported, "nil is not a value in kernels");
+    case NodeKind::Vararg:
+      throw error_node(e, error_kind::unsupported, "varargs ('...') are not supported in kernels");
+    case NodeKind::Function:
+      throw error_node(e, error_kind::unsupported,
+                       "closures cannot be created inside a kernel: define the function outside it "
+                       "(a kernel calls it as a device function)");
+    case NodeKind::Table:
+      throw error_node(e, error_kind::unsupported,
+                       "tables cannot be created inside a kernel (a table of constants is allowed only "
+                       "as the shape of cuda.shared.array / cuda.local_array)");
+    case NodeKind::MethodCall:
+      throw error_node(e, error_kind::unsupported,
+                       fmt::format("method calls (a:{}(...)) are not supported in kernels", e.as<MethodCallExpr>().method.text));
+    case NodeKind::Name: name(e.as<NameExpr>(), out); break;
+    case NodeKind::Index: index(e.as<IndexExpr>(), out); break;
+    case NodeKind::Field: field(e.as<FieldExpr>(), out); break;
+    case NodeKind::Call: call(e.as<CallExpr>(), out); break;
+    case NodeKind::Binary: binary(e.as<BinaryExpr>(), out); break;
+    case NodeKind::Unary: unary(e.as<UnaryExpr>(), out); break;
+    case NodeKind::Paren: {
+      // Parentheses cut a call's values to one.
+      const ExprInfo& inner = expr(*e.as<ParenExpr>().inner);
+      out = inner;
+      if (out.type.kind == Type::Kind::Tuple) out = value(*e.as<ParenExpr>().inner);
+      break;
+    }
+    default: throw error_node(e, error_kind::unsupported, "this expression is not supported in kernels");
+  }
+  if (out.unknown) saw_unknown_ = true;
+  return out;
+}
+
+const ExprInfo& FunctionTyper::value(const Expr& e) {
+  ExprInfo& out = const_cast<ExprInfo&>(expr(e));
+  if (out.unknown) return out;
+  if (out.symbol.kind != Symbol::Kind::None)
+    throw error_node(e, error_kind::type, fmt::format("{} is not a value", describe(out)));
+  if (out.type.kind == Type::Kind::Tuple) {
+    Type first = out.type.elements.at(0);
+    out.type = first;
+    out.first_of_tuple = true;
+  }
+  if (out.type.kind == Type::Kind::Void && is_call(e))
+    throw error_node(e, error_kind::type, "this call returns no value");
+  return out;
+}
+
+// ---------------------------------------------------------------- names
+
+void FunctionTyper::name(const NameExpr& n, ExprInfo& out) {
+  int index = name_var_.at(static_cast<std::size_t>(n.id));
+  if (index < 0) {
+    external(n.name, inf_.lookup(handle_, n.name), n, out);
+    return;
+  }
+  Variable& v = var(index);
+  out.var = index;
+  if (v.is_alias && v.symbol.kind != Symbol::Kind::None) {
+    out.symbol = v.symbol;
+    return;
+  }
+  if (v.is_alias) out.constant = v.constant;
+  if (!v.has_type) {
+    if (final_)
+      throw error_node(n, error_kind::type,
+                       fmt::format("local '{}' is read before it is given a value (nil is not a kernel value)", v.name));
+    out.unknown = true;
+    return;
+  }
+  out.type = v.type;
+}
+
+void FunctionTyper::external(const std::string& name, const ExternalValue& ext, const Expr& at, ExprInfo& out) {
+  using K = ExternalValue::Kind;
+  bool standard = name == "print" || name == "math";
+  switch (ext.kind) {
+    case K::Missing:
+      if (standard) return path(name, at, out);
+      throw error_node(at, error_kind::name, fmt::format("unknown name '{}'", name));
+    case K::Integer:
+      out.type = Type::scalar_of(Scalar::Int64, true);
+      out.constant = Constant::of_int(ext.integer);
+      return;
+    case K::Float:
+      out.type = Type::scalar_of(Scalar::Float64, true);
+      out.constant = Constant::of_float(ext.number);
+      return;
+    case K::Boolean:
+      out.type = Type::scalar_of(Scalar::Bool);
+      out.constant = Constant::of_bool(ext.boolean);
+      return;
+    case K::Typed:
+      out.type = Type::scalar_of(ext.scalar);
+      out.constant = is_float(ext.scalar) ? Constant::of_float(ext.number)
+                     : ext.scalar == Scalar::Bool ? Constant::of_bool(ext.boolean)
+                                                  : Constant::of_int(ext.integer);
+      if (is_float(ext.scalar)) out.constant = convert_constant(*out.constant, Scalar::Float64, ext.scalar);
+      return;
+    case K::Table:
+      out.symbol.kind = Symbol::Kind::Table;
+      out.symbol.table = &ext;
+      out.symbol.path = name;
+      return;
+    case K::Function:
+      out.symbol.kind = Symbol::Kind::Function;
+      out.symbol.function = &ext;
+      out.symbol.path = name;
+      return;
+    case K::Namespace: return path(canonical_builtin_path(ext.name_space.empty() ? name : ext.name_space), at, out);
+    case K::Array:
+      throw error_node(at, error_kind::type,
+                       fmt::format("'{}' is an array from outside the kernel: pass it as an argument", name));
+    case K::Other:
+      if (standard) return path(name, at, out);
+      throw error_node(at, error_kind::type,
+                       fmt::format("'{}' is {}; from outside, a kernel can use numbers, booleans, tables of "
+                                   "numbers, Lua functions and the math, cuda and luda namespaces",
+                                   name, ext.describe.empty() ? "not usable in a kernel" : ext.describe));
+  }
+}
+
+void FunctionTyper::path(const std::string& p, const Expr& at, ExprInfo& out) {
+  if (const Builtin* row = find_builtin(p)) {
+    if (row->form == Builtin::Form::Value) return builtin_value(*row, at, out);
+    out.symbol.kind = Symbol::Kind::Builtin;
+    out.symbol.builtin = row;
+    out.symbol.path = p;
+    return;
+  }
+  if (is_builtin_namespace(p)) {
+    out.symbol.kind = Symbol::Kind::Namespace;
+    out.symbol.path = p;
+    return;
+  }
+  auto dot = p.rfind('.');
+  if (dot == std::string::npos) throw error_node(at, error_kind::name, fmt::format("unknown name '{}'", p));
+  std::string parent = p.substr(0, dot);
+  throw error_node(at, error_kind::name,
+                   fmt::format("'{}' has no member '{}' (it has: {})", parent, p.substr(dot + 1), builtin_members(parent)));
+}
+
+void FunctionTyper::builtin_value(const Builtin& row, const Expr& at, ExprInfo& out) {
+  BuiltinTyping t = row.type(row, {});
+  LUDA_DSL_CHECK(t.error.empty());
+  (void)at;
+  out.builtin = &row;
+  out.builtin_typing = t;
+  out.type = t.result;
+  out.constant = t.constant;
+}
+
+// ---------------------------------------------------------------- fields and indexing
+
+void FunctionTyper::field(const FieldExpr& e, ExprInfo& out) {
+  const ExprInfo& object = expr(*e.object);
+  const std::string& name = e.field.text;
+  if (object.unknown) {
+    out.unknown = true;
+    return;
+  }
+  switch (object.symbol.kind) {
+    case Symbol::Kind::Namespace: return path(object.symbol.path + "." + name, e, out);
+    case Symbol::Kind::Table: {
+      auto it = object.symbol.table->fields.find(name);
+      if (it == object.symbol.table->fields.end())
+        throw error_node(e, error_kind::name, fmt::format("the table '{}' has no field '{}'", object.symbol.path, name));
+      return external(object.symbol.path + "." + name, inf_.keep(it->second), e, out);
+    }
+    case Symbol::Kind::None: break;
+    default:
+      throw error_node(e, error_kind::type, fmt::format("{} has no field '{}'", describe(object), name));
+  }
+  if (object.type.kind != Type::Kind::Array)
+    throw error_node(e, error_kind::type, fmt::format("cannot read field '{}' of {}", name, object.type.str()));
+  if (name == "shape") {
+    out.symbol.kind = Symbol::Kind::Shape;
+  } else if (name == "size") {
+    out.type = Type::scalar_of(Scalar::Int64);
+  } else if (name == "ndim") {
+    out.type = Type::scalar_of(Scalar::Int64, true);
+    out.constant = Constant::of_int(object.type.ndim);
+  } else {
+    throw error_node(e, error_kind::type,
+                     fmt::format("an array has the fields shape, size and ndim, not '{}'", name));
+  }
+}
+
+void FunctionTyper::index(const IndexExpr& e, ExprInfo& out) {
+  const ExprInfo& object = expr(*e.object);
+  if (object.unknown) {
+    value(*e.key);
+    out.unknown = true;
+    return;
+  }
+  if (object.symbol.kind == Symbol::Kind::Table) {
+    const ExprInfo& key = expr(*e.key);
+    std::string k;
+    if (key.symbol.kind == Symbol::Kind::String) k = key.symbol.text;
+    else if (key.constant && key.constant->kind == Constant::Kind::Int) k = std::to_string(key.constant->i);
+    else throw error_node(*e.key, error_kind::type, "a constant table is indexed by a constant key");
+    auto it = object.symbol.table->fields.find(k);
+    if (it == object.symbol.table->fields.end())
+      throw error_node(e, error_kind::name, fmt::format("the table '{}' has no field [{}]", object.symbol.path, k));
+    return external(object.symbol.path + "[" + k + "]", inf_.keep(it->second), e, out);
+  }
+  const ExprInfo& key = value(*e.key);
+  if (key.unknown) {
+    out.unknown = true;
+    return;
+  }
+  if (object.symbol.kind == Symbol::Kind::Shape) {
+    int ndim = tf_.info(*e.object->as<FieldExpr>().object).type.ndim;
+    if (!key.type.is_int())
+      throw error_node(*e.key, error_kind::type, fmt::format("a.shape is indexed by an integer, got {}", key.type.str()));
+    if (key.constant && (key.constant->i < 1 || key.constant->i > ndim))
+      throw error_node(*e.key, error_kind::type,
+                       fmt::format("a.shape[{}] is out of range: the array has {} dimension{} (a.shape[1] .. a.shape[{}]; "
+                                   "Lua sequences start at 1)",
+                                   key.constant->i, ndim, ndim == 1 ? "" : "s", ndim));
+    out.type = Type::scalar_of(Scalar::Int64);
+    return;
+  }
+  if (object.symbol.kind != Symbol::Kind::None || object.type.kind != Type::Kind::Array)
+    throw error_node(e, error_kind::type, fmt::format("cannot index {}", describe(object)));
+  if (!key.type.is_int())
+    throw error_node(*e.key, error_kind::type,
+                     fmt::format("an array index must be an integer, got {} (convert with math.floor(x) or luda.int64(x))",
+                                 key.type.str()));
+  if (object.type.ndim == 1) {
+    out.type = Type::scalar_of(object.type.scalar);
+  } else {
+    out.type = Type::array_of(object.type.scalar, object.type.ndim - 1, object.type.c_contiguous);
+  }
+}
+
+// ---------------------------------------------------------------- calls
+
+void FunctionTyper::call(const CallExpr& e, ExprInfo& out) {
+  const ExprInfo& callee = expr(*e.callee);
+  if (callee.unknown) {
+    out.unknown = true;
+    return;
+  }
+  if (callee.symbol.kind == Symbol::Kind::Builtin) return builtin_call(e, *callee.symbol.builtin, out);
+  if (callee.symbol.kind == Symbol::Kind::Function)
+    return device_call(e, *callee.symbol.function, callee.symbol.path, out);
+  if (callee.builtin && callee.builtin->form == Builtin::Form::Value)
+    throw error_node(e, error_kind::type,
+                     fmt::format("{} is a value, not a function: write {} without '()'", callee.builtin->name, callee.builtin->name));
+  throw error_node(*e.callee, error_kind::type, fmt::format("cannot call {}", describe(callee)));
+}
+
+BuiltinOperand FunctionTyper::operand_of(const Expr& arg) {
+  BuiltinOperand op;
+  if (const auto* t = arg.dyn<TableExpr>()) {
+    std::vector<long long> shape;
+    for (const auto& f : t->fields) {
+      if (f.kind != TableExpr::Field::Kind::Positional)
+        throw error_at(f.loc, error_kind::type, "a shape table lists its extents: {32, 33}");
+      const ExprInfo& v = value(*f.value);
+      if (v.unknown || !v.constant || v.constant->kind != Constant::Kind::Int || !v.type.is_int())
+        throw error_node(*f.value, error_kind::type,
+                         "an extent must be an integer constant, known when the kernel is compiled");
+      shape.push_back(v.constant->i);
+    }
+    op.shape = std::move(shape);
+    op.describe = "a table";
+    return op;
+  }
+  const ExprInfo& info = expr(arg);
+  if (info.unknown) {
+    op.describe = "?";
+    return op;
+  }
+  if (info.symbol.kind == Symbol::Kind::String) {
+    op.is_string = true;
+    op.dtype = parse_scalar(info.symbol.text);
+    return op;
+  }
+  if (info.symbol.kind == Symbol::Kind::Builtin) op.dtype = builtin_dtype(*info.symbol.builtin);
+  if (info.symbol.kind != Symbol::Kind::None) {
+    op.describe = describe(info);
+    return op;
+  }
+  const ExprInfo& v = value(arg);
+  op.type = v.type;
+  op.constant = v.constant;
+  if (v.constant && v.constant->kind == Constant::Kind::Int && v.type.is_int()) op.shape = std::vector<long long>{v.constant->i};
+  return op;
+}
+
+void FunctionTyper::builtin_call(const CallExpr& e, const Builtin& row, ExprInfo& out) {
+  int n = static_cast<int>(e.args.size());
+  if (row.form == Builtin::Form::Value)
+    throw error_node(e, error_kind::type, fmt::format("{} is a value, not a function", row.name));
+  if (n < row.min_args || (row.max_args >= 0 && n > row.max_args)) {
+    std::string want = row.min_args == row.max_args ? std::to_string(row.min_args)
+                       : row.max_args < 0 ? fmt::format("at least {}", row.min_args)
+                                          : fmt::format("{} to {}", row.min_args, row.max_args);
+    bool one = row.min_args == row.max_args && row.min_args == 1;
+    throw error_at(e.open, error_kind::type,
+                   fmt::format("{} takes {} argument{}, got {}", row.name, want, one ? "" : "s", n), e.span());
+  }
+  std::vector<BuiltinOperand> ops;
+  bool unknown = false;
+  for (const Expr* a : e.args) {
+    ops.push_back(operand_of(*a));
+    if (ops.back().describe == "?") unknown = true;
+  }
+  if (unknown) {
+    out.unknown = true;
+    return;
+  }
+  BuiltinTyping t = row.type(row, ops);
+  if (!t.error.empty()) {
+    if (t.error_operand >= 0) throw error_node(*e.args.at(static_cast<std::size_t>(t.error_operand)), error_kind::type, t.error);
+    throw error_at(e.open, error_kind::type, t.error, e.span());
+  }
+  for (std::size_t i = 0; i < t.convert.size() && i < e.args.size(); ++i)
+    if (t.convert[i].kind == Type::Kind::Scalar && !e.args[i]->is<TableExpr>())
+      check_fits(tf_.info(*e.args[i]), t.convert[i], *e.args[i]);
+  out.builtin = &row;
+  out.type = t.result;
+  out.constant = t.constant;
+  out.builtin_typing = std::move(t);
+}
+
+void FunctionTyper::device_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name, ExprInfo& out) {
+  std::vector<Type> args;
+  bool unknown = false;
+  for (const Expr* a : e.args) {
+    const ExprInfo& v = value(*a);
+    unknown = unknown || v.unknown;
+    if (!v.unknown && v.type.kind != Type::Kind::Scalar && v.type.kind != Type::Kind::Array)
+      throw error_node(*a, error_kind::type, fmt::format("cannot pass {} to a device function", v.type.str()));
+    args.push_back(v.type);
+  }
+  if (unknown) {
+    out.unknown = true;
+    return;
+  }
+  // A weak float argument takes the widest float among the strong arguments (as a Lua
+  // number passed to a kernel does), so hypot(x32, 2.0) stays in float32.
+  std::optional<Scalar> widest;
+  for (const Type& t : args)
+    if (!t.weak && t.kind == Type::Kind::Scalar && is_float(t.scalar))
+      widest = (!widest || scalar_bits(t.scalar) > scalar_bits(*widest)) ? t.scalar : *widest;
+  for (Type& t : args)
+    if (t.weak && t.kind == Type::Kind::Scalar && is_float(t.scalar) && widest) t = Type::scalar_of(*widest);
+
+  const FunctionSource& src = fn.function;
+  std::string identity = fmt::format("{}:{}-{}@{}", src.chunk ? src.chunk->name : "?", src.line_defined,
+                                     src.last_line_defined, fn.handle);
+  auto self = std::find(inf_.in_progress.begin(), inf_.in_progress.end(), identity);
+  if (self != inf_.in_progress.end()) {
+    std::size_t at = static_cast<std::size_t>(self - inf_.in_progress.begin());
+    std::string chain;
+    for (std::size_t i = at; i < inf_.in_progress_names.size(); ++i) chain += "'" + inf_.in_progress_names[i] + "' -> ";
+    throw error_node(e, error_kind::unsupported,
+                     fmt::format("recursion is not supported in kernels: {}'{}'", chain, lua_name));
+  }
+  std::string key = identity + "(";
+  for (const Type& t : args) key += t.str() + (t.weak ? "~," : ",");
+  key += ")";
+  auto found = inf_.specializations.find(key);
+  int index;
+  if (found != inf_.specializations.end()) {
+    index = found->second;
+  } else {
+    FoundFunction callee = find_function(src);
+    if (callee.function->nparams() != static_cast<int>(args.size()))
+      throw error_node(e, error_kind::type,
+                       fmt::format("'{}' takes {} argument{}, got {}", lua_name, callee.function->nparams(),
+                                   callee.function->nparams() == 1 ? "" : "s", args.size()));
+    auto tf = std::make_unique<TypedFunction>();
+    tf->ast = callee.ast;
+    tf->function = callee.function;
+    tf->lua_name = lua_name.substr(lua_name.find_last_of(".[") == std::string::npos ? 0 : lua_name.find_last_of(".[") + 1);
+    tf->params = args;
+    std::string base;
+    for (char c : tf->lua_name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    // The name must not depend on addresses: the generated source keys the disk cache.
+    std::string stable = fmt::format("{}:{}-{}(", src.chunk ? src.chunk->name : "?", src.line_defined, src.last_line_defined);
+    for (const Type& t : args) stable += t.str() + (t.weak ? "~," : ",");
+    tf->c_name = base + "_" + short_hash(stable + ")");
+    inf_.in_progress.push_back(identity);
+    inf_.in_progress_names.push_back(lua_name);
+    FunctionTyper(inf_, *tf, fn.handle).run();
+    inf_.in_progress.pop_back();
+    inf_.in_progress_names.pop_back();
+    inf_.program.functions.push_back(std::move(tf));
+    index = static_cast<int>(inf_.program.functions.size()) - 1;
+    inf_.specializations[key] = index;
+  }
+  const TypedFunction& callee = *inf_.program.functions[static_cast<std::size_t>(index)];
+  out.callee = index;
+  out.arg_types = callee.params;
+  out.type = callee.result;
+}
+
+// ---------------------------------------------------------------- operators
+
+void FunctionTyper::check_fits(const ExprInfo& operand, const Type& to, const Expr& at) {
+  if (!operand.constant || !operand.type.weak || !operand.type.is_number() || !to.is_int()) return;
+  if (!constant_fits(*operand.constant, operand.type.scalar, to.scalar))
+    throw error_node(at, error_kind::type,
+                     fmt::format("the constant {} does not fit {}, the type it is used with (convert explicitly, "
+                                 "e.g. luda.int64(x), to compute in a wider type)",
+                                 constant_text(*operand.constant, operand.type.scalar), scalar_name(to.scalar)));
+}
+
+void FunctionTyper::binary(const BinaryExpr& e, ExprInfo& out) {
+  if (e.op == BinaryOp::Concat)
+    throw error_node(e, error_kind::unsupported, "string concatenation ('..') is not supported in kernels");
+  const ExprInfo& a = value(*e.lhs);
+  const ExprInfo& b = value(*e.rhs);
+  if (a.unknown || b.unknown) {
+    out.unknown = true;
+    return;
+  }
+  const std::string op = op_text(e.op);
+  auto both = [&](bool (Type::*pred)() const) { return (a.type.*pred)() && (b.type.*pred)(); };
+  Type result;
+  switch (e.op) {
+    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::IDiv: case BinaryOp::Mod:
+    case BinaryOp::Div: case BinaryOp::Pow:
+      if (!both(&Type::is_number))
+        throw error_node(e, error_kind::type, fmt::format("cannot apply '{}' to {} and {}", op, a.type.str(), b.type.str()));
+      out.operand = *promote(a.type, b.type);
+      if (e.op == BinaryOp::Div || e.op == BinaryOp::Pow) {
+        out.operand = float_of(out.operand);
+      }
+      result = out.operand;
+      break;
+    case BinaryOp::Eq: case BinaryOp::Ne:
+      if (both(&Type::is_bool)) {
+        out.operand = Type::scalar_of(Scalar::Bool);
+      } else if (both(&Type::is_number)) {
+        out.operand = *promote(a.type, b.type);
+      } else {
+        throw error_node(e, error_kind::type, fmt::format("cannot compare {} with {}", a.type.str(), b.type.str()));
+      }
+      result = Type::scalar_of(Scalar::Bool);
+      break;
+    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+      if (!both(&Type::is_number))
+        throw error_node(e, error_kind::type,
+                         fmt::format("cannot compare {} with {} using '{}'", a.type.str(), b.type.str(), op));
+      out.operand = *promote(a.type, b.type);
+      result = Type::scalar_of(Scalar::Bool);
+      break;
+    case BinaryOp::And: case BinaryOp::Or:
+      if (!both(&Type::is_bool))
+        throw error_node(e, error_kind::type,
+                         fmt::format("'{}' needs bool operands in a kernel, got {} and {} (Lua's value-selecting "
+                                     "'a {} b' on numbers is not supported: use if/else)",
+                                     op, a.type.str(), b.type.str(), op));
+      out.operand = result = Type::scalar_of(Scalar::Bool);
+      break;
+    case BinaryOp::BAnd: case BinaryOp::BOr: case BinaryOp::BXor: case BinaryOp::Shl: case BinaryOp::Shr:
+      if (!both(&Type::is_int))
+        throw error_node(e, error_kind::type,
+                         fmt::format("bitwise '{}' needs integers, got {} and {} (convert with math.floor(x) or "
+                                     "luda.int64(x))", op, a.type.str(), b.type.str()));
+      // A shift keeps its left operand's type (a weak one meets the count's).
+      if ((e.op == BinaryOp::Shl || e.op == BinaryOp::Shr) && !a.type.weak) out.operand = a.type;
+      else out.operand = *promote(a.type, b.type);
+      result = out.operand;
+      break;
+    default: throw error_node(e, error_kind::unsupported, fmt::format("operator '{}' is not supported in kernels", op));
+  }
+  bool shift = e.op == BinaryOp::Shl || e.op == BinaryOp::Shr;
+  check_fits(a, out.operand, *e.lhs);
+  if (!shift) check_fits(b, out.operand, *e.rhs);
+  out.type = result;
+  if (a.constant && b.constant) {
+    Constant ca = convert_constant(*a.constant, a.type.scalar, out.operand.scalar);
+    Constant cb = shift ? convert_constant(*b.constant, b.type.scalar, Scalar::Int64)
+                        : convert_constant(*b.constant, b.type.scalar, out.operand.scalar);
+    std::string error;
+    out.constant = fold_binary(e.op, ca, cb, out.operand.scalar, result.scalar, &error);
+    if (!error.empty()) throw error_node(e, "arithmetic error", error);
+  }
+}
+
+void FunctionTyper::unary(const UnaryExpr& e, ExprInfo& out) {
+  if (e.op == UnaryOp::Len) {
+    const ExprInfo& a = expr(*e.operand);
+    if (a.unknown) {
+      out.unknown = true;
+      return;
+    }
+    if (a.symbol.kind == Symbol::Kind::Shape) {
+      out.type = Type::scalar_of(Scalar::Int64, true);
+      out.constant = Constant::of_int(tf_.info(*e.operand->as<FieldExpr>().object).type.ndim);
+      return;
+    }
+    if (a.symbol.kind != Symbol::Kind::None || a.type.kind != Type::Kind::Array)
+      throw error_node(e, error_kind::type, fmt::format("'#' gives the length of an array, not of {}", describe(a)));
+    out.type = Type::scalar_of(Scalar::Int64);
+    return;
+  }
+  const ExprInfo& a = value(*e.operand);
+  if (a.unknown) {
+    out.unknown = true;
+    return;
+  }
+  switch (e.op) {
+    case UnaryOp::Neg:
+      if (!a.type.is_number())
+        throw error_node(e, error_kind::type, fmt::format("cannot negate {}", a.type.str()));
+      break;
+    case UnaryOp::Not:
+      if (!a.type.is_bool())
+        throw error_node(e, error_kind::type,
+                         fmt::format("'not' needs a bool in a kernel, got {} (compare it, e.g. x == 0)", a.type.str()));
+      break;
+    case UnaryOp::BNot:
+      if (!a.type.is_int())
+        throw error_node(e, error_kind::type, fmt::format("bitwise '~' needs an integer, got {}", a.type.str()));
+      break;
+    default: break;
+  }
+  out.type = out.operand = a.type;
+  if (a.constant) out.constant = fold_unary(e.op, *a.constant, a.type.scalar);
+}
+
+}  // namespace luda::dsl::detail

@@ -1,0 +1,170 @@
+#include "dsl/prelude.h"
+
+namespace luda::dsl {
+
+// Kept small on purpose: parsing it is part of every kernel's compile time. Functions
+// are `static` or templates so that NVRTC drops what a kernel does not use.
+std::string_view cuda_prelude() {
+  static constexpr std::string_view text = R"prelude(#line 1 "luda_prelude"
+// luda prelude: what generated kernels use, instead of CUDA's headers.
+template <class T, int N> struct luda_Array { T* data; long long shape[N]; long long strides[N]; };
+struct luda_BoundsRecord { int hit; int line; int axis; int pad; long long index; long long extent; };
+struct luda_i64x2 { long long v0, v1; };
+struct luda_i64x3 { long long v0, v1, v2; };
+
+// unsigned_type: same width (logical shifts); arith_type: where + - * wrap without UB
+// (8- and 16-bit values would be promoted to int, which can overflow).
+template <class T> struct luda_traits { typedef T unsigned_type; typedef T arith_type; enum { is_signed_int = 0 }; };
+template <> struct luda_traits<signed char> { typedef unsigned char unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1 }; };
+template <> struct luda_traits<short> { typedef unsigned short unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1 }; };
+template <> struct luda_traits<int> { typedef unsigned unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1 }; };
+template <> struct luda_traits<long long> { typedef unsigned long long unsigned_type; typedef unsigned long long arith_type; enum { is_signed_int = 1 }; };
+template <> struct luda_traits<unsigned char> { typedef unsigned char unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0 }; };
+template <> struct luda_traits<unsigned short> { typedef unsigned short unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0 }; };
+#define LUDA_INLINE static __device__ __forceinline__
+
+// Bounds checks: the first thread out of range fills the record, then every such thread
+// exits (the host raises the error after the launch).
+static __device__ __noinline__ void luda_bounds_fail(luda_BoundsRecord* r, int line, int axis, long long index, long long extent) {
+  if (atomicCAS(&r->hit, 0, 1) == 0) {
+    r->line = line; r->axis = axis; r->index = index; r->extent = extent;
+    __threadfence();
+  }
+  asm volatile("exit;");
+}
+LUDA_INLINE long long luda_check(long long i, long long n, luda_BoundsRecord* r, int line, int axis) {
+  if ((unsigned long long)i >= (unsigned long long)n) luda_bounds_fail(r, line, axis, i, n);
+  return i;
+}
+
+// Arrays: a[i] of an N-d array is an (N-1)-d view; a.size.
+template <class T, int N> static __device__ __forceinline__ luda_Array<T, N - 1> luda_row(const luda_Array<T, N>& a, long long i) {
+  luda_Array<T, N - 1> r;
+  r.data = a.data + i * a.strides[0];
+  for (int k = 1; k < N; ++k) { r.shape[k - 1] = a.shape[k]; r.strides[k - 1] = a.strides[k]; }
+  return r;
+}
+template <class T, int N> static __device__ __forceinline__ long long luda_size(const luda_Array<T, N>& a) {
+  long long n = 1;
+  for (int k = 0; k < N; ++k) n *= a.shape[k];
+  return n;
+}
+
+// Lua integer arithmetic: signed overflow wraps (done in unsigned, where C++ defines it).
+// luda_negative is false for unsigned types without a "pointless comparison" warning.
+template <class T> LUDA_INLINE bool luda_negative(T x) { return luda_traits<T>::is_signed_int && (long long)x < 0; }
+template <class T> LUDA_INLINE T luda_add(T a, T b) { typedef typename luda_traits<T>::arith_type U; return (T)((U)a + (U)b); }
+template <class T> LUDA_INLINE T luda_sub(T a, T b) { typedef typename luda_traits<T>::arith_type U; return (T)((U)a - (U)b); }
+template <class T> LUDA_INLINE T luda_mul(T a, T b) { typedef typename luda_traits<T>::arith_type U; return (T)((U)a * (U)b); }
+template <class T> LUDA_INLINE T luda_neg(T a) { typedef typename luda_traits<T>::arith_type U; return (T)((U)0 - (U)a); }
+// Floor division and modulo (Lua's luaV_idiv / luaV_mod): the result takes the divisor's sign.
+template <class T> LUDA_INLINE T luda_floordiv(T a, T b) {
+  if (!luda_traits<T>::is_signed_int) return a / b;
+  if (b == (T)-1) return luda_neg(a);
+  T q = a / b;
+  return (a % b != 0 && luda_negative((T)(a ^ b))) ? (T)(q - 1) : q;
+}
+template <class T> LUDA_INLINE T luda_mod(T a, T b) {
+  if (!luda_traits<T>::is_signed_int) return a % b;
+  if (b == (T)-1) return 0;
+  T m = a % b;
+  return (m != 0 && luda_negative((T)(m ^ b))) ? (T)(m + b) : m;
+}
+LUDA_INLINE float luda_floordiv(float a, float b) { return floorf(a / b); }
+LUDA_INLINE double luda_floordiv(double a, double b) { return floor(a / b); }
+LUDA_INLINE float luda_mod(float a, float b) { float m = fmodf(a, b); return ((m > 0) ? b < 0 : (m < 0 && b != m)) ? m + b : m; }
+LUDA_INLINE double luda_mod(double a, double b) { double m = fmod(a, b); return ((m > 0) ? b < 0 : (m < 0 && b != m)) ? m + b : m; }
+// math.fmod on integers: C's truncated remainder, with x % -1 = 0 (no overflow trap).
+template <class T> LUDA_INLINE T luda_fmod(T a, T b) { return (luda_traits<T>::is_signed_int && b == (T)-1) ? (T)0 : (T)(a % b); }
+LUDA_INLINE float luda_fmod(float a, float b) { return fmodf(a, b); }
+LUDA_INLINE double luda_fmod(double a, double b) { return fmod(a, b); }
+// Lua's shifts: logical, a count past the width gives 0, a negative count shifts the other way.
+template <class T> LUDA_INLINE T luda_shl(T x, long long n) {
+  typedef typename luda_traits<T>::unsigned_type U;
+  typedef typename luda_traits<T>::arith_type A;
+  const long long bits = 8 * (long long)sizeof(T);
+  if (n <= -bits || n >= bits) return 0;
+  return n >= 0 ? (T)((A)(U)x << n) : (T)((U)x >> -n);
+}
+template <class T> LUDA_INLINE T luda_shr(T x, long long n) { return luda_shl(x, (long long)(0ull - (unsigned long long)n)); }
+// math.log(x, base) as Lua computes it.
+LUDA_INLINE float luda_log_base(float x, float b) { return b == 2.0f ? log2f(x) : b == 10.0f ? log10f(x) : logf(x) / logf(b); }
+LUDA_INLINE double luda_log_base(double x, double b) { return b == 2.0 ? log2(x) : b == 10.0 ? log10(x) : log(x) / log(b); }
+template <class T> LUDA_INLINE T luda_pow2(T x) { return x * x; }
+template <class T> LUDA_INLINE T luda_pow3(T x) { return x * x * x; }
+// math.min / math.max compare as Lua does (`b < a`), math.abs wraps at the minimum.
+template <class T> LUDA_INLINE T luda_min(T a, T b) { return b < a ? b : a; }
+template <class T> LUDA_INLINE T luda_max(T a, T b) { return a < b ? b : a; }
+template <class T> LUDA_INLINE T luda_abs(T a) { return luda_negative(a) ? luda_neg(a) : a; }
+
+// Thread geometry.
+LUDA_INLINE long long luda_grid1() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
+LUDA_INLINE luda_i64x2 luda_grid2() { luda_i64x2 r = {(long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)blockIdx.y * blockDim.y + threadIdx.y}; return r; }
+LUDA_INLINE luda_i64x3 luda_grid3() { luda_i64x3 r = {(long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)blockIdx.y * blockDim.y + threadIdx.y, (long long)blockIdx.z * blockDim.z + threadIdx.z}; return r; }
+LUDA_INLINE long long luda_gridsize1() { return (long long)blockDim.x * gridDim.x; }
+LUDA_INLINE luda_i64x2 luda_gridsize2() { luda_i64x2 r = {(long long)blockDim.x * gridDim.x, (long long)blockDim.y * gridDim.y}; return r; }
+LUDA_INLINE luda_i64x3 luda_gridsize3() { luda_i64x3 r = {(long long)blockDim.x * gridDim.x, (long long)blockDim.y * gridDim.y, (long long)blockDim.z * gridDim.z}; return r; }
+LUDA_INLINE int luda_laneid() { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
+LUDA_INLINE long long luda_dynamic_shared_bytes() { unsigned r; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
+extern __shared__ __align__(16) unsigned char luda_dynamic_shared[];
+
+// Atomics, each returning the old value, for int32, uint32, int64, uint64, float32 and
+// float64 (the types the builtin table lets through; inc/dec: uint32 and uint64).
+#define LUDA_ULL(p) ((unsigned long long*)(p))
+#define LUDA_ATOMIC_NATIVE(name, fn, T) LUDA_INLINE T name(T* p, T v) { return fn(p, v); }
+#define LUDA_ATOMIC_VIA_ULL(name, fn) LUDA_INLINE long long name(long long* p, long long v) { return (long long)fn(LUDA_ULL(p), (unsigned long long)v); }
+LUDA_ATOMIC_NATIVE(luda_atomic_add, atomicAdd, int) LUDA_ATOMIC_NATIVE(luda_atomic_add, atomicAdd, unsigned)
+LUDA_ATOMIC_NATIVE(luda_atomic_add, atomicAdd, unsigned long long) LUDA_ATOMIC_NATIVE(luda_atomic_add, atomicAdd, float)
+LUDA_ATOMIC_NATIVE(luda_atomic_add, atomicAdd, double) LUDA_ATOMIC_VIA_ULL(luda_atomic_add, atomicAdd)
+LUDA_ATOMIC_NATIVE(luda_atomic_sub, atomicSub, int) LUDA_ATOMIC_NATIVE(luda_atomic_sub, atomicSub, unsigned)
+LUDA_INLINE unsigned long long luda_atomic_sub(unsigned long long* p, unsigned long long v) { return atomicAdd(p, 0ull - v); }
+LUDA_INLINE long long luda_atomic_sub(long long* p, long long v) { return (long long)atomicAdd(LUDA_ULL(p), 0ull - (unsigned long long)v); }
+LUDA_INLINE float luda_atomic_sub(float* p, float v) { return atomicAdd(p, -v); }
+LUDA_INLINE double luda_atomic_sub(double* p, double v) { return atomicAdd(p, -v); }
+LUDA_ATOMIC_NATIVE(luda_atomic_min, atomicMin, int) LUDA_ATOMIC_NATIVE(luda_atomic_min, atomicMin, unsigned)
+LUDA_ATOMIC_NATIVE(luda_atomic_min, atomicMin, long long) LUDA_ATOMIC_NATIVE(luda_atomic_min, atomicMin, unsigned long long)
+LUDA_ATOMIC_NATIVE(luda_atomic_max, atomicMax, int) LUDA_ATOMIC_NATIVE(luda_atomic_max, atomicMax, unsigned)
+LUDA_ATOMIC_NATIVE(luda_atomic_max, atomicMax, long long) LUDA_ATOMIC_NATIVE(luda_atomic_max, atomicMax, unsigned long long)
+// Floating min/max: a compare-and-swap loop on the bits, storing only when v wins.
+#define LUDA_ATOMIC_FLOAT_MINMAX(name, T, I, to_bits, from_bits, wins)            \
+  LUDA_INLINE T name(T* p, T v) {                                                 \
+    I* ip = (I*)p; I old = *ip, assumed;                                          \
+    do { assumed = old; if (!(wins)) break; old = atomicCAS(ip, assumed, to_bits(v)); } \
+    while (old != assumed);                                                       \
+    return from_bits(old);                                                        \
+  }
+LUDA_ATOMIC_FLOAT_MINMAX(luda_atomic_min, float, int, __float_as_int, __int_as_float, v < __int_as_float(assumed))
+LUDA_ATOMIC_FLOAT_MINMAX(luda_atomic_max, float, int, __float_as_int, __int_as_float, __int_as_float(assumed) < v)
+LUDA_ATOMIC_FLOAT_MINMAX(luda_atomic_min, double, unsigned long long, (unsigned long long)__double_as_longlong, __longlong_as_double, v < __longlong_as_double(assumed))
+LUDA_ATOMIC_FLOAT_MINMAX(luda_atomic_max, double, unsigned long long, (unsigned long long)__double_as_longlong, __longlong_as_double, __longlong_as_double(assumed) < v)
+LUDA_ATOMIC_NATIVE(luda_atomic_exch, atomicExch, int) LUDA_ATOMIC_NATIVE(luda_atomic_exch, atomicExch, unsigned)
+LUDA_ATOMIC_NATIVE(luda_atomic_exch, atomicExch, unsigned long long) LUDA_ATOMIC_NATIVE(luda_atomic_exch, atomicExch, float)
+LUDA_ATOMIC_VIA_ULL(luda_atomic_exch, atomicExch)
+LUDA_INLINE double luda_atomic_exch(double* p, double v) { return __longlong_as_double((long long)atomicExch(LUDA_ULL(p), (unsigned long long)__double_as_longlong(v))); }
+LUDA_INLINE int luda_atomic_cas(int* p, int c, int v) { return atomicCAS(p, c, v); }
+LUDA_INLINE unsigned luda_atomic_cas(unsigned* p, unsigned c, unsigned v) { return atomicCAS(p, c, v); }
+LUDA_INLINE unsigned long long luda_atomic_cas(unsigned long long* p, unsigned long long c, unsigned long long v) { return atomicCAS(p, c, v); }
+LUDA_INLINE long long luda_atomic_cas(long long* p, long long c, long long v) { return (long long)atomicCAS(LUDA_ULL(p), (unsigned long long)c, (unsigned long long)v); }
+LUDA_INLINE float luda_atomic_cas(float* p, float c, float v) { return __int_as_float(atomicCAS((int*)p, __float_as_int(c), __float_as_int(v))); }
+LUDA_INLINE double luda_atomic_cas(double* p, double c, double v) { return __longlong_as_double((long long)atomicCAS(LUDA_ULL(p), (unsigned long long)__double_as_longlong(c), (unsigned long long)__double_as_longlong(v))); }
+#define LUDA_ATOMIC_BITS(name, fn) LUDA_ATOMIC_NATIVE(name, fn, int) LUDA_ATOMIC_NATIVE(name, fn, unsigned) LUDA_ATOMIC_NATIVE(name, fn, unsigned long long) LUDA_ATOMIC_VIA_ULL(name, fn)
+LUDA_ATOMIC_BITS(luda_atomic_and, atomicAnd) LUDA_ATOMIC_BITS(luda_atomic_or, atomicOr) LUDA_ATOMIC_BITS(luda_atomic_xor, atomicXor)
+// inc/dec as numba.cuda: inc stores (old >= v) ? 0 : old + 1; dec stores (old == 0 || old > v) ? v : old - 1.
+LUDA_INLINE unsigned luda_atomic_inc(unsigned* p, unsigned v) { return atomicInc(p, v); }
+LUDA_INLINE unsigned luda_atomic_dec(unsigned* p, unsigned v) { return atomicDec(p, v); }
+LUDA_INLINE unsigned long long luda_atomic_inc(unsigned long long* p, unsigned long long v) {
+  unsigned long long old = *p, assumed;
+  do { assumed = old; old = atomicCAS(p, assumed, assumed >= v ? 0ull : assumed + 1); } while (old != assumed);
+  return old;
+}
+LUDA_INLINE unsigned long long luda_atomic_dec(unsigned long long* p, unsigned long long v) {
+  unsigned long long old = *p, assumed;
+  do { assumed = old; old = atomicCAS(p, assumed, (assumed == 0 || assumed > v) ? v : assumed - 1); } while (old != assumed);
+  return old;
+}
+#line 1 "luda_generated"
+)prelude";
+  return text;
+}
+
+}  // namespace luda::dsl

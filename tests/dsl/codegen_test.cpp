@@ -1,0 +1,73 @@
+// CUDA emission details (the golden files show whole kernels).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "dsl/codegen_cuda.h"
+#include "tests/dsl/test_environment.h"
+
+namespace luda::dsl {
+namespace {
+
+using namespace luda::dsl::testing;
+
+TEST(Codegen, Literals) {
+  EXPECT_EQ(cuda_literal(Constant::of_float(0.5), Scalar::Float32), "0.5f");
+  EXPECT_EQ(cuda_literal(Constant::of_float(2), Scalar::Float64), "2.0");
+  EXPECT_EQ(cuda_literal(Constant::of_float(-0.5), Scalar::Float32), "(-0.5f)");
+  EXPECT_EQ(cuda_literal(Constant::of_float(0.1), Scalar::Float32), "0.1f");
+  EXPECT_EQ(cuda_literal(Constant::of_float(std::numeric_limits<double>::infinity()), Scalar::Float32),
+            "__int_as_float(0x7f800000)");
+  EXPECT_EQ(cuda_literal(Constant::of_int(3), Scalar::Int64), "3LL");
+  EXPECT_EQ(cuda_literal(Constant::of_int(-3), Scalar::Int32), "(-3)");
+  EXPECT_EQ(cuda_literal(Constant::of_int(INT64_MIN), Scalar::Int64), "(-9223372036854775807LL - 1)");
+  EXPECT_EQ(cuda_literal(Constant::of_int(-1), Scalar::UInt64), "18446744073709551615ull");
+  EXPECT_EQ(cuda_literal(Constant::of_int(7), Scalar::UInt8), "((unsigned char)7)");
+  EXPECT_EQ(cuda_literal(Constant::of_bool(true), Scalar::Bool), "true");
+}
+
+TEST(Codegen, LineDirectivesNameTheChunk) {
+  TestChunk c("local function k(x)\n  x[0] = 1\nend\n", "dir/my \"file\".lua");
+  std::string code = c.compile("k", {arr(Scalar::Float32)}).code;
+  EXPECT_NE(code.find("#line 2 \"dir/my \\\"file\\\".lua\"\n  x.data[0LL * x.strides[0]] = 1.0f;"), std::string::npos) << code;
+}
+
+TEST(Codegen, ShadowingLocalsAndReservedNamesAreRenamed) {
+  TestChunk c("local function k(x)\n  local float = x[0]\n  local float = float + 1\n  x[0] = float\nend\n");
+  std::string code = c.compile("k", {arr(Scalar::Float32)}).code;
+  EXPECT_NE(code.find("float float_ = x.data[0LL * x.strides[0]];"), std::string::npos) << code;
+  EXPECT_NE(code.find("float float_2 = float_ + 1.0f;"), std::string::npos) << code;
+}
+
+TEST(Codegen, EntryNameIsLuaNamePlusSignatureHash) {
+  TestChunk c("local function k(x)\n  x[0] = 1\nend\n");
+  CudaKernel a = c.compile("k", {arr(Scalar::Float32)});
+  CudaKernel b = c.compile("k", {arr(Scalar::Float64)});
+  CudaKernel a2 = c.compile("k", {arr(Scalar::Float32)});
+  CudaKernel checked = c.compile("k", {arr(Scalar::Float32)}, {.boundscheck = true});
+  EXPECT_EQ(a.entry.rfind("k_", 0), 0u);
+  EXPECT_EQ(a.entry.size(), 10u);
+  EXPECT_NE(a.entry, b.entry);
+  EXPECT_EQ(a.entry, a2.entry);
+  EXPECT_EQ(a.code, a2.code);
+  EXPECT_NE(a.entry, checked.entry);
+  EXPECT_TRUE(checked.bounds_record);
+  EXPECT_NE(checked.code.find("luda_BoundsRecord* luda_bounds"), std::string::npos);
+}
+
+TEST(Codegen, OptionsGiveTheNvrtcFlagsTheCodeNeeds) {
+  TestChunk c("local function k(x)\n  x[0] = 1\nend\n");
+  EXPECT_EQ(c.compile("k", {arr(Scalar::Float32)}).nvrtc_options, std::vector<std::string>{});
+  EXPECT_EQ(c.compile("k", {arr(Scalar::Float32)}, {.fastmath = true, .debug = true}).nvrtc_options,
+            (std::vector<std::string>{"--use_fast_math", "-G"}));
+}
+
+TEST(Codegen, SwapEvaluatesValuesFirst) {
+  TestChunk c("local function k(x)\n  local a, b = x[0], x[1]\n  a, b = b, a\n  x[0] = a\nend\n");
+  std::string code = c.compile("k", {arr(Scalar::Float32)}).code;
+  EXPECT_NE(code.find("float luda_v1 = b;\n  float luda_v2 = a;\n  a = luda_v1;\n  b = luda_v2;"), std::string::npos) << code;
+}
+
+}  // namespace
+}  // namespace luda::dsl

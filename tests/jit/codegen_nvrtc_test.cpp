@@ -1,0 +1,289 @@
+// Every kernel of Numba's CUDA tutorial, written in Lua, through compile_kernel and then
+// NVRTC to an sm_90 cubin (no GPU needed). NVRTC rejecting the generated code is a
+// codegen bug; its log (mapped through #line) is printed with the source.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "dsl/compile.h"
+#include "dsl/diagnostics.h"
+#include "jit/nvrtc.h"
+#include "tests/dsl/test_environment.h"
+
+namespace luda {
+namespace {
+
+using namespace luda::dsl;
+using namespace luda::dsl::testing;
+
+// The tutorial's programs (the examples/ files hold the same kernels with their drivers).
+constexpr const char* kTutorial = R"(
+local function hypot(x, y)
+  -- avoids overflow as numba's example does
+  x = math.abs(x)
+  y = math.abs(y)
+  local t = math.min(x, y)
+  x = math.max(x, y)
+  t = t / x
+  return x * math.sqrt(1 + t * t)
+end
+
+local function hypot_kernel(x, y, out)
+  local i = cuda.grid(1)
+  if i < #x then out[i] = hypot(x[i], y[i]) end
+end
+
+local function add_kernel(x, y, out)
+  local start, stride = cuda.grid(1), cuda.gridsize(1)
+  for i = start, #x - 1, stride do
+    out[i] = x[i] + y[i]
+  end
+end
+
+local function polar_distance(rho1, theta1, rho2, theta2)
+  local x1, y1 = rho1 * math.cos(theta1), rho1 * math.sin(theta1)
+  local x2, y2 = rho2 * math.cos(theta2), rho2 * math.sin(theta2)
+  return math.sqrt((x1 - x2)^2 + (y1 - y2)^2), math.atan(y1 - y2, x1 - x2)
+end
+
+local function polar_kernel(rho1, theta1, rho2, theta2, dist, angle)
+  local i = cuda.grid(1)
+  if i < #rho1 then
+    local d, a = polar_distance(rho1[i], theta1[i], rho2[i], theta2[i])
+    dist[i] = d
+    angle[i] = a
+  end
+end
+
+local function racy_counter(counter)
+  counter[0] = counter[0] + 1
+end
+
+local function atomic_counter(counter)
+  cuda.atomic.add(counter, 0, 1)
+end
+
+local function histogram(x, xmin, xmax, hist)
+  local nbins = #hist
+  local bin_width = (xmax - xmin) / nbins
+  local start, stride = cuda.grid(1), cuda.gridsize(1)
+  for i = start, #x - 1, stride do
+    local bin = math.floor((x[i] - xmin) / bin_width)
+    if bin >= 0 and bin < nbins then
+      cuda.atomic.add(hist, bin, 1)
+    end
+  end
+end
+
+local function transpose_naive(a, out)
+  local x, y = cuda.grid(2)
+  if y < a.shape[1] and x < a.shape[2] then
+    out[x][y] = a[y][x]
+  end
+end
+
+local function transpose_tiled(a, out)
+  local tile = cuda.shared.array({TILE, TILE + 1}, "int32")
+  local tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+  local x = cuda.blockIdx.x * TILE + tx
+  local y = cuda.blockIdx.y * TILE + ty
+  if y < a.shape[1] and x < a.shape[2] then
+    tile[ty][tx] = a[y][x]
+  end
+  cuda.syncthreads()
+  x = cuda.blockIdx.y * TILE + tx
+  y = cuda.blockIdx.x * TILE + ty
+  if y < out.shape[1] and x < out.shape[2] then
+    out[y][x] = tile[tx][ty]
+  end
+end
+
+local function warp_sum(v)
+  local offset = cuda.warpsize // 2
+  while offset > 0 do
+    v = v + cuda.shfl_down_sync(0xffffffff, v, offset)
+    offset = offset // 2
+  end
+  return v
+end
+
+local function block_sum(x, sums)
+  local partial = cuda.shared.dynamic("int32")
+  local i = cuda.grid(1)
+  local v = 0
+  if i < #x then v = x[i] end
+  v = warp_sum(v)
+  local lane, warp = cuda.laneid, cuda.threadIdx.x // cuda.warpsize
+  if lane == 0 then partial[warp] = v end
+  cuda.syncthreads()
+  if warp == 0 then
+    local nwarps = cuda.blockDim.x // cuda.warpsize
+    v = 0
+    if lane < nwarps then v = partial[lane] end
+    v = warp_sum(v)
+    if lane == 0 then sums[cuda.blockIdx.x] = v end
+  end
+end
+)";
+
+class CodegenNvrtc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      jit::nvrtc_version();
+    } catch (const std::exception& e) {
+      GTEST_SKIP() << e.what();
+    }
+    chunk_.env.values["TILE"] = TestEnvironment::integer(32);
+  }
+
+  // Compiles `name` to an sm_90 cubin; returns the generated source.
+  CudaKernel build(const std::string& name, std::vector<Type> args, KernelOptions options = {}) {
+    CudaKernel k = chunk_.compile(name, std::move(args), options);
+    jit::CompileRequest req;
+    req.source = k.code;
+    req.program_name = name + ".cu";
+    req.arch = 90;
+    req.options = k.nvrtc_options;
+    try {
+      jit::CompiledProgram p = jit::compile(req);
+      EXPECT_FALSE(p.image.empty());
+      EXPECT_EQ(p.log.find("warning"), std::string::npos) << p.log;
+    } catch (const jit::CompileError& e) {
+      ADD_FAILURE() << e.what() << "\n" << k.code.substr(k.code.find("luda_generated"));
+    }
+    if (std::getenv("LUDA_SHOW_CUDA")) std::printf("%s\n%s\n", k.code.substr(k.code.find("luda_generated")).c_str(), k.typed.c_str());
+    return k;
+  }
+
+  TestChunk chunk_{kTutorial, "tutorial.lua"};
+};
+
+Type f32a() { return arr(Scalar::Float32); }
+
+TEST_F(CodegenNvrtc, HypotDeviceFunction) {
+  CudaKernel k = build("hypot_kernel", {f32a(), f32a(), f32a()});
+  EXPECT_NE(k.code.find("sqrtf("), std::string::npos);
+  EXPECT_EQ(k.code.find("double", k.code.find("luda_generated")), std::string::npos);
+}
+
+TEST_F(CodegenNvrtc, AddKernelGridStride) { build("add_kernel", {f32a(), f32a(), f32a()}); }
+
+TEST_F(CodegenNvrtc, PolarDistanceReturnsTwoValues) {
+  CudaKernel k = build("polar_kernel", {f32a(), f32a(), f32a(), f32a(), f32a(), f32a()});
+  EXPECT_EQ(k.code.find("double", k.code.find("luda_generated")), std::string::npos);
+  build("polar_kernel", std::vector<Type>(6, arr(Scalar::Float64)));
+}
+
+TEST_F(CodegenNvrtc, Counters) {
+  build("racy_counter", {arr(Scalar::Int32)});
+  build("atomic_counter", {arr(Scalar::Int32)});
+  build("atomic_counter", {arr(Scalar::UInt64)});
+  build("atomic_counter", {arr(Scalar::Float64)});
+}
+
+TEST_F(CodegenNvrtc, Histogram) {
+  build("histogram", {arr(Scalar::Float32), f32(), f32(), arr(Scalar::Int32)});
+  build("histogram", {arr(Scalar::Float64), f64(), f64(), arr(Scalar::Int64)}, {.boundscheck = true});
+}
+
+TEST_F(CodegenNvrtc, Transposes) {
+  build("transpose_naive", {arr(Scalar::Int32, 2), arr(Scalar::Int32, 2)});
+  CudaKernel k = build("transpose_tiled", {arr(Scalar::Int32, 2, true), arr(Scalar::Int32, 2, true)});
+  EXPECT_NE(k.code.find("__shared__ int tile_storage[1056];"), std::string::npos);
+  build("transpose_tiled", {arr(Scalar::Int32, 2), arr(Scalar::Int32, 2)}, {.boundscheck = true});
+}
+
+TEST_F(CodegenNvrtc, BlockSumDynamicSharedAndShuffles) {
+  CudaKernel k = build("block_sum", {arr(Scalar::Int32), arr(Scalar::Int32)});
+  EXPECT_TRUE(k.dynamic_shared);
+  EXPECT_NE(k.code.find("__shfl_down_sync"), std::string::npos);
+}
+
+// One kernel touching every builtin family and operator, for each float and int type.
+TEST_F(CodegenNvrtc, EveryBuiltinFamilyCompiles) {
+  TestChunk c(R"(
+local function families(x, n, u, out)
+  local i = cuda.grid(1)
+  local j, k = cuda.grid(2)
+  local gx, gy, gz = cuda.gridsize(3)
+  local t = cuda.local_array({2, 2}, luda.float32)
+  local s = cuda.shared.array(64, "int32")
+  t[1][1] = math.pi + math.huge * 0 + j + k + gx + gy + gz
+  s[cuda.threadIdx.x % 64] = cuda.laneid + cuda.warpsize + cuda.blockDim.y + cuda.gridDim.z
+  cuda.syncthreads(); cuda.syncwarp(); cuda.syncwarp(0xffff); cuda.threadfence()
+  cuda.threadfence_block(); cuda.threadfence_system()
+  local c = cuda.syncthreads_count(i > 3)
+  if cuda.syncthreads_and(i > 1) or cuda.syncthreads_or(i > 2) then c = c + 1 end
+  local v = x[i % #x]
+  local f = math.sqrt(v) + math.exp(v) + math.log(v) + math.log(v, 2) + math.sin(v) + math.cos(v)
+  f = f + math.tan(v) + math.asin(v) + math.acos(v) + math.atan(v) + math.atan(v, 2) + math.abs(v)
+  f = f + math.min(v, 1) + math.max(v, 2, 3) + math.fmod(v, 3) + math.floor(v) + math.ceil(v)
+  f = f + luda.math.exp2(v) + luda.math.log2(v) + luda.math.log10(v) + luda.math.log1p(v) + luda.math.expm1(v)
+  f = f + luda.math.sinh(v) + luda.math.cosh(v) + luda.math.tanh(v) + luda.math.erf(v) + luda.math.erfc(v)
+  f = f + luda.math.lgamma(v) + luda.math.tgamma(v) + luda.math.cbrt(v) + luda.math.rsqrt(v)
+  f = f + luda.math.round(v) + luda.math.trunc(v) + luda.math.hypot(v, 1) + luda.math.copysign(v, -1)
+  f = f + luda.math.fma(v, v, v) + v // 2 + v % 3 + v ^ 2.5 + -v
+  if luda.math.isnan(f) or luda.math.isinf(f) or not luda.math.isfinite(f) then f = 0 end
+  local m = n[0]
+  m = (m // 3) + (m % 5) + (m << 2) + (m >> 1) + (m & 7) + (m | 8) + (m ~ 9) + ~m + math.abs(m) + math.fmod(m, 3)
+  m = m + math.min(m, 4) + math.max(m, 5) + luda.int32(f) + n.size + n.ndim + n.shape[1]
+  m = m + cuda.atomic.add(n, 0, 1) + cuda.atomic.sub(n, 0, 1) + cuda.atomic.min(n, 0, 1) + cuda.atomic.max(n, 0, 1)
+  m = m + cuda.atomic.exch(n, 0, 1) + cuda.atomic.cas(n, 0, 1, 2) + cuda.atomic.and_(n, 0, 1)
+  m = m + cuda.atomic.or_(n, 0, 1) + cuda.atomic.xor(n, 0, 1)
+  local w = cuda.atomic.inc(u, 0, 10) + cuda.atomic.dec(u, 0, 10) + cuda.ballot_sync(0xffffffff, m > 0)
+  if cuda.all_sync(0xffffffff, m > 0) or cuda.any_sync(0xffffffff, w > 0) then
+    f = f + cuda.shfl_sync(0xffffffff, f, 0) + cuda.shfl_up_sync(0xffffffff, f, 1)
+    f = f + cuda.shfl_down_sync(0xffffffff, f, 1) + cuda.shfl_xor_sync(0xffffffff, f, 1)
+  end
+  local a, b = 1, 2
+  a, b = b, a
+  while a < 10 do a = a + 1; if a == 5 then break end end
+  repeat local r = a; a = a - 1 until r < 3
+  for q = 1.0, 2.0, 0.5 do f = f + q end
+  out[i] = f + m + w + c + t[1][1] + s[0] + cuda.atomic.max(x, i, v) + cuda.atomic.min(x, i, v)
+  print("i =", i, "f =", f, m > 0, "100%")
+end)", "families.lua");
+  struct Variant { Scalar f, i; bool bounds; };
+  for (Variant v : {Variant{Scalar::Float32, Scalar::Int32, false}, Variant{Scalar::Float64, Scalar::Int64, true},
+                    Variant{Scalar::Float32, Scalar::UInt64, true}}) {
+    CudaKernel k = c.compile("families", {arr(v.f), arr(v.i), arr(Scalar::UInt32), arr(v.f)}, {.boundscheck = v.bounds});
+    jit::CompileRequest req;
+    req.source = k.code;
+    try {
+      jit::compile(req);
+    } catch (const jit::CompileError& e) {
+      ADD_FAILURE() << e.what();
+    }
+    // float32 arguments pick the float32 functions.
+    if (v.f == Scalar::Float32) {
+      for (const char* fn : {"sqrtf(", "expf(", "atan2f(", "erfcf(", "lgammaf(", "fmaf(", "powf("})
+        EXPECT_NE(k.code.find(fn), std::string::npos) << fn;
+    }
+  }
+}
+
+// The issue's budget: a first launch within 1.2x of NVRTC's own time for the source.
+// Measured here on a typical kernel; reported, and bounded loosely (a Debug build on a
+// busy machine): the front end must stay a small part of the compile.
+TEST_F(CodegenNvrtc, CompileTimeOfATypicalKernel) {
+  CudaKernel k = chunk_.compile("add_kernel", {f32a(), f32a(), f32a()});
+  jit::CompileRequest req;
+  req.source = k.code;
+  jit::compile(req);  // warm NVRTC up
+  auto t0 = std::chrono::steady_clock::now();
+  const int n = 3;
+  for (int i = 0; i < n; ++i) jit::compile(req);
+  auto t1 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) chunk_.compile("add_kernel", {f32a(), f32a(), f32a()});
+  auto t2 = std::chrono::steady_clock::now();
+  double nvrtc_ms = std::chrono::duration<double, std::milli>(t1 - t0).count() / n;
+  double front_ms = std::chrono::duration<double, std::milli>(t2 - t1).count() / n;
+  std::printf("add_kernel: NVRTC %.1f ms per compile (sm_90 cubin), luda front end %.3f ms\n", nvrtc_ms, front_ms);
+  EXPECT_LT(front_ms, 0.25 * nvrtc_ms);
+}
+
+}  // namespace
+}  // namespace luda
