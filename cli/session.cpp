@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "stdlib/function_source.h"
 #include "stdlib/module.h"
 
 namespace luda::cli {
@@ -127,6 +128,33 @@ int print_values(lua_State* L) {
 
 constexpr char kEofMark[] = "<eof>";
 
+// The text of a chunk the REPL or -e loaded, for luda.cuda.jit: their chunkname ("=stdin")
+// keeps error messages as lua.c's ("stdin:1:") but does not hold the text, so the text is
+// recorded beside the chunk (stdlib/function_source.h).
+struct ChunkText {
+  const char* data;
+  size_t size;
+};
+
+int remember_text(lua_State* L) {  // (chunk, ChunkText*)
+  const auto* text = static_cast<const ChunkText*>(lua_touserdata(L, 2));
+  lua_pushcfunction(L, luda::lua::remember_chunk);
+  lua_pushvalue(L, 1);
+  lua_pushlstring(L, text->data, text->size);
+  lua_call(L, 2, 0);
+  return 0;
+}
+
+// With the loaded chunk on top; it stays there. A failure (out of memory) only loses the
+// record: kernels defined in that chunk then ask for their source text.
+void remember_chunk_text(lua_State* L, std::string_view code) {
+  ChunkText text{code.data(), code.size()};
+  lua_pushcfunction(L, remember_text);
+  lua_pushvalue(L, -2);
+  lua_pushlightuserdata(L, &text);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
+}
+
 }  // namespace
 
 Session::Session() : L_(luaL_newstate()) {}
@@ -173,6 +201,7 @@ bool Session::open(const Options& options, int argc, char** argv) {
 
 bool Session::execute(const std::string& code) {
   int status = luaL_loadbuffer(L_, code.data(), code.size(), "=(command line)");
+  if (status == LUA_OK) remember_chunk_text(L_, code);
   if (status == LUA_OK) status = call(0, 0);
   return report(status, "luda: ");
 }
@@ -212,7 +241,10 @@ bool Session::run_stdin() {
 
 Session::Load Session::load(std::string_view code) {
   int status = luaL_loadbuffer(L_, code.data(), code.size(), "=stdin");
-  if (status == LUA_OK) return Load::Ok;
+  if (status == LUA_OK) {
+    remember_chunk_text(L_, code);
+    return Load::Ok;
+  }
   if (status == LUA_ERRSYNTAX) {
     size_t len = 0;
     const char* msg = lua_tolstring(L_, -1, &len);

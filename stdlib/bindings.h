@@ -15,7 +15,10 @@ void open_scalars(lua_State* L);             // scalar_bindings.cpp
 void open_arrays(lua_State* L);              // array_bindings.cpp
 void open_array_constructors(lua_State* L);  // array_constructors.cpp
 void open_devices(lua_State* L);             // device_bindings.cpp
+void open_math(lua_State* L);               // math_bindings.cpp: luda.math
 void open_kernels(lua_State* L);             // kernel_bindings.cpp
+void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records
+                                             // the builtin namespaces by identity)
 
 // ---- arrays -------------------------------------------------------------------------
 

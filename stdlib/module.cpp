@@ -27,7 +27,9 @@ int open_module(lua_State* L) {
   open_arrays(L);
   open_array_constructors(L);
   open_devices(L);
+  open_math(L);
   open_kernels(L);
+  open_jit(L);
   return 1;
 }
 

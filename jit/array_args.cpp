@@ -1,0 +1,120 @@
+#include "jit/array_args.h"
+
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "runtime/error.h"
+
+namespace luda::jit {
+namespace {
+
+std::string a_dtype(DType t) {
+  std::string_view n = dtype_name(t);
+  return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
+}
+
+// Lua's way of showing a float: 2.5, 3.0, 1e+20.
+std::string lua_float(double f) {
+  std::string s = fmt::format("{:.14g}", f);
+  if (std::isfinite(f) && s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string describe(const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::Array:
+      return a.array && a.array->valid() ? a_dtype(a.array->dtype()) + " array" : "an empty array handle";
+    case KernelArg::Kind::Typed: return a_dtype(a.typed.dtype) + " scalar";
+    case KernelArg::Kind::Int: return fmt::format("the integer {}", a.i);
+    case KernelArg::Kind::Float: return fmt::format("a float {}", lua_float(a.f));
+    case KernelArg::Kind::Bool: return fmt::format("the boolean {}", a.b);
+  }
+  return "?";
+}
+
+}  // namespace
+
+void ArgBuffer::clear() {
+  words_.clear();
+  offsets_.clear();
+}
+
+std::size_t ArgBuffer::put(const void* bytes, std::size_t n) {
+  std::size_t at = words_.size();
+  words_.resize(at + (n + 7) / 8, 0);
+  std::memcpy(words_.data() + at, bytes, n);
+  offsets_.push_back(at);
+  return at * 8;
+}
+
+void** ArgBuffer::pointers() {
+  pointers_.resize(offsets_.size());
+  for (std::size_t i = 0; i < offsets_.size(); ++i) pointers_[i] = words_.data() + offsets_[i];
+  return pointers_.data();
+}
+
+const unsigned char* ArgBuffer::slot(std::size_t i) const {
+  return reinterpret_cast<const unsigned char*>(words_.data() + offsets_.at(i));
+}
+
+void put_array(ArgBuffer& out, const NDArray& a) {
+  // Built on the stack: at most 8 + 16 * 32 bytes (NumPy's limit of 32 dimensions).
+  constexpr int kMaxDims = 32;
+  int n = a.ndim();
+  LUDA_INTERNAL_CHECK(n <= kMaxDims);
+  long long words[1 + 2 * kMaxDims];
+  auto data = reinterpret_cast<std::uintptr_t>(a.data());
+  static_assert(sizeof data == sizeof(long long));
+  std::memcpy(&words[0], &data, sizeof data);
+  for (int i = 0; i < n; ++i) {
+    words[1 + i] = a.shape()[static_cast<std::size_t>(i)];
+    words[1 + n + i] = a.strides()[static_cast<std::size_t>(i)];
+  }
+  out.put(words, array_struct_size(n));
+}
+
+void put_scalar(ArgBuffer& out, const Scalar& value) {
+  unsigned char bytes[8] = {};
+  value.store(bytes);
+  out.put(bytes, itemsize(value.dtype));
+}
+
+Scalar convert_scalar(std::string_view kernel, std::size_t index, std::string_view param, DType want,
+                      const KernelArg& a) {
+  std::string subject = fmt::format("argument {}", index + 1);
+  if (!param.empty()) subject += fmt::format(" '{}'", param);
+  auto error = [&](std::string rest) -> Error {
+    return Error(fmt::format("kernel '{}': {} is {} but {}", kernel, subject, dtype_name(want), rest));
+  };
+  const char* plain = want == DType::Bool ? "boolean" : "number";
+  switch (a.kind) {
+    case KernelArg::Kind::Array:
+      throw error(fmt::format("got {}; pass a {}", describe(a), plain));
+    case KernelArg::Kind::Typed:
+      if (a.typed.dtype != want)
+        throw error(fmt::format("got {}; pass luda.{}(v) or a plain {}", describe(a), dtype_name(want), plain));
+      return a.typed;
+    case KernelArg::Kind::Bool:
+      if (want != DType::Bool) throw error(fmt::format("got {}; pass a number", describe(a)));
+      return Scalar::of_bool(a.b);
+    case KernelArg::Kind::Int:
+      if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe(a)));
+      if (!integer_fits(a.i, want)) throw error(fmt::format("{} does not fit in {}", a.i, dtype_name(want)));
+      return is_float(want) ? Scalar::of_float(static_cast<double>(a.i), want) : Scalar::of_int(a.i, want);
+    case KernelArg::Kind::Float:
+      if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe(a)));
+      if (is_float(want)) return Scalar::of_float(a.f, want);
+      // As Lua does: a float with an exact integer value is that integer.
+      if (std::isfinite(a.f) && a.f == std::floor(a.f) && a.f >= -0x1p63 && a.f < 0x1p63) {
+        auto i = static_cast<std::int64_t>(a.f);
+        if (!integer_fits(i, want)) throw error(fmt::format("{} does not fit in {}", lua_float(a.f), dtype_name(want)));
+        return Scalar::of_int(i, want);
+      }
+      throw error(fmt::format("got {}; pass an integer", describe(a)));
+  }
+  throw InternalError("convert_scalar: unknown argument kind");
+}
+
+}  // namespace luda::jit

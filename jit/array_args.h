@@ -1,0 +1,63 @@
+// Arguments of generated (cuda.jit) kernels, packed by the ABI of dsl/compile.h:
+//   an array of element type T and ndim N -> struct { T* data; long long shape[N];
+//                                                    long long strides[N]; }  (strides in elements)
+//   a scalar -> its C type;  with boundscheck, a trailing BoundsRecord*.
+// Pure (no GPU): tests check every byte here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/types.h"
+#include "jit/kernel_args.h"
+#include "runtime/dtype.h"
+#include "runtime/ndarray.h"
+
+namespace luda::jit {
+
+// One dsl scalar kind as a runtime dtype (ORDER SCALAR = ORDER DTYPE).
+inline DType dtype_of(dsl::Scalar s) { return static_cast<DType>(s); }
+inline dsl::Scalar scalar_of(DType t) { return static_cast<dsl::Scalar>(t); }
+
+// Bytes of the by-value struct of an ndim-N array: 8 + 16 N.
+inline std::size_t array_struct_size(int ndim) { return 8 + 16 * static_cast<std::size_t>(ndim); }
+
+// Argument storage reused from launch to launch: once it has grown to a kernel's size,
+// packing allocates nothing. Every slot is 8-byte aligned (the ABI's largest alignment).
+class ArgBuffer {
+ public:
+  void clear();
+  // Appends `n` bytes; returns the slot's offset.
+  std::size_t put(const void* bytes, std::size_t n);
+  // The void* array cuLaunchKernel takes; valid until the next clear/put.
+  void** pointers();
+  std::size_t count() const { return offsets_.size(); }
+  // The bytes of slot i (tests).
+  const unsigned char* slot(std::size_t i) const;
+
+ private:
+  std::vector<std::uint64_t> words_;
+  std::vector<std::size_t> offsets_;  // in words
+  std::vector<void*> pointers_;
+};
+
+// Appends the array struct of `a` (a device array: its data() is a device address).
+// `ndim` must equal a.ndim(); a 0-d array passes only its data pointer.
+void put_array(ArgBuffer& out, const NDArray& a);
+
+// Converts `arg` to `want` as raw kernels do: an integer must fit ("... but 300 does not
+// fit in int8"), a float passed for an integer must have an integral value, a typed
+// scalar must have exactly that dtype, a boolean only fits bool. Errors name the kernel
+// and the argument: "kernel 'k': argument 2 'n' is int32 but 3000000000 does not fit in
+// int32". `param` is the parameter's name ("" when unknown).
+Scalar convert_scalar(std::string_view kernel, std::size_t index, std::string_view param, DType want,
+                      const KernelArg& arg);
+
+// Appends a scalar's bytes (itemsize of its dtype).
+void put_scalar(ArgBuffer& out, const Scalar& value);
+
+}  // namespace luda::jit

@@ -1,0 +1,524 @@
+#include "jit/kernel.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "jit/nvrtc.h"
+#include "runtime/device.h"
+#include "runtime/driver.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#ifndef LUDA_VERSION
+#define LUDA_VERSION "0.1.0"
+#endif
+
+namespace luda::jit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The cache payload: one byte saying what the image is, then the image.
+constexpr char kCubinTag = 'C', kPtxTag = 'P';
+
+int arch_of(int ordinal) {
+  const DeviceProperties& p = cuda_properties(ordinal);
+  return p.major * 10 + p.minor;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// options and signature keys
+
+bool boundscheck_from_env() {
+  const char* v = std::getenv("LUDA_BOUNDSCHECK");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+bool SignatureKey::operator==(const SignatureKey& o) const {
+  if (device != o.device || count != o.count) return false;
+  for (int i = 0; i < count; ++i)
+    if (!(args[static_cast<std::size_t>(i)] == o.args[static_cast<std::size_t>(i)])) return false;
+  return true;
+}
+
+std::size_t SignatureKey::hash() const {
+  static_assert(sizeof(ArgCode) == 4);
+  XXH64_hash_t seed = static_cast<XXH64_hash_t>((device + 2) * 256 + count);
+  return static_cast<std::size_t>(XXH3_64bits_withSeed(args.data(), sizeof(ArgCode) * count, seed));
+}
+
+std::vector<dsl::Type> argument_types(std::span<const KernelArg> args) {
+  // The widest floating dtype among the arrays: what a weak Lua float becomes.
+  std::optional<dsl::Scalar> widest;
+  for (const KernelArg& a : args)
+    if (a.kind == KernelArg::Kind::Array && a.array && a.array->valid() && is_float(a.array->dtype()))
+      if (!widest || a.array->dtype() == DType::Float64) widest = scalar_of(a.array->dtype());
+  std::vector<dsl::Type> out;
+  out.reserve(args.size());
+  for (const KernelArg& a : args) {
+    switch (a.kind) {
+      case KernelArg::Kind::Array: {
+        const NDArray& x = *a.array;
+        // A cpu array is copied to the device C-contiguous.
+        bool contiguous = x.device().is_cpu() || x.is_c_contiguous();
+        out.push_back(dsl::Type::array_of(scalar_of(x.dtype()), x.ndim(), contiguous));
+        break;
+      }
+      case KernelArg::Kind::Typed: out.push_back(dsl::Type::scalar_of(scalar_of(a.typed.dtype))); break;
+      case KernelArg::Kind::Int: out.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64, true)); break;
+      case KernelArg::Kind::Float:
+        out.push_back(dsl::Type::scalar_of(widest.value_or(dsl::Scalar::Float64), true));
+        break;
+      case KernelArg::Kind::Bool: out.push_back(dsl::Type::scalar_of(dsl::Scalar::Bool)); break;
+    }
+  }
+  return out;
+}
+
+SignatureKey signature_key(std::span<const dsl::Type> types, int device) {
+  if (types.size() > static_cast<std::size_t>(kMaxJitArgs))
+    fail("a cuda.jit kernel takes at most {} arguments, got {}", kMaxJitArgs, types.size());
+  SignatureKey k;
+  k.device = static_cast<std::int16_t>(device);
+  k.count = static_cast<std::uint8_t>(types.size());
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const dsl::Type& t = types[i];
+    ArgCode& c = k.args[i];
+    c.scalar = static_cast<std::uint8_t>(t.scalar);
+    if (t.kind == dsl::Type::Kind::Array) {
+      c.kind = ArgCode::Array;
+      c.ndim = static_cast<std::uint8_t>(t.ndim);
+      c.flags = t.c_contiguous ? 1 : 0;
+    } else {
+      c.kind = ArgCode::Scalar;
+      c.flags = t.weak ? 1 : 0;
+    }
+  }
+  return k;
+}
+
+SignatureKey signature_key(std::span<const KernelArg> args, int device) {
+  if (args.size() > static_cast<std::size_t>(kMaxJitArgs))
+    fail("a cuda.jit kernel takes at most {} arguments, got {}", kMaxJitArgs, args.size());
+  // The same codes as argument_types gives, without building the vector (the hot path).
+  std::uint8_t widest = static_cast<std::uint8_t>(dsl::Scalar::Float64);
+  bool any_float = false;
+  for (const KernelArg& a : args)
+    if (a.kind == KernelArg::Kind::Array && a.array->valid() && is_float(a.array->dtype()))
+      if (!any_float || a.array->dtype() == DType::Float64) {
+        widest = static_cast<std::uint8_t>(a.array->dtype());
+        any_float = true;
+      }
+  SignatureKey k;
+  k.device = static_cast<std::int16_t>(device);
+  k.count = static_cast<std::uint8_t>(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& a = args[i];
+    ArgCode& c = k.args[i];
+    c.kind = ArgCode::Scalar;
+    switch (a.kind) {
+      case KernelArg::Kind::Array:
+        c.kind = ArgCode::Array;
+        c.scalar = static_cast<std::uint8_t>(a.array->dtype());
+        c.ndim = static_cast<std::uint8_t>(a.array->ndim());
+        c.flags = (a.array->device().is_cpu() || a.array->is_c_contiguous()) ? 1 : 0;
+        break;
+      case KernelArg::Kind::Typed: c.scalar = static_cast<std::uint8_t>(a.typed.dtype); break;
+      case KernelArg::Kind::Int: c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Int64), c.flags = 1; break;
+      case KernelArg::Kind::Float: c.scalar = widest, c.flags = 1; break;
+      case KernelArg::Kind::Bool: c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Bool); break;
+    }
+  }
+  return k;
+}
+
+// ---------------------------------------------------------------------------------------
+// cache keys
+
+namespace detail {
+
+std::string nvrtc_identity() {
+  static const std::string identity = [] {
+    for (const std::string& path : ::luda::jit::detail::nvrtc_candidates()) {
+      if (path.find('/') == std::string::npos) continue;
+      std::error_code ec;
+      std::filesystem::path real = std::filesystem::canonical(path, ec);
+      struct stat st {};
+      if (ec || ::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      return fmt::format("{} {} {}.{:09}", real.string(), static_cast<long long>(st.st_size),
+                         static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
+    }
+    NvrtcVersion v = nvrtc_version();  // found by the default search: ask it
+    return fmt::format("{} {}.{}", nvrtc_library_path(), v.major, v.minor);
+  }();
+  return identity;
+}
+
+CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string>& options, int arch) {
+  CacheKeyBuilder b;
+  b.add("source", kernel.code)
+      .add("entry", kernel.entry)
+      .add("options", fmt::format("{}", fmt::join(options, " ")))
+      .add("target", "cuda")
+      .add("arch", arch)
+      .add("nvrtc", nvrtc_identity())
+      .add("prelude", dsl::kPreludeVersion)
+      .add("luda", LUDA_VERSION);
+  return b.finish();
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------
+// JitKernel
+
+JitKernel::JitKernel(Setup setup, dsl::Environment& env)
+    : function_(std::move(setup.function)),
+      handle_(setup.handle),
+      name_(setup.name.empty() ? "kernel" : std::move(setup.name)),
+      param_names_(std::move(setup.param_names)),
+      options_(setup.options),
+      frontend_(setup.frontend ? std::move(setup.frontend) : Frontend(dsl::compile_kernel)),
+      cache_(setup.cache ? setup.cache : &DiskCache::global()),
+      env_(env) {
+  options_.boundscheck = options_.boundscheck || boundscheck_from_env();
+}
+
+JitKernel::~JitKernel() {
+  for (const Loaded& l : loaded_) {
+    if (!l.module) continue;
+    try {
+      ContextScope scope(l.ordinal);
+      driver::api().cuModuleUnload(l.module);
+    } catch (...) {  // at exit the driver may be gone; a destructor never throws
+    }
+  }
+}
+
+void JitKernel::check_count(std::size_t n) const {
+  int expected = function_.nparams;
+  if (expected < 0 && !param_names_.empty()) expected = static_cast<int>(param_names_.size());
+  if (expected < 0 || n == static_cast<std::size_t>(expected)) return;
+  std::string names = param_names_.empty() ? "" : fmt::format(" ({})", fmt::join(param_names_, ", "));
+  if (expected == 0) fail("kernel '{}' takes no arguments, got {}", name_, n);
+  fail("kernel '{}' takes {} argument{}{}, got {}", name_, expected, expected == 1 ? "" : "s", names, n);
+}
+
+int JitKernel::launch_device(std::span<const KernelArg> args) const {
+  std::optional<int> ordinal;
+  std::size_t first = 0;
+  auto subject = [&](std::size_t i) {
+    std::string s = fmt::format("argument {}", i + 1);
+    if (i < param_names_.size()) s += fmt::format(" '{}'", param_names_[i]);
+    return s;
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& a = args[i];
+    if (a.kind != KernelArg::Kind::Array) continue;
+    if (!a.array || !a.array->valid()) fail("kernel '{}': {} is an empty array handle; pass an array", name_, subject(i));
+    Device d = a.array->device();
+    if (!d.is_cuda()) continue;
+    if (!ordinal) {
+      ordinal = d.index;
+      first = i;
+    } else if (*ordinal != d.index) {
+      fail("kernel '{}': {} is on {} but {} is on cuda:{}; pass all arrays on one device", name_, subject(i),
+           d.str(), subject(first), *ordinal);
+    }
+  }
+  if (ordinal) return *ordinal;
+  Device d = current_device();
+  if (d.is_cuda()) return d.index;
+  require_cuda_device(0);  // "no CUDA device: <why>" where there is none
+  return 0;
+}
+
+JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature) {
+  SignatureKey key = signature_key(types, -1);
+  if (auto it = by_types_.find(key); it != by_types_.end()) {
+    it->second->from_signature = it->second->from_signature || from_signature;
+    return *it->second;
+  }
+  dsl::KernelRequest request;
+  request.function = function_;
+  request.handle = handle_;
+  request.name = name_;
+  request.args = types;
+  request.options = {options_.boundscheck, options_.fastmath, options_.debug};
+  auto t0 = Clock::now();
+  dsl::CudaKernel kernel = frontend_(request, env_);
+  stats_.frontend_seconds += seconds_since(t0);
+  ++stats_.specializations;
+  LUDA_INTERNAL_CHECK(kernel.params.size() == types.size());
+  Specialization& s = specs_.emplace_back(Specialization{types, std::move(kernel), from_signature});
+  by_types_.emplace(key, &s);
+  return s;
+}
+
+JitKernel::Specialization* JitKernel::find_convertible(std::span<const KernelArg> args) {
+  for (Specialization& s : specs_) {
+    if (!s.from_signature || s.types.size() != args.size()) continue;
+    bool ok = true;
+    for (std::size_t i = 0; ok && i < args.size(); ++i) {
+      const dsl::Type& p = s.types[i];
+      const KernelArg& a = args[i];
+      if (p.kind == dsl::Type::Kind::Array) {
+        ok = a.kind == KernelArg::Kind::Array && scalar_of(a.array->dtype()) == p.scalar &&
+             a.array->ndim() == p.ndim &&
+             (!p.c_contiguous || a.array->device().is_cpu() || a.array->is_c_contiguous());
+      } else if (a.kind == KernelArg::Kind::Typed) {
+        ok = scalar_of(a.typed.dtype) == p.scalar;
+      } else if (a.kind == KernelArg::Kind::Bool) {
+        ok = p.scalar == dsl::Scalar::Bool;
+      } else {  // a weak Lua number converts to any number type (checked when packed)
+        ok = a.kind != KernelArg::Kind::Array && p.scalar != dsl::Scalar::Bool;
+      }
+    }
+    if (ok) return &s;
+  }
+  return nullptr;
+}
+
+std::string JitKernel::binary_for(const dsl::CudaKernel& kernel, int arch) {
+  const std::vector<std::string>& options = kernel.nvrtc_options;  // what the code needs (dsl decides)
+  CacheKey key = detail::binary_key(kernel, options, arch);
+  auto t0 = Clock::now();
+  std::optional<std::string> hit = cache_->load(key, fmt::format("kernel '{}' for sm_{}", name_, arch));
+  stats_.load_seconds += seconds_since(t0);
+  if (hit && !hit->empty() && ((*hit)[0] == kCubinTag || (*hit)[0] == kPtxTag)) {
+    ++stats_.disk_hits;
+    return std::move(*hit);
+  }
+  ++stats_.disk_misses;
+  CompileRequest request;
+  request.source = kernel.code;
+  request.program_name = name_ + ".cu";
+  request.arch = arch;
+  request.cubin = true;
+  request.options = options;
+  t0 = Clock::now();
+  CompiledProgram program = jit::compile(request);
+  stats_.nvrtc_seconds += seconds_since(t0);
+  ++stats_.nvrtc_compiles;
+  std::string payload(1, program.cubin ? kCubinTag : kPtxTag);
+  payload += program.image;  // PTX keeps its NUL: cuModuleLoadData reads it as a C string
+  cache_->store(key, payload);
+  return payload;
+}
+
+JitKernel::Loaded& JitKernel::load(Specialization& spec, const SignatureKey& key, int ordinal) {
+  for (Loaded& l : loaded_)  // another call signature converted to this one, or compile()
+    if (l.spec == &spec && l.ordinal == ordinal) {
+      by_call_.emplace(key, &l);
+      return l;
+    }
+  std::string payload = binary_for(spec.kernel, arch_of(ordinal));
+  auto t0 = Clock::now();
+  Loaded l;
+  l.spec = &spec;
+  l.ordinal = ordinal;
+  {
+    ContextScope scope(ordinal);
+    payload.push_back('\0');  // PTX text must end in NUL; a cubin ignores the byte
+    LUDA_CU(cuModuleLoadData, &l.module, payload.data() + 1);
+    CUresult r = driver::api().cuModuleGetFunction(&l.function, l.module, spec.kernel.entry.c_str());
+    if (r != CUDA_SUCCESS) {
+      driver::api().cuModuleUnload(l.module);
+      driver::check(r, "cuModuleGetFunction", fmt::format("kernel '{}' entry '{}'", name_, spec.kernel.entry));
+    }
+  }
+  if (spec.kernel.bounds_record)
+    l.bounds = Buffer::allocate(Device::cuda(ordinal), sizeof(dsl::BoundsRecord));
+  ++stats_.loads;
+  stats_.load_seconds += seconds_since(t0);
+  Loaded& stored = loaded_.emplace_back(std::move(l));
+  by_call_.emplace(key, &stored);
+  return stored;
+}
+
+void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
+  std::string chunk = function_.chunk ? function_.chunk->name : "?";
+  fail("kernel '{}' at {}:{}: index {} out of range for axis {} of size {}", name_, chunk, r.line, r.index, r.axis,
+       r.extent);
+}
+
+void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
+  check_count(args.size());
+  int ordinal = launch_device(args);
+  SignatureKey key = signature_key(args, ordinal);
+  Loaded* loaded = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.calls;
+    if (auto it = by_call_.find(key); it != by_call_.end()) {
+      loaded = it->second;
+      ++stats_.memory_hits;
+    } else {
+      std::vector<dsl::Type> types = argument_types(args);
+      SignatureKey type_key = signature_key(types, -1);
+      Specialization* spec = nullptr;
+      if (auto t = by_types_.find(type_key); t != by_types_.end()) spec = t->second;
+      if (!spec) spec = find_convertible(args);
+      if (!spec) spec = &specialize(types, false);
+      loaded = &load(*spec, key, ordinal);
+    }
+  }
+  const dsl::CudaKernel& kernel = loaded->spec->kernel;
+  try {
+    config.validate(cuda_properties(ordinal));
+  } catch (const NoDeviceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
+  }
+  if (kernel.dynamic_shared && config.shared_mem == 0)
+    fail("kernel '{}' uses cuda.shared.dynamic, but the launch gives it no shared memory; give its size in "
+         "bytes: {}[{{grid = g, block = b, shared = bytes}}](...)",
+         name_, name_);
+
+  ContextScope scope(ordinal);
+  // Host arrays travel to the device and back around the launch, as Numba does.
+  struct HostCopy {
+    std::size_t index;
+    NDArray device;
+  };
+  std::vector<HostCopy> copies;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == KernelArg::Kind::Array && args[i].array->device().is_cpu())
+      copies.push_back({i, args[i].array->to(Device::cuda(ordinal))});
+
+  thread_local ArgBuffer buffer;
+  buffer.clear();
+  std::size_t next_copy = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const dsl::Type& p = kernel.params[i];
+    const KernelArg& a = args[i];
+    if (p.kind == dsl::Type::Kind::Array) {
+      const NDArray* x = a.array;
+      if (next_copy < copies.size() && copies[next_copy].index == i) x = &copies[next_copy++].device;
+      LUDA_INTERNAL_CHECK(x->ndim() == p.ndim && scalar_of(x->dtype()) == p.scalar);
+      put_array(buffer, *x);
+    } else {
+      std::string_view param = i < param_names_.size() ? std::string_view(param_names_[i]) : std::string_view{};
+      put_scalar(buffer, convert_scalar(name_, i, param, dtype_of(p.scalar), a));
+    }
+  }
+  if (kernel.bounds_record) {
+    void* record = loaded->bounds->data();
+    buffer.put(&record, sizeof record);
+    zero_bytes(Device::cuda(ordinal), record, sizeof(dsl::BoundsRecord), config.stream);
+  }
+  luda::launch(loaded->function, config, buffer.pointers());
+
+  if (kernel.bounds_record) {  // a synchronous copy on the launch's stream: waits for the kernel
+    dsl::BoundsRecord r{};
+    copy_bytes(Device::cpu(), &r, Device::cuda(ordinal), loaded->bounds->data(), sizeof r, config.stream);
+    if (r.hit) bounds_error(r);
+  }
+  if (!copies.empty()) {
+    LUDA_CU(cuStreamSynchronize, config.stream);
+    for (HostCopy& c : copies) {
+      NDArray host = *args[c.index].array;
+      host.assign(c.device);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// ahead-of-time compile and inspection
+
+namespace {
+
+std::vector<dsl::Type> kernel_signature(std::string_view text, const std::string& name) {
+  dsl::Signature sig = dsl::parse_signature(text);
+  if (sig.result.kind != dsl::Type::Kind::Void)
+    fail("kernel '{}': a kernel returns nothing, so its signature starts with void, as in "
+         "\"void(float32[:], int64)\"; got \"{}\"",
+         name, text);
+  return sig.params;
+}
+
+}  // namespace
+
+void JitKernel::compile(std::string_view signature) {
+  std::vector<dsl::Type> types = kernel_signature(signature, name_);
+  check_count(types.size());
+  std::lock_guard lock(mutex_);
+  Specialization& spec = specialize(types, true);
+  if (cuda_device_count() == 0) return;  // typed and emitted; binaries wait for a device
+  Device d = current_device();
+  int ordinal = d.is_cuda() ? d.index : 0;
+  load(spec, signature_key(types, ordinal), ordinal);
+}
+
+JitKernel::Specialization& JitKernel::only_or_named(std::string_view signature) {
+  if (!signature.empty()) {
+    std::vector<dsl::Type> types = kernel_signature(signature, name_);
+    check_count(types.size());
+    return specialize(types, true);
+  }
+  if (specs_.size() == 1) return specs_.front();
+  if (specs_.empty())
+    fail("kernel '{}' has no specialization yet; name a signature: {}:inspect(\"cuda\", \"void(float32[:], ...)\")",
+         name_, name_);
+  std::vector<std::string> names;
+  for (const Specialization& s : specs_) names.push_back(dsl::Signature{dsl::Type::void_(), s.types}.str());
+  fail("kernel '{}' has {} specializations ({}); name one as the second argument", name_, specs_.size(),
+       fmt::join(names, ", "));
+}
+
+std::string JitKernel::inspect(std::string_view kind, std::string_view signature, int arch) {
+  if (kind != "types" && kind != "cuda" && kind != "ptx")
+    fail("kernel '{}': unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", name_, kind);
+  std::lock_guard lock(mutex_);
+  Specialization& spec = only_or_named(signature);
+  if (kind == "types") return spec.kernel.typed;
+  if (kind == "cuda") return spec.kernel.code;
+  if (arch == 0) {
+    Device d = current_device();
+    if (!d.is_cuda()) {
+      std::string reason;
+      driver::available(&reason);
+      fail("kernel '{}': no CUDA device to take the architecture from ({}); name one: {{arch = \"sm_90\"}}", name_,
+           reason.empty() ? "the current device is cpu" : reason);
+    }
+    arch = arch_of(d.index);
+  }
+  CompileRequest request;
+  request.source = spec.kernel.code;
+  request.program_name = name_ + ".cu";
+  request.arch = arch;
+  request.cubin = false;
+  request.options = spec.kernel.nvrtc_options;
+  CompiledProgram p = jit::compile(request);
+  std::string ptx = std::move(p.image);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return ptx;
+}
+
+std::vector<std::string> JitKernel::signatures() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  for (const Specialization& s : specs_) out.push_back(dsl::Signature{dsl::Type::void_(), s.types}.str());
+  return out;
+}
+
+JitStats JitKernel::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace luda::jit

@@ -1,0 +1,185 @@
+// numba.cuda.jit for Lua functions: one JitKernel per luda.cuda.jit(fn) object. It makes a
+// specialization per argument signature (dtypes, ndims, C-contiguity, device), each
+//   dsl::compile_kernel -> CudaKernel -> disk cache lookup, else NVRTC (cubin for the
+//   device's exact arch) -> store -> cuModuleLoadData -> cuModuleGetFunction(entry),
+// and launches it. A call whose signature was seen before is one hash lookup of a
+// fixed-size key built on the stack: no allocation.
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "dsl/compile.h"
+#include "jit/array_args.h"
+#include "jit/disk_cache.h"
+#include "jit/kernel_args.h"
+#include "runtime/launch.h"
+#include "runtime/memory.h"
+
+namespace luda::jit {
+
+// luda.cuda.jit's options. boundscheck is also turned on by LUDA_BOUNDSCHECK=1 (read when
+// the kernel is made); fastmath passes --use_fast_math; debug passes -G (device debug
+// information, no optimization) so cuda-gdb and compute-sanitizer can show Lua lines.
+struct JitOptions {
+  bool boundscheck = false;
+  bool fastmath = false;
+  bool debug = false;
+};
+// True when LUDA_BOUNDSCHECK is set to something other than "" or "0".
+bool boundscheck_from_env();
+
+inline constexpr int kMaxJitArgs = 64;
+
+// One argument's part of a signature key. ORDER ARGCODE: the fields' meaning.
+struct ArgCode {
+  enum Kind : std::uint8_t { None = 0, Array = 1, Scalar = 2 };
+  std::uint8_t kind = None;
+  std::uint8_t scalar = 0;  // dsl::Scalar
+  std::uint8_t ndim = 0;    // Array
+  std::uint8_t flags = 0;   // Array: 1 = C-contiguous; Scalar: 1 = weak
+  bool operator==(const ArgCode&) const = default;
+};
+
+// The argument signature of one call (or of a dsl signature when `device` is -1).
+struct SignatureKey {
+  std::int16_t device = -1;  // CUDA ordinal the call runs on
+  std::uint8_t count = 0;
+  std::array<ArgCode, kMaxJitArgs> args{};  // [count, kMaxJitArgs) stay zero
+  bool operator==(const SignatureKey& o) const;
+  std::size_t hash() const;
+};
+struct SignatureKeyHash {
+  std::size_t operator()(const SignatureKey& k) const { return k.hash(); }
+};
+
+// The kernel-language type of each argument, by DESIGN.md's rules: arrays by dtype, ndim
+// and layout (a cpu array is copied to the device C-contiguous); a Lua float is weak and
+// takes the widest floating dtype among the array arguments (float64 when there is none);
+// a Lua integer is weak int64; typed scalars and booleans are strong.
+std::vector<dsl::Type> argument_types(std::span<const KernelArg> args);
+// The key of those types on `device` (-1: no device). Error past kMaxJitArgs arguments.
+SignatureKey signature_key(std::span<const KernelArg> args, int device);
+SignatureKey signature_key(std::span<const dsl::Type> types, int device);
+
+// Compile-path counters, for tests and :stats().
+struct JitStats {
+  std::uint64_t calls = 0;            // launches
+  std::uint64_t memory_hits = 0;      // launches whose signature was already loaded
+  std::uint64_t specializations = 0;  // compile_kernel runs (argument-type signatures made)
+  std::uint64_t disk_hits = 0;        // binaries found in the disk cache
+  std::uint64_t disk_misses = 0;
+  std::uint64_t nvrtc_compiles = 0;
+  std::uint64_t loads = 0;            // cuModuleLoadData
+  double frontend_seconds = 0;        // compile_kernel
+  double nvrtc_seconds = 0;
+  double load_seconds = 0;            // disk lookup + module load
+};
+
+class JitKernel {
+ public:
+  // How a specialization's CUDA C++ is made: dsl::compile_kernel, or a hand-written one
+  // in tests.
+  using Frontend = std::function<dsl::CudaKernel(const dsl::KernelRequest&, dsl::Environment&)>;
+
+  struct Setup {
+    dsl::FunctionSource function;
+    dsl::FunctionHandle handle = nullptr;
+    std::string name;                     // "" -> "kernel"
+    std::vector<std::string> param_names; // for messages; may be empty
+    JitOptions options;
+    Frontend frontend;                    // empty -> dsl::compile_kernel
+    DiskCache* cache = nullptr;           // null -> DiskCache::global()
+  };
+  // `env` must outlive the kernel (stdlib keeps both in one object).
+  JitKernel(Setup setup, dsl::Environment& env);
+  ~JitKernel();  // unloads modules; never throws
+  JitKernel(const JitKernel&) = delete;
+  JitKernel& operator=(const JitKernel&) = delete;
+
+  const std::string& name() const { return name_; }
+  const JitOptions& options() const { return options_; }
+
+  // Specializes (first time per signature) and launches. Host (cpu) arrays are copied to
+  // the device and back, synchronously, as Numba does. With boundscheck, waits for the
+  // kernel and raises "kernel 'hist' at hist.lua:14: index 1024 out of range for axis 0 of
+  // size 1024" when a thread indexed out of range.
+  void launch(const LaunchConfig& config, std::span<const KernelArg> args);
+
+  // Numba's compile(signature): types and emits the kernel for "void(float32[:], ...)" and,
+  // when a CUDA device is usable, compiles and loads it for the current device. Calls whose
+  // arguments convert to it (weak numbers, arrays of any layout for a "[:]" parameter) use it.
+  void compile(std::string_view signature);
+
+  // "types" (the typed function), "cuda" (the CUDA C++), "ptx" (NVRTC's PTX for `arch`, or
+  // the current device's when 0). An empty signature names the only specialization.
+  std::string inspect(std::string_view kind, std::string_view signature, int arch);
+
+  // The names of the argument signatures compiled so far, in Numba notation.
+  std::vector<std::string> signatures() const;
+  JitStats stats() const;
+
+ private:
+  struct Specialization {  // per argument types
+    std::vector<dsl::Type> types;
+    dsl::CudaKernel kernel;
+    bool from_signature = false;  // made by compile(signature)
+  };
+  struct Loaded {  // per argument types and device
+    Specialization* spec = nullptr;
+    int ordinal = 0;
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    std::shared_ptr<Buffer> bounds;  // the BoundsRecord, when spec->kernel.bounds_record
+  };
+
+  Specialization& specialize(const std::vector<dsl::Type>& types, bool from_signature);
+  Specialization* find_convertible(std::span<const KernelArg> args);
+  Loaded& load(Specialization& spec, const SignatureKey& key, int ordinal);
+  std::string binary_for(const dsl::CudaKernel& kernel, int arch);  // disk cache, else NVRTC
+  int launch_device(std::span<const KernelArg> args) const;
+  void check_count(std::size_t n) const;
+  [[noreturn]] void bounds_error(const dsl::BoundsRecord& r) const;
+  Specialization& only_or_named(std::string_view signature);
+
+  dsl::FunctionSource function_;
+  dsl::FunctionHandle handle_;
+  std::string name_;
+  std::vector<std::string> param_names_;
+  JitOptions options_;
+  Frontend frontend_;
+  DiskCache* cache_;
+  dsl::Environment& env_;
+
+  mutable std::mutex mutex_;
+  std::deque<Specialization> specs_;
+  std::unordered_map<SignatureKey, Specialization*, SignatureKeyHash> by_types_;
+  std::deque<Loaded> loaded_;
+  std::unordered_map<SignatureKey, Loaded*, SignatureKeyHash> by_call_;
+  JitStats stats_;
+};
+
+namespace detail {
+// What identifies the NVRTC that would compile, without loading it (loading costs ~8 ms,
+// which a warm second process must not pay): the real path, size and mtime of the first
+// candidate library that exists; the loaded library's version when none is a file.
+std::string nvrtc_identity();
+// The disk-cache key of a kernel's binary: source, options, target, arch, NVRTC, prelude
+// and luda versions.
+CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string>& options, int arch);
+}  // namespace detail
+
+}  // namespace luda::jit

@@ -1,0 +1,421 @@
+// numba.cuda.jit for Lua:
+//   local k = luda.cuda.jit(function(x, y, out) ... end, {boundscheck=, fastmath=, debug=})
+//   local k = luda.cuda.jit({fastmath = true})(function(...) ... end)   -- decorator form
+//   local k = luda.cuda.jit([[ function(x, out) ... end ]])            -- source text
+//   k[{blockspergrid, threadsperblock}](x, y, out)
+//   k[{grid = {gx, gy}, block = {bx, by}, shared = bytes, stream = s}](...)
+//   k:compile("void(float32[:], float32)"), k:inspect("types" | "cuda" | "ptx", sig, {arch=})
+//   k.lua, k.name, k:stats(), k:signatures(), luda.cuda.cache_stats()
+// Indexing a kernel with a table makes a launcher holding the checked configuration;
+// calling the launcher specializes (first time per argument signature) and launches.
+#include <climits>
+#include <memory>
+#include <new>
+
+#include "jit/kernel.h"
+#include "stdlib/bindings.h"
+#include "stdlib/environment.h"
+#include "stdlib/function_source.h"
+
+namespace luda::lua {
+namespace {
+
+constexpr const char* kJitType = "jit_kernel";
+constexpr const char* kLauncherType = "jit_launcher";
+
+struct JitObject {
+  std::unique_ptr<LuaEnvironment> env;
+  std::unique_ptr<jit::JitKernel> kernel;
+};
+
+// A configured launch: the kernel userdata is its user value, which keeps it alive.
+struct Launcher {
+  LaunchConfig config;
+  JitObject* target = nullptr;
+};
+
+JitObject& check_jit(lua_State* L, int arg, std::string_view fname) {
+  return check_object<JitObject>(L, arg, kJitType, fname);
+}
+
+std::string syntax(const std::string& name) {
+  return fmt::format("{}[{{blockspergrid, threadsperblock}}](arg0, ...)", name);
+}
+
+// ---- making kernels ---------------------------------------------------------------------
+
+jit::JitOptions read_options(lua_State* L, int idx) {
+  check_options(L, idx, "jit", {"boundscheck", "fastmath", "debug"});
+  jit::JitOptions o;
+  auto flag = [&](const char* key, bool* out) {
+    int type = push_option(L, idx, key);
+    if (type == LUA_TBOOLEAN) *out = lua_toboolean(L, -1);
+    else if (type != LUA_TNIL) fail("jit: option '{}' must be a boolean, got {}", key, describe(L, -1));
+    lua_pop(L, 1);
+  };
+  flag("boundscheck", &o.boundscheck);
+  flag("fastmath", &o.fastmath);
+  flag("debug", &o.debug);
+  return o;
+}
+
+// Pushes a kernel made from the function or source text at src, with the options at opts.
+void push_kernel(lua_State* L, int src, int opts) {
+  src = lua_absindex(L, src);
+  jit::JitOptions options = read_options(L, opts);
+  auto env = std::make_unique<LuaEnvironment>(L);
+  jit::JitKernel::Setup setup;
+  if (lua_type(L, src) == LUA_TSTRING) {
+    std::size_t n = 0;
+    const char* text = lua_tolstring(L, src, &n);
+    setup.function = text_source(std::string(text, n));
+  } else {
+    setup.function = function_source(L, src);
+    setup.handle = env->add_function(src);
+    setup.param_names = parameter_names(L, src);
+  }
+  setup.name = function_name(setup.function);
+  setup.options = options;
+  auto kernel = std::make_unique<jit::JitKernel>(std::move(setup), *env);
+  void* mem = lua_newuserdatauv(L, sizeof(Box<JitObject>), 1);
+  new (mem) Box<JitObject>{JitObject{std::move(env), std::move(kernel)}, true};
+  luaL_setmetatable(L, kJitType);
+  lua_pushvalue(L, src);  // k.lua (the text, for a source-text kernel)
+  lua_setiuservalue(L, -2, 1);
+}
+
+int l_decorate(lua_State* L) {
+  if (lua_type(L, 1) != LUA_TFUNCTION && lua_type(L, 1) != LUA_TSTRING)
+    type_error(L, 1, "jit", "function or source string");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  push_kernel(L, 1, lua_gettop(L));
+  return 1;
+}
+
+// luda.cuda.jit(fn_or_source [, options]) or luda.cuda.jit([options]) -> decorator
+int l_jit(lua_State* L) {
+  int type = lua_type(L, 1);
+  if (type == LUA_TFUNCTION || type == LUA_TSTRING) {
+    push_kernel(L, 1, 2);
+    return 1;
+  }
+  if (type != LUA_TTABLE && type > LUA_TNIL) type_error(L, 1, "jit", "function, source string or options table");
+  read_options(L, 1);  // checked now, not at decoration
+  lua_settop(L, 1);
+  lua_pushcclosure(L, trampoline<l_decorate>, 1);
+  return 1;
+}
+
+// ---- launch configurations ---------------------------------------------------------------
+
+// grid or block: a number or a table of 1 to 3 integers, each at least 1.
+Dim3 read_dim(lua_State* L, int idx, const std::string& kernel, std::string_view what) {
+  std::int64_t v[3] = {1, 1, 1};
+  int n = 0;
+  auto integer = [&](int at, std::string_view label) {
+    int isnum = 0;
+    lua_Integer x = lua_tointegerx(L, at, &isnum);
+    if (!isnum || lua_type(L, at) != LUA_TNUMBER)
+      fail("kernel '{}': {} must be an integer, got {}", kernel, label, describe(L, at));
+    return static_cast<std::int64_t>(x);
+  };
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    v[0] = integer(idx, what);
+    n = 1;
+  } else if (lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) >= 1 && lua_rawlen(L, idx) <= 3) {
+    n = static_cast<int>(lua_rawlen(L, idx));
+    for (int i = 0; i < n; ++i) {
+      lua_rawgeti(L, idx, i + 1);
+      v[i] = integer(lua_gettop(L), fmt::format("{}[{}]", what, i + 1));
+      lua_pop(L, 1);
+    }
+  } else {
+    std::string got = lua_type(L, idx) == LUA_TTABLE ? fmt::format("a table of {}", lua_rawlen(L, idx))
+                                                      : "a " + type_name(L, idx);
+    fail("kernel '{}': {} must be a number or a table of 1 to 3 numbers, got {} (use the syntax {})", kernel,
+         what, got, syntax(kernel));
+  }
+  static constexpr char kAxis[3] = {'x', 'y', 'z'};
+  for (int i = 0; i < n; ++i)  // LaunchConfig::validate's text, checked here without a device
+    if (v[i] < 1)
+      fail("kernel '{}': {} dimension {} is {}: each grid and block dimension must be at least 1", kernel, what,
+           kAxis[i], v[i]);
+  Dim3 d;
+  d.x = v[0];
+  d.y = v[1];
+  d.z = v[2];
+  d.ndim = n;
+  return d;
+}
+
+// {grid, block} or {grid = ..., block = ..., shared = bytes, stream = s} at idx.
+LaunchConfig read_config(lua_State* L, int idx, const std::string& kernel) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    bool known = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      std::string_view key = lua_tostring(L, -1);
+      known = key == "grid" || key == "block" || key == "shared" || key == "stream";
+    } else if (lua_isinteger(L, -1)) {
+      lua_Integer i = lua_tointeger(L, -1);
+      if (i == 3 || i == 4)
+        fail("kernel '{}': the launch configuration takes two values, {{blockspergrid, threadsperblock}}; give "
+             "shared memory and the stream by name: {}[{{grid, block, shared = bytes, stream = s}}](...)",
+             kernel, kernel);
+      known = i == 1 || i == 2;
+    }
+    if (!known) {
+      std::string key = describe(L, -1);
+      lua_pop(L, 1);
+      fail("kernel '{}': unknown launch option {}; expected grid, block, shared, stream", kernel, key);
+    }
+  }
+  LaunchConfig config;
+  auto dim = [&](int position, const char* name) {
+    lua_rawgeti(L, idx, position);
+    lua_pushstring(L, name);
+    lua_rawget(L, idx);
+    bool positional = !lua_isnil(L, -2), named = !lua_isnil(L, -1);
+    if (positional && named)
+      fail("kernel '{}': the {} is given twice ([{}] and {} =); give it once", kernel, name, position, name);
+    if (!positional && !named)
+      fail("kernel '{}': the launch configuration has no {}; use the syntax {}", kernel, name, syntax(kernel));
+    Dim3 d = read_dim(L, positional ? -2 : -1, kernel, name);
+    lua_pop(L, 2);
+    return d;
+  };
+  config.grid = dim(1, "grid");
+  config.block = dim(2, "block");
+  if (push_option(L, idx, "shared") != LUA_TNIL) {
+    std::int64_t bytes = to_integer(L, -1, fmt::format("kernel '{}'", kernel), "shared");
+    if (bytes < 0 || bytes > UINT_MAX)
+      fail("kernel '{}': shared is {} bytes; it must be between 0 and {}", kernel, bytes, UINT_MAX);
+    config.shared_mem = static_cast<unsigned>(bytes);
+  }
+  lua_pop(L, 1);
+  if (std::optional<Stream> s = stream_option(L, idx, fmt::format("kernel '{}'", kernel))) config.stream = s->handle();
+  return config;
+}
+
+// ---- the kernel object --------------------------------------------------------------------
+
+int l_kernel_index(lua_State* L) {
+  JitObject& k = check_jit(L, 1, "index");
+  const std::string& name = k.kernel->name();
+  switch (lua_type(L, 2)) {
+    case LUA_TSTRING: {
+      lua_pushvalue(L, 2);
+      if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+      lua_pop(L, 1);
+      std::string_view key = lua_tostring(L, 2);
+      if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
+      if (key == "name") return lua_pushlstring(L, name.data(), name.size()), 1;
+      fail("jit_kernel has no field {} (fields: lua, name; methods: compile, inspect, signatures, stats)",
+           describe(L, 2));
+    }
+    case LUA_TTABLE: {
+      LaunchConfig config = read_config(L, 2, name);
+      void* mem = lua_newuserdatauv(L, sizeof(Box<Launcher>), 1);
+      new (mem) Box<Launcher>{Launcher{config, &k}, true};
+      luaL_setmetatable(L, kLauncherType);
+      lua_pushvalue(L, 1);
+      lua_setiuservalue(L, -2, 1);
+      return 1;
+    }
+    default:
+      fail("kernel '{}' is indexed with {}; use the syntax {}", name, describe(L, 2), syntax(name));
+  }
+}
+
+// k(args) with no configuration: numba's error.
+int l_kernel_call(lua_State* L) {
+  const std::string& name = check_jit(L, 1, "call").kernel->name();
+  fail("kernel '{}' launch configuration was not specified. Use the syntax: {}", name, syntax(name));
+}
+
+int l_launch(lua_State* L) {
+  Launcher& launcher = check_object<Launcher>(L, 1, kLauncherType, "launch");
+  JitObject& k = *launcher.target;
+  const std::string& name = k.kernel->name();
+  int n = lua_gettop(L) - 1;
+  if (n > jit::kMaxJitArgs) fail("kernel '{}': a cuda.jit kernel takes at most {} arguments, got {}", name, jit::kMaxJitArgs, n);
+  // On the stack: no allocation per launch. The arguments stay on the Lua stack, so every
+  // array they name lives through the launch.
+  std::array<jit::KernelArg, jit::kMaxJitArgs> args;
+  for (int i = 0; i < n; ++i) {
+    int at = i + 2;
+    int type = lua_type(L, at);
+    if (type == LUA_TNUMBER) {
+      args[static_cast<std::size_t>(i)] = lua_isinteger(L, at) ? jit::KernelArg::of_int(lua_tointeger(L, at))
+                                                                : jit::KernelArg::of_float(lua_tonumber(L, at));
+    } else if (NDArray* a = test_array(L, at)) {
+      args[static_cast<std::size_t>(i)] = jit::KernelArg::of_array(*a);
+    } else if (Scalar* s = test_scalar(L, at)) {
+      args[static_cast<std::size_t>(i)] = jit::KernelArg::of_typed(*s);
+    } else if (type == LUA_TBOOLEAN) {
+      args[static_cast<std::size_t>(i)] = jit::KernelArg::of_bool(lua_toboolean(L, at));
+    } else {
+      fail("kernel '{}': argument {} is {}; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", name,
+           i + 1, type == LUA_TNIL ? "nil" : "a " + type_name(L, at));
+    }
+  }
+  k.env->bind(L);
+  k.kernel->launch(launcher.config, std::span<const jit::KernelArg>(args.data(), static_cast<std::size_t>(n)));
+  return 0;
+}
+
+int l_compile(lua_State* L) {
+  JitObject& k = check_jit(L, 1, "compile");
+  std::string_view signature = check_string(L, 2, "compile");
+  k.env->bind(L);
+  k.kernel->compile(signature);
+  lua_settop(L, 1);
+  return 1;
+}
+
+// {arch = "sm_90" | "compute_90" | 90} -> 90; 0 when absent (the current device's).
+int arch_option(lua_State* L, int idx) {
+  int type = push_option(L, idx, "arch");
+  int arch = 0;
+  if (type == LUA_TSTRING) {
+    std::string_view text = lua_tostring(L, -1);
+    std::string_view digits = text.starts_with("sm_")        ? text.substr(3)
+                              : text.starts_with("compute_") ? text.substr(8)
+                                                             : std::string_view{};
+    for (char c : digits) arch = (c >= '0' && c <= '9' && arch < 10000) ? arch * 10 + (c - '0') : -1;
+    if (digits.empty() || arch <= 0) fail("inspect: option 'arch' must look like \"sm_90\", got '{}'", text);
+  } else if (type == LUA_TNUMBER) {
+    arch = static_cast<int>(to_integer(L, -1, "inspect", "option 'arch'"));
+    if (arch <= 0) fail("inspect: option 'arch' must look like \"sm_90\", got {}", arch);
+  } else if (type != LUA_TNIL) {
+    fail("inspect: option 'arch' must look like \"sm_90\", got {}", describe(L, -1));
+  }
+  lua_pop(L, 1);
+  return arch;
+}
+
+// k:inspect(kind [, signature] [, {arch=}])
+int l_inspect(lua_State* L) {
+  JitObject& k = check_jit(L, 1, "inspect");
+  std::string_view kind = check_string(L, 2, "inspect");
+  std::string_view signature;
+  int opts = 3;
+  if (lua_type(L, 3) == LUA_TSTRING) {
+    signature = lua_tostring(L, 3);
+    opts = 4;
+  } else if (!is_none_or_nil(L, 3) && lua_type(L, 3) != LUA_TTABLE) {
+    type_error(L, 3, "inspect", "signature string or options table");
+  }
+  check_options(L, opts, "inspect", {"arch"});
+  int arch = arch_option(L, opts);
+  k.env->bind(L);
+  std::string text = k.kernel->inspect(kind, signature, arch);
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+int l_signatures(lua_State* L) {
+  std::vector<std::string> sigs = check_jit(L, 1, "signatures").kernel->signatures();
+  lua_createtable(L, static_cast<int>(sigs.size()), 0);
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    lua_pushlstring(L, sigs[i].data(), sigs[i].size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+void set_number(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+void set_integer(lua_State* L, const char* key, std::uint64_t v) {
+  lua_pushinteger(L, static_cast<lua_Integer>(v));
+  lua_setfield(L, -2, key);
+}
+
+int l_stats(lua_State* L) {
+  jit::JitStats s = check_jit(L, 1, "stats").kernel->stats();
+  lua_createtable(L, 0, 10);
+  set_integer(L, "calls", s.calls);
+  set_integer(L, "memory_hits", s.memory_hits);
+  set_integer(L, "specializations", s.specializations);
+  set_integer(L, "disk_hits", s.disk_hits);
+  set_integer(L, "disk_misses", s.disk_misses);
+  set_integer(L, "nvrtc_compiles", s.nvrtc_compiles);
+  set_integer(L, "loads", s.loads);
+  set_number(L, "frontend_seconds", s.frontend_seconds);
+  set_number(L, "nvrtc_seconds", s.nvrtc_seconds);
+  set_number(L, "load_seconds", s.load_seconds);
+  return 1;
+}
+
+// luda.cuda.cache_stats(): the process's disk cache counters and folder.
+int l_cache_stats(lua_State* L) {
+  jit::DiskCache& cache = jit::DiskCache::global();
+  jit::DiskCache::Stats s = cache.stats();
+  lua_createtable(L, 0, 6);
+  set_integer(L, "hits", s.hits);
+  set_integer(L, "misses", s.misses);
+  set_integer(L, "writes", s.writes);
+  set_integer(L, "corrupt", s.corrupt);
+  set_integer(L, "write_failures", s.write_failures);
+  std::string dir = cache.directory().string();
+  lua_pushlstring(L, dir.data(), dir.size());
+  lua_setfield(L, -2, "directory");
+  return 1;
+}
+
+int l_kernel_tostring(lua_State* L) {
+  std::string text = fmt::format("<cuda.jit kernel '{}'>", check_jit(L, 1, "tostring").kernel->name());
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+int l_kernel_gc(lua_State* L) {
+  auto* box = static_cast<Box<JitObject>*>(lua_touserdata(L, 1));
+  if (box && box->alive) {
+    if (box->value.env) box->value.env->release(L);
+    box->alive = false;
+    box->value.~JitObject();
+  }
+  return 0;
+}
+
+}  // namespace
+
+void open_jit(lua_State* L) {
+  static const luaL_Reg kernel_meta[] = {
+      {"__call", trampoline<l_kernel_call>},
+      {"__tostring", trampoline<l_kernel_tostring>},
+      {"__gc", l_kernel_gc},
+      {nullptr, nullptr},
+  };
+  static const luaL_Reg kernel_methods[] = {
+      {"compile", trampoline<l_compile>},
+      {"inspect", trampoline<l_inspect>},
+      {"signatures", trampoline<l_signatures>},
+      {"stats", trampoline<l_stats>},
+      {nullptr, nullptr},
+  };
+  new_metatable_with_index(L, kJitType, kernel_meta, kernel_methods, trampoline<l_kernel_index>);
+  static const luaL_Reg launcher_meta[] = {
+      {"__call", trampoline<l_launch>},
+      {"__gc", gc_object<Launcher>},
+      {nullptr, nullptr},
+  };
+  new_metatable(L, kLauncherType, launcher_meta, nullptr);
+  lua_pop(L, 1);
+  static const luaL_Reg cuda_funcs[] = {
+      {"jit", trampoline<l_jit>},
+      {"cache_stats", trampoline<l_cache_stats>},
+      {nullptr, nullptr},
+  };
+  lua_getfield(L, -1, "cuda");
+  luaL_setfuncs(L, cuda_funcs, 0);
+  lua_pop(L, 1);
+  register_namespaces(L);
+}
+
+}  // namespace luda::lua

@@ -1,0 +1,208 @@
+-- luda.cuda.jit: making kernels, their names and sources, the launch syntax and its errors
+-- (no GPU, no front end needed); inspection once the front end compiles; results against
+-- plain Lua on a GPU.
+local luda = require "luda"
+local support = require "support"
+local cuda = luda.cuda
+local here, error_of, f32 = support.here, support.error_of, support.f32
+
+local function on_gpu(body)
+  return function()
+    local why = support.gpu_missing()
+    if why then pending(why) else body() end
+  end
+end
+
+-- Tests that need the kernel language's front end wait, with its reason, until it
+-- compiles the simplest kernel; from then on they run and fail for real.
+local FRONTEND_MISSING = (function()
+  local ok, err = pcall(function()
+    return cuda.jit(function(x) x[0] = 1 end):inspect("cuda", "void(float32[:])")
+  end)
+  return not ok and ("the kernel front end cannot compile the simplest kernel yet: " .. tostring(err)) or nil
+end)()
+local function with_frontend(body)
+  return function()
+    if FRONTEND_MISSING then pending(FRONTEND_MISSING) else body() end
+  end
+end
+
+-- Numba's tutorial kernel: a grid-stride loop.
+local add_kernel = cuda.jit(function(x, y, out)
+  local start, stride = cuda.grid(1), cuda.gridsize(1)
+  for i = start, #x - 1, stride do out[i] = x[i] + y[i] end
+end)
+
+local SYNTAX = "add_kernel[{blockspergrid, threadsperblock}](arg0, ...)"
+
+describe("cuda.jit", function()
+  before_each(function() math.randomseed(2024) end)
+
+  it("makes kernel objects that keep their function and name", function()
+    local f = function(a, b) end
+    local k = cuda.jit(f)
+    assert.are.equal(f, k.lua)
+    assert.are.equal("f", k.name)  -- the name where the function was defined
+    assert.are.equal("add_kernel", add_kernel.name)
+    assert.are.equal("<cuda.jit kernel 'add_kernel'>", tostring(add_kernel))
+    local function saxpy(a, x, y) end
+    assert.are.equal("saxpy", cuda.jit(saxpy, { fastmath = true }).name)
+    -- Numba's decorator with options.
+    local decorated = cuda.jit({ boundscheck = true, debug = false })(function(x) end)
+    assert.are.equal("decorated", decorated.name)
+    -- Source text, named by its own `function NAME(`, else "kernel".
+    local src = "function scale(x, out) out[0] = 2 * x[0] end"
+    local t = cuda.jit(src)
+    assert.are.equal("scale", t.name)
+    assert.are.equal(src, t.lua)
+    assert.are.equal("kernel", cuda.jit("function(x) end").name)
+  end)
+
+  it("checks its arguments and options", function()
+    assert.are.equal(here() .. "bad argument #1 to 'jit' (function, source string or options table expected, got number)", error_of(function() cuda.jit(42) end))
+    assert.are.equal(here() .. "bad argument #2 to 'jit' (unknown option 'fastmth'; expected boundscheck, fastmath, debug)", error_of(function() cuda.jit(function() end, { fastmth = true }) end))
+    assert.are.equal(here() .. "jit: option 'debug' must be a boolean, got 'yes'", error_of(function() cuda.jit({ debug = "yes" }) end))
+    assert.are.equal(here() .. "a C function cannot become a kernel: pass a Lua function, or its source text (luda.cuda.jit([[ function(x, out) ... end ]]))", error_of(function() cuda.jit(print) end))
+    local named = load("return function(x) end", "=mychunk")()
+    assert.are.equal(here() .. "cannot find the source of the function defined at mychunk:1: its chunk was loaded under the name 'mychunk', which does not hold its text; pass the source text instead: luda.cuda.jit([[ function(x, out) ... end ]])", error_of(function() cuda.jit(named) end))
+    assert.are.equal(here() .. "jit_kernel has no field 'sources' (fields: lua, name; methods: compile, inspect, signatures, stats)", error_of(function() return add_kernel.sources end))
+  end)
+
+  it("asks for a launch configuration in numba's words", function()
+    local x = luda.zeros(4, "float32", { device = "cpu" })
+    assert.are.equal(here() .. "kernel 'add_kernel' launch configuration was not specified. Use the syntax: " .. SYNTAX, error_of(function() add_kernel(x, x, x) end))
+  end)
+
+  it("checks the launch configuration before any device is needed", function()
+    local k = add_kernel
+    -- Raised where the kernel is indexed: checked once, then compared without the position.
+    assert.are.equal(here() .. "kernel 'add_kernel': the launch configuration has no grid; use the syntax " .. SYNTAX, error_of(function() return k[{}] end))
+    local function err(config)
+      local e = error_of(function() return k[config] end)
+      return (e:gsub("^[^:]+:%d+: ", ""))
+    end
+    local function here() return "" end
+    local p = "kernel 'add_kernel': "
+    assert.are.equal(here() .. p .. "the launch configuration has no block; use the syntax " .. SYNTAX, err({ 30 }))
+    assert.are.equal(here() .. p .. "grid dimension x is 0: each grid and block dimension must be at least 1", err({ 0, 128 }))
+    assert.are.equal(here() .. p .. "block dimension y is -2: each grid and block dimension must be at least 1", err({ grid = 1, block = { 32, -2 } }))
+    assert.are.equal(here() .. p .. "grid must be a number or a table of 1 to 3 numbers, got a string (use the syntax " .. SYNTAX .. ")", err({ "30", 128 }))
+    assert.are.equal(here() .. p .. "block must be a number or a table of 1 to 3 numbers, got a table of 4 (use the syntax " .. SYNTAX .. ")", err({ 1, { 1, 1, 1, 1 } }))
+    assert.are.equal(here() .. p .. "block must be an integer, got 2.5", err({ 1, 2.5 }))
+    assert.are.equal(here() .. p .. "grid[2] must be an integer, got 'a'", err({ { 1, "a" }, 1 }))
+    assert.are.equal(here() .. p .. "the grid is given twice ([1] and grid =); give it once", err({ 1, 2, grid = 3 }))
+    assert.are.equal(here() .. p .. "the launch configuration takes two values, {blockspergrid, threadsperblock}; give shared memory and the stream by name: add_kernel[{grid, block, shared = bytes, stream = s}](...)", err({ 1, 2, 0 }))
+    assert.are.equal(here() .. p .. "unknown launch option 'shared_mem'; expected grid, block, shared, stream", err({ 1, 2, shared_mem = 4 }))
+    assert.are.equal(here() .. p .. "shared is -1 bytes; it must be between 0 and 4294967295", err({ 1, 2, shared = -1 }))
+    assert.are.equal(here() .. "kernel 'add_kernel': option 'stream' must be a stream (luda.stream()) or 0 for the default stream, got 's'", err({ 1, 2, stream = "s" }))
+    assert.are.equal("kernel 'add_kernel' is indexed with 3; use the syntax " .. SYNTAX, err(3))
+    -- Well-formed configurations make launchers without touching a device.
+    assert.truthy(k[{ 30, 128 }])
+    assert.truthy(k[{ grid = { 4, 2 }, block = { 16, 16 }, shared = 1024, stream = 0 }])
+  end)
+
+  it("checks the arguments of a launch", function()
+    local x = luda.zeros(4, "float32", { device = "cpu" })
+    assert.are.equal(here() .. "kernel 'add_kernel': argument 2 is a string; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", error_of(function() add_kernel[{ 1, 4 }](x, "y", x) end))
+    assert.are.equal(here() .. "kernel 'add_kernel' takes 3 arguments (x, y, out), got 2", error_of(function() add_kernel[{ 1, 4 }](x, x) end))
+  end)
+
+  it("shows the typed function and its CUDA C++ without a GPU", with_frontend(function()
+    local sig = "void(float32[:], float32[:], float32[:])"
+    local code = add_kernel:inspect("cuda", sig)
+    assert.truthy(code:find('extern "C" __global__', 1, true), code)
+    assert.truthy(code:find("#line", 1, true), code)
+    assert.truthy(code:find("add_kernel", 1, true), code)
+    local body = code:sub(code:find('extern "C" __global__', 1, true))  -- past the prelude
+    assert.is_nil(body:find("double", 1, true), "float64 in a float32 kernel:\n" .. body)
+    local types = add_kernel:inspect("types", sig)
+    assert.truthy(types:find("float32", 1, true), types)
+    assert.are.same({ sig }, add_kernel:signatures())
+    -- The only specialization may be left unnamed.
+    assert.are.equal(code, add_kernel:inspect("cuda"))
+    local ptx = add_kernel:inspect("ptx", sig, { arch = "sm_90" })
+    assert.truthy(ptx:find(".target sm_90", 1, true))
+    assert.are.equal(here() .. "bad argument #3 to 'inspect' (unknown option 'arc'; expected arch)", error_of(function() add_kernel:inspect("ptx", sig, { arc = 90 }) end))
+    -- A kernel given as source text.
+    local t = cuda.jit("function fill(out, v) out[cuda.grid(1)] = v end")
+    assert.truthy(t:inspect("cuda", "void(int32[:], int32)"):find("fill", 1, true))
+  end))
+
+  it("compiles functions typed at the REPL and given to -e", with_frontend(function()
+    local sig = "'void(float32[:], float32[:])'"
+    local out, err = support.run_luda("-i", table.concat({
+      "scale = 3",
+      "k = luda.cuda.jit(function(x, out)",  -- reads a global: traced to its input by its _ENV
+      "  out[0] = x[0] * scale",
+      "end)",
+      "j = luda.cuda.jit(function(x, out) out[0] = x[0] end)",  -- no global: the latest input
+      "print(k.name, k:inspect('cuda', " .. sig .. "):find('k', 1, true) ~= nil)",
+      "print(j.name, j:inspect('cuda', " .. sig .. "):find('j', 1, true) ~= nil)",
+    }, "\n") .. "\n")
+    assert.are.equal("", err)
+    assert.truthy(out:find("k\ttrue\n", 1, true), out)
+    assert.truthy(out:find("j\ttrue\n", 1, true), out)
+    out, err = support.run_luda("-e " .. support.quote("e = luda.cuda.jit(function(x) x[0] = 1 end) print(e.name, #e:inspect('cuda', 'void(int64[:])') > 0)"))
+    assert.are.equal("", err)
+    assert.are.equal("e\ttrue\n", out)
+  end))
+
+  it("adds arrays as plain Lua does, from device and host arrays", on_gpu(with_frontend(function()
+    local n = 100000
+    local a, b = {}, {}
+    for i = 1, n do a[i], b[i] = f32((math.random() - 0.5) * 100), f32((math.random() - 0.5) * 100) end
+    local x, y = luda.array(a, "float32"), luda.array(b, "float32")
+    local out = luda.zeros(n, "float32")
+    add_kernel[{ 30, 128 }](x, y, out)
+    local got = out:totable()
+    for i = 1, n do assert.are.equal(f32(a[i] + b[i]), got[i]) end
+    local s = add_kernel:stats()
+    add_kernel[{ grid = 30, block = 128 }](x, y, out)
+    assert.are.equal(s.memory_hits + 1, add_kernel:stats().memory_hits)
+    assert.are.equal(s.specializations, add_kernel:stats().specializations)
+    -- Host arrays go to the device and back, as numba does.
+    local hx, hy = luda.array(a, "float32", { device = "cpu" }), luda.array(b, "float32", { device = "cpu" })
+    local hout = luda.zeros(n, "float32", { device = "cpu" })
+    add_kernel[{ 30, 128 }](hx, hy, hout)
+    got = hout:totable()
+    for i = 1, n do assert.are.equal(f32(a[i] + b[i]), got[i]) end
+  end)))
+
+  it("keeps a Lua float weak: a float32 kernel stays float32", on_gpu(with_frontend(function()
+    local scale = cuda.jit(function(x, a, out)
+      local i = cuda.grid(1)
+      if i < #x then out[i] = a * x[i] end
+    end)
+    local xs = {}
+    for i = 1, 1000 do xs[i] = f32(math.random() * 10) end
+    local x, out = luda.array(xs, "float32"), luda.zeros(1000, "float32")
+    scale[{ 8, 128 }](x, 0.1, out)
+    local got = out:totable()
+    for i = 1, 1000 do assert.are.equal(f32(f32(0.1) * xs[i]), got[i]) end
+    local code = scale:inspect("cuda")
+    assert.is_nil(code:sub(code:find('extern "C" __global__', 1, true)):find("double", 1, true), code)
+  end)))
+
+  it("raises a located error for an out-of-range index with boundscheck", on_gpu(with_frontend(function()
+    local src = table.concat({
+      "local luda = require 'luda'",
+      "local cuda = luda.cuda",
+      "local function hist(bins, n)",
+      "  local i = cuda.grid(1)",
+      "  if i < n then bins[i] = bins[i] + 1 end",
+      "end",
+      "return hist",
+    }, "\n")
+    -- A chunk loaded from a file: its source is read back from the file.
+    local path = os.tmpname()
+    support.write_file(path, src)
+    local hist = cuda.jit(assert(loadfile(path))(), { boundscheck = true })
+    local bins = luda.zeros(1024, "int32")
+    hist[{ 4, 256 }](bins, 1024)
+    local counts = bins:totable()
+    for i = 1, 1024 do assert.are.equal(1, counts[i]) end
+    local where = here(); local err = error_of(function() hist[{ 8, 256 }](bins, 1025) end)
+    os.remove(path)
+    assert.are.equal(where .. "kernel 'hist' at " .. path .. ":5: index 1024 out of range for axis 0 of size 1024", err)
+  end)))
+end)
