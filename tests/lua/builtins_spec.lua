@@ -1,0 +1,380 @@
+-- Each family of kernel builtins run on the GPU and checked against a host reference on
+-- random inputs: thread indexing in 1, 2 and 3 dimensions, cuda.grid/gridsize, shared,
+-- dynamic shared and local arrays, every atomic (returning the old value), warp shuffles
+-- and votes, and device print. Pending, with the reason, without luda.cuda.jit or a GPU.
+local luda = require "luda"
+local support = require "support"
+local cuda = luda.cuda
+
+local function on_gpu(body)
+  return function()
+    if not cuda.jit then return pending("luda.cuda.jit is not in this build yet (issue 3 item 2)") end
+    local why = support.gpu_missing()
+    if why then return pending(why) end
+    body()
+  end
+end
+
+local function random_ints(n, lo, hi)
+  local t = {}
+  for i = 1, n do t[i] = math.random(lo, hi) end
+  return t
+end
+
+local function sorted(t)
+  local c = table.move(t, 1, #t, 1, {})
+  table.sort(c)
+  return c
+end
+
+describe("builtins", function()
+  it("threadIdx, blockIdx, blockDim, gridDim, grid(3), gridsize(3) in 3-D", on_gpu(function()
+    local k = cuda.jit(function(out)
+      local x, y, z = cuda.grid(3)
+      local nx, ny, nz = cuda.gridsize(3)
+      local row = out[x + nx * (y + ny * z)]
+      row[0], row[1], row[2] = cuda.threadIdx.x, cuda.threadIdx.y, cuda.threadIdx.z
+      row[3], row[4], row[5] = cuda.blockIdx.x, cuda.blockIdx.y, cuda.blockIdx.z
+      row[6], row[7], row[8] = cuda.blockDim.x, cuda.blockDim.y, cuda.blockDim.z
+      row[9], row[10], row[11] = cuda.gridDim.x, cuda.gridDim.y, cuda.gridDim.z
+      row[12], row[13], row[14] = x, y, z
+    end)
+    local g = { math.random(1, 3), math.random(1, 3), math.random(1, 3) }
+    local b = { math.random(1, 8), math.random(1, 4), math.random(1, 4) }
+    local nx, ny, nz = g[1] * b[1], g[2] * b[2], g[3] * b[3]
+    local out = luda.full({ nx * ny * nz, 15 }, -1, "int64")
+    k[{ grid = g, block = b }](out)
+    local got = out:totable()
+    for z = 0, nz - 1 do
+      for y = 0, ny - 1 do
+        for x = 0, nx - 1 do
+          local want = { x % b[1], y % b[2], z % b[3], x // b[1], y // b[2], z // b[3],
+                         b[1], b[2], b[3], g[1], g[2], g[3], x, y, z }
+          assert.are.same(want, got[1 + x + nx * (y + ny * z)])
+        end
+      end
+    end
+  end))
+
+  it("grid(1), gridsize(1), grid(2), gridsize(2)", on_gpu(function()
+    local k1 = cuda.jit(function(out) local i = cuda.grid(1) out[i] = cuda.gridsize(1) * 100000 + i end)
+    local blocks, threads = math.random(2, 9), math.random(1, 8) * 32
+    local out = luda.zeros(blocks * threads, "int64")
+    k1[{ blocks, threads }](out)
+    local got = out:totable()
+    for i = 1, blocks * threads do assert.are.equal(blocks * threads * 100000 + i - 1, got[i]) end
+
+    local k2 = cuda.jit(function(out)
+      local x, y = cuda.grid(2)
+      local w, h = cuda.gridsize(2)
+      out[y][x] = (w * 1000 + h) * 1000000 + y * 1000 + x
+    end)
+    local g, b = { math.random(1, 4), math.random(1, 4) }, { math.random(1, 16), math.random(1, 16) }
+    local w, h = g[1] * b[1], g[2] * b[2]
+    local out2 = luda.zeros({ h, w }, "int64")
+    k2[{ grid = g, block = b }](out2)
+    local got2 = out2:totable()
+    for y = 0, h - 1 do
+      for x = 0, w - 1 do assert.are.equal((w * 1000 + h) * 1000000 + y * 1000 + x, got2[y + 1][x + 1]) end
+    end
+  end))
+
+  it("cuda.shared.array and cuda.syncthreads: each block reverses its slice", on_gpu(function()
+    local k = cuda.jit(function(x, out)
+      local s = cuda.shared.array(128, "float32")
+      local t = cuda.threadIdx.x
+      local i = cuda.grid(1)
+      s[t] = x[i]
+      cuda.syncthreads()
+      out[i] = s[127 - t]
+    end)
+    local blocks = math.random(2, 8)
+    local xs = {}
+    for i = 1, blocks * 128 do xs[i] = support.f32(math.random() * 100 - 50) end
+    local out = luda.zeros(blocks * 128, "float32")
+    k[{ blocks, 128 }](luda.array(xs, "float32"), out)
+    local got = out:totable()
+    for blk = 0, blocks - 1 do
+      for t = 0, 127 do assert.are.equal(xs[blk * 128 + (127 - t) + 1], got[blk * 128 + t + 1]) end
+    end
+  end))
+
+  it("a 2-D shared array with the dtype given as luda.int64", on_gpu(function()
+    local k = cuda.jit(function(x, out)
+      local s = cuda.shared.array({ 16, 17 }, luda.int64)
+      local tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+      s[ty][tx] = x[ty][tx]
+      cuda.syncthreads()
+      out[ty][tx] = s[tx][ty] + s[ty][tx]
+    end)
+    local xs = support.random_table({ 16, 16 }, function() return math.random(-1000000, 1000000) end)
+    local out = luda.zeros({ 16, 16 }, "int64")
+    k[{ 1, { 16, 16 } }](luda.array(xs, "int64"), out)
+    local got = out:totable()
+    for i = 1, 16 do
+      for j = 1, 16 do assert.are.equal(xs[j][i] + xs[i][j], got[i][j]) end
+    end
+  end))
+
+  it("cuda.shared.dynamic: sized at launch by shared = bytes", on_gpu(function()
+    local k = cuda.jit(function(x, out)
+      local s = cuda.shared.dynamic("float64")
+      local t, n = cuda.threadIdx.x, cuda.blockDim.x
+      local i = cuda.grid(1)
+      s[t] = x[i]
+      cuda.syncthreads()
+      out[i] = s[n - 1 - t] * 2
+    end)
+    for _, threads in ipairs({ 64, 256 }) do
+      local blocks = math.random(2, 5)
+      local xs = {}
+      for i = 1, blocks * threads do xs[i] = math.random() end
+      local out = luda.zeros(blocks * threads, "float64")
+      k[{ grid = { blocks }, block = { threads }, shared = threads * 8 }](luda.array(xs, "float64"), out)
+      local got = out:totable()
+      for blk = 0, blocks - 1 do
+        for t = 0, threads - 1 do
+          assert.are.equal(2 * xs[blk * threads + (threads - 1 - t) + 1], got[blk * threads + t + 1])
+        end
+      end
+    end
+  end))
+
+  it("cuda.local_array: a per-thread scratch array", on_gpu(function()
+    local k = cuda.jit(function(x, out)
+      local i = cuda.grid(1)
+      if i < #x then
+        local digits = cuda.local_array(20, "int32")
+        local v, n = x[i], 0
+        repeat
+          digits[n] = v % 10
+          v = v // 10
+          n = n + 1
+        until v == 0
+        local r = 0
+        for j = 0, n - 1 do r = r * 10 + digits[j] end  -- the decimal digits reversed
+        out[i] = r
+      end
+    end)
+    local n = 1000
+    local xs = random_ints(n, 0, 999999999)
+    local out = luda.zeros(n, "int64")
+    k[{ (n + 127) // 128, 128 }](luda.array(xs, "int64"), out)
+    local got = out:totable()
+    for i = 1, n do assert.are.equal(tonumber((tostring(xs[i]):reverse())), got[i]) end
+  end))
+
+  describe("atomics return the old value", function()
+    -- Every thread applies op to slot (i % nslots) with its own value; the old values it
+    -- gets back are stored too. For commutative ops the final slots are exact; the old
+    -- values of one slot, sorted, must be the states the slot passed through.
+    local function contended(op, dtype, values, nslots, fold, init)
+      local k = cuda.jit(op)
+      local n = #values
+      local slots = luda.full(nslots, init, dtype)
+      local olds = luda.zeros(n, dtype)
+      k[{ (n + 63) // 64, 64 }](slots, luda.array(values, dtype), olds)
+      local want = {}
+      for s = 1, nslots do want[s] = init end
+      for i = 1, n do
+        local s = (i - 1) % nslots + 1
+        want[s] = fold(want[s], values[i])
+      end
+      return slots:totable(), olds:totable(), want
+    end
+
+    it("add, sub on int32, int64, float32 (exact sums of small integers), float64", on_gpu(function()
+      local add = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.add(slots, i % #slots, v[i]) end end
+      local sub = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.sub(slots, i % #slots, v[i]) end end
+      for _, dtype in ipairs({ "int32", "int64", "float32", "float64" }) do
+        local values = random_ints(4096, -1000, 1000)
+        local got, _, want = contended(add, dtype, values, 7, function(a, b) return a + b end, 5)
+        assert.are.same(want, got)
+        got, _, want = contended(sub, dtype, values, 3, function(a, b) return a - b end, 0)
+        assert.are.same(want, got)
+      end
+    end))
+
+    it("add of 1 hands out each old value 0..n-1 once", on_gpu(function()
+      local k = cuda.jit(function(counter, olds) local i = cuda.grid(1) olds[i] = cuda.atomic.add(counter, 0, 1) end)
+      local counter, olds = luda.zeros(1, "int32"), luda.zeros(4096, "int32")
+      k[{ 64, 64 }](counter, olds)
+      local want = {}
+      for i = 1, 4096 do want[i] = i - 1 end
+      assert.are.same({ 4096 }, counter:totable())
+      assert.are.same(want, sorted(olds:totable()))
+    end))
+
+    it("min, max on int32, int64, float32, float64", on_gpu(function()
+      local amin = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.min(slots, i % #slots, v[i]) end end
+      local amax = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.max(slots, i % #slots, v[i]) end end
+      for _, dtype in ipairs({ "int32", "int64", "float32", "float64" }) do
+        local values = random_ints(3000, -1000000, 1000000)
+        local got, _, want = contended(amin, dtype, values, 5, math.min, 0)
+        assert.are.same(want, got)
+        got, _, want = contended(amax, dtype, values, 5, math.max, 0)
+        assert.are.same(want, got)
+      end
+    end))
+
+    it("and_, or_, xor on int32, int64 and uint32", on_gpu(function()
+      local aand = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.and_(slots, i % #slots, v[i]) end end
+      local aor = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.or_(slots, i % #slots, v[i]) end end
+      local axor = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.xor(slots, i % #slots, v[i]) end end
+      for _, dtype in ipairs({ "int32", "int64", "uint32" }) do
+        local lo = dtype == "uint32" and 0 or -2147483648
+        local hi = dtype == "uint32" and 4294967295 or 2147483647
+        -- and_ of many random values is soon 0: most threads set one extra bit of ~0.
+        local ones = {}
+        for i = 1, 1000 do ones[i] = ~(1 << math.random(0, 30)) & (dtype == "uint32" and 0xffffffff or -1) end
+        local got, _, want = contended(aand, dtype, ones, 40, function(a, b) return a & b end, dtype == "uint32" and 0xffffffff or -1)
+        assert.are.same(want, got)
+        local values = random_ints(1000, lo, hi)
+        got, _, want = contended(aor, dtype, values, 600, function(a, b) return a | b end, 0)
+        assert.are.same(want, got)
+        got, _, want = contended(axor, dtype, values, 3, function(a, b) return a ~ b end, 0)
+        assert.are.same(want, got)
+      end
+    end))
+
+    it("exch: the old values and the final one are the initial one and every value written", on_gpu(function()
+      local k = cuda.jit(function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.exch(slots, 0, v[i]) end end)
+      for _, dtype in ipairs({ "int32", "int64", "float32", "float64" }) do
+        local values = random_ints(2048, -1000000, 1000000)
+        local slots, olds = luda.full(1, 12345678, dtype), luda.zeros(#values, dtype)
+        k[{ 32, 64 }](slots, luda.array(values, dtype), olds)
+        local seen = olds:totable()
+        seen[#seen + 1] = slots:totable()[1]
+        local all = table.move(values, 1, #values, 1, {})
+        all[#all + 1] = 12345678
+        assert.are.same(sorted(all), sorted(seen))
+      end
+    end))
+
+    it("cas: swaps only where the slot holds the compared value; a cas loop counts exactly", on_gpu(function()
+      local k = cuda.jit(function(a, cmp, v, olds)
+        local i = cuda.grid(1)
+        if i < #a then olds[i] = cuda.atomic.cas(a, i, cmp[i], v[i]) end
+      end)
+      for _, dtype in ipairs({ "int32", "int64", "uint32", "float32", "float64" }) do
+        local n = 1000
+        local a, cmp, v = random_ints(n, 0, 1000000), {}, random_ints(n, 0, 1000000)
+        for i = 1, n do cmp[i] = math.random(0, 1) == 0 and a[i] or a[i] + 1 end
+        local arr, olds = luda.array(a, dtype), luda.zeros(n, dtype)
+        k[{ (n + 127) // 128, 128 }](arr, luda.array(cmp, dtype), luda.array(v, dtype), olds)
+        local got = arr:totable()
+        for i = 1, n do assert.are.equal(a[i] == cmp[i] and v[i] or a[i], got[i]) end
+        assert.are.same(a, olds:totable())
+      end
+      local count = cuda.jit(function(counter)
+        local old = counter[0]
+        while true do
+          local seen = cuda.atomic.cas(counter, 0, old, old + 1)
+          if seen == old then break end
+          old = seen
+        end
+      end)
+      local counter = luda.zeros(1, "int64")
+      count[{ 16, 128 }](counter)
+      assert.are.same({ 2048 }, counter:totable())
+    end))
+
+    it("inc and dec wrap as CUDA's atomicInc / atomicDec (uint32, uint64)", on_gpu(function()
+      local inc = cuda.jit(function(a, limit, olds) local i = cuda.grid(1) olds[i] = cuda.atomic.inc(a, 0, limit) end)
+      local dec = cuda.jit(function(a, limit, olds) local i = cuda.grid(1) olds[i] = cuda.atomic.dec(a, 0, limit) end)
+      local function step_inc(old, v) return old >= v and 0 or old + 1 end
+      local function step_dec(old, v) return (old == 0 or old > v) and v or old - 1 end
+      for _, dtype in ipairs({ "uint32", "uint64" }) do
+        for _, case in ipairs({ { inc, step_inc }, { dec, step_dec } }) do
+          local limit, start, n = math.random(5, 100), math.random(0, 120), 2048
+          local a, olds = luda.full(1, start, dtype), luda.zeros(n, dtype)
+          case[1][{ 32, 64 }](a, limit, olds)  -- a weak Lua integer: converted to the dtype
+          -- The states do not depend on the order: the k-th operation sees f^k(start).
+          local state, seen = start, {}
+          for i = 1, n do seen[i] = state; state = case[2](state, limit) end
+          assert.are.same({ state }, a:totable())
+          assert.are.same(sorted(seen), sorted(olds:totable()))
+        end
+      end
+    end))
+  end)
+
+  describe("warp functions", function()
+    it("shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync; laneid and warpsize", on_gpu(function()
+      local k = cuda.jit(function(x, src, out)
+        local i = cuda.grid(1)
+        local v, lane = x[i], cuda.laneid
+        local row = out[i]
+        row[0] = cuda.shfl_sync(0xffffffff, v, src[i // cuda.warpsize])
+        row[1] = cuda.shfl_up_sync(0xffffffff, v, 3)
+        row[2] = cuda.shfl_down_sync(0xffffffff, v, 5)
+        row[3] = cuda.shfl_xor_sync(0xffffffff, v, 6)
+        row[4] = lane * 100 + cuda.warpsize
+      end)
+      local warps = 8
+      local n = warps * 32
+      local xs, srcs = random_ints(n, -1000000, 1000000), random_ints(warps, 0, 31)
+      local out = luda.zeros({ n, 5 }, "int32")
+      k[{ 2, n // 2 }](luda.array(xs, "int32"), luda.array(srcs, "int32"), out)
+      local got = out:totable()
+      for i = 0, n - 1 do
+        local lane, base = i % 32, i - i % 32
+        local up = lane >= 3 and xs[base + lane - 3 + 1] or xs[i + 1]
+        local down = lane + 5 < 32 and xs[base + lane + 5 + 1] or xs[i + 1]
+        assert.are.same({ xs[base + srcs[i // 32 + 1] + 1], up, down, xs[base + (lane ~ 6) + 1], lane * 100 + 32 },
+                        got[i + 1])
+      end
+    end))
+
+    it("ballot_sync, all_sync, any_sync", on_gpu(function()
+      local k = cuda.jit(function(x, out)
+        local i = cuda.grid(1)
+        local p = x[i] > 0
+        local row = out[i]
+        row[0] = cuda.ballot_sync(0xffffffff, p)
+        if cuda.all_sync(0xffffffff, p) then row[1] = 1 else row[1] = 0 end
+        if cuda.any_sync(0xffffffff, p) then row[2] = 1 else row[2] = 0 end
+      end)
+      local warps = 6
+      local xs = {}
+      for w = 0, warps - 1 do
+        for lane = 0, 31 do  -- warp 0 all positive, warp 1 none, the others random
+          xs[w * 32 + lane + 1] = w == 0 and math.random(1, 9) or w == 1 and -math.random(0, 9) or math.random(-5, 5)
+        end
+      end
+      local out = luda.zeros({ warps * 32, 3 }, "int64")
+      k[{ 1, warps * 32 }](luda.array(xs, "int32"), out)
+      local got = out:totable()
+      for w = 0, warps - 1 do
+        local mask, all, any = 0, 1, 0
+        for lane = 0, 31 do
+          if xs[w * 32 + lane + 1] > 0 then mask = mask | (1 << lane); any = 1 else all = 0 end
+        end
+        for lane = 0, 31 do assert.are.same({ mask, all, any }, got[w * 32 + lane + 1]) end
+      end
+    end))
+  end)
+
+  it("print writes from the device, Lua's way: values separated by tabs", on_gpu(function()
+    local script = os.tmpname()
+    local values = random_ints(4, -1000, 1000)
+    support.write_file(script, ([[
+local cuda = luda.cuda
+local k = cuda.jit(function(x, y)
+  local i = cuda.grid(1)
+  print("thread", i, x[i], y[i])
+end)
+k[{1, 4}](luda.array({%s}, "int32"), luda.array({0.5, -2.25, 1024.125, 3.5}, "float64"))
+cuda.synchronize()
+]]):format(table.concat(values, ", ")))
+    local out, err, code = support.run_luda(support.quote(script))
+    os.remove(script)
+    assert.are.same({ "", 0 }, { err, code })
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = line end
+    local ys = { 0.5, -2.25, 1024.125, 3.5 }
+    local want = {}
+    for i = 1, 4 do want[i] = table.concat({ "thread", i - 1, values[i], ys[i] }, "\t") end
+    assert.are.same(sorted(want), sorted(lines))
+  end))
+end)

@@ -1,0 +1,433 @@
+-- The kernel language through luda.cuda.jit: each behaviour is a small Lua function run
+-- elementwise by a kernel on random inputs and compared with the same function run as
+-- plain Lua. Every kernel here is also compiled to PTX, which needs NVRTC but no GPU;
+-- the runs need a CUDA device and are pending, with the reason, without one.
+local luda = require "luda"
+local support = require "support"
+local cuda = luda.cuda
+local f32 = support.f32
+
+local NO_JIT = not cuda.jit and "luda.cuda.jit is not in this build yet (issue 3 item 2)" or nil
+
+-- Conversions that a store into an array of `dtype` makes (C's, as the device does).
+local function wrap(v, bits)
+  v = v & ((1 << bits) - 1)
+  if v >= 1 << (bits - 1) then v = v - (1 << bits) end
+  return v
+end
+local function trunc(v)
+  if math.type(v) == "float" then v = math.tointeger(v >= 0 and math.floor(v) or math.ceil(v)) end
+  return v
+end
+local STORE = {
+  float32 = function(v) return f32(v) end,
+  float64 = function(v) return v + 0.0 end,
+  int32 = function(v) return wrap(trunc(v), 32) end,
+  int64 = function(v) return trunc(v) end,
+  uint32 = function(v) return trunc(v) & 0xffffffff end,
+  bool = function(v) return v end,
+}
+-- Inputs are rounded to their dtype before plain Lua sees them.
+local LOAD = { float32 = f32, float64 = function(v) return v + 0.0 end,
+               int32 = function(v) return wrap(v, 32) end, int64 = function(v) return v end,
+               bool = function(v) return v end }
+
+local function close(got, want, tol)
+  if got ~= got and want ~= want then return true end  -- both NaN
+  if not tol then return got == want end
+  return math.abs(got - want) <= tol.rel * math.abs(want) + (tol.abs or 0)
+end
+
+-- Random generators.
+local function ints(lo, hi) return function() return math.random(lo, hi) end end
+local function nonzero(lo, hi) return function() local v repeat v = math.random(lo, hi) until v ~= 0 return v end end
+local function any_int64() return math.random(0) end
+local function uniform(lo, hi) return function() return lo + (hi - lo) * math.random() end end
+local function nonzero_uniform(lo, hi) return function() local v repeat v = lo + (hi - lo) * math.random() until math.abs(v) > 1e-3 return v end end
+
+-- One kernel per arity: out[i] = f(a[i], ...). f is an upvalue, so it becomes a device
+-- function specialized for the element types. (One kernel function per line: cuda.jit
+-- finds a function by its line span and parameter count.)
+local function map_kernel(f, nargs)
+  if nargs == 1 then
+    return cuda.jit(function(a, out) local i = cuda.grid(1) if i < #out then out[i] = f(a[i]) end end)
+  elseif nargs == 2 then
+    return cuda.jit(function(a, b, out) local i = cuda.grid(1) if i < #out then out[i] = f(a[i], b[i]) end end)
+  end
+  return cuda.jit(function(a, b, c, out) local i = cuda.grid(1) if i < #out then out[i] = f(a[i], b[i], c[i]) end end)
+end
+
+local function signature(dtypes, out)
+  local params = {}
+  for j, d in ipairs(dtypes) do params[j] = d .. "[:]" end
+  params[#params + 1] = out .. "[:]"
+  return "void(" .. table.concat(params, ", ") .. ")"
+end
+
+local CASES = {}
+
+-- A case: `f` over inputs of `dtypes` drawn from `gens` (after the fixed `edges` rows),
+-- stored in an `out` array; compared with `ref` (default: f itself as plain Lua) within
+-- `tol` ({rel=, abs=}; exact when nil).
+local function map_case(name, t)
+  local n = t.n or 2000
+  CASES[#CASES + 1] = {
+    name = name,
+    make = function() return map_kernel(t.f, #t.dtypes) end,
+    sig = signature(t.dtypes, t.out),
+    run = function(kernel)
+      local columns, args = {}, {}
+      for j, d in ipairs(t.dtypes) do
+        local col = {}
+        for i = 1, n do
+          local edge = t.edges and t.edges[i]
+          col[i] = LOAD[d](edge and edge[j] or t.gens[j]())
+        end
+        columns[j], args[j] = col, luda.array(col, d)
+      end
+      local out = luda.zeros(n, t.out)
+      args[#args + 1] = out
+      kernel[{(n + 127) // 128, 128}](table.unpack(args))
+      local got, ref = out:totable(), t.ref or t.f
+      for i = 1, n do
+        local row = {}
+        for j = 1, #t.dtypes do row[j] = columns[j][i] end
+        local want = STORE[t.out](ref(table.unpack(row)))
+        if not close(got[i], want, t.tol) then
+          local shown = {}
+          for j = 1, #row do shown[j] = ("%.17g"):format(row[j]) end
+          error(("%s: element %d: the kernel gives %.17g, plain Lua %.17g for (%s)"):format(
+            name, i - 1, got[i], want, table.concat(shown, ", ")))
+        end
+      end
+    end,
+  }
+end
+
+-- A case with its own kernel and check.
+local function custom_case(name, sig, make, run)
+  CASES[#CASES + 1] = { name = name, make = make, sig = sig, run = run }
+end
+
+local F32 = { rel = 2e-6, abs = 1e-7 }   -- a few float32 ulps
+local F64 = { rel = 1e-14, abs = 1e-300 } -- a few float64 ulps
+
+---------------------------------------------------------------- arithmetic and promotion
+map_case("float32 arithmetic with weak literals", {
+  f = function(x, y) return 0.5 * x + y * 2 - x / 4 + 1 end,
+  dtypes = { "float32", "float32" }, gens = { uniform(-100, 100), uniform(-100, 100) },
+  out = "float32", tol = F32 })
+map_case("int64 + - * and unary minus wrap as Lua's integers do", {
+  f = function(a, b) return a * b + (-a) - b end,
+  dtypes = { "int64", "int64" }, gens = { any_int64, any_int64 }, out = "int64",
+  edges = { { math.maxinteger, 1 }, { math.mininteger, -1 }, { math.mininteger, 2 } } })
+map_case("int32 arithmetic wraps at 32 bits", {
+  f = function(a, b) return a * b + a end,
+  dtypes = { "int32", "int32" }, gens = { ints(-2147483648, 2147483647), ints(-2147483648, 2147483647) },
+  out = "int32", edges = { { 2147483647, 1 }, { -2147483648, -1 } } })
+map_case("int32 with float32 gives float32", {
+  f = function(a, x) return a * x + a end,
+  dtypes = { "int32", "float32" }, gens = { ints(-1000, 1000), uniform(-10, 10) }, out = "float32", tol = F32 })
+map_case("/ is float division, also of integers", {
+  f = function(a, b) return a / b end,
+  dtypes = { "int64", "int64" }, gens = { ints(-1000000, 1000000), nonzero(-1000, 1000) }, out = "float64" })
+
+---------------------------------------------------------------- // % ^
+map_case("// on integers floors (negative operands too)", {
+  f = function(a, b) return a // b end,
+  dtypes = { "int64", "int64" }, gens = { ints(-1000, 1000), nonzero(-50, 50) }, out = "int64",
+  edges = { { 7, 2 }, { -7, 2 }, { 7, -2 }, { -7, -2 }, { math.mininteger, -1 }, { 5, -1 } } })
+map_case("% on integers takes the divisor's sign", {
+  f = function(a, b) return a % b end,
+  dtypes = { "int64", "int64" }, gens = { ints(-1000, 1000), nonzero(-50, 50) }, out = "int64",
+  edges = { { 7, 3 }, { -7, 3 }, { 7, -3 }, { -7, -3 }, { math.mininteger, -1 }, { 6, -3 } } })
+map_case("// and % on int32", {
+  f = function(a, b) return (a // b) * 1000 + a % b end,
+  dtypes = { "int32", "int32" }, gens = { ints(-100000, 100000), nonzero(-300, 300) }, out = "int32" })
+map_case("// on float64 floors", {
+  f = function(x, y) return x // y end,
+  dtypes = { "float64", "float64" }, gens = { uniform(-100, 100), nonzero_uniform(-10, 10) }, out = "float64",
+  edges = { { 7.5, 2 }, { -7.5, 2 }, { 7.5, -2 }, { -7.5, -2 } } })
+map_case("% on float64 takes the divisor's sign", {
+  f = function(x, y) return x % y end,
+  dtypes = { "float64", "float64" }, gens = { uniform(-100, 100), nonzero_uniform(-10, 10) }, out = "float64",
+  edges = { { 5.5, 2 }, { -5.5, 2 }, { 5.5, -2 }, { -5.5, -2 }, { -0.0, 3 } } })
+map_case("% on float32 (exact: fmod is exact, the one add rounds once)", {
+  f = function(x, y) return x % y end,
+  dtypes = { "float32", "float32" }, gens = { uniform(-100, 100), nonzero_uniform(-10, 10) }, out = "float32" })
+map_case("// on float32 floors the float32 quotient", {
+  f = function(x, y) return x // y end,
+  ref = function(x, y) return math.floor(f32(x / y)) end,
+  dtypes = { "float32", "float32" }, gens = { uniform(-100, 100), nonzero_uniform(-10, 10) }, out = "float32" })
+map_case("^ is float power", {
+  f = function(x, y) return x ^ y end,
+  dtypes = { "float64", "float64" }, gens = { uniform(0.1, 10), uniform(-3, 3) }, out = "float64", tol = F64 })
+map_case("^ of an int32 is a float: a ^ 2 does not overflow 32 bits", {
+  f = function(a) return a ^ 2 end,
+  dtypes = { "int32" }, gens = { ints(-100000, 100000) }, out = "float64" })
+map_case("x ^ 0.5 and x ^ 3 in float32", {
+  f = function(x) return x ^ 0.5 + x ^ 3 end,
+  dtypes = { "float32" }, gens = { uniform(0, 10) }, out = "float32", tol = F32 })
+
+---------------------------------------------------------------- bitwise, comparisons, logic
+map_case("bitwise & | ~ and unary ~ on int64", {
+  f = function(a, b) return (a & b) ~ (a | ~b) end,
+  dtypes = { "int64", "int64" }, gens = { any_int64, any_int64 }, out = "int64" })
+map_case("shifts are Lua's: logical, negative counts shift back, 64 or more gives 0", {
+  f = function(a, n) return (a << n) ~ (a >> (n // 2)) end,
+  dtypes = { "int64", "int64" }, gens = { any_int64, ints(-70, 70) }, out = "int64",
+  edges = { { -1, 1 }, { -8, -1 }, { 1, 63 }, { 1, 64 }, { -1, 64 } } })
+map_case("bitwise ops and shifts on int32", {
+  f = function(a, b) return ((a & b) | (~a ~ b)) ~ (a << (b & 31)) ~ ((a & 0x7fffffff) >> (b & 15)) end,
+  dtypes = { "int32", "int32" }, gens = { ints(-2147483648, 2147483647), ints(-2147483648, 2147483647) },
+  out = "int32" })
+map_case("comparisons between int32 and float32", {
+  f = function(a, x)
+    local r = 0
+    if a < x then r = r | 1 end
+    if a <= x then r = r | 2 end
+    if a > x then r = r | 4 end
+    if a >= x then r = r | 8 end
+    if a == x then r = r | 16 end
+    if a ~= x then r = r | 32 end
+    return r
+  end,
+  dtypes = { "int32", "float32" }, gens = { ints(-3, 3), function() return math.random(-6, 6) / 2 end },
+  out = "int32" })
+map_case("a comparison stored in a bool array", {
+  f = function(a, b) return a < b end,
+  dtypes = { "int64", "int64" }, gens = { ints(-5, 5), ints(-5, 5) }, out = "bool" })
+map_case("and, or, not on comparisons", {
+  f = function(a, b)
+    if (a > 0 and b > 0) or not (a < b) then return 1 else return 0 end
+  end,
+  dtypes = { "int32", "int32" }, gens = { ints(-5, 5), ints(-5, 5) }, out = "int32" })
+-- Lua's value-selecting `c and x or y` on numbers is rejected in kernels (use if/else):
+-- tests/errors/and_or_value_select.lua pins the message.
+
+---------------------------------------------------------------- control flow
+map_case("if / elseif / else", {
+  f = function(x)
+    if x < -1 then return -1
+    elseif x < 0 then return 0
+    elseif x < 1 then return 1
+    else return 2 end
+  end,
+  dtypes = { "float32" }, gens = { uniform(-3, 3) }, out = "int32" })
+map_case("while (Collatz steps)", {
+  f = function(n)
+    local steps = 0
+    while n ~= 1 do
+      if n % 2 == 0 then n = n // 2 else n = 3 * n + 1 end
+      steps = steps + 1
+    end
+    return steps
+  end,
+  dtypes = { "int64" }, gens = { ints(1, 100000) }, out = "int64" })
+map_case("repeat ... until sees the body's locals", {
+  f = function(x)
+    local k = 0
+    repeat
+      local y = x * 2
+      x = x + 1
+      k = k + 1
+    until y > 50 or k > 100
+    return k * 1000 + x
+  end,
+  dtypes = { "int32" }, gens = { ints(-20, 60) }, out = "int32" })
+map_case("numeric for with a negative step (inclusive end)", {
+  f = function(a, b)
+    local s = 0
+    for i = a, b, -3 do s = s + i end
+    return s
+  end,
+  dtypes = { "int64", "int64" }, gens = { ints(-50, 50), ints(-50, 50) }, out = "int64" })
+map_case("the for variable is a fresh local: assigning it does not change the loop", {
+  f = function(n)
+    local s = 0
+    for i = 1, n do
+      i = i * 2
+      s = s + i
+    end
+    return s
+  end,
+  dtypes = { "int32" }, gens = { ints(-5, 100) }, out = "int32" })
+map_case("numeric for over floats", {
+  f = function(x)
+    local s = 0.0
+    for t = x, x + 2, 0.25 do s = s + t end
+    return s
+  end,
+  dtypes = { "float64" }, gens = { uniform(-10, 10) }, out = "float64" })
+map_case("break leaves the innermost loop", {
+  f = function(a)
+    local first, count = -1, 0
+    for j = 0, 63 do
+      if (a >> j) & 1 == 1 then
+        first = j
+        break
+      end
+    end
+    while true do
+      count = count + 1
+      if count >= 3 then break end
+    end
+    return first * 10 + count
+  end,
+  dtypes = { "int64" }, gens = { any_int64 }, out = "int64", edges = { { 0 }, { 1 }, { math.mininteger } } })
+
+---------------------------------------------------------------- functions
+local function divmod(a, b) return a // b, a % b end
+local function three(a) return a, a * 2, a * 3 end
+custom_case("multiple returns: assigned to several targets, truncated, unpacked",
+  "void(int64[:], int64[:], int64[:], int64[:], int64[:])",
+  function()
+    return cuda.jit(function(a, b, q, r, s)
+      local i = cuda.grid(1)
+      if i < #a then
+        q[i], r[i] = divmod(a[i], b[i])
+        local first = three(a[i])
+        local _, two, third = three(b[i])
+        s[i] = first + two + third
+      end
+    end)
+  end,
+  function(kernel)
+    local n, as, bs = 1000, {}, {}
+    for i = 1, n do as[i], bs[i] = math.random(-1000, 1000), math.random(1, 50) * (math.random(0, 1) * 2 - 1) end
+    local q, r, s = luda.zeros(n, "int64"), luda.zeros(n, "int64"), luda.zeros(n, "int64")
+    kernel[{(n + 127) // 128, 128}](luda.array(as, "int64"), luda.array(bs, "int64"), q, r, s)
+    local qt, rt, st = q:totable(), r:totable(), s:totable()
+    for i = 1, n do
+      local wq, wr = divmod(as[i], bs[i])
+      local first = three(as[i])
+      local _, two, third = three(bs[i])
+      assert.are.same({ wq, wr, first + two + third }, { qt[i], rt[i], st[i] })
+    end
+  end)
+
+local function sq(x) return x * x end
+local function sumsq(x, y) return sq(x) + sq(y) end
+map_case("nested device functions, one specialized for two types", {
+  f = function(x, y, n) return sumsq(x, y) + sq(n) end,
+  dtypes = { "float32", "float32", "int32" }, gens = { uniform(-10, 10), uniform(-10, 10), ints(-1000, 1000) },
+  out = "float32", tol = F32 })
+
+---------------------------------------------------------------- upvalues, globals, constants
+local SCALE, OFFSET = 3, 0.25
+-- The global lives in the real _G: busted runs specs in an environment whose writes go
+-- elsewhere (through __newindex), which luda reads raw. The chunk is loaded from a string,
+-- which luda reads back as the function's source.
+local with_global_table = load([[
+LANGUAGE_SPEC_CFG = { factor = 2, shift = { by = 5 }, coef = { 1.5, -2.5 } }
+return function(x) return x + LANGUAGE_SPEC_CFG.factor * LANGUAGE_SPEC_CFG.shift.by + LANGUAGE_SPEC_CFG.coef[2] end
+]], nil, "t", _G)()
+map_case("upvalue and global constants, constant tables", {
+  f = function(x) return with_global_table(x * SCALE + OFFSET) end,
+  dtypes = { "float32" }, gens = { uniform(-100, 100) }, out = "float32", tol = F32 })
+
+local frozen = 7
+custom_case("an upvalue is frozen when the specialization is made", "void(int64[:])",
+  function() return cuda.jit(function(out) local i = cuda.grid(1) if i < #out then out[i] = frozen end end) end,
+  function(kernel)
+    local out = luda.zeros(64, "int64")
+    frozen = 7
+    kernel[{1, 64}](out)
+    frozen = 8   -- same signature: the specialization made with 7 runs again
+    kernel[{1, 64}](out)
+    assert.are.same(7, out:totable()[64])
+    local fresh = cuda.jit(kernel.lua)  -- a new kernel object reads the upvalue anew
+    fresh[{1, 64}](out)
+    assert.are.same(8, out:totable()[64])
+  end)
+
+---------------------------------------------------------------- math.*
+local MATH = {  -- name, function, domain
+  { "sqrt", function(x) return math.sqrt(x) end, 0, 100 },
+  { "exp", function(x) return math.exp(x) end, -10, 10 },
+  { "log", function(x) return math.log(x) end, 0.01, 100 },
+  { "sin", function(x) return math.sin(x) end, -6, 6 },
+  { "cos", function(x) return math.cos(x) end, -6, 6 },
+  { "tan", function(x) return math.tan(x) end, -1.4, 1.4 },
+  { "asin", function(x) return math.asin(x) end, -1, 1 },
+  { "acos", function(x) return math.acos(x) end, -1, 1 },
+  { "atan", function(x) return math.atan(x) end, -10, 10 },
+  { "floor", function(x) return math.floor(x) end, -100, 100 },
+  { "ceil", function(x) return math.ceil(x) end, -100, 100 },
+  { "abs", function(x) return math.abs(x) end, -100, 100 },
+}
+local MATH2 = {
+  { "atan (two arguments)", function(y, x) return math.atan(y, x) end },
+  { "min", function(x, y) return math.min(x, y) end },
+  { "max", function(x, y) return math.max(x, y) end },
+  { "fmod", function(x, y) return math.fmod(x, y) end },
+}
+local EXACT = { floor = true, ceil = true, abs = true, min = true, max = true, fmod = true }
+for _, dtype in ipairs({ "float32", "float64" }) do
+  local tol = dtype == "float32" and F32 or F64
+  for _, m in ipairs(MATH) do
+    map_case(("math.%s on %s"):format(m[1], dtype), {
+      f = m[2], dtypes = { dtype }, gens = { uniform(m[3], m[4]) }, out = dtype,
+      tol = not EXACT[m[1]] and tol or nil })
+  end
+  for _, m in ipairs(MATH2) do
+    map_case(("math.%s on %s"):format(m[1], dtype), {
+      f = m[2], dtypes = { dtype, dtype }, gens = { nonzero_uniform(-10, 10), nonzero_uniform(-10, 10) },
+      out = dtype, tol = not EXACT[m[1]] and tol or nil })
+  end
+end
+map_case("math.abs, math.min, math.max on integers stay integers", {
+  f = function(a, b) return math.abs(a) * 1000000 + math.max(a, b) * 1000 + math.min(a, b) end,
+  dtypes = { "int64", "int64" }, gens = { ints(-500, 500), ints(-500, 500) }, out = "int64" })
+map_case("math.huge, math.pi, math.maxinteger, math.mininteger", {
+  f = function(x, a)
+    local r = x * math.pi
+    if x < math.huge and -math.huge < x then r = r + 1 end
+    if a < math.maxinteger and a > math.mininteger then r = r + 2 end
+    return r
+  end,
+  dtypes = { "float64", "int64" }, gens = { uniform(-10, 10), any_int64 }, out = "float64", tol = F64,
+  edges = { { 1, math.maxinteger }, { 1, math.mininteger } } })
+
+---------------------------------------------------------------- the specs
+local function gpu_missing()
+  return NO_JIT or support.gpu_missing()
+end
+
+describe("kernel language", function()
+  describe("compiles to PTX without a GPU:", function()
+    for _, c in ipairs(CASES) do
+      it(c.name, function()
+        if NO_JIT then return pending(NO_JIT) end
+        local ptx = c.make():inspect("ptx", c.sig, { arch = "sm_90" })
+        assert.is_truthy(ptx:find(".entry", 1, true), "no .entry in the PTX")
+      end)
+    end
+  end)
+
+  describe("matches plain Lua on the GPU:", function()
+    for _, c in ipairs(CASES) do
+      it(c.name, function()
+        local why = gpu_missing()
+        if why then return pending(why) end
+        c.run(c.make())
+      end)
+    end
+  end)
+
+  describe("typing", function()
+    local function typed(f, sig)
+      if NO_JIT then return pending(NO_JIT) end
+      return map_kernel(f, 1):inspect("types", sig)
+    end
+    it("weak literals keep a float32 kernel in float32 (no float64 anywhere)", function()
+      local text = typed(function(x) return 0.5 * x + 2 * x - 1 end, "void(float32[:], float32[:])")
+      if text then assert.is_nil(text:find("float64", 1, true), text) end
+    end)
+    it("a typed constant is strong: luda.float64 makes float32 math float64", function()
+      local HALF = luda.float64(0.5)
+      local text = typed(function(x) return x * HALF end, "void(float32[:], float64[:])")
+      if text then assert.is_truthy(text:find("float64", 1, true), text) end
+    end)
+  end)
+end)
