@@ -88,7 +88,7 @@ std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Consta
     case BinaryOp::Mod: {
       // Lua's luai_nummod.
       v = std::fmod(x, y);
-      if ((v > 0) ? y < 0 : (v < 0 && y != v)) v += y;
+      if ((v > 0) ? y < 0 : (v < 0 && y > 0)) v += y;
       break;
     }
     default: return std::nullopt;

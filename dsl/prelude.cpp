@@ -72,8 +72,8 @@ template <class T> LUDA_INLINE T luda_mod(T a, T b) {
 }
 LUDA_INLINE float luda_floordiv(float a, float b) { return floorf(a / b); }
 LUDA_INLINE double luda_floordiv(double a, double b) { return floor(a / b); }
-LUDA_INLINE float luda_mod(float a, float b) { float m = fmodf(a, b); return ((m > 0) ? b < 0 : (m < 0 && b != m)) ? m + b : m; }
-LUDA_INLINE double luda_mod(double a, double b) { double m = fmod(a, b); return ((m > 0) ? b < 0 : (m < 0 && b != m)) ? m + b : m; }
+LUDA_INLINE float luda_mod(float a, float b) { float m = fmodf(a, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
+LUDA_INLINE double luda_mod(double a, double b) { double m = fmod(a, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
 // math.fmod on integers: C's truncated remainder, with x % -1 = 0 (no overflow trap).
 template <class T> LUDA_INLINE T luda_fmod(T a, T b) { return (luda_traits<T>::is_signed_int && b == (T)-1) ? (T)0 : (T)(a % b); }
 LUDA_INLINE float luda_fmod(float a, float b) { return fmodf(a, b); }

@@ -13,14 +13,19 @@ local function on_gpu(body)
 end
 
 -- Runs `luda <script>` with environment assignments `env` ("NAME=value ..."); returns
--- stdout, stderr and whether it succeeded.
-local function run(env, script)
+-- stdout, stderr and whether it succeeded. The script is written to `path` when given:
+-- runs that must share a cache entry run the same file, since a kernel's code (its #line
+-- directives) names the file it came from.
+local function run(env, script, path)
   assert(support.LUDA, "set LUDA_BIN to the luda binary (ctest does)")
-  local path, out, err = os.tmpname(), os.tmpname(), os.tmpname()
+  local own = path == nil
+  path = path or os.tmpname()
+  local out, err = os.tmpname(), os.tmpname()
   support.write_file(path, script)
   local ok = os.execute(env .. " " .. support.quote(support.LUDA) .. " " .. path .. " >" .. out .. " 2>" .. err)
   local o, e = support.read_file(out), support.read_file(err)
-  os.remove(path); os.remove(out); os.remove(err)
+  if own then os.remove(path) end
+  os.remove(out); os.remove(err)
   return o, e, ok
 end
 
@@ -75,13 +80,14 @@ describe("the disk cache", function()
   it("makes a second process start warm", on_gpu(function()
     local dir = fresh_dir()
     local env = "LUDA_CACHE_DIR=" .. support.quote(dir)
-    local first, err1 = run(env, SCRIPT)
+    local script = dir .. "/double.lua"
+    local first, err1 = run(env, SCRIPT, script)
     assert.are.equal("", err1)
     assert.are.equal(0, field(first, "disk_hits"), first)
     assert.are.equal(1, field(first, "nvrtc"), first)
     assert.are.equal(1, field(first, "writes"), first)
     assert.truthy(first:find("values=true", 1, true), first)
-    local second, err2 = run(env, SCRIPT)
+    local second, err2 = run(env, SCRIPT, script)
     assert.are.equal("", err2)
     assert.are.equal(1, field(second, "disk_hits"), second)
     assert.are.equal(0, field(second, "nvrtc"), second)
@@ -97,22 +103,23 @@ describe("the disk cache", function()
 
   it("rebuilds a corrupt file", on_gpu(function()
     local dir = fresh_dir()
-    local env = "LUDA_CACHE_DIR=" .. support.quote(dir)
-    run(env, SCRIPT)
-    local p = io.popen("ls " .. support.quote(dir))
+    local env = "LUDA_CACHE_DIR=" .. support.quote(dir .. "/cache")
+    local script = dir .. "/double.lua"
+    run(env, SCRIPT, script)
+    local p = io.popen("ls " .. support.quote(dir .. "/cache"))
     local name = p:read("l")
     p:close()
     assert.truthy(name and name:match("^%x+%.luda$"), name)
-    local path = dir .. "/" .. name
+    local path = dir .. "/cache/" .. name
     local bytes = support.read_file(path)
     support.write_file(path, bytes:sub(1, 100) .. string.char((bytes:byte(101) + 1) % 256) .. bytes:sub(102))
-    local out, err = run(env, SCRIPT)
+    local out, err = run(env, SCRIPT, script)
     assert.are.equal("", err)
     assert.are.equal(1, field(out, "corrupt"), out)
     assert.are.equal(1, field(out, "nvrtc"), out)
     assert.are.equal(1, field(out, "writes"), out)
     assert.truthy(out:find("values=true", 1, true), out)
-    out = run(env, SCRIPT)
+    out = run(env, SCRIPT, script)
     assert.are.equal(1, field(out, "disk_hits"), out)
     remove_dir(dir)
   end))
