@@ -199,7 +199,8 @@ void FunctionTyper::external(const std::string& name, const ExternalValue& ext, 
   }
 }
 
-void FunctionTyper::path(const std::string& p, const Expr& at, ExprInfo& out) {
+void FunctionTyper::path(const std::string& spelled, const Expr& at, ExprInfo& out) {
+  const std::string p = canonical_builtin_path(spelled);  // luda.cuda.grid is cuda.grid
   if (const Builtin* row = find_builtin(p)) {
     if (row->form == Builtin::Form::Value) return builtin_value(*row, at, out);
     out.symbol.kind = Symbol::Kind::Builtin;

@@ -9,6 +9,12 @@
 namespace luda::lua {
 namespace {
 
+// (t, k) -> t[k] with metamethods; called only through lua_pcall.
+int get_field(lua_State* L) {
+  lua_gettable(L, 1);
+  return 1;
+}
+
 // registry["luda.namespaces"]: [table] = "math" | "luda" | "cuda" | "luda.math".
 constexpr const char* kNamespaces = "luda.namespaces";
 
@@ -103,15 +109,22 @@ dsl::ExternalValue LuaEnvironment::lookup(dsl::FunctionHandle fn, const std::str
     lua_getupvalue(L, f, n);
     out = convert(-1);
   } else {
-    // A global: read raw from the function's _ENV (no metamethod may run here), or from
-    // the globals table when the function reads no global at all.
+    // A global: read from the function's _ENV as Lua reads it, __index included (busted
+    // and sandboxes give functions such environments), or from the globals table when
+    // the function reads no global at all. Metamethods run under lua_pcall, so an error
+    // in one cannot longjmp over this frame.
     if (int e = fn ? upvalue_index(L, f, "_ENV") : 0; e > 0) lua_getupvalue(L, f, e);
     else lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-    if (lua_type(L, -1) == LUA_TTABLE) {
-      lua_pushlstring(L, name.data(), name.size());
-      lua_rawget(L, -2);
-      out = convert(-1);
+    int env = lua_gettop(L);
+    lua_pushcfunction(L, get_field);
+    lua_pushvalue(L, env);
+    lua_pushlstring(L, name.data(), name.size());
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+      std::string why = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "a non-string error";
+      lua_settop(L, top);
+      fail("reading the global '{}' for a kernel failed: {}", name, why);
     }
+    out = convert(-1);
   }
   lua_settop(L, top);
   // A kernel given as source text has no enclosing chunk to import the namespaces: the

@@ -50,6 +50,11 @@ TEST(Infer, WeakFloatLiteralKeepsFloat32) {
   EXPECT_EQ(local_type("local function k(x) local y = 0.5 * x[0] end", {A32}, "y"), "float32");
 }
 
+TEST(Infer, LudaCudaIsTheCudaNamespace) {
+  EXPECT_EQ(local_type("local function k(x) local i = luda.cuda.grid(1) end", {A32}, "i"), "int64");
+  EXPECT_EQ(local_type("local function k(x) local t = luda.cuda.threadIdx.x end", {A32}, "t"), "int32");
+}
+
 TEST(Infer, WeakIntLiteralKeepsTheIntType) {
   EXPECT_EQ(local_type("local function k(n) local m = n + 1 end", {i32()}, "m"), "int32");
   EXPECT_EQ(local_type("local function k(n) local m = n + 1 end", {Type::scalar_of(Scalar::UInt8)}, "m"), "uint8");

@@ -128,6 +128,20 @@ describe("cuda.jit", function()
     assert.truthy(t:inspect("cuda", "void(int32[:], int32)"):find("fill", 1, true))
   end))
 
+  it("reads globals as Lua does, through the environment's __index", with_frontend(function()
+    local parent = { SCALE = 3, luda = luda }
+    local env = setmetatable({}, { __index = parent })
+    local make = assert(load("return luda.cuda.jit(function(x) x[0] = SCALE * 2 end)", nil, "t", env))
+    local code = make():inspect("cuda", "void(float32[:])")
+    assert.truthy(code:find("= 6.0f;", 1, true), code)
+    local index_line = debug.getinfo(1, "l").currentline + 1
+    local failing = setmetatable({ luda = luda }, { __index = function(_, k) error("no global " .. k) end })
+    local bad = assert(load("return luda.cuda.jit(function(x) x[0] = MISSING end)", nil, "t", failing))()
+    local err = error_of(function() bad:inspect("cuda", "void(float32[:])") end)
+    local at = here():gsub(":%d+: $", ":" .. index_line .. ": ")  -- where __index raised
+    assert.truthy(err:find("reading the global 'MISSING' for a kernel failed: " .. at .. "no global MISSING", 1, true), err)
+  end))
+
   it("compiles functions typed at the REPL and given to -e", with_frontend(function()
     local sig = "'void(float32[:], float32[:])'"
     local out, err = support.run_luda("-i", table.concat({
