@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "jit/nvrtc.h"
+#include "jit/nvrtc_diagnostics.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
@@ -292,6 +293,16 @@ JitKernel::Specialization* JitKernel::find_convertible(std::span<const KernelArg
   return nullptr;
 }
 
+// NVRTC on generated code: a failure is told at the Lua line (jit/nvrtc_diagnostics.h).
+CompiledProgram JitKernel::compile_generated(const CompileRequest& request) const {
+  try {
+    return jit::compile(request);
+  } catch (const CompileError& e) {
+    if (!function_.chunk) throw;
+    throw at_lua_line(e, *function_.chunk);
+  }
+}
+
 std::string JitKernel::binary_for(const dsl::CudaKernel& kernel, int arch) {
   const std::vector<std::string>& options = kernel.nvrtc_options;  // what the code needs (dsl decides)
   CacheKey key = detail::binary_key(kernel, options, arch);
@@ -310,7 +321,7 @@ std::string JitKernel::binary_for(const dsl::CudaKernel& kernel, int arch) {
   request.cubin = true;
   request.options = options;
   t0 = Clock::now();
-  CompiledProgram program = jit::compile(request);
+  CompiledProgram program = compile_generated(request);
   stats_.nvrtc_seconds += seconds_since(t0);
   ++stats_.nvrtc_compiles;
   std::string payload(1, program.cubin ? kCubinTag : kPtxTag);
@@ -503,7 +514,7 @@ std::string JitKernel::inspect(std::string_view kind, std::string_view signature
   request.arch = arch;
   request.cubin = false;
   request.options = spec.kernel.nvrtc_options;
-  CompiledProgram p = jit::compile(request);
+  CompiledProgram p = compile_generated(request);
   std::string ptx = std::move(p.image);
   while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
   return ptx;

@@ -26,6 +26,7 @@
 #include "jit/array_args.h"
 #include "jit/disk_cache.h"
 #include "jit/kernel_args.h"
+#include "jit/nvrtc.h"
 #include "runtime/launch.h"
 #include "runtime/memory.h"
 
@@ -133,6 +134,7 @@ class JitKernel {
   JitStats stats() const;
 
  private:
+  CompiledProgram compile_generated(const CompileRequest& request) const;
   struct Specialization {  // per argument types
     std::vector<dsl::Type> types;
     dsl::CudaKernel kernel;

@@ -1,0 +1,64 @@
+#include "jit/nvrtc_diagnostics.h"
+
+#include <cstddef>
+#include <string_view>
+
+#include "dsl/diagnostics.h"
+#include "dsl/source.h"
+
+namespace luda::jit {
+namespace {
+
+// One diagnostic line of NVRTC's log: `<file>(<line>): <severity>: <message>`.
+struct Diagnostic {
+  std::string file;
+  int line = 0;
+  std::string severity;
+  std::string message;
+};
+
+bool parse_diagnostic(std::string_view text, Diagnostic* d) {
+  std::size_t open = text.find('(');
+  while (open != std::string_view::npos) {
+    std::size_t close = text.find("): ", open);
+    if (close == std::string_view::npos) return false;
+    std::string_view digits = text.substr(open + 1, close - open - 1);
+    bool numeric = !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
+    if (numeric) {
+      std::string_view rest = text.substr(close + 3);
+      std::size_t colon = rest.find(": ");
+      if (colon == std::string_view::npos) return false;
+      d->file = std::string(text.substr(0, open));
+      d->line = std::stoi(std::string(digits));
+      d->severity = std::string(rest.substr(0, colon));
+      d->message = std::string(rest.substr(colon + 2));
+      return true;
+    }
+    open = text.find('(', open + 1);  // a '(' inside the file name
+  }
+  return false;
+}
+
+}  // namespace
+
+CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk) {
+  std::string_view log = e.log();
+  for (std::size_t start = 0; start < log.size();) {
+    std::size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    Diagnostic d;
+    if (parse_diagnostic(log.substr(start, end - start), &d) && d.file == chunk.name &&
+        d.severity.find("error") != std::string::npos) {
+      dsl::Source source(chunk.name, chunk.text);
+      std::string_view line = source.line_text(d.line);
+      int col = static_cast<int>(line.find_first_not_of(" \t"));
+      dsl::SourceError located =
+          dsl::source_error(source, {d.line, col < 0 ? 1 : col + 1}, "compile error", d.message);
+      return CompileError(std::string(located.what()) + "\n" + e.what(), e.log(), e.options(), e.source());
+    }
+    start = end + 1;
+  }
+  return e;
+}
+
+}  // namespace luda::jit

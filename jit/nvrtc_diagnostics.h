@@ -1,0 +1,20 @@
+// NVRTC failures on generated kernels, told at the Lua line that the #line directives of
+// the generated code name, in the form of every other located error:
+//
+//   hist.lua:14:3: compile error: array is too large
+//       local scratch = cuda.shared.array(2305843009213693952, "float64")
+//       ^
+//
+// followed by NVRTC's whole message (log, options, numbered source), so nothing is lost.
+#pragma once
+
+#include "dsl/compile.h"
+#include "jit/nvrtc.h"
+
+namespace luda::jit {
+
+// The error to throw for `e`: located at the first diagnostic of NVRTC's log that names
+// `chunk`, else `e` as it is.
+CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk);
+
+}  // namespace luda::jit
