@@ -54,7 +54,10 @@ assert(out[n - 1] == 0.75 and out[0] == 0.75, "add_kernel gave a wrong result")
 
 local copy_f32_ms = gpu_ms(function() luda.copyto(out, x) end)
 local best_add, best_cfg = math.huge, nil
-for _, cfg in ipairs({{sms * 4, 256}, {sms * 8, 256}, {sms * 16, 256}, {sms * 4, 512}, {sms * 2, 1024}}) do
+-- Numba's users pick the launch shape; so does this bench, from a few usual ones.
+local shapes = {{sms * 4, 256}, {sms * 8, 256}, {sms * 16, 256}, {sms * 32, 256}, {sms * 4, 512},
+                {sms * 8, 512}, {sms * 2, 1024}, {sms * 4, 1024}, {n // 256, 256}, {n // 1024, 1024}}
+for _, cfg in ipairs(shapes) do
   local ms = gpu_ms(function() add_kernel[cfg](x, y, out) end)
   if ms < best_add then best_add, best_cfg = ms, cfg end
 end
