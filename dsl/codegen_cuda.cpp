@@ -317,6 +317,10 @@ class Emitter {
     std::string step = hoist(f.step, "step");
     std::string start = strip(emit_as(*f.start, t));
     std::string counter = v.assignments > 0 ? temp("i") : v.c_name;
+    if (t.is_int() && step_sign == 0) {
+      counted_for(f, v, type, counter, start, limit, step);
+      return;
+    }
     std::string test = step_sign > 0   ? fmt::format("{} <= {}", counter, limit)
                        : step_sign < 0 ? fmt::format("{} >= {}", counter, limit)
                                        : fmt::format("{0} > 0 ? {1} <= {2} : {1} >= {2}", step, counter, limit);
@@ -328,6 +332,38 @@ class Emitter {
       --depth_;
     }
     body(*f.body);
+    put("}");
+    --depth_;
+    put("}");
+  }
+
+  // An integer loop whose step is known only at run time (the grid-stride loop), in Lua's
+  // own form (lvm.c forprep): the iteration count is computed once, so the loop neither
+  // tests the step's sign each time nor wraps past math.maxinteger, and the compiler sees
+  // a counted loop it can unroll. A zero step runs no iteration (Lua raises an error).
+  // Called inside the block numeric_for opened; closes it.
+  void counted_for(const NumericForStat& f, const Variable& v, const std::string& type,
+                   const std::string& counter, const std::string& start, const std::string& limit,
+                   const std::string& step) {
+    std::string first = temp("first"), count = temp("count"), n = temp("n");
+    put(fmt::format("const {} {} = {};", type, first, start));
+    put(fmt::format("if ({0} != 0 && ({0} > 0 ? {1} <= {2} : {1} >= {2})) {{", step, first, limit));
+    ++depth_;
+    put(fmt::format("const unsigned long long {} = {} > 0", count, step));
+    put(fmt::format("    ? ((unsigned long long){0} - (unsigned long long){1}) / (unsigned long long){2}", limit, first, step));
+    put(fmt::format("    : ((unsigned long long){0} - (unsigned long long){1}) / ((unsigned long long)(-({2} + 1)) + 1ull);",
+                    first, limit, step));
+    put(fmt::format("{} {} = {};", type, counter, first));
+    put(fmt::format("for (unsigned long long {0} = {1} + 1; {0} != 0; --{0}, {2} = ({3})((unsigned long long){2} + (unsigned long long){4})) {{",
+                    n, count, counter, type, step));
+    if (counter != v.c_name) {
+      ++depth_;
+      put(fmt::format("{} {} = {};", type, v.c_name, counter));
+      --depth_;
+    }
+    body(*f.body);
+    put("}");
+    --depth_;
     put("}");
     --depth_;
     put("}");

@@ -246,6 +246,19 @@ map_case("numeric for with a negative step (inclusive end)", {
     return s
   end,
   dtypes = { "int64", "int64" }, gens = { ints(-50, 50), ints(-50, 50) }, out = "int64" })
+map_case("numeric for with a step known at run time, either sign, empty ranges too", {
+  f = function(a, b, c)
+    local s, k = 0, 0
+    for i = a, b, c do   -- c is never 0 here (Lua raises for a zero step)
+      s = s + i * (k + 1)
+      k = k + 1
+      if k > 40 then break end
+    end
+    return s * 100 + k
+  end,
+  dtypes = { "int64", "int64", "int64" }, gens = { ints(-60, 60), ints(-60, 60), nonzero(-7, 7) }, out = "int64",
+  edges = { { 5, 5, 1 }, { 5, 5, -1 }, { 5, 4, 1 }, { 4, 5, -1 }, { 0, 9, 3 }, { 9, 0, -3 },
+            { 9223372036854775800, 9223372036854775807, 3 }, { -9223372036854775800, -9223372036854775807, -4 } } })
 map_case("the for variable is a fresh local: assigning it does not change the loop", {
   f = function(n)
     local s = 0

@@ -6,9 +6,16 @@ extern "C" __global__ void add_kernel_2e9eed79(luda_Array<float, 1> x, luda_Arra
 #line 4 "golden.lua"
   {
     const long long luda_limit1 = luda_sub(x.shape[0], 1LL);
-    for (long long i = start; stride > 0 ? i <= luda_limit1 : i >= luda_limit1; i += stride) {
+    const long long luda_first2 = start;
+    if (stride != 0 && (stride > 0 ? luda_first2 <= luda_limit1 : luda_first2 >= luda_limit1)) {
+      const unsigned long long luda_count3 = stride > 0
+          ? ((unsigned long long)luda_limit1 - (unsigned long long)luda_first2) / (unsigned long long)stride
+          : ((unsigned long long)luda_first2 - (unsigned long long)luda_limit1) / ((unsigned long long)(-(stride + 1)) + 1ull);
+      long long i = luda_first2;
+      for (unsigned long long luda_n4 = luda_count3 + 1; luda_n4 != 0; --luda_n4, i = (long long)((unsigned long long)i + (unsigned long long)stride)) {
 #line 5 "golden.lua"
-      out.data[i] = x.data[i] + y.data[i];
+        out.data[i] = x.data[i] + y.data[i];
+      }
     }
   }
 }
