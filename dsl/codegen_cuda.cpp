@@ -1,6 +1,7 @@
 #include "dsl/codegen_cuda.h"
 
 #include <charconv>
+#include <map>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -97,6 +98,7 @@ class Emitter {
     if (tf_.is_kernel) out_ += fmt::format("extern \"C\" __global__ void {}({}) {{\n", tf_.c_name, params);
     else out_ += fmt::format("static __device__ {} {}({}) {{\n", result, tf_.c_name, params);
     depth_ = 1;
+    if (tf_.is_kernel && options_.noalias) restrict_array_params();
     block(*f.body);
     bool returns_last = !f.body->stats.empty() && f.body->stats.back()->is<ReturnStat>();
     if (!tf_.is_kernel && tf_.result.kind != Type::Kind::Void && !returns_last) {
@@ -486,7 +488,53 @@ class Emitter {
       else term = fmt::format("{} * {}.strides[{}]", paren(i), array, axis);
       offset += (k ? " + " : "") + term;
     }
+    auto alias = data_alias_.find(array);
+    if (alias != data_alias_.end()) return fmt::format("{}[{}]", alias->second, offset);
     return fmt::format("{}.data[{}]", array, offset);
+  }
+
+  // With noalias (no two array arguments overlap: the launcher checked), each array
+  // parameter that is only indexed gets a __restrict__ data pointer, const when the kernel
+  // never stores into it. An array handed to any call (atomics, device functions) keeps
+  // its plain struct: restrict must cover every access, and those go through the struct.
+  // Any other array-typed local could alias a parameter, so then nothing is restricted.
+  void restrict_array_params() {
+    std::size_t nparams = tf_.params.size();
+    for (std::size_t v = nparams; v < tf_.vars.size(); ++v)
+      if (tf_.vars[v].has_type && tf_.vars[v].type.kind == Type::Kind::Array &&
+          tf_.vars[v].alloc == Builtin::Alloc::None)
+        return;
+    std::vector<char> stored(nparams, 0), called(nparams, 0);
+    auto root_param = [&](const Expr* e) -> int {
+      while (e->is<IndexExpr>() || e->is<ParenExpr>())
+        e = e->is<IndexExpr>() ? e->as<IndexExpr>().object : e->as<ParenExpr>().inner;
+      if (!e->is<NameExpr>()) return -1;
+      int v = info(*e).var;
+      return v >= 0 && static_cast<std::size_t>(v) < nparams ? v : -1;
+    };
+    const Ast& ast = *tf_.ast;
+    for (int id = 0; id < ast.node_count(); ++id) {
+      const Node& n = ast.node(id);
+      if (n.is<AssignStat>()) {
+        for (const Expr* t : n.as<AssignStat>().targets)
+          if (int p = root_param(t); p >= 0) stored[p] = 1;
+      } else if (n.is<CallExpr>() || n.is<MethodCallExpr>()) {
+        // An array (or a row of one) handed over; an element value (x[i]) is only a read.
+        const auto& args = n.is<CallExpr>() ? n.as<CallExpr>().args : n.as<MethodCallExpr>().args;
+        for (const Expr* a : args)
+          if (info(*a).type.kind == Type::Kind::Array)
+            if (int p = root_param(a); p >= 0) called[p] = 1;
+      }
+    }
+    for (std::size_t p = 0; p < nparams; ++p) {
+      const Type& t = tf_.params[p];
+      if (t.kind != Type::Kind::Array || called[p]) continue;
+      const std::string& name = tf_.vars[p].c_name;
+      std::string alias = name + "_data";
+      put(fmt::format("{}{}* __restrict__ const {} = {}.data;", stored[p] ? "" : "const ",
+                      scalar_c_type(t.scalar), alias, name));
+      data_alias_[name] = alias;
+    }
   }
 
   static std::string paren(const std::string& s) {
@@ -615,6 +663,7 @@ class Emitter {
   const TypedFunction& tf_;
   const KernelOptions& options_;
   std::string& out_;
+  std::map<std::string, std::string> data_alias_;  // array parameter -> its __restrict__ data pointer
   int depth_ = 0;
   int temps_ = 0;
 };

@@ -70,6 +70,10 @@ struct KernelOptions {
   bool boundscheck = false;
   bool fastmath = false;
   bool debug = false;
+  // Set by the launcher, per call, when no two array arguments overlap in memory: array
+  // data pointers are then __restrict__ (and const where the kernel only reads), so loads
+  // may take the read-only path and be reordered past stores.
+  bool noalias = false;
 };
 
 struct KernelRequest {

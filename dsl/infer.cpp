@@ -618,7 +618,8 @@ TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, co
     LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
   std::string key;
   for (const Type& t : args) key += t.str() + (t.weak ? "~," : ",");
-  key += fmt::format("|{}{}{}|{}", options.boundscheck, options.fastmath, options.debug, kPreludeVersion);
+  key += fmt::format("|{}{}{}{}|{}", options.boundscheck, options.fastmath, options.debug, options.noalias,
+                     kPreludeVersion);
   std::string base;
   for (char c : tf->lua_name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   tf->c_name = base + "_" + short_hash(key);

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +50,7 @@ bool boundscheck_from_env() {
 }
 
 bool SignatureKey::operator==(const SignatureKey& o) const {
-  if (device != o.device || count != o.count) return false;
+  if (device != o.device || count != o.count || noalias != o.noalias) return false;
   for (int i = 0; i < count; ++i)
     if (!(args[static_cast<std::size_t>(i)] == o.args[static_cast<std::size_t>(i)])) return false;
   return true;
@@ -57,7 +58,7 @@ bool SignatureKey::operator==(const SignatureKey& o) const {
 
 std::size_t SignatureKey::hash() const {
   static_assert(sizeof(ArgCode) == 4);
-  XXH64_hash_t seed = static_cast<XXH64_hash_t>((device + 2) * 256 + count);
+  XXH64_hash_t seed = static_cast<XXH64_hash_t>(((device + 2) * 256 + count) * 2 + noalias);
   return static_cast<std::size_t>(XXH3_64bits_withSeed(args.data(), sizeof(ArgCode) * count, seed));
 }
 
@@ -89,12 +90,13 @@ std::vector<dsl::Type> argument_types(std::span<const KernelArg> args) {
   return out;
 }
 
-SignatureKey signature_key(std::span<const dsl::Type> types, int device) {
+SignatureKey signature_key(std::span<const dsl::Type> types, int device, bool noalias) {
   if (types.size() > static_cast<std::size_t>(kMaxJitArgs))
     fail("a cuda.jit kernel takes at most {} arguments, got {}", kMaxJitArgs, types.size());
   SignatureKey k;
   k.device = static_cast<std::int16_t>(device);
   k.count = static_cast<std::uint8_t>(types.size());
+  k.noalias = noalias;
   for (std::size_t i = 0; i < types.size(); ++i) {
     const dsl::Type& t = types[i];
     ArgCode& c = k.args[i];
@@ -109,6 +111,28 @@ SignatureKey signature_key(std::span<const dsl::Type> types, int device) {
     }
   }
   return k;
+}
+
+bool arrays_disjoint(std::span<const KernelArg> args) {
+  // Byte extents [lo, hi) of the arrays; a few arguments, so pairwise is cheapest.
+  std::array<std::pair<std::uintptr_t, std::uintptr_t>, kMaxJitArgs> extents;
+  std::size_t n = 0;
+  for (const KernelArg& a : args) {
+    if (a.kind != KernelArg::Kind::Array || !a.array->valid() || a.array->size() == 0) continue;
+    const NDArray& x = *a.array;
+    std::int64_t lo = 0, hi = 0;
+    for (int k = 0; k < x.ndim(); ++k) {
+      std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
+      (reach < 0 ? lo : hi) += reach;
+    }
+    auto base = reinterpret_cast<std::uintptr_t>(x.data());
+    auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
+    extents[n++] = {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      if (extents[i].first < extents[j].second && extents[j].first < extents[i].second) return false;
+  return true;
 }
 
 SignatureKey signature_key(std::span<const KernelArg> args, int device) {
@@ -126,6 +150,7 @@ SignatureKey signature_key(std::span<const KernelArg> args, int device) {
   SignatureKey k;
   k.device = static_cast<std::int16_t>(device);
   k.count = static_cast<std::uint8_t>(args.size());
+  k.noalias = arrays_disjoint(args);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelArg& a = args[i];
     ArgCode& c = k.args[i];
@@ -247,8 +272,9 @@ int JitKernel::launch_device(std::span<const KernelArg> args) const {
   return 0;
 }
 
-JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature) {
-  SignatureKey key = signature_key(types, -1);
+JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature,
+                                                 bool noalias) {
+  SignatureKey key = signature_key(types, -1, noalias);
   if (auto it = by_types_.find(key); it != by_types_.end()) {
     it->second->from_signature = it->second->from_signature || from_signature;
     return *it->second;
@@ -258,13 +284,13 @@ JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& t
   request.handle = handle_;
   request.name = name_;
   request.args = types;
-  request.options = {options_.boundscheck, options_.fastmath, options_.debug};
+  request.options = {options_.boundscheck, options_.fastmath, options_.debug, noalias};
   auto t0 = Clock::now();
   dsl::CudaKernel kernel = frontend_(request, env_);
   stats_.frontend_seconds += seconds_since(t0);
   ++stats_.specializations;
   LUDA_INTERNAL_CHECK(kernel.params.size() == types.size());
-  Specialization& s = specs_.emplace_back(Specialization{types, std::move(kernel), from_signature});
+  Specialization& s = specs_.emplace_back(Specialization{types, std::move(kernel), from_signature, noalias});
   by_types_.emplace(key, &s);
   return s;
 }
@@ -378,12 +404,14 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
       loaded = it->second;
       ++stats_.memory_hits;
     } else {
+      // Disjoint arrays get their own specialization with restricted pointers (made on
+      // first such call); a signature compiled ahead serves both kinds of call.
       std::vector<dsl::Type> types = argument_types(args);
-      SignatureKey type_key = signature_key(types, -1);
+      SignatureKey type_key = signature_key(types, -1, key.noalias);
       Specialization* spec = nullptr;
       if (auto t = by_types_.find(type_key); t != by_types_.end()) spec = t->second;
       if (!spec) spec = find_convertible(args);
-      if (!spec) spec = &specialize(types, false);
+      if (!spec) spec = &specialize(types, false, key.noalias);
       loaded = &load(*spec, key, ordinal);
     }
   }
@@ -481,13 +509,17 @@ JitKernel::Specialization& JitKernel::only_or_named(std::string_view signature) 
     check_count(types.size());
     return specialize(types, true);
   }
-  if (specs_.size() == 1) return specs_.front();
   if (specs_.empty())
     fail("kernel '{}' has no specialization yet; name a signature: {}:inspect(\"cuda\", \"void(float32[:], ...)\")",
          name_, name_);
-  std::vector<std::string> names;
-  for (const Specialization& s : specs_) names.push_back(dsl::Signature{dsl::Type::void_(), s.types}.str());
-  fail("kernel '{}' has {} specializations ({}); name one as the second argument", name_, specs_.size(),
+  std::vector<std::string> names = signatures_locked();
+  if (names.size() == 1) {
+    // One signature, perhaps compiled twice: show what a call with disjoint arrays runs.
+    for (Specialization& s : specs_)
+      if (s.noalias) return s;
+    return specs_.front();
+  }
+  fail("kernel '{}' has {} specializations ({}); name one as the second argument", name_, names.size(),
        fmt::join(names, ", "));
 }
 
@@ -522,8 +554,16 @@ std::string JitKernel::inspect(std::string_view kind, std::string_view signature
 
 std::vector<std::string> JitKernel::signatures() const {
   std::lock_guard lock(mutex_);
+  return signatures_locked();
+}
+
+// Each argument signature once: its noalias twin (for disjoint arrays) is not another.
+std::vector<std::string> JitKernel::signatures_locked() const {
   std::vector<std::string> out;
-  for (const Specialization& s : specs_) out.push_back(dsl::Signature{dsl::Type::void_(), s.types}.str());
+  for (const Specialization& s : specs_) {
+    std::string name = dsl::Signature{dsl::Type::void_(), s.types}.str();
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  }
   return out;
 }
 

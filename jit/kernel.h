@@ -59,6 +59,7 @@ struct ArgCode {
 struct SignatureKey {
   std::int16_t device = -1;  // CUDA ordinal the call runs on
   std::uint8_t count = 0;
+  bool noalias = false;      // no two array arguments overlap (dsl::KernelOptions::noalias)
   std::array<ArgCode, kMaxJitArgs> args{};  // [count, kMaxJitArgs) stay zero
   bool operator==(const SignatureKey& o) const;
   std::size_t hash() const;
@@ -74,7 +75,10 @@ struct SignatureKeyHash {
 std::vector<dsl::Type> argument_types(std::span<const KernelArg> args);
 // The key of those types on `device` (-1: no device). Error past kMaxJitArgs arguments.
 SignatureKey signature_key(std::span<const KernelArg> args, int device);
-SignatureKey signature_key(std::span<const dsl::Type> types, int device);
+SignatureKey signature_key(std::span<const dsl::Type> types, int device, bool noalias = false);
+// Whether no two array arguments share a byte of memory (each array's extent from its
+// strides, negative ones too; the same host array twice overlaps itself).
+bool arrays_disjoint(std::span<const KernelArg> args);
 
 // Compile-path counters, for tests and :stats().
 struct JitStats {
@@ -139,6 +143,7 @@ class JitKernel {
     std::vector<dsl::Type> types;
     dsl::CudaKernel kernel;
     bool from_signature = false;  // made by compile(signature)
+    bool noalias = false;         // compiled for disjoint array arguments
   };
   struct Loaded {  // per argument types and device
     Specialization* spec = nullptr;
@@ -148,7 +153,7 @@ class JitKernel {
     std::shared_ptr<Buffer> bounds;  // the BoundsRecord, when spec->kernel.bounds_record
   };
 
-  Specialization& specialize(const std::vector<dsl::Type>& types, bool from_signature);
+  Specialization& specialize(const std::vector<dsl::Type>& types, bool from_signature, bool noalias = false);
   Specialization* find_convertible(std::span<const KernelArg> args);
   Loaded& load(Specialization& spec, const SignatureKey& key, int ordinal);
   std::string binary_for(const dsl::CudaKernel& kernel, int arch);  // disk cache, else NVRTC
@@ -156,6 +161,7 @@ class JitKernel {
   void check_count(std::size_t n) const;
   [[noreturn]] void bounds_error(const dsl::BoundsRecord& r) const;
   Specialization& only_or_named(std::string_view signature);
+  std::vector<std::string> signatures_locked() const;
 
   dsl::FunctionSource function_;
   dsl::FunctionHandle handle_;

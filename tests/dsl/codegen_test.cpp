@@ -63,6 +63,30 @@ TEST(Codegen, OptionsGiveTheNvrtcFlagsTheCodeNeeds) {
             (std::vector<std::string>{"--use_fast_math", "-G"}));
 }
 
+TEST(Codegen, NoaliasRestrictsArrayPointersConstWhereOnlyRead) {
+  TestChunk c("local function add(x, y, out)\n  local i = cuda.grid(1)\n  out[i] = x[i] + y[i]\nend\n");
+  std::vector<Type> args = {arr(Scalar::Float32), arr(Scalar::Float32), arr(Scalar::Float32)};
+  std::string plain = c.compile("add", args).code;
+  EXPECT_EQ(plain.find("__restrict__"), std::string::npos) << plain;
+  CudaKernel k = c.compile("add", args, {.noalias = true});
+  EXPECT_NE(k.code.find("const float* __restrict__ const x_data = x.data;"), std::string::npos) << k.code;
+  EXPECT_NE(k.code.find("const float* __restrict__ const y_data = y.data;"), std::string::npos) << k.code;
+  EXPECT_NE(k.code.find("\n  float* __restrict__ const out_data = out.data;"), std::string::npos) << k.code;
+  EXPECT_NE(k.code.find("out_data[i * out.strides[0]] = x_data[i * x.strides[0]] + y_data[i * y.strides[0]];"),
+            std::string::npos) << k.code;
+  EXPECT_NE(k.entry, c.compile("add", args).entry);  // its own specialization
+}
+
+TEST(Codegen, NoaliasLeavesArraysGivenToCallsAndArrayLocalsAlone) {
+  TestChunk atomics("local function h(bins, x)\n  local i = cuda.grid(1)\n  cuda.atomic.add(bins, x[i], 1)\nend\n");
+  std::string code = atomics.compile("h", {arr(Scalar::Int32), arr(Scalar::Int32)}, {.noalias = true}).code;
+  EXPECT_EQ(code.find("bins_data"), std::string::npos) << code;           // through the struct, unrestricted
+  EXPECT_NE(code.find("const int* __restrict__ const x_data = x.data;"), std::string::npos) << code;
+  TestChunk local("local function k(x, out)\n  local y = x\n  out[0] = y[0]\nend\n");
+  code = local.compile("k", {arr(Scalar::Float32), arr(Scalar::Float32)}, {.noalias = true}).code;
+  EXPECT_EQ(code.find("__restrict__"), std::string::npos) << code;        // y could be either
+}
+
 TEST(Codegen, SwapEvaluatesValuesFirst) {
   TestChunk c("local function k(x)\n  local a, b = x[0], x[1]\n  a, b = b, a\n  x[0] = a\nend\n");
   std::string code = c.compile("k", {arr(Scalar::Float32)}).code;

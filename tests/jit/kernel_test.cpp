@@ -63,8 +63,10 @@ TEST(SignatureKeys, MatchTheTypesAndTellSignaturesApart) {
   SignatureKey k = key(base);
   // The fast key equals the key of argument_types' types.
   std::vector<Type> types = argument_types(base);
-  EXPECT_EQ(k, signature_key(types, 0));
-  EXPECT_EQ(k.hash(), signature_key(types, 0).hash());
+  EXPECT_TRUE(k.noalias);  // one array
+  EXPECT_EQ(k, signature_key(types, 0, true));
+  EXPECT_EQ(k.hash(), signature_key(types, 0, true).hash());
+  EXPECT_FALSE(k == signature_key(types, 0, false));
   EXPECT_EQ(k, key(base));
   std::vector<SignatureKey> different = {
       key(base, 1),                                                                       // device
@@ -81,6 +83,26 @@ TEST(SignatureKeys, MatchTheTypesAndTellSignaturesApart) {
   std::vector<Type> strided = types;
   strided[0].c_contiguous = false;
   EXPECT_FALSE(k == signature_key(strided, 0));
+}
+
+TEST(SignatureKeys, ArraysAreDisjointUnlessTheirBytesOverlap) {
+  NDArray a = host_array({8, 6}, DType::Float32), b = host_array({8, 6}, DType::Float32);
+  auto disjoint = [](std::vector<NDArray> arrays) {
+    std::vector<KernelArg> args;
+    for (const NDArray& x : arrays) args.push_back(KernelArg::of_array(x));
+    args.push_back(KernelArg::of_int(3));
+    return arrays_disjoint(args);
+  };
+  EXPECT_TRUE(disjoint({a, b}));
+  EXPECT_FALSE(disjoint({a, a}));                       // the same array twice
+  EXPECT_FALSE(disjoint({a, a.at(7)}));                 // a row of it
+  EXPECT_FALSE(disjoint({a.transpose(), a.at(0)}));     // a view of it, other strides
+  Slice lower{4, std::nullopt, 1}, upper{std::nullopt, 4, 1}, reversed{std::nullopt, std::nullopt, -1};
+  std::vector<IndexItem> lo = {lower}, up = {upper}, rev = {reversed};
+  EXPECT_TRUE(disjoint({a.index(lo), a.index(up)}));    // rows 4..7 and 0..3 share no byte
+  EXPECT_FALSE(disjoint({a.index(rev), a.at(0)}));      // negative strides reach back
+  EXPECT_FALSE(disjoint({a.index(rev).index(up), a.index(lo)}));  // rows 7, 6, 5, 4 and rows 4..7
+  EXPECT_TRUE(disjoint({a.index(rev).index(up), a.index(up)}));   // rows 7, 6, 5, 4 and rows 0..3
 }
 
 TEST(SignatureKeys, RefuseTooManyArguments) {
