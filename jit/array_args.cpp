@@ -8,33 +8,6 @@
 #include "runtime/error.h"
 
 namespace luda::jit {
-namespace {
-
-std::string a_dtype(DType t) {
-  std::string_view n = dtype_name(t);
-  return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
-}
-
-// Lua's way of showing a float: 2.5, 3.0, 1e+20.
-std::string lua_float(double f) {
-  std::string s = fmt::format("{:.14g}", f);
-  if (std::isfinite(f) && s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s;
-}
-
-std::string describe(const KernelArg& a) {
-  switch (a.kind) {
-    case KernelArg::Kind::Array:
-      return a.array && a.array->valid() ? a_dtype(a.array->dtype()) + " array" : "an empty array handle";
-    case KernelArg::Kind::Typed: return a_dtype(a.typed.dtype) + " scalar";
-    case KernelArg::Kind::Int: return fmt::format("the integer {}", a.i);
-    case KernelArg::Kind::Float: return fmt::format("a float {}", lua_float(a.f));
-    case KernelArg::Kind::Bool: return fmt::format("the boolean {}", a.b);
-  }
-  return "?";
-}
-
-}  // namespace
 
 void ArgBuffer::clear() {
   words_.clear();
@@ -91,20 +64,20 @@ Scalar convert_scalar(std::string_view kernel, std::size_t index, std::string_vi
   const char* plain = want == DType::Bool ? "boolean" : "number";
   switch (a.kind) {
     case KernelArg::Kind::Array:
-      throw error(fmt::format("got {}; pass a {}", describe(a), plain));
+      throw error(fmt::format("got {}; pass a {}", describe_arg(a), plain));
     case KernelArg::Kind::Typed:
       if (a.typed.dtype != want)
-        throw error(fmt::format("got {}; pass luda.{}(v) or a plain {}", describe(a), dtype_name(want), plain));
+        throw error(fmt::format("got {}; pass luda.{}(v) or a plain {}", describe_arg(a), dtype_name(want), plain));
       return a.typed;
     case KernelArg::Kind::Bool:
-      if (want != DType::Bool) throw error(fmt::format("got {}; pass a number", describe(a)));
+      if (want != DType::Bool) throw error(fmt::format("got {}; pass a number", describe_arg(a)));
       return Scalar::of_bool(a.b);
     case KernelArg::Kind::Int:
-      if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe(a)));
+      if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe_arg(a)));
       if (!integer_fits(a.i, want)) throw error(fmt::format("{} does not fit in {}", a.i, dtype_name(want)));
       return is_float(want) ? Scalar::of_float(static_cast<double>(a.i), want) : Scalar::of_int(a.i, want);
     case KernelArg::Kind::Float:
-      if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe(a)));
+      if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe_arg(a)));
       if (is_float(want)) return Scalar::of_float(a.f, want);
       // As Lua does: a float with an exact integer value is that integer.
       if (std::isfinite(a.f) && a.f == std::floor(a.f) && a.f >= -0x1p63 && a.f < 0x1p63) {
@@ -112,7 +85,7 @@ Scalar convert_scalar(std::string_view kernel, std::size_t index, std::string_vi
         if (!integer_fits(i, want)) throw error(fmt::format("{} does not fit in {}", lua_float(a.f), dtype_name(want)));
         return Scalar::of_int(i, want);
       }
-      throw error(fmt::format("got {}; pass an integer", describe(a)));
+      throw error(fmt::format("got {}; pass an integer", describe_arg(a)));
   }
   throw InternalError("convert_scalar: unknown argument kind");
 }

@@ -15,25 +15,7 @@ std::string a_dtype(DType t) {
   return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
 }
 
-// Lua's way of showing a float ("%.14g", then ".0" if it looks like an integer): 2.5,
-// 1e+20, 3.0, inf
-std::string lua_float(double f) {
-  std::string s = fmt::format("{:.14g}", f);
-  if (std::isfinite(f) && s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s;
-}
 
-std::string describe(const KernelArg& a) {
-  switch (a.kind) {
-    case KernelArg::Kind::Array:
-      return a.array && a.array->valid() ? a_dtype(a.array->dtype()) + " array" : "an empty array handle";
-    case KernelArg::Kind::Typed: return a_dtype(a.typed.dtype) + " scalar";
-    case KernelArg::Kind::Int: return fmt::format("the integer {}", a.i);
-    case KernelArg::Kind::Float: return fmt::format("a float {}", lua_float(a.f));
-    case KernelArg::Kind::Bool: return fmt::format("the boolean {}", a.b);
-  }
-  return "?";
-}
 
 class Packer {
  public:
@@ -121,33 +103,33 @@ void pass_checked(Packer& p, const KernelParam& param, const KernelArg& a) {
     p.error(", a type luda cannot pass; declare the parameter with a scalar type (int, float, "
             "double, ...) or as a pointer");
   if (type.kind == ParamType::Kind::Pointer) {
-    if (a.kind != KernelArg::Kind::Array) p.error(" but got {}; pass an array", describe(a));
+    if (a.kind != KernelArg::Kind::Array) p.error(" but got {}; pass an array", describe_arg(a));
     if (type.dtype && a.array->valid() && a.array->dtype() != *type.dtype)
-      p.error(" but got {}; pass {} array", describe(a), a_dtype(*type.dtype));
+      p.error(" but got {}; pass {} array", describe_arg(a), a_dtype(*type.dtype));
     p.pointer(*a.array);
     return;
   }
   DType want = *type.dtype;
   switch (a.kind) {
     case KernelArg::Kind::Array:
-      p.error(" but got {}; pass a {}", describe(a), want == DType::Bool ? "boolean" : "number");
+      p.error(" but got {}; pass a {}", describe_arg(a), want == DType::Bool ? "boolean" : "number");
     case KernelArg::Kind::Typed:
       if (a.typed.dtype != want)
-        p.error(" but got {}; pass luda.{}(v) or a plain {}", describe(a), dtype_name(want),
+        p.error(" but got {}; pass luda.{}(v) or a plain {}", describe_arg(a), dtype_name(want),
                 want == DType::Bool ? "boolean" : "number");
       p.scalar(a.typed);
       return;
     case KernelArg::Kind::Bool:
-      if (want != DType::Bool) p.error(" but got {}; pass a number", describe(a));
+      if (want != DType::Bool) p.error(" but got {}; pass a number", describe_arg(a));
       p.scalar(Scalar::of_bool(a.b));
       return;
     case KernelArg::Kind::Int:
-      if (want == DType::Bool) p.error(" but got {}; pass true or false", describe(a));
+      if (want == DType::Bool) p.error(" but got {}; pass true or false", describe_arg(a));
       if (!integer_fits(a.i, want)) p.error(" but {} does not fit in {}", a.i, dtype_name(want));
       p.scalar(is_float(want) ? Scalar::of_float(static_cast<double>(a.i), want) : Scalar::of_int(a.i, want));
       return;
     case KernelArg::Kind::Float:
-      if (want == DType::Bool) p.error(" but got {}; pass true or false", describe(a));
+      if (want == DType::Bool) p.error(" but got {}; pass true or false", describe_arg(a));
       if (is_float(want)) {
         p.scalar(Scalar::of_float(a.f, want));
         return;
@@ -159,11 +141,31 @@ void pass_checked(Packer& p, const KernelParam& param, const KernelArg& a) {
         p.scalar(Scalar::of_int(i, want));
         return;
       }
-      p.error(" but got {}; pass an integer", describe(a));
+      p.error(" but got {}; pass an integer", describe_arg(a));
   }
 }
 
 }  // namespace
+
+// Lua's way of showing a float ("%.14g", then ".0" if it looks like an integer): 2.5,
+// 1e+20, 3.0, inf
+std::string lua_float(double f) {
+  std::string s = fmt::format("{:.14g}", f);
+  if (std::isfinite(f) && s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string describe_arg(const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::Array:
+      return a.array && a.array->valid() ? a_dtype(a.array->dtype()) + " array" : "an empty array handle";
+    case KernelArg::Kind::Typed: return a_dtype(a.typed.dtype) + " scalar";
+    case KernelArg::Kind::Int: return fmt::format("the integer {}", a.i);
+    case KernelArg::Kind::Float: return fmt::format("a float {}", lua_float(a.f));
+    case KernelArg::Kind::Bool: return fmt::format("the boolean {}", a.b);
+  }
+  return "?";
+}
 
 PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
                           std::span<const KernelArg> args) {

@@ -69,6 +69,13 @@ struct PackedArgs {
 //   raw_kernel 'add_func' takes 3 arguments (x1, x2, y), got 2
 //   raw_kernel 'add_func': argument 2 'x2' is 'const float* x2' but got a float64 array; pass a float32 array
 // Arrays must be on one CUDA device, which `device` reports.
+// A Lua float as Lua prints it: 2.5, 3.0, 1e+20, inf.
+std::string lua_float(double f);
+
+// An argument as messages name it: "a float64 array", "an int32 scalar", "the integer 7",
+// "a float 2.5" (Lua's spelling), "the boolean true".
+std::string describe_arg(const KernelArg& a);
+
 PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
                           std::span<const KernelArg> args);
 

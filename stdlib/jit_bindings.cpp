@@ -108,45 +108,6 @@ int l_jit(lua_State* L) {
 
 // ---- launch configurations ---------------------------------------------------------------
 
-// grid or block: a number or a table of 1 to 3 integers, each at least 1.
-Dim3 read_dim(lua_State* L, int idx, const std::string& kernel, std::string_view what) {
-  std::int64_t v[3] = {1, 1, 1};
-  int n = 0;
-  auto integer = [&](int at, std::string_view label) {
-    int isnum = 0;
-    lua_Integer x = lua_tointegerx(L, at, &isnum);
-    if (!isnum || lua_type(L, at) != LUA_TNUMBER)
-      fail("kernel '{}': {} must be an integer, got {}", kernel, label, describe(L, at));
-    return static_cast<std::int64_t>(x);
-  };
-  if (lua_type(L, idx) == LUA_TNUMBER) {
-    v[0] = integer(idx, what);
-    n = 1;
-  } else if (lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) >= 1 && lua_rawlen(L, idx) <= 3) {
-    n = static_cast<int>(lua_rawlen(L, idx));
-    for (int i = 0; i < n; ++i) {
-      lua_rawgeti(L, idx, i + 1);
-      v[i] = integer(lua_gettop(L), fmt::format("{}[{}]", what, i + 1));
-      lua_pop(L, 1);
-    }
-  } else {
-    std::string got = lua_type(L, idx) == LUA_TTABLE ? fmt::format("a table of {}", lua_rawlen(L, idx))
-                                                      : "a " + type_name(L, idx);
-    fail("kernel '{}': {} must be a number or a table of 1 to 3 numbers, got {} (use the syntax {})", kernel,
-         what, got, syntax(kernel));
-  }
-  static constexpr char kAxis[3] = {'x', 'y', 'z'};
-  for (int i = 0; i < n; ++i)  // LaunchConfig::validate's text, checked here without a device
-    if (v[i] < 1)
-      fail("kernel '{}': {} dimension {} is {}: each grid and block dimension must be at least 1", kernel, what,
-           kAxis[i], v[i]);
-  Dim3 d;
-  d.x = v[0];
-  d.y = v[1];
-  d.z = v[2];
-  d.ndim = n;
-  return d;
-}
 
 // {grid, block} or {grid = ..., block = ..., shared = bytes, stream = s} at idx.
 LaunchConfig read_config(lua_State* L, int idx, const std::string& kernel) {
@@ -182,7 +143,8 @@ LaunchConfig read_config(lua_State* L, int idx, const std::string& kernel) {
       fail("kernel '{}': the {} is given twice ([{}] and {} =); give it once", kernel, name, position, name);
     if (!positional && !named)
       fail("kernel '{}': the launch configuration has no {}; use the syntax {}", kernel, name, syntax(kernel));
-    Dim3 d = read_dim(L, positional ? -2 : -1, kernel, name);
+    Dim3 d = read_launch_dim(L, positional ? -2 : -1, fmt::format("kernel '{}'", kernel), name,
+                             "use the syntax " + syntax(kernel));
     lua_pop(L, 2);
     return d;
   };

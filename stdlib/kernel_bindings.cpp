@@ -117,54 +117,15 @@ int l_raw_module(lua_State* L) {
   return 1;
 }
 
-// grid or block: a number or a table of 1 to 3 numbers, each an integer of at least 1.
-Dim3 read_dim(lua_State* L, int idx, std::string_view kernel, std::string_view what) {
-  std::int64_t v[3] = {1, 1, 1};
-  int n = 0;
-  auto integer = [&](int at, std::string_view label) {
-    int isnum = 0;
-    lua_Integer x = lua_tointegerx(L, at, &isnum);
-    if (!isnum || lua_type(L, at) != LUA_TNUMBER)
-      fail("raw_kernel '{}': {} must be an integer, got {}", kernel, label, describe(L, at));
-    return static_cast<std::int64_t>(x);
-  };
-  if (lua_type(L, idx) == LUA_TNUMBER) {
-    v[0] = integer(idx, what);
-    n = 1;
-  } else if (lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) >= 1 && lua_rawlen(L, idx) <= 3) {
-    n = static_cast<int>(lua_rawlen(L, idx));
-    for (int i = 0; i < n; ++i) {
-      lua_rawgeti(L, idx, i + 1);
-      v[i] = integer(lua_gettop(L), fmt::format("{}[{}]", what, i + 1));
-      lua_pop(L, 1);
-    }
-  } else {
-    std::string got = lua_type(L, idx) == LUA_TTABLE
-                          ? fmt::format("a table of {}", lua_rawlen(L, idx))
-                          : (lua_isnone(L, idx) ? std::string("no value") : type_name(L, idx));
-    fail("raw_kernel '{}': {} must be a number or a table of 1 to 3 numbers, got {} ({})", kernel, what,
-         got, kLaunchSyntax);
-  }
-  static constexpr char kAxis[3] = {'x', 'y', 'z'};
-  for (int i = 0; i < n; ++i)  // LaunchConfig::validate's text, checked here without a device
-    if (v[i] < 1)
-      fail("raw_kernel '{}': {} dimension {} is {}: each grid and block dimension must be at least 1",
-           kernel, what, kAxis[i], v[i]);
-  Dim3 d;
-  d.x = v[0];
-  d.y = v[1];
-  d.z = v[2];
-  d.ndim = n;
-  return d;
-}
 
 // k(grid, block, {args...}, {shared_mem=, stream=})
 int l_kernel_call(lua_State* L) {
   jit::RawKernel& k = *check_kernel(L, 1, "raw_kernel");
   const std::string& name = k.name();
   LaunchConfig config;
-  config.grid = read_dim(L, 2, name, "grid");
-  config.block = read_dim(L, 3, name, "block");
+  std::string who = fmt::format("raw_kernel '{}'", name);
+  config.grid = read_launch_dim(L, 2, who, "grid", kLaunchSyntax);
+  config.block = read_launch_dim(L, 3, who, "block", kLaunchSyntax);
   if (lua_type(L, 4) != LUA_TTABLE)
     fail("raw_kernel '{}': the arguments must be a table {{x, y, ...}}, got {} ({})", name,
          lua_isnone(L, 4) ? "no value" : type_name(L, 4), kLaunchSyntax);

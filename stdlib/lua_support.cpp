@@ -273,4 +273,41 @@ void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n) 
   }
 }
 
+Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_view what, std::string_view hint) {
+  std::int64_t v[3] = {1, 1, 1};
+  int n = 0;
+  auto integer = [&](int at, std::string_view label) {
+    int isnum = 0;
+    lua_Integer x = lua_tointegerx(L, at, &isnum);
+    if (!isnum || lua_type(L, at) != LUA_TNUMBER) fail("{}: {} must be an integer, got {}", who, label, describe(L, at));
+    return static_cast<std::int64_t>(x);
+  };
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    v[0] = integer(idx, what);
+    n = 1;
+  } else if (lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) >= 1 && lua_rawlen(L, idx) <= 3) {
+    n = static_cast<int>(lua_rawlen(L, idx));
+    for (int i = 0; i < n; ++i) {
+      lua_rawgeti(L, idx, i + 1);
+      v[i] = integer(lua_gettop(L), fmt::format("{}[{}]", what, i + 1));
+      lua_pop(L, 1);
+    }
+  } else {
+    std::string got = lua_type(L, idx) == LUA_TTABLE ? fmt::format("a table of {}", lua_rawlen(L, idx))
+                      : lua_isnone(L, idx)          ? std::string("no value")
+                                                    : "a " + type_name(L, idx);
+    fail("{}: {} must be a number or a table of 1 to 3 numbers, got {} ({})", who, what, got, hint);
+  }
+  static constexpr char kAxis[3] = {'x', 'y', 'z'};
+  for (int i = 0; i < n; ++i)
+    if (v[i] < 1)
+      fail("{}: {} dimension {} is {}: each grid and block dimension must be at least 1", who, what, kAxis[i], v[i]);
+  Dim3 d;
+  d.x = v[0];
+  d.y = v[1];
+  d.z = v[2];
+  d.ndim = n;
+  return d;
+}
+
 }  // namespace luda::lua

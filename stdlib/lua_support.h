@@ -19,6 +19,7 @@
 
 #include "runtime/device.h"
 #include "runtime/dtype.h"
+#include "runtime/launch.h"
 #include "runtime/error.h"
 
 namespace luda::lua {
@@ -156,5 +157,13 @@ void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* f
 
 // Pushes a Lua sequence of integers.
 void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n);
+
+// ---- launches -------------------------------------------------------------------------
+
+// A launch's grid or block from the Lua value at idx: a number or a table of 1 to 3
+// integers, each at least 1 (LaunchConfig::validate's text, checked with no device).
+// Messages start with `who` ("kernel 'add'", "raw_kernel 'add'"); `hint` follows a
+// value of the wrong kind in parentheses ("use the syntax add[{blocks, threads}](...)").
+Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_view what, std::string_view hint);
 
 }  // namespace luda::lua

@@ -102,7 +102,7 @@ describe("raw kernels", function()
     local hint = " (launch as k(grid, block, {args...}, {shared_mem=, stream=}))"
     assert.are.equal(here() .. "raw_kernel 'my_add': grid dimension x is 0: each grid and block dimension must be at least 1", error_of(function() k(0, 1, { x, x, x }) end))
     assert.are.equal(here() .. "raw_kernel 'my_add': block dimension y is -2: each grid and block dimension must be at least 1", error_of(function() k(1, { 4, -2 }, { x, x, x }) end))
-    assert.are.equal(here() .. "raw_kernel 'my_add': grid must be a number or a table of 1 to 3 numbers, got string" .. hint, error_of(function() k("10", 1, { x, x, x }) end))
+    assert.are.equal(here() .. "raw_kernel 'my_add': grid must be a number or a table of 1 to 3 numbers, got a string" .. hint, error_of(function() k("10", 1, { x, x, x }) end))
     assert.are.equal(here() .. "raw_kernel 'my_add': block must be a number or a table of 1 to 3 numbers, got a table of 4" .. hint, error_of(function() k(1, { 1, 1, 1, 1 }, { x, x, x }) end))
     assert.are.equal(here() .. "raw_kernel 'my_add': grid must be a number or a table of 1 to 3 numbers, got a table of 0" .. hint, error_of(function() k({}, 1, { x, x, x }) end))
     assert.are.equal(here() .. "raw_kernel 'my_add': block must be an integer, got 2.5", error_of(function() k(1, 2.5, { x, x, x }) end))
