@@ -11,6 +11,16 @@
  *                                                       the GPU ABI lays it out
  *   int <entry>_cpu_needs_fibers;                       1 when it calls barriers or warp
  *                                                       functions (threads must interleave)
+ *   void <entry>_cpu_block(void* const* args, luda_cpu_thread* t);
+ *                                                       optional, for needs_fibers 0: every
+ *                                                       thread of one block in order (x
+ *                                                       fastest). t holds the block's fields;
+ *                                                       the entry sets the current slot to t
+ *                                                       and writes t->threadIdx and t->lane
+ *                                                       before each thread. One call per block
+ *                                                       lets the compiler inline the body into
+ *                                                       the loop: a per-thread call costs more
+ *                                                       than a small kernel's whole body.
  * The executor sets *luda_cpu_current_slot() before it runs or resumes each CUDA thread.
  * Static __shared__ arrays are `static thread_local` in the cpu prelude: every CUDA thread
  * of a block runs on one OS thread, so they are per block, as on the GPU.

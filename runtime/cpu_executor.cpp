@@ -1,0 +1,211 @@
+#include "runtime/cpu_executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "runtime/cpu_block.h"
+#include "runtime/driver.h"
+#include "runtime/error.h"
+
+namespace luda {
+
+namespace {
+
+constexpr const char* kAxes[3] = {"x", "y", "z"};
+constexpr long long kMaxThreadsPerBlock = 1024;
+constexpr long long kMaxBlockDim[3] = {1024, 1024, 64};
+constexpr long long kMaxGridDim[3] = {2147483647, 65535, 65535};
+constexpr unsigned kMaxDynamicShared = 227 * 1024;
+constexpr unsigned kMaxPoolThreads = 1024;
+
+long long dim(const Dim3& d, int axis) { return axis == 0 ? d.x : axis == 1 ? d.y : d.z; }
+
+luda_cpu_dim3 to_dim3(const Dim3& d) {
+  return {static_cast<unsigned>(d.x), static_cast<unsigned>(d.y), static_cast<unsigned>(d.z)};
+}
+
+// One launch in flight. It lives on the launching thread's stack; the pool refers to it
+// only while it is queued or while a worker counts itself in `users`.
+struct Job {
+  const CpuKernel* kernel = nullptr;
+  void* const* args = nullptr;
+  luda_cpu_dim3 grid{}, block{};
+  std::size_t shared = 0;
+  unsigned long long total = 0;  // blocks
+  unsigned long long chunk = 1;  // blocks claimed at once
+  std::atomic<unsigned long long> next{0};
+  int users = 0;             // workers running its blocks; under Pool::mutex_
+  std::exception_ptr error;  // the first one; under Pool::mutex_
+};
+
+class Pool {
+ public:
+  explicit Pool(unsigned threads);
+  ~Pool();
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  void run(Job& job);
+
+ private:
+  void work();
+  void run_blocks(Job& job);
+
+  std::mutex mutex_;
+  std::condition_variable work_ready_, job_left_;
+  std::deque<Job*> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+// The launching thread runs blocks too, so the pool has one worker fewer than threads.
+Pool::Pool(unsigned threads) {
+  workers_.reserve(threads - 1);
+  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+}
+
+// At exit (or when luda.so is unloaded), before the code the workers run goes away.
+Pool::~Pool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  work_ready_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void Pool::work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    Job* job = queue_.front();
+    if (job->next.load(std::memory_order_relaxed) >= job->total) {  // every block taken
+      queue_.pop_front();
+      continue;
+    }
+    ++job->users;
+    lock.unlock();
+    run_blocks(*job);
+    lock.lock();
+    if (--job->users == 0) job_left_.notify_all();
+  }
+}
+
+// Claims chunks of blocks until none is left. The first error stops the grid: blocks not
+// yet claimed are skipped, as a GPU abandons a grid after a fault.
+void Pool::run_blocks(Job& job) {
+  CpuBlockRunner& runner = CpuBlockRunner::for_this_thread();
+  const unsigned long long gx = job.grid.x, gxy = gx * job.grid.y;
+  for (;;) {
+    unsigned long long first = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
+    if (first >= job.total) return;
+    unsigned long long last = std::min(first + job.chunk, job.total);
+    for (unsigned long long b = first; b < last; ++b) {
+      luda_cpu_dim3 idx{static_cast<unsigned>(b % gx), static_cast<unsigned>(b % gxy / gx),
+                        static_cast<unsigned>(b / gxy)};
+      if (std::exception_ptr e = runner.run(*job.kernel, job.args, idx, job.block, job.grid,
+                                            job.shared)) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!job.error) job.error = std::move(e);
+        job.next.store(job.total, std::memory_order_relaxed);
+        return;
+      }
+    }
+  }
+}
+
+void Pool::run(Job& job) {
+  if (workers_.empty() || job.total == 1) {
+    run_blocks(job);
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(&job);
+    }
+    work_ready_.notify_all();
+    run_blocks(job);
+    // Every block is claimed; wait for the workers still running some, and make sure no
+    // queue entry outlives the job.
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (auto it = std::find(queue_.begin(), queue_.end(), &job); it != queue_.end())
+      queue_.erase(it);
+    job_left_.wait(lock, [&] { return job.users == 0; });
+  }
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+Pool& pool() {
+  // Made at the first launch, joined by its destructor at exit: a function-local static
+  // (a second thread's first launch waits for the first to finish making it).
+  static Pool instance(cpu_threads_from_env(std::getenv("LUDA_CPU_THREADS")));
+  return instance;
+}
+
+}  // namespace
+
+unsigned cpu_threads_from_env(const char* value) {
+  if (value == nullptr || *value == '\0') {
+    unsigned n = std::thread::hardware_concurrency();
+    return std::clamp(n, 1u, kMaxPoolThreads);
+  }
+  std::string_view text(value);
+  unsigned n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxPoolThreads)
+    fail("LUDA_CPU_THREADS is '{}': expected a whole number of threads from 1 to {}", text,
+         kMaxPoolThreads);
+  return n;
+}
+
+unsigned cpu_thread_count() { return pool().threads(); }
+
+void validate_cpu_launch(const LaunchConfig& config) {
+  for (const auto& [what, d] :
+       {std::pair<const char*, const Dim3&>{"grid", config.grid}, {"block", config.block}})
+    for (int axis = 0; axis < 3; ++axis)
+      if (dim(d, axis) < 1)
+        fail("{} dimension {} is {}: each grid and block dimension must be at least 1", what,
+             kAxes[axis], dim(d, axis));
+  if (config.block.count() > kMaxThreadsPerBlock)
+    fail("block of {} has {} threads; cpu allows at most {} per block", config.block.str(),
+         config.block.count(), kMaxThreadsPerBlock);
+  for (int axis = 0; axis < 3; ++axis)
+    if (dim(config.block, axis) > kMaxBlockDim[axis])
+      fail("block dimension {} is {}; cpu allows at most {} in {}", kAxes[axis],
+           dim(config.block, axis), kMaxBlockDim[axis], kAxes[axis]);
+  for (int axis = 0; axis < 3; ++axis)
+    if (dim(config.grid, axis) > kMaxGridDim[axis])
+      fail("grid dimension {} is {}; cpu allows at most {} in {}", kAxes[axis],
+           dim(config.grid, axis), kMaxGridDim[axis], kAxes[axis]);
+  if (config.shared_mem > kMaxDynamicShared)
+    fail("dynamic shared memory of {} bytes ({}) is more than cpu allows per block ({} bytes)",
+         config.shared_mem, driver::format_bytes(config.shared_mem), kMaxDynamicShared);
+}
+
+void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args) {
+  validate_cpu_launch(config);
+  LUDA_INTERNAL_CHECK(kernel.run_thread != nullptr && kernel.current_slot != nullptr);
+  Pool& p = pool();
+  Job job;
+  job.kernel = &kernel;
+  job.args = args;
+  job.grid = to_dim3(config.grid);
+  job.block = to_dim3(config.block);
+  job.shared = config.shared_mem;
+  job.total = static_cast<unsigned long long>(config.grid.count());
+  // Chunks small enough that every thread gets several (blocks differ in cost), large
+  // enough that claiming is rare next to running.
+  job.chunk = std::max(1ull, job.total / (16ull * p.threads()));
+  p.run(job);
+}
+
+}  // namespace luda

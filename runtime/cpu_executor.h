@@ -1,0 +1,58 @@
+// The `cpu` target's execution model: a grid runs like a CUDA launch, its blocks spread
+// over a pool of OS threads sized to the machine. A kernel is a host-compiled shared
+// object that follows runtime/cpu_abi.h; the jit loads it and hands the executor its entry
+// points as a CpuKernel.
+//
+// Within a block (runtime/cpu_block.h): the CUDA threads run as a plain loop when the
+// kernel has no barrier or warp operation, and as fibers (Boost.Context) when it does.
+#pragma once
+
+#include <cstddef>
+
+#include "runtime/cpu_abi.h"
+#include "runtime/launch.h"
+
+namespace luda {
+
+// A kernel the jit loaded from a shared object.
+struct CpuKernel {
+  void (*run_thread)(void* const* args) = nullptr;  // <entry>_cpu: one CUDA thread
+  luda_cpu_thread** (*current_slot)() = nullptr;    // luda_cpu_current_slot
+  bool needs_fibers = false;                        // <entry>_cpu_needs_fibers
+  // <entry>_cpu_block when the object exports it: loop mode then makes one call per block.
+  void (*run_block)(void* const* args, luda_cpu_thread* block) = nullptr;
+};
+
+// The services passed to luda_cpu_bind: one static table for every kernel. They never
+// throw; a misuse (a barrier in a kernel not marked needs_fibers) is reported by the
+// cpu_launch that ran it.
+const luda_cpu_runtime* cpu_runtime();
+
+// The cpu target's limits, CUDA's (sm_70 and later), so that a launch that works here
+// works on a GPU: 1024 threads per block, block (1024, 1024, 64), grid (2^31-1, 65535,
+// 65535), dynamic shared memory up to 227 KiB (the largest opt-in of current GPUs).
+// Errors say the rule, as LaunchConfig::validate does for a device:
+// "grid dimension x is 0: each grid and block dimension must be at least 1",
+// "block of (2048,) has 2048 threads; cpu allows at most 1024 per block",
+// "block dimension z is 65; cpu allows at most 64 in z",
+// "grid dimension y is 70000; cpu allows at most 65535 in y",
+// "dynamic shared memory of N bytes (...) is more than cpu allows per block (232448 bytes)".
+void validate_cpu_launch(const LaunchConfig& config);
+
+// Runs a grid like a CUDA launch and waits for it: grid x block CUDA threads, with
+// config.shared_mem bytes of dynamic shared memory per block (16-byte aligned, not
+// zeroed); config.stream is ignored (a launch is synchronous). args[i] points at kernel
+// argument i. The calling thread runs blocks too, so launches from several host threads
+// at once are safe and each makes progress. Throws as validate_cpu_launch; an exception
+// thrown by the kernel's code is rethrown here (the first one, after the grid stopped).
+void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args);
+
+// OS threads that run blocks (the caller's included): LUDA_CPU_THREADS when set, else
+// std::thread::hardware_concurrency(). Read once, at the first launch.
+unsigned cpu_thread_count();
+
+// The thread count a LUDA_CPU_THREADS value asks for; null or "" means the machine's.
+// Error: "LUDA_CPU_THREADS is 'abc': expected a whole number of threads from 1 to 1024".
+unsigned cpu_threads_from_env(const char* value);
+
+}  // namespace luda
