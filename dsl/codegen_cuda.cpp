@@ -77,8 +77,9 @@ std::string quoted(std::string_view s) {
 
 class Emitter {
  public:
-  Emitter(const TypedProgram& program, const TypedFunction& tf, const KernelOptions& options, std::string& out)
-      : program_(program), tf_(tf), options_(options), out_(out) {}
+  Emitter(const TypedProgram& program, const TypedFunction& tf, const KernelOptions& options, std::string& out,
+          bool& needs_fibers)
+      : program_(program), tf_(tf), options_(options), out_(out), needs_fibers_(needs_fibers) {}
 
   void function() {
     const FunctionExpr& f = *tf_.function;
@@ -107,9 +108,60 @@ class Emitter {
       out_ += "return {};\n";
     }
     out_ += "}\n\n";
+    if (tf_.is_kernel && options_.target == Target::Cpu) cpu_entry();
   }
 
  private:
+  // The cpu target's per-thread entry (compile.h, Target). A thread that fails a bounds
+  // check ends by throwing luda_cpu_exit (jit/cpu_prelude.cpp), caught here.
+  void cpu_entry() {
+    std::string args, block_locals, block_args;
+    for (std::size_t i = 0; i < tf_.params.size(); ++i) {
+      std::string type = c_type(tf_.params[i]);
+      args += fmt::format("{}*({}*)luda_args[{}]", i ? ", " : "", type, i);
+      block_locals += fmt::format("  const {0} luda_a{1} = *({0}*)luda_args[{1}];\n", type, i);
+      block_args += fmt::format("{}luda_a{}", i ? ", " : "", i);
+    }
+    if (options_.boundscheck) {
+      std::size_t n = tf_.params.size();
+      args += fmt::format("{}*(luda_BoundsRecord**)luda_args[{}]", n ? ", " : "", n);
+      block_locals += fmt::format("  luda_BoundsRecord* const luda_a{0} = *(luda_BoundsRecord**)luda_args[{0}];\n", n);
+      block_args += fmt::format("{}luda_a{}", n ? ", " : "", n);
+    }
+    // Only a bounds check throws; without one the call needs no handler.
+    auto guarded = [&](const std::string& call) {
+      return options_.boundscheck ? fmt::format("try {{ {}; }} catch (const luda_cpu_exit&) {{}}", call) : call + ";";
+    };
+    out_ += "#line 1 \"luda_cpu_entry\"\n";
+    out_ += fmt::format("LUDA_CPU_EXPORT void {}_cpu(void* const* luda_args) {{\n  {}\n}}\n", tf_.c_name,
+                        guarded(fmt::format("{}({})", tf_.c_name, args)));
+    out_ += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_needs_fibers = {}; }}\n", tf_.c_name,
+                        needs_fibers_ ? 1 : 0);
+    if (needs_fibers_) return;
+    // A whole block in one call (runtime/cpu_abi.h): the kernel inlines into the loop.
+    out_ += fmt::format(
+        "LUDA_CPU_EXPORT void {0}_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {{\n"
+        "{1}"
+        "  *luda_cpu_current_slot() = luda_t;\n"
+        "  const luda_cpu_dim3 luda_n = luda_cpu_block_dim(luda_t);\n"
+        "  unsigned luda_linear = 0;\n"
+        "  for (unsigned luda_z = 0; luda_z < luda_n.z; ++luda_z)\n"
+        "    for (unsigned luda_y = 0; luda_y < luda_n.y; ++luda_y)\n"
+        "      for (unsigned luda_x = 0; luda_x < luda_n.x; ++luda_x, ++luda_linear) {{\n"
+        "        luda_cpu_enter(luda_t, luda_x, luda_y, luda_z, luda_linear);\n"
+        "        {2}\n"
+        "      }}\n"
+        "}}\n",
+        tf_.c_name, block_locals, guarded(fmt::format("{}({})", tf_.c_name, block_args)));
+  }
+
+  // Barriers and warp functions: cuda.sync*, cuda.*_sync (shuffles and votes).
+  std::string builtin(const Builtin& row, const BuiltinEmitArgs& args) {
+    std::string_view name = row.name;
+    if (name.starts_with("cuda.sync") || name.ends_with("_sync")) needs_fibers_ = true;
+    return emit_builtin(row, args);
+  }
+
   const ExprInfo& info(const Node& n) const { return tf_.info(n); }
   const Variable& var(int i) const { return tf_.vars.at(static_cast<std::size_t>(i)); }
 
@@ -422,7 +474,7 @@ class Emitter {
 
   std::string field(const FieldExpr& e) {
     const ExprInfo& ei = info(e);
-    if (ei.builtin) return emit_builtin(*ei.builtin, builtin_args(*ei.builtin, ei, {}));
+    if (ei.builtin) return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, {}));
     LUDA_DSL_CHECK(e.field.text == "size");
     return fmt::format("luda_size({})", emit(*e.object));
   }
@@ -577,7 +629,7 @@ class Emitter {
 
   std::string call(const CallExpr& e) {
     const ExprInfo& ei = info(e);
-    if (ei.builtin) return emit_builtin(*ei.builtin, builtin_args(*ei.builtin, ei, e.args));
+    if (ei.builtin) return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, e.args));
     LUDA_DSL_CHECK(ei.callee >= 0);
     const TypedFunction& callee = *program_.functions.at(static_cast<std::size_t>(ei.callee));
     std::string args;
@@ -663,6 +715,7 @@ class Emitter {
   const TypedFunction& tf_;
   const KernelOptions& options_;
   std::string& out_;
+  bool& needs_fibers_;  // shared by the Emitters of one program (callees come first)
   std::map<std::string, std::string> data_alias_;  // array parameter -> its __restrict__ data pointer
   int depth_ = 0;
   int temps_ = 0;
@@ -670,15 +723,17 @@ class Emitter {
 
 }  // namespace
 
-std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options) {
+std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers) {
   std::string out;
-  for (const TypedFunction* f : reachable_functions(program)) Emitter(program, *f, options, out).function();
+  bool fibers = false;
+  for (const TypedFunction* f : reachable_functions(program)) Emitter(program, *f, options, out, fibers).function();
+  if (needs_fibers) *needs_fibers = fibers;
   return out;
 }
 
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options) {
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers) {
   std::string out(cuda_prelude());
-  out += emit_cuda_functions(program, options);
+  out += emit_cuda_functions(program, options, needs_fibers);
   return out;
 }
 

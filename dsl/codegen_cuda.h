@@ -13,10 +13,13 @@
 namespace luda::dsl {
 
 // Only the generated functions, without the prelude (golden tests compare this part).
-std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options);
+// For Target::Cpu, the kernel is followed by its per-thread entry (compile.h, Target).
+// `needs_fibers`, when given, is set to whether the code calls a barrier or a warp function.
+std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options,
+                                bool* needs_fibers = nullptr);
 
 // The whole source: prelude + emit_cuda_functions.
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options);
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers = nullptr);
 
 // A constant as a CUDA C++ literal of `type` ("0.5f", "3LL", "__int_as_float(0x7f800000)").
 std::string cuda_literal(const Constant& c, Scalar type);

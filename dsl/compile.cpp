@@ -12,7 +12,9 @@ CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
   FoundFunction found = find_function(request.function);
   TypedProgram program = infer_kernel(found, request.handle, request.name, request.args, request.options, env);
   CudaKernel kernel;
-  kernel.code = emit_cuda(program, request.options);
+  bool cpu = request.options.target == Target::Cpu;
+  kernel.code = cpu ? emit_cuda_functions(program, request.options, &kernel.needs_fibers)
+                    : emit_cuda(program, request.options, &kernel.needs_fibers);
   kernel.entry = program.kernel().c_name;
   kernel.typed = typed_listing(program);
   kernel.params = request.args;

@@ -66,7 +66,15 @@ class Environment {
   virtual ExternalValue lookup(FunctionHandle fn, const std::string& name) = 0;
 };
 
+// Where a kernel runs. Cuda: NVRTC compiles kernel.code as is. Cpu: the host C++ compiler
+// does (jit/host_compiler.h), and kernel.code holds only the generated functions plus the
+// per-thread entry `extern "C" void <entry>_cpu(void* const* args)` (args[i] points at
+// argument i as the GPU ABI lays it out) and `int <entry>_cpu_needs_fibers`; jit/
+// prepends the cpu prelude (jit/cpu_prelude.h), which dsl/ cannot see.
+enum class Target : unsigned char { Cuda, Cpu };
+
 struct KernelOptions {
+  Target target = Target::Cuda;
   bool boundscheck = false;
   bool fastmath = false;
   bool debug = false;
@@ -107,6 +115,9 @@ struct CudaKernel {
   std::vector<Type> params;  // as launched (the BoundsRecord pointer not included)
   bool bounds_record = false;
   bool dynamic_shared = false;  // uses cuda.shared.dynamic (sized at launch)
+  // Calls a barrier (syncthreads*, syncwarp) or a warp function (shuffles, votes): on the
+  // cpu target its threads must interleave (fibers) rather than run one after another.
+  bool needs_fibers = false;
   // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math,
   // debug -> -lineinfo. jit/ passes them (and hashes them into the cache key).
   std::vector<std::string> nvrtc_options;

@@ -4,8 +4,10 @@ namespace luda::dsl {
 
 // Kept small on purpose: parsing it is part of every kernel's compile time. Functions
 // are `static` or templates so that NVRTC drops what a kernel does not use.
-std::string_view cuda_prelude() {
-  static constexpr std::string_view text = R"prelude(#line 1 "luda_prelude"
+// ORDER PRELUDE: the pieces below, in this order, are the prelude (prelude_with).
+namespace {
+
+constexpr std::string_view kHead = R"prelude(#line 1 "luda_prelude"
 // luda prelude: what generated kernels use, instead of CUDA's headers.
 template <class T, int N> struct luda_Array { T* data; long long shape[N]; long long strides[N]; };
 struct luda_BoundsRecord { int hit; int line; int axis; int pad; long long index; long long extent; };
@@ -23,16 +25,20 @@ template <> struct luda_traits<unsigned char> { typedef unsigned char unsigned_t
 template <> struct luda_traits<unsigned short> { typedef unsigned short unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0 }; };
 #define LUDA_INLINE static __device__ __forceinline__
 
+)prelude";
+
 // Bounds checks: the first thread out of range fills the record, then every such thread
 // exits (the host raises the error after the launch).
-static __device__ __noinline__ void luda_bounds_fail(luda_BoundsRecord* r, int line, int axis, long long index, long long extent) {
+constexpr std::string_view kGpuBoundsFail = R"prelude(static __device__ __noinline__ void luda_bounds_fail(luda_BoundsRecord* r, int line, int axis, long long index, long long extent) {
   if (atomicCAS(&r->hit, 0, 1) == 0) {
     r->line = line; r->axis = axis; r->index = index; r->extent = extent;
     __threadfence();
   }
   asm volatile("exit;");
 }
-LUDA_INLINE long long luda_check(long long i, long long n, luda_BoundsRecord* r, int line, int axis) {
+)prelude";
+
+constexpr std::string_view kCommonArithmetic = R"prelude(LUDA_INLINE long long luda_check(long long i, long long n, luda_BoundsRecord* r, int line, int axis) {
   if ((unsigned long long)i >= (unsigned long long)n) luda_bounds_fail(r, line, axis, i, n);
   return i;
 }
@@ -104,11 +110,15 @@ LUDA_INLINE luda_i64x3 luda_grid3() { luda_i64x3 r = {(long long)blockIdx.x * bl
 LUDA_INLINE long long luda_gridsize1() { return (long long)blockDim.x * gridDim.x; }
 LUDA_INLINE luda_i64x2 luda_gridsize2() { luda_i64x2 r = {(long long)blockDim.x * gridDim.x, (long long)blockDim.y * gridDim.y}; return r; }
 LUDA_INLINE luda_i64x3 luda_gridsize3() { luda_i64x3 r = {(long long)blockDim.x * gridDim.x, (long long)blockDim.y * gridDim.y, (long long)blockDim.z * gridDim.z}; return r; }
-LUDA_INLINE int luda_laneid() { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
+)prelude";
+
+constexpr std::string_view kGpuLaneAndShared = R"prelude(LUDA_INLINE int luda_laneid() { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
 LUDA_INLINE long long luda_dynamic_shared_bytes() { unsigned r; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
 extern __shared__ __align__(16) unsigned char luda_dynamic_shared[];
 
-// Atomics, each returning the old value, for int32, uint32, int64, uint64, float32 and
+)prelude";
+
+constexpr std::string_view kCommonAtomics = R"prelude(// Atomics, each returning the old value, for int32, uint32, int64, uint64, float32 and
 // float64 (the types the builtin table lets through; inc/dec: uint32 and uint64).
 #define LUDA_ULL(p) ((unsigned long long*)(p))
 #define LUDA_ATOMIC_NATIVE(name, fn, T) LUDA_INLINE T name(T* p, T v) { return fn(p, v); }
@@ -162,8 +172,30 @@ LUDA_INLINE unsigned long long luda_atomic_dec(unsigned long long* p, unsigned l
   do { assumed = old; old = atomicCAS(p, assumed, (assumed == 0 || assumed > v) ? v : assumed - 1); } while (old != assumed);
   return old;
 }
-#line 1 "luda_generated"
 )prelude";
+
+constexpr std::string_view kTail = R"prelude(#line 1 "luda_generated"
+)prelude";
+
+}  // namespace
+
+std::string prelude_with(std::string_view bounds_fail, std::string_view lane_and_shared) {
+  std::string out;
+  out.reserve(kHead.size() + bounds_fail.size() + kCommonArithmetic.size() + lane_and_shared.size() +
+              kCommonAtomics.size() + kTail.size() + 160);
+  out += kHead;
+  out += "// Bounds checks: the first thread out of range fills the record, then every such thread\n"
+         "// exits (the host raises the error after the launch).\n";
+  out += bounds_fail;
+  out += kCommonArithmetic;
+  out += lane_and_shared;
+  out += kCommonAtomics;
+  out += kTail;
+  return out;
+}
+
+std::string_view cuda_prelude() {
+  static const std::string text = prelude_with(kGpuBoundsFail, kGpuLaneAndShared);
   return text;
 }
 

@@ -11,8 +11,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "jit/cpu_prelude.h"
 #include "jit/nvrtc.h"
 #include "jit/nvrtc_diagnostics.h"
+#include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
@@ -74,9 +76,7 @@ std::vector<dsl::Type> argument_types(std::span<const KernelArg> args) {
     switch (a.kind) {
       case KernelArg::Kind::Array: {
         const NDArray& x = *a.array;
-        // A cpu array is copied to the device C-contiguous.
-        bool contiguous = x.device().is_cpu() || x.is_c_contiguous();
-        out.push_back(dsl::Type::array_of(scalar_of(x.dtype()), x.ndim(), contiguous));
+        out.push_back(dsl::Type::array_of(scalar_of(x.dtype()), x.ndim(), x.is_c_contiguous()));
         break;
       }
       case KernelArg::Kind::Typed: out.push_back(dsl::Type::scalar_of(scalar_of(a.typed.dtype))); break;
@@ -160,7 +160,7 @@ SignatureKey signature_key(std::span<const KernelArg> args, int device) {
         c.kind = ArgCode::Array;
         c.scalar = static_cast<std::uint8_t>(a.array->dtype());
         c.ndim = static_cast<std::uint8_t>(a.array->ndim());
-        c.flags = (a.array->device().is_cpu() || a.array->is_c_contiguous()) ? 1 : 0;
+        c.flags = a.array->is_c_contiguous() ? 1 : 0;
         break;
       case KernelArg::Kind::Typed: c.scalar = static_cast<std::uint8_t>(a.typed.dtype); break;
       case KernelArg::Kind::Int: c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Int64), c.flags = 1; break;
@@ -244,37 +244,15 @@ void JitKernel::check_count(std::size_t n) const {
 }
 
 int JitKernel::launch_device(std::span<const KernelArg> args) const {
-  std::optional<int> ordinal;
-  std::size_t first = 0;
-  auto subject = [&](std::size_t i) {
-    std::string s = fmt::format("argument {}", i + 1);
-    if (i < param_names_.size()) s += fmt::format(" '{}'", param_names_[i]);
-    return s;
-  };
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const KernelArg& a = args[i];
-    if (a.kind != KernelArg::Kind::Array) continue;
-    if (!a.array || !a.array->valid()) fail("kernel '{}': {} is an empty array handle; pass an array", name_, subject(i));
-    Device d = a.array->device();
-    if (!d.is_cuda()) continue;
-    if (!ordinal) {
-      ordinal = d.index;
-      first = i;
-    } else if (*ordinal != d.index) {
-      fail("kernel '{}': {} is on {} but {} is on cuda:{}; pass all arrays on one device", name_, subject(i),
-           d.str(), subject(first), *ordinal);
-    }
-  }
-  if (ordinal) return *ordinal;
-  Device d = current_device();
-  if (d.is_cuda()) return d.index;
-  require_cuda_device(0);  // "no CUDA device: <why>" where there is none
-  return 0;
+  std::optional<Device> d = arrays_device(fmt::format("kernel '{}'", name_), args, param_names_);
+  if (!d) d = current_device();
+  if (d->is_cpu()) return kCpuDevice;
+  return d->index;
 }
 
 JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature,
-                                                 bool noalias) {
-  SignatureKey key = signature_key(types, -1, noalias);
+                                                 bool noalias, dsl::Target target) {
+  SignatureKey key = signature_key(types, target == dsl::Target::Cpu ? kCpuDevice : -1, noalias);
   if (auto it = by_types_.find(key); it != by_types_.end()) {
     it->second->from_signature = it->second->from_signature || from_signature;
     return *it->second;
@@ -284,20 +262,26 @@ JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& t
   request.handle = handle_;
   request.name = name_;
   request.args = types;
-  request.options = {options_.boundscheck, options_.fastmath, options_.debug, noalias};
+  request.options.target = target;
+  request.options.boundscheck = options_.boundscheck;
+  request.options.fastmath = options_.fastmath;
+  request.options.debug = options_.debug;
+  request.options.noalias = noalias;
   auto t0 = Clock::now();
   dsl::CudaKernel kernel = frontend_(request, env_);
+  // The cpu target's code comes without a prelude (dsl/compile.h, Target): ours goes first.
+  if (target == dsl::Target::Cpu) kernel.code.insert(0, cpu_generated_prelude());
   stats_.frontend_seconds += seconds_since(t0);
   ++stats_.specializations;
   LUDA_INTERNAL_CHECK(kernel.params.size() == types.size());
-  Specialization& s = specs_.emplace_back(Specialization{types, std::move(kernel), from_signature, noalias});
+  Specialization& s = specs_.emplace_back(Specialization{types, target, std::move(kernel), from_signature, noalias});
   by_types_.emplace(key, &s);
   return s;
 }
 
-JitKernel::Specialization* JitKernel::find_convertible(std::span<const KernelArg> args) {
+JitKernel::Specialization* JitKernel::find_convertible(std::span<const KernelArg> args, dsl::Target target) {
   for (Specialization& s : specs_) {
-    if (!s.from_signature || s.types.size() != args.size()) continue;
+    if (!s.from_signature || s.target != target || s.types.size() != args.size()) continue;
     bool ok = true;
     for (std::size_t i = 0; ok && i < args.size(); ++i) {
       const dsl::Type& p = s.types[i];
@@ -305,7 +289,7 @@ JitKernel::Specialization* JitKernel::find_convertible(std::span<const KernelArg
       if (p.kind == dsl::Type::Kind::Array) {
         ok = a.kind == KernelArg::Kind::Array && scalar_of(a.array->dtype()) == p.scalar &&
              a.array->ndim() == p.ndim &&
-             (!p.c_contiguous || a.array->device().is_cpu() || a.array->is_c_contiguous());
+             (!p.c_contiguous || a.array->is_c_contiguous());
       } else if (a.kind == KernelArg::Kind::Typed) {
         ok = scalar_of(a.typed.dtype) == p.scalar;
       } else if (a.kind == KernelArg::Kind::Bool) {
@@ -362,11 +346,17 @@ JitKernel::Loaded& JitKernel::load(Specialization& spec, const SignatureKey& key
       by_call_.emplace(key, &l);
       return l;
     }
-  std::string payload = binary_for(spec.kernel, arch_of(ordinal));
-  auto t0 = Clock::now();
   Loaded l;
   l.spec = &spec;
   l.ordinal = ordinal;
+  if (ordinal == kCpuDevice) {
+    load_cpu(l);
+    Loaded& stored = loaded_.emplace_back(std::move(l));
+    by_call_.emplace(key, &stored);
+    return stored;
+  }
+  std::string payload = binary_for(spec.kernel, arch_of(ordinal));
+  auto t0 = Clock::now();
   {
     ContextScope scope(ordinal);
     payload.push_back('\0');  // PTX text must end in NUL; a cubin ignores the byte
@@ -386,6 +376,69 @@ JitKernel::Loaded& JitKernel::load(Specialization& spec, const SignatureKey& key
   return stored;
 }
 
+// The cpu target: the shared object from the disk cache or the host compiler, loaded once
+// per process (jit/host_compiler.h); compiler errors told at the Lua line, as NVRTC's.
+void JitKernel::load_cpu(Loaded& l) {
+  const dsl::CudaKernel& kernel = l.spec->kernel;
+  HostCompileRequest request;
+  request.source = kernel.code;
+  request.file_name = name_ + ".cu";
+  request.what = fmt::format("kernel '{}'", name_);
+  for (const std::string& o : kernel.nvrtc_options) {  // what the kernel's options ask NVRTC for
+    request.fastmath = request.fastmath || o == "--use_fast_math";
+    request.debug = request.debug || o == "-G";
+  }
+  HostCompileStats hs;
+  try {
+    l.cpu_module = load_cpu_module(request, *cache_, cpu_runtime(), &hs);
+  } catch (const CompileError& e) {
+    if (!function_.chunk) throw;
+    throw at_lua_line(e, *function_.chunk);
+  }
+  stats_.disk_hits += hs.disk_hits;
+  stats_.disk_misses += hs.disk_misses;
+  stats_.host_compiles += hs.compiles;
+  stats_.loads += hs.loads;
+  stats_.nvrtc_seconds += hs.compile_seconds;
+  stats_.load_seconds += hs.load_seconds;
+  l.cpu = l.cpu_module->kernel(kernel.entry);
+  if (kernel.bounds_record) l.bounds = Buffer::allocate(Device::cpu(), sizeof(dsl::BoundsRecord));
+}
+
+void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args) {
+  const dsl::CudaKernel& kernel = loaded.spec->kernel;
+  try {
+    validate_cpu_launch(config);
+  } catch (const Error& e) {
+    throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
+  }
+  if (kernel.dynamic_shared && config.shared_mem == 0)
+    fail("kernel '{}' uses cuda.shared.dynamic, but the launch gives it no shared memory; give its size in "
+         "bytes: {}[{{grid = g, block = b, shared = bytes}}](...)",
+         name_, name_);
+  thread_local ArgBuffer buffer;
+  buffer.clear();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const dsl::Type& p = kernel.params[i];
+    const KernelArg& a = args[i];
+    if (p.kind == dsl::Type::Kind::Array) {
+      LUDA_INTERNAL_CHECK(a.array->ndim() == p.ndim && scalar_of(a.array->dtype()) == p.scalar);
+      put_array(buffer, *a.array);
+    } else {
+      std::string_view param = i < param_names_.size() ? std::string_view(param_names_[i]) : std::string_view{};
+      put_scalar(buffer, convert_scalar(name_, i, param, dtype_of(p.scalar), a));
+    }
+  }
+  dsl::BoundsRecord* record = nullptr;
+  if (kernel.bounds_record) {
+    record = static_cast<dsl::BoundsRecord*>(loaded.bounds->data());
+    *record = dsl::BoundsRecord{};
+    buffer.put(&record, sizeof record);
+  }
+  cpu_launch(loaded.cpu, config, buffer.pointers());
+  if (record && record->hit) bounds_error(*record);
+}
+
 void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
   std::string chunk = function_.chunk ? function_.chunk->name : "?";
   fail("kernel '{}' at {}:{}: index {} out of range for axis {} of size {}", name_, chunk, r.line, r.index, r.axis,
@@ -395,6 +448,7 @@ void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
 void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
   check_count(args.size());
   int ordinal = launch_device(args);
+  dsl::Target target = ordinal == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
   SignatureKey key = signature_key(args, ordinal);
   Loaded* loaded = nullptr;
   {
@@ -407,13 +461,17 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
       // Disjoint arrays get their own specialization with restricted pointers (made on
       // first such call); a signature compiled ahead serves both kinds of call.
       std::vector<dsl::Type> types = argument_types(args);
-      SignatureKey type_key = signature_key(types, -1, key.noalias);
+      SignatureKey type_key = signature_key(types, ordinal == kCpuDevice ? kCpuDevice : -1, key.noalias);
       Specialization* spec = nullptr;
       if (auto t = by_types_.find(type_key); t != by_types_.end()) spec = t->second;
-      if (!spec) spec = find_convertible(args);
-      if (!spec) spec = &specialize(types, false, key.noalias);
+      if (!spec) spec = find_convertible(args, target);
+      if (!spec) spec = &specialize(types, false, key.noalias, target);
       loaded = &load(*spec, key, ordinal);
     }
+  }
+  if (ordinal == kCpuDevice) {
+    launch_cpu(*loaded, config, args);
+    return;
   }
   const dsl::CudaKernel& kernel = loaded->spec->kernel;
   try {
@@ -429,27 +487,14 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
          name_, name_);
 
   ContextScope scope(ordinal);
-  // Host arrays travel to the device and back around the launch, as Numba does.
-  struct HostCopy {
-    std::size_t index;
-    NDArray device;
-  };
-  std::vector<HostCopy> copies;
-  for (std::size_t i = 0; i < args.size(); ++i)
-    if (args[i].kind == KernelArg::Kind::Array && args[i].array->device().is_cpu())
-      copies.push_back({i, args[i].array->to(Device::cuda(ordinal))});
-
   thread_local ArgBuffer buffer;
   buffer.clear();
-  std::size_t next_copy = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const dsl::Type& p = kernel.params[i];
     const KernelArg& a = args[i];
     if (p.kind == dsl::Type::Kind::Array) {
-      const NDArray* x = a.array;
-      if (next_copy < copies.size() && copies[next_copy].index == i) x = &copies[next_copy++].device;
-      LUDA_INTERNAL_CHECK(x->ndim() == p.ndim && scalar_of(x->dtype()) == p.scalar);
-      put_array(buffer, *x);
+      LUDA_INTERNAL_CHECK(a.array->ndim() == p.ndim && scalar_of(a.array->dtype()) == p.scalar);
+      put_array(buffer, *a.array);
     } else {
       std::string_view param = i < param_names_.size() ? std::string_view(param_names_[i]) : std::string_view{};
       put_scalar(buffer, convert_scalar(name_, i, param, dtype_of(p.scalar), a));
@@ -466,13 +511,6 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     dsl::BoundsRecord r{};
     copy_bytes(Device::cpu(), &r, Device::cuda(ordinal), loaded->bounds->data(), sizeof r, config.stream);
     if (r.hit) bounds_error(r);
-  }
-  if (!copies.empty()) {
-    LUDA_CU(cuStreamSynchronize, config.stream);
-    for (HostCopy& c : copies) {
-      NDArray host = *args[c.index].array;
-      host.assign(c.device);
-    }
   }
 }
 
@@ -495,12 +533,15 @@ std::vector<dsl::Type> kernel_signature(std::string_view text, const std::string
 void JitKernel::compile(std::string_view signature) {
   std::vector<dsl::Type> types = kernel_signature(signature, name_);
   check_count(types.size());
-  std::lock_guard lock(mutex_);
-  Specialization& spec = specialize(types, true);
-  if (cuda_device_count() == 0) return;  // typed and emitted; binaries wait for a device
   Device d = current_device();
-  int ordinal = d.is_cuda() ? d.index : 0;
-  load(spec, signature_key(types, ordinal), ordinal);
+  std::lock_guard lock(mutex_);
+  if (d.is_cpu()) {
+    Specialization& spec = specialize(types, true, false, dsl::Target::Cpu);
+    load(spec, signature_key(types, kCpuDevice), kCpuDevice);
+    return;
+  }
+  Specialization& spec = specialize(types, true);
+  load(spec, signature_key(types, d.index), d.index);
 }
 
 JitKernel::Specialization& JitKernel::only_or_named(std::string_view signature) {
@@ -527,9 +568,12 @@ std::string JitKernel::inspect(std::string_view kind, std::string_view signature
   if (kind != "types" && kind != "cuda" && kind != "ptx")
     fail("kernel '{}': unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", name_, kind);
   std::lock_guard lock(mutex_);
-  Specialization& spec = only_or_named(signature);
-  if (kind == "types") return spec.kernel.typed;
-  if (kind == "cuda") return spec.kernel.code;
+  Specialization* named = &only_or_named(signature);
+  if (kind == "types") return named->kernel.typed;
+  if (kind == "cuda") return named->kernel.code;
+  // PTX is the cuda target's: a kernel that ran on the cpu is emitted for it too.
+  if (named->target == dsl::Target::Cpu) named = &specialize(named->types, false, named->noalias);
+  Specialization& spec = *named;
   if (arch == 0) {
     Device d = current_device();
     if (!d.is_cuda()) {

@@ -2,7 +2,9 @@
 // specialization per argument signature (dtypes, ndims, C-contiguity, device), each
 //   dsl::compile_kernel -> CudaKernel -> disk cache lookup, else NVRTC (cubin for the
 //   device's exact arch) -> store -> cuModuleLoadData -> cuModuleGetFunction(entry),
-// and launches it. A call whose signature was seen before is one hash lookup of a
+// or, for arrays on the cpu, the cpu target: the same code with the cpu prelude, through
+// the host C++ compiler (jit/host_compiler.h) to a shared object run by the cpu executor,
+// and launches it. Kernels run where their array arguments are. A call whose signature was seen before is one hash lookup of a
 // fixed-size key built on the stack: no allocation.
 #pragma once
 
@@ -25,6 +27,7 @@
 #include "dsl/compile.h"
 #include "jit/array_args.h"
 #include "jit/disk_cache.h"
+#include "jit/host_compiler.h"
 #include "jit/kernel_args.h"
 #include "jit/nvrtc.h"
 #include "runtime/launch.h"
@@ -55,9 +58,13 @@ struct ArgCode {
   bool operator==(const ArgCode&) const = default;
 };
 
-// The argument signature of one call (or of a dsl signature when `device` is -1).
+// SignatureKey::device of the cpu target: a call on cpu arrays, and a specialization for it.
+inline constexpr int kCpuDevice = -2;
+
+// The argument signature of one call (or of a dsl signature when `device` is -1: the cuda
+// target, or kCpuDevice: the cpu target).
 struct SignatureKey {
-  std::int16_t device = -1;  // CUDA ordinal the call runs on
+  std::int16_t device = -1;  // CUDA ordinal the call runs on, or kCpuDevice
   std::uint8_t count = 0;
   bool noalias = false;      // no two array arguments overlap (dsl::KernelOptions::noalias)
   std::array<ArgCode, kMaxJitArgs> args{};  // [count, kMaxJitArgs) stay zero
@@ -69,7 +76,7 @@ struct SignatureKeyHash {
 };
 
 // The kernel-language type of each argument, by DESIGN.md's rules: arrays by dtype, ndim
-// and layout (a cpu array is copied to the device C-contiguous); a Lua float is weak and
+// and layout; a Lua float is weak and
 // takes the widest floating dtype among the array arguments (float64 when there is none);
 // a Lua integer is weak int64; typed scalars and booleans are strong.
 std::vector<dsl::Type> argument_types(std::span<const KernelArg> args);
@@ -88,7 +95,8 @@ struct JitStats {
   std::uint64_t disk_hits = 0;        // binaries found in the disk cache
   std::uint64_t disk_misses = 0;
   std::uint64_t nvrtc_compiles = 0;
-  std::uint64_t loads = 0;            // cuModuleLoadData
+  std::uint64_t host_compiles = 0;    // the cpu target's host C++ compiler runs
+  std::uint64_t loads = 0;            // cuModuleLoadData, or dlopen for the cpu target
   double frontend_seconds = 0;        // compile_kernel
   double nvrtc_seconds = 0;
   double load_seconds = 0;            // disk lookup + module load
@@ -118,14 +126,15 @@ class JitKernel {
   const std::string& name() const { return name_; }
   const JitOptions& options() const { return options_; }
 
-  // Specializes (first time per signature) and launches. Host (cpu) arrays are copied to
-  // the device and back, synchronously, as Numba does. With boundscheck, waits for the
-  // kernel and raises "kernel 'hist' at hist.lua:14: index 1024 out of range for axis 0 of
-  // size 1024" when a thread indexed out of range.
+  // Specializes (first time per signature) and launches where the array arguments are:
+  // all on cpu -> the cpu target (synchronous), all on cuda:N -> that device; mixed, an
+  // error naming them (arrays_device). No arrays: the thread's current device. With
+  // boundscheck, waits for the kernel and raises "kernel 'hist' at hist.lua:14: index 1024
+  // out of range for axis 0 of size 1024" when a thread indexed out of range.
   void launch(const LaunchConfig& config, std::span<const KernelArg> args);
 
-  // Numba's compile(signature): types and emits the kernel for "void(float32[:], ...)" and,
-  // when a CUDA device is usable, compiles and loads it for the current device. Calls whose
+  // Numba's compile(signature): types and emits the kernel for "void(float32[:], ...)" and
+  // compiles and loads it for the current device (the cpu target when that is cpu). Calls whose
   // arguments convert to it (weak numbers, arrays of any layout for a "[:]" parameter) use it.
   void compile(std::string_view signature);
 
@@ -139,25 +148,31 @@ class JitKernel {
 
  private:
   CompiledProgram compile_generated(const CompileRequest& request) const;
-  struct Specialization {  // per argument types
+  struct Specialization {  // per argument types and target
     std::vector<dsl::Type> types;
+    dsl::Target target = dsl::Target::Cuda;
     dsl::CudaKernel kernel;
     bool from_signature = false;  // made by compile(signature)
     bool noalias = false;         // compiled for disjoint array arguments
   };
   struct Loaded {  // per argument types and device
     Specialization* spec = nullptr;
-    int ordinal = 0;
+    int ordinal = 0;                 // or kCpuDevice
     CUmodule module = nullptr;
     CUfunction function = nullptr;
+    std::shared_ptr<const CpuModule> cpu_module;  // the cpu target's shared object
+    CpuKernel cpu;
     std::shared_ptr<Buffer> bounds;  // the BoundsRecord, when spec->kernel.bounds_record
   };
 
-  Specialization& specialize(const std::vector<dsl::Type>& types, bool from_signature, bool noalias = false);
-  Specialization* find_convertible(std::span<const KernelArg> args);
+  Specialization& specialize(const std::vector<dsl::Type>& types, bool from_signature, bool noalias = false,
+                             dsl::Target target = dsl::Target::Cuda);
+  Specialization* find_convertible(std::span<const KernelArg> args, dsl::Target target);
   Loaded& load(Specialization& spec, const SignatureKey& key, int ordinal);
+  void load_cpu(Loaded& l);
   std::string binary_for(const dsl::CudaKernel& kernel, int arch);  // disk cache, else NVRTC
-  int launch_device(std::span<const KernelArg> args) const;
+  int launch_device(std::span<const KernelArg> args) const;  // a CUDA ordinal or kCpuDevice
+  void launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args);
   void check_count(std::size_t n) const;
   [[noreturn]] void bounds_error(const dsl::BoundsRecord& r) const;
   Specialization& only_or_named(std::string_view signature);

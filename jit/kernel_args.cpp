@@ -1,5 +1,6 @@
 #include "jit/kernel_args.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/ranges.h>
@@ -41,20 +42,12 @@ class Packer {
                             fmt::format(f, std::forward<Args>(args)...)));
   }
 
+  // The arrays' device was checked (arrays_device) before packing.
   void pointer(const NDArray& a) {
     if (!a.valid()) error(" but got an empty array handle; pass an array");
     Device d = a.device();
-    if (!d.is_cuda())
-      fail("raw_kernel '{}': {} is a {} array; raw kernels take arrays on a CUDA device "
-           "(x:to(\"cuda:0\"))",
-           kernel_, subject_, d.str());
-    if (!out_.device) {
-      out_.device = d.index;
-      first_ = subject_;
-    } else if (*out_.device != d.index) {
-      fail("raw_kernel '{}': {} is on {} but {} is on cuda:{}; pass all arrays on one device",
-           kernel_, subject_, d.str(), first_, *out_.device);
-    }
+    if (d.is_cpu()) out_.cpu = true;
+    else out_.device = d.index;
     PackedArgs::Slot s;
     CUdeviceptr p = reinterpret_cast<CUdeviceptr>(a.data());
     static_assert(sizeof p == 8);
@@ -83,7 +76,6 @@ class Packer {
   PackedArgs out_;
   std::string subject_;  // "argument 2 'x2'"
   std::string where_;    // "argument 2 'x2' is 'const float* x2'"
-  std::string first_;    // subject of the first array argument
 };
 
 // CuPy's rule, for lists we cannot read.
@@ -167,6 +159,40 @@ std::string describe_arg(const KernelArg& a) {
   return "?";
 }
 
+std::optional<Device> arrays_device(std::string_view who, std::span<const KernelArg> args,
+                                    std::span<const std::string> names) {
+  struct Group {
+    Device device;
+    std::vector<std::string> names;
+  };
+  std::vector<Group> groups;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != KernelArg::Kind::Array) continue;
+    bool named = i < names.size() && !names[i].empty();
+    std::string name = named ? names[i] : fmt::format("argument {}", i + 1);
+    if (!args[i].array || !args[i].array->valid())
+      fail("{}: {} is an empty array handle; pass an array", who,
+           named ? fmt::format("argument {} '{}'", i + 1, name) : name);
+    Device d = args[i].array->device();
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.device == d; });
+    if (g == groups.end()) groups.push_back({d, {std::move(name)}});
+    else g->names.push_back(std::move(name));
+  }
+  if (groups.empty()) return std::nullopt;
+  if (groups.size() == 1) return groups[0].device;
+  // The fix moves the others to the first CUDA device (where the work is meant to run).
+  auto target = std::find_if(groups.begin(), groups.end(), [](const Group& x) { return x.device.is_cuda(); });
+  if (target == groups.end()) target = groups.begin();
+  const Group& other = target == groups.begin() ? groups[1] : groups[0];
+  std::string listed;
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    if (k) listed += k + 1 == groups.size() ? " and " : ", ";
+    listed += fmt::format("{} ({})", groups[k].device.str(), fmt::join(groups[k].names, ", "));
+  }
+  fail("{} got arrays on {}; put them on one device ({}:to(\"{}\"))", who, listed, other.names[0],
+       target->device.str());
+}
+
 PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
                           std::span<const KernelArg> args) {
   if (signature && signature->params.size() != args.size()) {
@@ -177,6 +203,10 @@ PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelS
     fail("raw_kernel '{}' takes {} argument{} ({}), got {}", kernel, n, n == 1 ? "" : "s",
          fmt::join(names, ", "), args.size());
   }
+  std::vector<std::string> names;
+  if (signature)
+    for (const auto& param : signature->params) names.push_back(param.name);
+  arrays_device(fmt::format("raw_kernel '{}'", kernel), args, names);
   Packer p(kernel, args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelParam* param = signature ? &signature->params[i] : nullptr;

@@ -46,6 +46,7 @@ struct PackedArgs {
   std::vector<Slot> slots;
   std::vector<void*> pointers;  // &slots[i].bytes, what cuLaunchKernel reads
   std::optional<int> device;    // CUDA ordinal of the array arguments, if any
+  bool cpu = false;             // the array arguments are on the cpu
 
   PackedArgs() = default;
   PackedArgs(PackedArgs&&) = default;
@@ -68,13 +69,22 @@ struct PackedArgs {
 // names the argument by position, name and declaration, e.g.
 //   raw_kernel 'add_func' takes 3 arguments (x1, x2, y), got 2
 //   raw_kernel 'add_func': argument 2 'x2' is 'const float* x2' but got a float64 array; pass a float32 array
-// Arrays must be on one CUDA device, which `device` reports.
+// Arrays must be on one device (arrays_device's error otherwise): `device` reports a CUDA
+// one, `cpu` the cpu.
 // A Lua float as Lua prints it: 2.5, 3.0, 1e+20, inf.
 std::string lua_float(double f);
 
 // An argument as messages name it: "a float64 array", "an int32 scalar", "the integer 7",
 // "a float 2.5" (Lua's spelling), "the boolean true".
 std::string describe_arg(const KernelArg& a);
+
+// The device of a call's array arguments (kernels run where their arrays are): nullopt
+// when there is none. `who` starts the errors ("kernel 'add'", "raw_kernel 'add_func'");
+// `names` are the parameters' names (may be shorter than args: "argument 3"). Errors:
+//   kernel 'add': argument 1 'x' is an empty array handle; pass an array
+//   kernel 'add' got arrays on cpu (x, y) and cuda:0 (out); put them on one device (x:to("cuda:0"))
+std::optional<Device> arrays_device(std::string_view who, std::span<const KernelArg> args,
+                                    std::span<const std::string> names);
 
 PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
                           std::span<const KernelArg> args);

@@ -9,7 +9,8 @@
 namespace luda::jit {
 namespace {
 
-// One diagnostic line of NVRTC's log: `<file>(<line>): <severity>: <message>`.
+// One diagnostic line of the log: NVRTC's `<file>(<line>): <severity>: <message>`, or a
+// host compiler's (below).
 struct Diagnostic {
   std::string file;
   int line = 0;
@@ -17,14 +18,46 @@ struct Diagnostic {
   std::string message;
 };
 
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// The host C++ compilers' form (GCC, Clang): `<file>:<line>:<col>: <severity>: <message>`
+// (the column may be missing). The file name may itself hold ':'; the first place where
+// the rest parses wins.
+bool parse_gcc_diagnostic(std::string_view text, Diagnostic* d) {
+  for (std::size_t colon = text.find(':'); colon != std::string_view::npos; colon = text.find(':', colon + 1)) {
+    std::string_view rest = text.substr(colon + 1);
+    std::size_t end = rest.find(':');
+    if (end == std::string_view::npos) return false;
+    std::string_view line = rest.substr(0, end);
+    if (!all_digits(line)) continue;
+    rest.remove_prefix(end + 1);
+    std::size_t col_end = rest.find(':');
+    if (col_end != std::string_view::npos && all_digits(rest.substr(0, col_end))) rest.remove_prefix(col_end + 1);
+    if (rest.empty() || rest[0] != ' ') continue;
+    rest.remove_prefix(1);
+    std::size_t sev_end = rest.find(": ");
+    if (sev_end == std::string_view::npos) continue;
+    std::string_view severity = rest.substr(0, sev_end);
+    if (severity != "error" && severity != "fatal error" && severity != "warning" && severity != "note") continue;
+    d->file = std::string(text.substr(0, colon));
+    d->line = std::stoi(std::string(line));
+    d->severity = std::string(severity);
+    d->message = std::string(rest.substr(sev_end + 2));
+    return true;
+  }
+  return false;
+}
+
 bool parse_diagnostic(std::string_view text, Diagnostic* d) {
+  if (parse_gcc_diagnostic(text, d)) return true;
   std::size_t open = text.find('(');
   while (open != std::string_view::npos) {
     std::size_t close = text.find("): ", open);
     if (close == std::string_view::npos) return false;
     std::string_view digits = text.substr(open + 1, close - open - 1);
-    bool numeric = !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
-    if (numeric) {
+    if (all_digits(digits)) {
       std::string_view rest = text.substr(close + 3);
       std::size_t colon = rest.find(": ");
       if (colon == std::string_view::npos) return false;

@@ -13,8 +13,8 @@
 
 namespace luda::jit {
 
-// The error to throw for `e`: located at the first diagnostic of NVRTC's log that names
-// `chunk`, else `e` as it is.
+// The error to throw for `e`: located at the first error of the compiler's log (NVRTC's,
+// or a host compiler's `file:line:col: error: msg`) that names `chunk`, else `e` as it is.
 CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk);
 
 }  // namespace luda::jit

@@ -4,6 +4,8 @@
 
 #include <fmt/ranges.h>
 
+#include "jit/cpu_prelude.h"
+#include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
@@ -148,6 +150,106 @@ CUmodule RawModule::load(int ordinal, const std::string& kernel, std::string* sy
 CUmodule RawModule::module(int ordinal) { return load(ordinal, {}, nullptr); }
 
 // ---------------------------------------------------------------------------------------
+// the cpu target
+
+namespace {
+
+constexpr std::string_view kCpuSubsetNote =
+    "note: the cpu target provides only the prelude's CUDA subset (threadIdx and friends, __syncthreads, "
+    "__shared__, atomics, warp functions, common math, printf); this source uses something else";
+
+// The entry symbol's stem of a raw kernel: its own name could clash with the user's.
+std::string cpu_entry_name(const std::string& kernel) { return "luda_raw_" + kernel; }
+
+// The kernels that get a cpu entry: visible, not templates, not overloaded, every
+// parameter a pointer or a scalar luda can read.
+std::vector<KernelSignature> cpu_kernels(const std::string& source) {
+  std::vector<KernelDefinition> defs = find_kernels(source);
+  std::vector<KernelSignature> out;
+  for (const auto& d : defs) {
+    if (d.is_template) continue;
+    if (std::count_if(defs.begin(), defs.end(), [&](const auto& o) { return o.name == d.name; }) != 1) continue;
+    std::optional<KernelSignature> sig = find_kernel_signature(source, d.name);
+    if (!sig) continue;
+    bool readable = std::all_of(sig->params.begin(), sig->params.end(),
+                                [](const KernelParam& p) { return p.type.kind != ParamType::Kind::Opaque; });
+    if (readable) out.push_back(std::move(*sig));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RawModule::cpu_source() const {
+  std::string out(cpu_cuda_subset());
+  out += cpu_raw_source(source_, program_name_);
+  out += "#line 1 \"luda_cpu_entry\"\n";
+  int fibers = raw_source_needs_fibers(source_) ? 1 : 0;
+  for (const KernelSignature& k : cpu_kernels(source_)) {
+    std::string args;
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+      const ParamType& t = k.params[i].type;
+      if (i) args += ", ";
+      if (t.kind == ParamType::Kind::Pointer) args += fmt::format("({})*(void* const*)luda_args[{}]", t.spelling, i);
+      else args += fmt::format("*({}*)luda_args[{}]", t.spelling, i);
+    }
+    std::string entry = cpu_entry_name(k.name);
+    out += fmt::format("LUDA_CPU_EXPORT void {}_cpu(void* const* luda_args) {{ {}({}); }}\n", entry, k.name, args);
+    out += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_needs_fibers = {}; }}\n", entry, fibers);
+  }
+  return out;
+}
+
+std::shared_ptr<const CpuModule> RawModule::cpu_module() {
+  std::lock_guard lock(mutex_);
+  if (cpu_module_) return cpu_module_;
+  HostCompileRequest request;
+  request.source = cpu_source();
+  request.file_name = program_name_;
+  request.what = fmt::format("raw module '{}'", program_name_);
+  // NVRTC's options that mean something to a C++ compiler: macros, include folders, and
+  // not fusing a*b+c (NVRTC's --fmad=false is the host's -ffp-contract=off).
+  for (const std::string& o : options_) {
+    if (o.rfind("-D", 0) == 0 || o.rfind("-U", 0) == 0 || o.rfind("-I", 0) == 0) request.options.push_back(o);
+    if (o == "--fmad=false" || o == "-fmad=false") request.options.push_back("-ffp-contract=off");
+  }
+  try {
+    cpu_module_ = load_cpu_module(request, DiskCache::global(), cpu_runtime(), &cpu_stats_);
+  } catch (const CompileError& e) {
+    std::string message = e.what();
+    std::size_t at = message.find("\nsource:\n");
+    message.insert(at == std::string::npos ? message.size() : at, "\n" + std::string(kCpuSubsetNote));
+    throw CompileError(std::move(message), e.log(), e.options(), e.source());
+  }
+  return cpu_module_;
+}
+
+HostCompileStats RawModule::cpu_stats() const {
+  std::lock_guard lock(mutex_);
+  return cpu_stats_;
+}
+
+void RawKernel::launch_cpu(const LaunchConfig& config, PackedArgs& packed) {
+  if (!signature_)
+    fail("raw_kernel '{}' cannot run on the cpu: luda could not read its parameter list, and the cpu target calls "
+         "the kernel through it (declare it as extern \"C\" __global__ void {}(float* x, int n, ...), without "
+         "templates or macros in the list)",
+         name_, base_name(name_));
+  for (const KernelParam& p : signature_->params)
+    if (p.type.kind == ParamType::Kind::Opaque)
+      fail("raw_kernel '{}' cannot run on the cpu: parameter '{}' has type '{}', which luda cannot pass; use "
+           "pointers and scalar types",
+           name_, p.name, p.type.spelling);
+  try {
+    validate_cpu_launch(config);
+  } catch (const Error& e) {
+    throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
+  }
+  CpuKernel kernel = module_->cpu_module()->kernel(cpu_entry_name(name_));
+  cpu_launch(kernel, config, packed.data());
+}
+
+// ---------------------------------------------------------------------------------------
 // RawKernel
 
 RawKernel::RawKernel(std::shared_ptr<RawModule> module, std::string name)
@@ -182,15 +284,17 @@ CUfunction RawKernel::function(int ordinal) {
 void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
   PackedArgs packed = pack_arguments(name_, signature_, args);
   int ordinal = 0;
+  if (packed.cpu) {
+    launch_cpu(config, packed);
+    return;
+  }
   if (packed.device) {
     ordinal = *packed.device;
   } else {
-    Device d = current_device();
-    if (!d.is_cuda()) {
-      if (cuda_device_count() == 0) require_cuda_device(0);  // throws "no CUDA device: <why>"
-      fail("raw_kernel '{}' runs on a CUDA device, but this thread's current device is {}; "
-           "pass arrays on a CUDA device or select one (luda.device(0):use())",
-           name_, d.str());
+    Device d = current_device();  // no arrays: the thread's device
+    if (d.is_cpu()) {
+      launch_cpu(config, packed);
+      return;
     }
     ordinal = d.index;
   }

@@ -1,6 +1,9 @@
 // CuPy's RawModule and RawKernel: CUDA C++ source as is, compiled by NVRTC for the exact
 // architecture of each device that runs it, loaded once per context, launched with
-// arguments checked against the kernel's parameter list.
+// arguments checked against the kernel's parameter list. On cpu arrays, the same source
+// is compiled by the host C++ compiler against the cpu prelude (jit/cpu_prelude.h), with
+// a per-thread entry generated from each kernel's parameter list, and run by the cpu
+// executor.
 #pragma once
 
 #include <cuda.h>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "jit/kernel_args.h"
+#include "jit/host_compiler.h"
 #include "jit/kernel_params.h"
 #include "jit/nvrtc.h"
 #include "runtime/launch.h"
@@ -44,6 +48,12 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   // Number of NVRTC compiles and module loads so far (tests: "loaded once").
   int compile_count() const;
   int load_count() const;
+  // The cpu target's shared object (compiled, or taken from the disk cache, on first use),
+  // and what that took.
+  std::shared_ptr<const CpuModule> cpu_module();
+  HostCompileStats cpu_stats() const;
+  // The source the host compiler gets: the cpu prelude, the source, the entries.
+  std::string cpu_source() const;
 
   ~RawModule();  // unloads its modules; never throws
   RawModule(const RawModule&) = delete;
@@ -72,6 +82,8 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   std::vector<std::pair<int, CUmodule>> retired_;
   mutable int compiles_ = 0;
   int loads_ = 0;
+  std::shared_ptr<const CpuModule> cpu_module_;
+  HostCompileStats cpu_stats_;
   friend class RawKernel;
 };
 
@@ -97,6 +109,8 @@ class RawKernel {
   CUfunction function(int ordinal);
 
  private:
+  void launch_cpu(const LaunchConfig& config, PackedArgs& packed);
+
   std::shared_ptr<RawModule> module_;
   std::string name_;
   std::optional<KernelSignature> signature_;

@@ -135,8 +135,8 @@ TEST(KernelArgs, PointerParameterErrors) {
   NDArray f32 = NDArray::zeros({3}, DType::Float32, Device::cpu());
   EXPECT_EQ(error_of("add_func", sig("add_func"),
                      {KernelArg::of_array(f32), KernelArg::of_array(f64), KernelArg::of_array(f32)}),
-            "raw_kernel 'add_func': argument 1 'x1' is a cpu array; raw kernels take arrays on a "
-            "CUDA device (x:to(\"cuda:0\"))");
+            "raw_kernel 'add_func': argument 2 'x2' is 'const float* x2' but got a float64 array; "
+            "pass a float32 array");
   EXPECT_EQ(error_of("add_func", sig("add_func"),
                      {KernelArg::of_array(f64), KernelArg::of_array(f32), KernelArg::of_array(f32)}),
             "raw_kernel 'add_func': argument 1 'x1' is 'const float* x1' but got a float64 array; "
@@ -159,10 +159,9 @@ TEST(KernelArgs, PointerParameterErrors) {
   std::vector<KernelArg> args = {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(1),
                                  KernelArg::of_bool(true), KernelArg::of_int(1), KernelArg::of_int(1),
                                  KernelArg::of_array(f64), KernelArg::of_array(f64)};
-  // void* takes any dtype, so the error is the device, on argument 7.
+  // void* takes any dtype (and cpu arrays run on the cpu), so the error is argument 8's.
   EXPECT_EQ(error_of("many", many, args),
-            "raw_kernel 'many': argument 7 'any' is a cpu array; raw kernels take arrays on a CUDA "
-            "device (x:to(\"cuda:0\"))");
+            "raw_kernel 'many': argument 8 is 'float*' but got a float64 array; pass a float32 array");
   args[6] = KernelArg::of_int(0);
   EXPECT_EQ(error_of("many", many, args),
             "raw_kernel 'many': argument 7 'any' is 'void* any' but got the integer 0; pass an array");
@@ -184,10 +183,12 @@ TEST(KernelArgs, UnparsedListPassesAsCupyDoes) {
   EXPECT_EQ(p.value<short>(2), -5);
   EXPECT_EQ(p.slots[2].size, 2u);
   EXPECT_EQ(p.value<bool>(3), true);
+  // A cpu array passes its host address; the launch then runs on the cpu.
   NDArray cpu = NDArray::zeros({2}, DType::Int32, Device::cpu());
-  EXPECT_EQ(error_of("tmpl", std::nullopt, {KernelArg::of_int(1), KernelArg::of_array(cpu)}),
-            "raw_kernel 'tmpl': argument 2 is a cpu array; raw kernels take arrays on a CUDA "
-            "device (x:to(\"cuda:0\"))");
+  PackedArgs q = pack_arguments("tmpl", std::nullopt, std::vector<KernelArg>{KernelArg::of_int(1), KernelArg::of_array(cpu)});
+  EXPECT_TRUE(q.cpu);
+  EXPECT_FALSE(q.device);
+  EXPECT_EQ(q.value<void*>(1), cpu.data());
 }
 
 TEST(KernelArgs, PackedArgsSurviveAMove) {

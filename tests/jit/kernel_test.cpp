@@ -56,7 +56,7 @@ TEST(ArgumentTypes, LuaNumbersAreWeakAndFollowTheArrays) {
 
 TEST(SignatureKeys, MatchTheTypesAndTellSignaturesApart) {
   NDArray x = host_array({4, 6}, DType::Float32);
-  NDArray t = x.transpose();  // a strided view on the cpu: copied C-contiguous to the device
+  NDArray t = x.transpose();  // a strided view: read in place, through its strides
   NDArray y = host_array({4, 6}, DType::Float64);
   auto key = [](std::vector<KernelArg> args, int device = 0) { return signature_key(args, device); };
   std::vector<KernelArg> base = {KernelArg::of_array(x), KernelArg::of_float(0.5), KernelArg::of_int(1)};
@@ -78,8 +78,8 @@ TEST(SignatureKeys, MatchTheTypesAndTellSignaturesApart) {
       key({KernelArg::of_array(x), KernelArg::of_float(0.5), KernelArg::of_bool(true)}),
   };
   for (std::size_t i = 0; i < different.size(); ++i) EXPECT_FALSE(k == different[i]) << i;
-  // Layout: a cpu view is copied contiguous (same key); a dsl type without C layout differs.
-  EXPECT_EQ(key({KernelArg::of_array(t), KernelArg::of_float(0.5), KernelArg::of_int(1)}).args[0].flags, 1);
+  // Layout: a strided view is not C-contiguous (arrays are used where they are).
+  EXPECT_EQ(key({KernelArg::of_array(t), KernelArg::of_float(0.5), KernelArg::of_int(1)}).args[0].flags, 0);
   std::vector<Type> strided = types;
   strided[0].c_contiguous = false;
   EXPECT_FALSE(k == signature_key(strided, 0));
@@ -204,6 +204,10 @@ extern "C" __global__ void {1}(A1 x, A1 y, A1 out, long long n{2}) {{
                                          "{ bounds->line = 14; bounds->axis = 0; bounds->index = i; "
                                          "bounds->extent = out.shape[0]; } return; }"
                                        : "");
+  if (r.options.target == dsl::Target::Cpu)  // the per-thread entry codegen would emit (dsl/compile.h)
+    k.code += fmt::format("LUDA_CPU_EXPORT void {0}_cpu(void* const* a) {{ {0}(*(A1*)a[0], *(A1*)a[1], *(A1*)a[2], "
+                          "*(long long*)a[3]{1}); }}\nextern \"C\" {{ LUDA_CPU_VISIBLE int {0}_cpu_needs_fibers = 0; }}\n",
+                          k.entry, k.bounds_record ? ", *(Bounds**)a[4]" : "");
   return k;
 }
 
@@ -315,15 +319,25 @@ TEST_F(JitKernelTest, LaunchChecksTheArgumentCountFirst) {
   EXPECT_EQ(error_of([&] { k->launch(config, args); }), "kernel 'add_kernel' takes 4 arguments (x, y, out, n), got 2");
 }
 
-TEST_F(JitKernelTest, LaunchWithoutADeviceSaysWhy) {
-  if (test_support::no_device_reason().empty()) GTEST_SKIP() << "a CUDA device is usable here";
+// Kernels run where their arrays are: host arrays, the cpu target (GPU or not).
+TEST_F(JitKernelTest, HostArraysRunOnTheCpuTarget) {
   auto k = make();
-  NDArray x = host_array({4}, DType::Float32);
-  std::vector<KernelArg> args = {KernelArg::of_array(x), KernelArg::of_array(x), KernelArg::of_array(x),
-                                 KernelArg::of_int(4)};
-  std::string e = error_of([&] { k->launch(LaunchConfig{}, args); });
-  EXPECT_EQ(e.rfind("no CUDA device: ", 0), 0u) << e;
-  EXPECT_EQ(k->stats().specializations, 0u);  // nothing compiled for a launch that cannot run
+  std::vector<float> a = {1.5f, -2, 3, 4.25f}, b = {8, 0.5f, -3, 1};
+  NDArray x = NDArray::from_host(a.data(), {4}, DType::Float32, Device::cpu());
+  NDArray y = NDArray::from_host(b.data(), {4}, DType::Float32, Device::cpu());
+  NDArray out = host_array({4}, DType::Float32);
+  std::vector<KernelArg> args = {KernelArg::of_array(x), KernelArg::of_array(y), KernelArg::of_array(out),
+                                 KernelArg::of_float(4.0)};  // an integral float converts to int64
+  LaunchConfig c;
+  c.block.x = 8;
+  k->launch(c, args);
+  std::vector<float> got(4);
+  std::memcpy(got.data(), out.data(), sizeof(float) * 4);
+  EXPECT_EQ(got, (std::vector<float>{9.5f, -1.5f, 0, 5.25f}));
+  ASSERT_EQ(requests_.size(), 1u);
+  EXPECT_EQ(requests_[0].options.target, dsl::Target::Cpu);
+  EXPECT_EQ(k->stats().host_compiles, 1u);
+  EXPECT_EQ(k->stats().nvrtc_compiles, 0u);
 }
 
 // ---- on a GPU -------------------------------------------------------------------------------
@@ -389,19 +403,18 @@ TEST_F(JitKernelTest, GpuSpecializesOnceThenHitsMemory) {
   EXPECT_EQ(again->stats().nvrtc_compiles, 0u);
 }
 
-TEST_F(JitKernelTest, GpuCopiesHostArraysInAndBack) {
+TEST_F(JitKernelTest, GpuMixedDevicesAreAnErrorNamingTheArguments) {
   LUDA_REQUIRE_GPU();
-  const std::size_t n = 300;
-  std::vector<float> a = random_floats(n, 3), b = random_floats(n, 4);
+  std::vector<float> a = random_floats(300, 3), b = random_floats(300, 4);
   NDArray x = NDArray::from_host(a.data(), {300}, DType::Float32, Device::cpu());
   NDArray y = device_floats(b);
   NDArray out = host_array({300}, DType::Float32);
   auto k = make();
   std::vector<KernelArg> args = {KernelArg::of_array(x), KernelArg::of_array(y), KernelArg::of_array(out),
-                                 KernelArg::of_float(300.0)};  // an integral float converts to int64
-  k->launch(config_1d(2, 256), args);
-  std::vector<float> got = to_floats(out);
-  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], a[i] + b[i]) << i;
+                                 KernelArg::of_int(300)};
+  EXPECT_EQ(error_of([&] { k->launch(config_1d(2, 256), args); }),
+            "kernel 'add_kernel' got arrays on cpu (x, out) and cuda:0 (y); put them on one device (x:to(\"cuda:0\"))");
+  EXPECT_EQ(k->stats().specializations, 0u);
 }
 
 TEST_F(JitKernelTest, GpuCheckedSignatureConvertsLuaNumbers) {

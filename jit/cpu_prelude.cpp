@@ -1,0 +1,300 @@
+#include "jit/cpu_prelude.h"
+
+#include <algorithm>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "dsl/prelude.h"
+#include "jit/cpu_abi_text.h"  // generated from runtime/cpu_abi.h by CMake
+
+namespace luda::jit {
+namespace {
+
+// Headers first: the macros below (printf, __shared__, ...) must not rename anything in
+// them. <math.h> from libstdc++/libc++ also gives the float overloads (sqrt(float)).
+constexpr std::string_view kIncludes = R"cpu(#line 1 "luda_cpu_includes"
+// luda cpu prelude: the CUDA C++ subset for kernels compiled by the host C++ compiler.
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+)cpu";
+
+constexpr std::string_view kSubset = R"cpu(#line 1 "luda_cpu_prelude"
+#define __global__ __attribute__((visibility("hidden")))
+#define __device__
+#define __host__
+#define __noinline__ __attribute__((noinline))
+#define __forceinline__ inline __attribute__((always_inline))
+#define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __constant__
+// Static shared storage is per block: a block's CUDA threads all run on one OS thread.
+#define __shared__ static thread_local
+#define LUDA_CPU_VISIBLE __attribute__((visibility("default")))
+#define LUDA_CPU_EXPORT extern "C" LUDA_CPU_VISIBLE  // functions; data: extern "C" { LUDA_CPU_VISIBLE int x = 1; }
+// The executor may switch CUDA threads (fibers) inside these calls: memory is reread.
+#define LUDA_CPU_MEMORY_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+static const luda_cpu_runtime* luda_cpu_rt;
+static thread_local luda_cpu_thread* luda_cpu_current_thread;
+LUDA_CPU_EXPORT void luda_cpu_bind(const luda_cpu_runtime* rt) { luda_cpu_rt = rt; }
+LUDA_CPU_EXPORT luda_cpu_thread** luda_cpu_current_slot(void) { return &luda_cpu_current_thread; }
+static inline luda_cpu_thread* luda_cpu_self() { return luda_cpu_current_thread; }
+// Thrown to end the calling CUDA thread (a failed bounds check); <entry>_cpu catches it.
+struct luda_cpu_exit {};
+
+typedef luda_cpu_dim3 uint3;
+struct dim3 {
+  unsigned int x, y, z;
+  dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+};
+static const int warpSize = 32;
+// For <entry>_cpu_block (runtime/cpu_abi.h), which cannot name these fields once the
+// macros below exist.
+static inline luda_cpu_dim3 luda_cpu_block_dim(const luda_cpu_thread* t) { return t->blockDim; }
+static inline void luda_cpu_enter(luda_cpu_thread* t, unsigned int x, unsigned int y, unsigned int z, unsigned int linear) {
+  t->threadIdx.x = x; t->threadIdx.y = y; t->threadIdx.z = z;
+  t->lane = linear % 32;
+}
+
+// ---- barriers and fences
+static inline void __syncthreads() {
+  LUDA_CPU_MEMORY_BARRIER();
+  luda_cpu_rt->syncthreads(luda_cpu_self());
+  LUDA_CPU_MEMORY_BARRIER();
+}
+// The block's threads share one OS thread and switch only inside runtime calls, so the
+// counter needs no atomics; the first barrier keeps a reset from racing the last read.
+static thread_local int luda_cpu_block_count;
+static inline int __syncthreads_count(int predicate) {
+  luda_cpu_thread* t = luda_cpu_self();
+  __syncthreads();
+  if (t->threadIdx.x == 0 && t->threadIdx.y == 0 && t->threadIdx.z == 0) luda_cpu_block_count = 0;
+  __syncthreads();
+  if (predicate) ++luda_cpu_block_count;
+  __syncthreads();
+  return luda_cpu_block_count;
+}
+static inline int __syncthreads_and(int predicate) {
+  luda_cpu_thread* t = luda_cpu_self();
+  return __syncthreads_count(predicate != 0) == (int)(t->blockDim.x * t->blockDim.y * t->blockDim.z);
+}
+static inline int __syncthreads_or(int predicate) { return __syncthreads_count(predicate != 0) != 0; }
+static inline void __syncwarp(unsigned int mask = 0xffffffffu) {
+  LUDA_CPU_MEMORY_BARRIER();
+  luda_cpu_rt->syncwarp(luda_cpu_self(), mask);
+  LUDA_CPU_MEMORY_BARRIER();
+}
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+// ---- warp functions: any type of up to 8 bytes travels as its bits
+template <class T> static inline T luda_cpu_shfl(unsigned int mask, T value, int mode, int arg, int width) {
+  static_assert(sizeof(T) <= 8, "warp shuffles move values of at most 8 bytes");
+  unsigned long long bits = 0;
+  memcpy(&bits, &value, sizeof(T));
+  LUDA_CPU_MEMORY_BARRIER();
+  bits = luda_cpu_rt->shfl(luda_cpu_self(), mask, bits, mode, arg, width);
+  LUDA_CPU_MEMORY_BARRIER();
+  T r;
+  memcpy(&r, &bits, sizeof(T));
+  return r;
+}
+template <class T> static inline T __shfl_sync(unsigned int mask, T v, int lane, int width = 32) { return luda_cpu_shfl(mask, v, 0, lane, width); }
+template <class T> static inline T __shfl_up_sync(unsigned int mask, T v, unsigned int delta, int width = 32) { return luda_cpu_shfl(mask, v, 1, (int)delta, width); }
+template <class T> static inline T __shfl_down_sync(unsigned int mask, T v, unsigned int delta, int width = 32) { return luda_cpu_shfl(mask, v, 2, (int)delta, width); }
+template <class T> static inline T __shfl_xor_sync(unsigned int mask, T v, int lane_mask, int width = 32) { return luda_cpu_shfl(mask, v, 3, lane_mask, width); }
+static inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
+  LUDA_CPU_MEMORY_BARRIER();
+  unsigned int r = luda_cpu_rt->ballot(luda_cpu_self(), mask, predicate != 0);
+  LUDA_CPU_MEMORY_BARRIER();
+  return r;
+}
+static inline int __all_sync(unsigned int mask, int predicate) { return __ballot_sync(mask, predicate == 0) == 0; }
+static inline int __any_sync(unsigned int mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
+
+// ---- atomics: CUDA's signatures, relaxed as CUDA's are (fences order them), old value back
+#define LUDA_CPU_RELAXED __ATOMIC_RELAXED
+template <class T, class F> static inline T luda_cpu_atomic_update(T* p, F next) {
+  T old, desired;
+  __atomic_load(p, &old, LUDA_CPU_RELAXED);
+  do desired = next(old);
+  while (!__atomic_compare_exchange(p, &old, &desired, true, LUDA_CPU_RELAXED, LUDA_CPU_RELAXED));
+  return old;
+}
+#define LUDA_CPU_FETCH(name, builtin, T) static inline T name(T* p, T v) { return builtin(p, v, LUDA_CPU_RELAXED); }
+#define LUDA_CPU_FETCH_INTS(name, builtin) LUDA_CPU_FETCH(name, builtin, int) LUDA_CPU_FETCH(name, builtin, unsigned int) LUDA_CPU_FETCH(name, builtin, unsigned long long)
+LUDA_CPU_FETCH_INTS(atomicAdd, __atomic_fetch_add)
+LUDA_CPU_FETCH(atomicSub, __atomic_fetch_sub, int) LUDA_CPU_FETCH(atomicSub, __atomic_fetch_sub, unsigned int)
+LUDA_CPU_FETCH_INTS(atomicExch, __atomic_exchange_n)
+LUDA_CPU_FETCH_INTS(atomicAnd, __atomic_fetch_and)
+LUDA_CPU_FETCH_INTS(atomicOr, __atomic_fetch_or)
+LUDA_CPU_FETCH_INTS(atomicXor, __atomic_fetch_xor)
+static inline float atomicAdd(float* p, float v) { return luda_cpu_atomic_update(p, [v](float o) { return o + v; }); }
+static inline double atomicAdd(double* p, double v) { return luda_cpu_atomic_update(p, [v](double o) { return o + v; }); }
+static inline float atomicExch(float* p, float v) { float r; __atomic_exchange(p, &v, &r, LUDA_CPU_RELAXED); return r; }
+#define LUDA_CPU_MINMAX(T)                                                                              \
+  static inline T atomicMin(T* p, T v) { return luda_cpu_atomic_update(p, [v](T o) { return v < o ? v : o; }); } \
+  static inline T atomicMax(T* p, T v) { return luda_cpu_atomic_update(p, [v](T o) { return o < v ? v : o; }); }
+LUDA_CPU_MINMAX(int) LUDA_CPU_MINMAX(unsigned int) LUDA_CPU_MINMAX(long long) LUDA_CPU_MINMAX(unsigned long long)
+#define LUDA_CPU_CAS(T)                                                                      \
+  static inline T atomicCAS(T* p, T compare, T v) {                                          \
+    __atomic_compare_exchange_n(p, &compare, v, false, LUDA_CPU_RELAXED, LUDA_CPU_RELAXED);  \
+    return compare; /* the value found: equal to compare when the swap happened */          \
+  }
+LUDA_CPU_CAS(int) LUDA_CPU_CAS(unsigned int) LUDA_CPU_CAS(unsigned long long) LUDA_CPU_CAS(unsigned short)
+static inline unsigned int atomicInc(unsigned int* p, unsigned int v) { return luda_cpu_atomic_update(p, [v](unsigned int o) { return o >= v ? 0u : o + 1; }); }
+static inline unsigned int atomicDec(unsigned int* p, unsigned int v) { return luda_cpu_atomic_update(p, [v](unsigned int o) { return (o == 0 || o > v) ? v : o - 1; }); }
+
+// ---- bit casts and integer intrinsics
+static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
+static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }
+static inline float __uint_as_float(unsigned int x) { float r; memcpy(&r, &x, 4); return r; }
+static inline unsigned int __float_as_uint(float x) { unsigned int r; memcpy(&r, &x, 4); return r; }
+static inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, 8); return r; }
+static inline long long __double_as_longlong(double x) { long long r; memcpy(&r, &x, 8); return r; }
+static inline int __double2hiint(double x) { return (int)(__double_as_longlong(x) >> 32); }
+static inline int __double2loint(double x) { return (int)__double_as_longlong(x); }
+static inline double __hiloint2double(int hi, int lo) { return __longlong_as_double((long long)(((unsigned long long)(unsigned int)hi << 32) | (unsigned int)lo)); }
+static inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned int __brev(unsigned int x) { unsigned int r = 0; for (int i = 0; i < 32; ++i, x >>= 1) r = (r << 1) | (x & 1u); return r; }
+static inline int __mul24(int a, int b) { return (int)((unsigned int)(a << 8 >> 8) * (unsigned int)(b << 8 >> 8)); }
+static inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a * b) >> 32); }
+static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
+template <class T> static inline T __ldg(const T* p) { return *p; }
+
+// ---- math beyond <math.h>; the __ fast versions compute the accurate result here
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+// (macros: glibc declares some of these names itself)
+#define __expf expf
+#define __logf logf
+#define __log2f log2f
+#define __log10f log10f
+#define __sinf sinf
+#define __cosf cosf
+#define __tanf tanf
+#define __powf powf
+static inline float __fdividef(float x, float y) { return x / y; }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x == x ? x : 0.0f)); }
+static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline float __int2float_rn(int x) { return (float)x; }
+// CUDA's min/max: float ones as fminf/fmaxf, the rest in the usual arithmetic conversions.
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+static inline double min(double a, double b) { return fmin(a, b); }
+static inline double max(double a, double b) { return fmax(a, b); }
+template <class A, class B> static inline decltype(A() + B()) min(A a, B b) { typedef decltype(A() + B()) R; return (R)b < (R)a ? (R)b : (R)a; }
+template <class A, class B> static inline decltype(A() + B()) max(A a, B b) { typedef decltype(A() + B()) R; return (R)a < (R)b ? (R)b : (R)a; }
+
+// ---- printf: formatted here, written by the runtime in one piece per call
+static int luda_cpu_printf(const char* format, ...) {
+  char small[512];
+  va_list ap;
+  va_start(ap, format);
+  int n = vsnprintf(small, sizeof small, format, ap);
+  va_end(ap);
+  if (n < 0) return n;
+  if ((size_t)n < sizeof small) {
+    luda_cpu_rt->print(small, (unsigned long long)n);
+    return n;
+  }
+  char* big = (char*)malloc((size_t)n + 1);
+  if (!big) return -1;
+  va_start(ap, format);
+  vsnprintf(big, (size_t)n + 1, format, ap);
+  va_end(ap);
+  luda_cpu_rt->print(big, (unsigned long long)n);
+  free(big);
+  return n;
+}
+#define printf luda_cpu_printf
+// Last: the prelude's own code reads these fields of luda_cpu_thread by name.
+#define threadIdx (luda_cpu_self()->threadIdx)
+#define blockIdx (luda_cpu_self()->blockIdx)
+#define blockDim (luda_cpu_self()->blockDim)
+#define gridDim (luda_cpu_self()->gridDim)
+)cpu";
+
+// The cpu versions of the generated-kernel prelude's GPU-only pieces (dsl/prelude.h).
+constexpr std::string_view kBoundsFail = R"cpu(static __noinline__ void luda_bounds_fail(luda_BoundsRecord* r, int line, int axis, long long index, long long extent) {
+  if (atomicCAS(&r->hit, 0, 1) == 0) {
+    r->line = line; r->axis = axis; r->index = index; r->extent = extent;
+    __threadfence();
+  }
+  throw luda_cpu_exit();  // ends this CUDA thread, as PTX's exit does
+}
+)cpu";
+
+constexpr std::string_view kLaneAndShared = R"cpu(LUDA_INLINE int luda_laneid() { return (int)luda_cpu_self()->lane; }
+LUDA_INLINE long long luda_dynamic_shared_bytes() { return (long long)luda_cpu_self()->dynamic_shared_bytes; }
+#define luda_dynamic_shared ((unsigned char*)luda_cpu_self()->dynamic_shared)
+
+)cpu";
+
+std::string subset_text() {
+  std::string out(kIncludes);
+  out += "#line 1 \"luda_cpu_abi.h\"\n";
+  out += detail::kCpuAbiText;
+  if (out.back() != '\n') out += '\n';
+  out += kSubset;
+  return out;
+}
+
+}  // namespace
+
+std::string_view cpu_cuda_subset() {
+  static const std::string text = subset_text();
+  return text;
+}
+
+std::string_view cpu_generated_prelude() {
+  static const std::string text = std::string(cpu_cuda_subset()) + dsl::prelude_with(kBoundsFail, kLaneAndShared);
+  return text;
+}
+
+std::string cpu_raw_source(std::string_view source, std::string_view file_name) {
+  // extern __shared__ [__align__(n)] T name[];  ->  a macro for the dynamic shared memory.
+  static const std::regex declaration(
+      R"(extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_][\w\s]*?[\w\*])\s*(?:__align__\s*\(\s*\d+\s*\)\s*)?\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
+  std::string text(source);
+  std::string out = fmt::format("#line 1 \"{}\"\n", file_name);
+  auto begin = std::sregex_iterator(text.begin(), text.end(), declaration);
+  std::size_t done = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    std::size_t at = static_cast<std::size_t>(m.position(0)), end = at + static_cast<std::size_t>(m.length(0));
+    out.append(text, done, at - done);
+    int next_line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(end), '\n'));
+    out += fmt::format("\n#define {} (({}*)luda_cpu_self()->dynamic_shared)\n#line {} \"{}\"\n", m.str(2), m.str(1),
+                       next_line, file_name);
+    done = end;
+  }
+  out.append(text, done, std::string::npos);
+  if (out.empty() || out.back() != '\n') out += '\n';
+  return out;
+}
+
+bool raw_source_needs_fibers(std::string_view source) {
+  for (std::string_view name : {"__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__all_sync", "__any_sync"})
+    if (source.find(name) != std::string_view::npos) return true;
+  return false;
+}
+
+}  // namespace luda::jit

@@ -1,0 +1,42 @@
+// The cpu target's prelude: the CUDA C++ subset that kernels compiled by the host C++
+// compiler use, in plain C++ (GCC and Clang), on top of runtime/cpu_abi.h (embedded
+// verbatim: one definition of each struct). It provides
+//   __global__ __device__ __host__ __forceinline__ __noinline__ __restrict__ __align__
+//   __launch_bounds__ __constant__ __shared__ (static thread_local: a block's threads
+//   share one OS thread), extern __shared__ (dynamic, rewritten by cpu_raw_source),
+//   threadIdx blockIdx blockDim gridDim warpSize dim3 uint3,
+//   __syncthreads(_count/_and/_or) __syncwarp __shfl(_up/_down/_xor)_sync
+//   __ballot_sync __all_sync __any_sync __threadfence(_block/_system),
+//   atomicAdd/Sub/Exch/Min/Max/CAS/And/Or/Xor/Inc/Dec with CUDA's signatures (GCC's
+//   __atomic builtins on the target memory: what std::atomic_ref is made of, without
+//   C++20 or <atomic>'s parse time), the <math.h> functions, rsqrt(f), CUDA's bit casts
+//   and integer intrinsics, min/max, __ldg, printf (one piece per call to the runtime).
+// A kernel's shared object also defines luda_cpu_bind and luda_cpu_current_slot.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace luda::jit {
+
+// Bump when the text below changes what compiled kernels do (it is hashed into cache
+// keys through the source too; the number names the contract).
+inline constexpr int kCpuPreludeVersion = 1;
+
+// The CUDA subset alone: what raw CUDA sources are compiled against.
+std::string_view cpu_cuda_subset();
+
+// The subset plus the generated-kernel prelude (dsl/prelude.h) with its cpu pieces: a
+// thread out of range fills the BoundsRecord and ends by throwing luda_cpu_exit, which
+// the `<entry>_cpu` wrapper that codegen emits catches.
+std::string_view cpu_generated_prelude();
+
+// A raw CUDA source ready for the cpu target: `#line 1 "<file>"`, then the source with
+// each `extern __shared__ T name[];` turned into a macro for the block's dynamic shared
+// memory (line numbers kept with #line).
+std::string cpu_raw_source(std::string_view source, std::string_view file_name);
+
+// Whether a raw source calls a barrier or a warp function (its threads then run as fibers).
+bool raw_source_needs_fibers(std::string_view source);
+
+}  // namespace luda::jit

@@ -1,0 +1,364 @@
+// cuda.jit kernels and raw kernels on the cpu target, end to end: the front end (or a raw
+// source), the cpu prelude, the host compiler, the disk cache, the cpu executor. Values
+// are checked against references computed on the host from random inputs.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "dsl/compile.h"
+#include "jit/cpu_prelude.h"
+#include "jit/host_compiler.h"
+#include "jit/kernel.h"
+#include "jit/raw_module.h"
+#include "runtime/cpu_executor.h"
+#include "tests/dsl/test_environment.h"
+
+namespace luda::jit {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace luda::dsl::testing;
+using dsl::Scalar;
+
+constexpr const char* kKernels = R"(
+local function add(x, y, out)
+  local start, stride = cuda.grid(1), cuda.gridsize(1)
+  for i = start, #x - 1, stride do
+    out[i] = x[i] + y[i]
+  end
+end
+
+local function scaled(x, out, a)
+  local i = cuda.grid(1)
+  out[i] = a * x[i]
+end
+
+local function histogram(x, xmin, xmax, hist)
+  local nbins = #hist
+  local bin_width = (xmax - xmin) / nbins
+  local i = cuda.grid(1)
+  if i < #x then
+    local bin = math.floor((x[i] - xmin) / bin_width)
+    if bin >= 0 and bin < nbins then cuda.atomic.add(hist, bin, 1) end
+  end
+end
+
+local function transpose_tiled(a, out)
+  local tile = cuda.shared.array({TILE, TILE + 1}, "int32")
+  local tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+  local x = cuda.blockIdx.x * TILE + tx
+  local y = cuda.blockIdx.y * TILE + ty
+  if y < a.shape[1] and x < a.shape[2] then tile[ty][tx] = a[y][x] end
+  cuda.syncthreads()
+  x = cuda.blockIdx.y * TILE + tx
+  y = cuda.blockIdx.x * TILE + ty
+  if y < out.shape[1] and x < out.shape[2] then out[y][x] = tile[tx][ty] end
+end
+)";
+
+class CpuKernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("luda_cpu_kernel_test_{}_{}", ::getpid(), ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    cache_ = std::make_unique<DiskCache>(dir_);
+    chunk_.env.values["TILE"] = TestEnvironment::integer(8);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<JitKernel> make(const std::string& name, std::vector<std::string> params, JitOptions options = {}) {
+    JitKernel::Setup s;
+    const dsl::FunctionExpr& f = chunk_.function(name);
+    s.function = chunk_.source_of(f);
+    s.handle = &f;
+    s.name = name;
+    s.param_names = std::move(params);
+    s.options = options;
+    s.cache = cache_.get();
+    return std::make_unique<JitKernel>(std::move(s), chunk_.env);
+  }
+
+  static LaunchConfig config(long long grid, long long block) {
+    LaunchConfig c;
+    c.grid.x = grid;
+    c.block.x = block;
+    return c;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<DiskCache> cache_;
+  TestChunk chunk_{kKernels, "kernels.lua"};
+};
+
+template <class T>
+NDArray host(const std::vector<T>& v, DType t, Shape shape = {}) {
+  if (shape.empty()) shape = {static_cast<std::int64_t>(v.size())};
+  return NDArray::from_host(v.data(), shape, t, Device::cpu());
+}
+
+template <class T>
+std::vector<T> values(const NDArray& a) {
+  std::vector<T> out(static_cast<std::size_t>(a.size()));
+  std::memcpy(out.data(), a.data(), out.size() * sizeof(T));
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST_F(CpuKernelTest, GridStrideAddMatchesTheHostAndHitsMemoryThenDisk) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-100, 100);
+  std::vector<float> x(1000), y(1000);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = d(rng), y[i] = d(rng);
+  NDArray X = host(x, DType::Float32), Y = host(y, DType::Float32), Out = NDArray::zeros({1000}, DType::Float32, Device::cpu());
+  auto k = make("add", {"x", "y", "out"});
+  std::vector<KernelArg> args = {KernelArg::of_array(X), KernelArg::of_array(Y), KernelArg::of_array(Out)};
+  k->launch(config(3, 64), args);  // 192 threads stride over 1000
+  std::vector<float> out = values<float>(Out);
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(out[i], x[i] + y[i]) << i;
+  k->launch(config(3, 64), args);
+  JitStats s = k->stats();
+  EXPECT_EQ(s.calls, 2u);
+  EXPECT_EQ(s.memory_hits, 1u);
+  EXPECT_EQ(s.host_compiles, 1u);
+  EXPECT_EQ(s.nvrtc_compiles, 0u);
+  EXPECT_NE(k->inspect("cuda", "", 0).find("_cpu(void* const* luda_args)"), std::string::npos);
+  // A second kernel object (a new process, as far as the cache can tell): from the disk.
+  detail::forget_loaded_modules();
+  auto again = make("add", {"x", "y", "out"});
+  again->launch(config(3, 64), args);
+  EXPECT_EQ(again->stats().host_compiles, 0u);
+  EXPECT_EQ(again->stats().disk_hits, 1u);
+}
+
+TEST_F(CpuKernelTest, WeakScalarsAndAtomics) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> d(0, 10);
+  std::vector<double> x(777);
+  for (double& v : x) v = d(rng);
+  std::vector<std::int32_t> want(10, 0);
+  for (double v : x) {
+    auto bin = static_cast<long long>(std::floor((v - 0.0) / 1.0));
+    if (bin >= 0 && bin < 10) ++want[static_cast<std::size_t>(bin)];
+  }
+  NDArray X = host(x, DType::Float64), H = NDArray::zeros({10}, DType::Int32, Device::cpu());
+  auto k = make("histogram", {"x", "xmin", "xmax", "hist"});
+  k->launch(config(7, 128), std::vector<KernelArg>{KernelArg::of_array(X), KernelArg::of_float(0.0),
+                                                   KernelArg::of_float(10.0), KernelArg::of_array(H)});
+  EXPECT_EQ(values<std::int32_t>(H), want);
+}
+
+TEST_F(CpuKernelTest, TiledTransposeWithBarriersMatches) {
+  const std::int64_t R = 37, C = 21;  // not multiples of the tile
+  std::vector<std::int32_t> a(static_cast<std::size_t>(R * C));
+  std::mt19937 rng(3);
+  for (auto& v : a) v = static_cast<std::int32_t>(rng());
+  NDArray A = host(a, DType::Int32, {R, C}), Out = NDArray::zeros({C, R}, DType::Int32, Device::cpu());
+  auto k = make("transpose_tiled", {"a", "out"});
+  LaunchConfig c;
+  c.grid = {(C + 7) / 8, (R + 7) / 8, 1, 2};
+  c.block = {8, 8, 1, 2};
+  k->launch(c, std::vector<KernelArg>{KernelArg::of_array(A), KernelArg::of_array(Out)});
+  std::vector<std::int32_t> out = values<std::int32_t>(Out);
+  for (std::int64_t i = 0; i < R; ++i)
+    for (std::int64_t j = 0; j < C; ++j) ASSERT_EQ(out[static_cast<std::size_t>(j * R + i)], a[static_cast<std::size_t>(i * C + j)]);
+  EXPECT_NE(k->inspect("cuda", "", 0).find("_cpu_needs_fibers = 1; }"), std::string::npos);
+}
+
+TEST_F(CpuKernelTest, BoundscheckRaisesWithTheLuaLine) {
+  NDArray X = host(std::vector<float>(10, 1.0f), DType::Float32), Out = NDArray::zeros({10}, DType::Float32, Device::cpu());
+  auto k = make("scaled", {"x", "out", "a"}, {.boundscheck = true});
+  std::vector<KernelArg> args = {KernelArg::of_array(X), KernelArg::of_array(Out), KernelArg::of_float(2.0)};
+  EXPECT_EQ(error_of([&] { k->launch(config(1, 16), args); }),
+            "kernel 'scaled' at kernels.lua:11: index 10 out of range for axis 0 of size 10");
+  EXPECT_EQ(values<float>(Out), std::vector<float>(10, 2.0f));  // threads in range ran
+  k->launch(config(1, 10), args);  // the record is cleared for each launch
+}
+
+TEST_F(CpuKernelTest, MixingDevicesNamesTheArguments) {
+  NDArray X = host(std::vector<float>(4, 1.0f), DType::Float32);
+  // No GPU here: an array that claims cuda:0 cannot be made, so the message is checked on
+  // the helper that both kernel kinds use.
+  std::vector<KernelArg> args = {KernelArg::of_array(X)};
+  EXPECT_EQ(arrays_device("kernel 'add'", args, std::vector<std::string>{"x"}), Device::cpu());
+  NDArray none;
+  std::vector<KernelArg> bad = {KernelArg::of_array(X), KernelArg::of_array(none)};
+  EXPECT_EQ(error_of([&] { arrays_device("kernel 'add'", bad, std::vector<std::string>{"x", "y"}); }),
+            "kernel 'add': argument 2 'y' is an empty array handle; pass an array");
+}
+
+TEST_F(CpuKernelTest, CompileErrorIsToldAtTheLuaLine) {
+  // A front end whose code fails in the host compiler at kernels.lua:11.
+  JitKernel::Setup s;
+  const dsl::FunctionExpr& f = chunk_.function("scaled");
+  s.function = chunk_.source_of(f);
+  s.name = "scaled";
+  s.cache = cache_.get();
+  s.frontend = [](const dsl::KernelRequest& r, dsl::Environment&) {
+    dsl::CudaKernel k;
+    k.entry = "scaled";
+    k.params = r.args;
+    k.code = "#line 11 \"kernels.lua\"\nextern \"C\" __global__ void scaled() { not_a_function(); }\n";
+    return k;
+  };
+  JitKernel k(std::move(s), chunk_.env);
+  std::string what = error_of([&] { k.compile("void(float32[:], float32[:], float32)"); });
+  EXPECT_EQ(what.find("kernels.lua:11:3: compile error: 'not_a_function' was not declared in this scope\n"
+                      "    out[i] = a * x[i]\n    ^"),
+            0u)
+      << what;
+  EXPECT_NE(what.find("host C++ compiler failed to compile 'scaled.cu' for the cpu target"), std::string::npos);
+}
+
+// The prelude provides every name generated code uses: one kernel per builtin family.
+TEST_F(CpuKernelTest, EveryBuiltinFamilyCompilesForTheCpu) {
+  TestChunk c(R"(
+local function families(x, n, u, out)
+  local i = cuda.grid(1)
+  local j, k = cuda.grid(2)
+  local gx, gy, gz = cuda.gridsize(3)
+  local t = cuda.local_array({2, 2}, luda.float32)
+  local s = cuda.shared.array(64, "int32")
+  local dyn = cuda.shared.dynamic("float32")
+  t[1][1] = math.pi + math.huge * 0 + j + k + gx + gy + gz + dyn[0]
+  s[cuda.threadIdx.x % 64] = cuda.laneid + cuda.warpsize + cuda.blockDim.y + cuda.gridDim.z
+  cuda.syncthreads(); cuda.syncwarp(); cuda.syncwarp(0xffff); cuda.threadfence()
+  cuda.threadfence_block(); cuda.threadfence_system()
+  local c = cuda.syncthreads_count(i > 3)
+  if cuda.syncthreads_and(i > 1) or cuda.syncthreads_or(i > 2) then c = c + 1 end
+  local v = x[i % #x]
+  local f = math.sqrt(v) + math.exp(v) + math.log(v) + math.log(v, 2) + math.sin(v) + math.cos(v)
+  f = f + math.tan(v) + math.asin(v) + math.acos(v) + math.atan(v) + math.atan(v, 2) + math.abs(v)
+  f = f + math.min(v, 1) + math.max(v, 2, 3) + math.fmod(v, 3) + math.floor(v) + math.ceil(v)
+  f = f + luda.math.exp2(v) + luda.math.log2(v) + luda.math.log10(v) + luda.math.log1p(v) + luda.math.expm1(v)
+  f = f + luda.math.sinh(v) + luda.math.cosh(v) + luda.math.tanh(v) + luda.math.erf(v) + luda.math.erfc(v)
+  f = f + luda.math.lgamma(v) + luda.math.tgamma(v) + luda.math.cbrt(v) + luda.math.rsqrt(v)
+  f = f + luda.math.round(v) + luda.math.trunc(v) + luda.math.hypot(v, 1) + luda.math.copysign(v, -1)
+  f = f + luda.math.fma(v, v, v) + v // 2 + v % 3 + v ^ 2.5 + -v + 0 / 0 + 1 / 0
+  if luda.math.isnan(f) or luda.math.isinf(f) or not luda.math.isfinite(f) then f = 0 end
+  local m = n[0]
+  m = (m // 3) + (m % 5) + (m << 2) + (m >> 1) + (m & 7) + (m | 8) + (m ~ 9) + ~m + math.abs(m) + math.fmod(m, 3)
+  m = m + math.min(m, 4) + math.max(m, 5) + luda.int32(f) + n.size + n.ndim + n.shape[1]
+  m = m + cuda.atomic.add(n, 0, 1) + cuda.atomic.sub(n, 0, 1) + cuda.atomic.min(n, 0, 1) + cuda.atomic.max(n, 0, 1)
+  m = m + cuda.atomic.exch(n, 0, 1) + cuda.atomic.cas(n, 0, 1, 2) + cuda.atomic.and_(n, 0, 1)
+  m = m + cuda.atomic.or_(n, 0, 1) + cuda.atomic.xor(n, 0, 1)
+  local w = cuda.atomic.inc(u, 0, 10) + cuda.atomic.dec(u, 0, 10) + cuda.ballot_sync(0xffffffff, m > 0)
+  if cuda.all_sync(0xffffffff, m > 0) or cuda.any_sync(0xffffffff, w > 0) then
+    f = f + cuda.shfl_sync(0xffffffff, f, 0) + cuda.shfl_up_sync(0xffffffff, f, 1)
+    f = f + cuda.shfl_down_sync(0xffffffff, f, 1) + cuda.shfl_xor_sync(0xffffffff, f, 1)
+  end
+  out[i] = f + m + w + c + t[1][1] + s[0] + cuda.atomic.max(x, i, v) + cuda.atomic.min(x, i, v)
+  print("i =", i, "f =", f, m > 0, "100%")
+end)", "families.lua");
+  struct Variant { Scalar f, i; bool bounds; };
+  for (Variant v : {Variant{Scalar::Float32, Scalar::Int32, false}, Variant{Scalar::Float64, Scalar::Int64, true},
+                    Variant{Scalar::Float32, Scalar::UInt64, true}}) {
+    dsl::KernelOptions o;
+    o.target = dsl::Target::Cpu;
+    o.boundscheck = v.bounds;
+    dsl::CudaKernel k = c.compile("families", {arr(v.f), arr(v.i), arr(Scalar::UInt32), arr(v.f)}, o);
+    EXPECT_TRUE(k.needs_fibers);
+    HostCompileRequest r;
+    r.source = std::string(cpu_generated_prelude()) + k.code;
+    r.file_name = "families.cu";
+    try {
+      std::string so = compile_shared_object(r);
+      EXPECT_GT(so.size(), 1000u);
+    } catch (const CompileError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+// CuPy's RawKernel and RawModule examples on cpu arrays.
+TEST_F(CpuKernelTest, RawAddFuncAndModuleOnCpuArrays) {
+  auto add = RawKernel::create(R"(extern "C" __global__
+void my_add(const float* x1, const float* x2, float* y, int n) {
+    int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    if (tid < n) y[tid] = x1[tid] + x2[tid];
+})", "my_add");
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> a(300), b(300);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = d(rng), b[i] = d(rng);
+  NDArray A = host(a, DType::Float32), B = host(b, DType::Float32), Y = NDArray::zeros({300}, DType::Float32, Device::cpu());
+  add->launch(config(3, 128), std::vector<KernelArg>{KernelArg::of_array(A), KernelArg::of_array(B), KernelArg::of_array(Y),
+                                                     KernelArg::of_int(300)});
+  std::vector<float> y = values<float>(Y);
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(y[i], a[i] + b[i]);
+
+  auto module = RawModule::create(R"(
+extern "C" __global__ void test_sum(const float* x1, const float* x2, float* y, unsigned int N) {
+    unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    if (tid < N) y[tid] = x1[tid] + x2[tid];
+}
+extern "C" __global__ void test_multiply(const float* x1, const float* x2, float* y, unsigned int N) {
+    unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    if (tid < N) y[tid] = x1[tid] * x2[tid];
+}
+extern "C" __global__ void block_total(const int* x, int* totals) {
+    extern __shared__ int partial[];
+    partial[threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x];
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) totals[blockIdx.x] = partial[0];
+})");
+  std::vector<KernelArg> args = {KernelArg::of_array(A), KernelArg::of_array(B), KernelArg::of_array(Y),
+                                 KernelArg::of_int(300)};
+  module->get_function("test_multiply")->launch(config(5, 64), args);
+  y = values<float>(Y);
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(y[i], a[i] * b[i]);
+  module->get_function("test_sum")->launch(config(5, 64), args);
+  y = values<float>(Y);
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(y[i], a[i] + b[i]);
+  EXPECT_EQ(module->cpu_stats().loads, 1u);  // one object for the module's kernels
+
+  std::vector<std::int32_t> x(4 * 32);
+  std::vector<std::int32_t> want(4, 0);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::int32_t>(rng() % 1000), want[i / 32] += x[i];
+  NDArray Xi = host(x, DType::Int32), T = NDArray::zeros({4}, DType::Int32, Device::cpu());
+  LaunchConfig c = config(4, 32);
+  c.shared_mem = 32 * sizeof(std::int32_t);
+  module->get_function("block_total")->launch(c, std::vector<KernelArg>{KernelArg::of_array(Xi), KernelArg::of_array(T)});
+  EXPECT_EQ(values<std::int32_t>(T), want);
+}
+
+TEST_F(CpuKernelTest, RawSourceBeyondThePreludeGetsTheNote) {
+  auto k = RawKernel::create(R"(extern "C" __global__ void k(float* x) {
+    x[0] = __half2float(__float2half(x[0]));
+})", "k");
+  NDArray X = host(std::vector<float>(1, 1.0f), DType::Float32);
+  std::string what = error_of([&] { k->launch(config(1, 1), std::vector<KernelArg>{KernelArg::of_array(X)}); });
+  EXPECT_EQ(what.find("host C++ compiler failed to compile 'k.cu' for the cpu target"), 0u) << what;
+  EXPECT_NE(what.find("k.cu:2:"), std::string::npos) << what;
+  EXPECT_NE(what.find("\nnote: the cpu target provides only the prelude's CUDA subset (threadIdx and friends, "
+                      "__syncthreads, __shared__, atomics, warp functions, common math, printf); this source uses "
+                      "something else\nsource:\n"),
+            std::string::npos)
+      << what;
+  auto tmpl = RawKernel::create("template <class T> __global__ void scale(T* x) { x[0] *= 2; }", "scale<float>");
+  EXPECT_EQ(error_of([&] { tmpl->launch(config(1, 1), std::vector<KernelArg>{KernelArg::of_array(X)}); }),
+            "raw_kernel 'scale<float>' cannot run on the cpu: luda could not read its parameter list, and the cpu "
+            "target calls the kernel through it (declare it as extern \"C\" __global__ void scale(float* x, int n, "
+            "...), without templates or macros in the list)");
+}
+
+}  // namespace
+}  // namespace luda::jit
