@@ -1,14 +1,10 @@
 -- Numba's add_kernel in luda: a grid-stride loop, so that a fixed grid of 30 blocks of
 -- 128 threads covers 100000 elements whatever their number. Checked against plain Lua.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/add_kernel.lua
 local luda = require "luda"
 local cuda = luda.cuda
-
-local ok, why = cuda.is_available()
-if not ok then
-  print("add_kernel.lua needs a CUDA device (no CUDA device: " .. why .. ")")
-  return
-end
 
 -- Each thread starts at its global index and strides by the number of threads in the
 -- grid. Element indices are 0-based, so the last one is #x - 1 (Lua's for includes it).
@@ -27,7 +23,7 @@ for i = 1, n do
   ys[i] = f32(math.random() * 2000 - 1000)
 end
 local x, y = luda.array(xs, "float32"), luda.array(ys, "float32")
-local out = cuda.device_array_like(x)
+local out = luda.empty(x.shape, x.dtype)   -- uninitialized, on x's device
 
 add_kernel[{30, 128}](x, y, out)   -- 30 blocks of 128 threads: 3840 threads, 27 strides
 print(("add_kernel[{30, 128}] over %d elements:"):format(n))

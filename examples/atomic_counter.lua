@@ -2,15 +2,11 @@
 -- Without an atomic the read-modify-write of different threads overlap and updates are
 -- lost; with cuda.atomic.add every one counts, giving exactly 4096. Then the same atomic
 -- sums 4096 random integers, checked against the plain Lua sum.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/atomic_counter.lua
 local luda = require "luda"
 local cuda = luda.cuda
-
-local ok, why = cuda.is_available()
-if not ok then
-  print("atomic_counter.lua needs a CUDA device (no CUDA device: " .. why .. ")")
-  return
-end
 
 -- Racy: each thread reads counter[0], adds 1 and writes it back; threads that read the
 -- same old value write the same new one.

@@ -2,15 +2,11 @@
 -- shuffles (no shared memory, no barrier), each warp's lane 0 leaves its sum in dynamic
 -- shared memory (sized at launch, one slot per warp), and the first warp adds those.
 -- int32 data, so the device's sums must equal the host's exactly.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/block_sum.lua
 local luda = require "luda"
 local cuda = luda.cuda
-
-local ok, why = cuda.is_available()
-if not ok then
-  print("block_sum.lua needs a CUDA device (no CUDA device: " .. why .. ")")
-  return
-end
 
 -- The sum over a warp: after log2(32) steps of shfl_down_sync, lane 0 holds it.
 local function warp_sum(v)
@@ -58,3 +54,7 @@ for b = 1, blocks do
   total = total + got[b]
 end
 print(("block_sum: %d blocks of %d int32 values match the host sums (total %d)"):format(blocks, threads, total))
+
+-- The result, for a caller that runs this file as a chunk (tests/lua/bit_identical_spec.lua
+-- compares it across devices).
+return sums

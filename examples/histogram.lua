@@ -1,15 +1,11 @@
 -- Numba's histogram kernel in luda: a grid-stride loop puts each value into its bin with
 -- cuda.atomic.add, so that threads hitting the same bin do not lose counts. Checked bin
 -- by bin against a histogram computed on the host in plain Lua.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/histogram.lua
 local luda = require "luda"
 local cuda = luda.cuda
-
-local ok, why = cuda.is_available()
-if not ok then
-  print("histogram.lua needs a CUDA device (no CUDA device: " .. why .. ")")
-  return
-end
 
 -- xmin and xmax are Lua numbers: weak, so they take x's float32. hist.shape[1] is the
 -- number of bins (shape is a Lua sequence); math.floor gives an integer bin index, as in

@@ -1,15 +1,11 @@
 -- Numba's first CUDA tutorial function, hypot, in luda: one scalar Lua function run as
 -- plain Lua on the host and, unchanged, as a device function that a kernel calls. The
 -- kernel's results on random float32 arrays are checked against plain Lua.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/hypot.lua
 local luda = require "luda"
 local cuda = luda.cuda
-
-local ok, why = cuda.is_available()
-if not ok then
-  print("hypot.lua needs a CUDA device (no CUDA device: " .. why .. ")")
-  return
-end
 
 -- The hypotenuse without overflowing the squares. A plain Lua function: call it on the
 -- host as it is; a kernel that calls it gets it as a device function, typed for its

@@ -1,15 +1,11 @@
 -- Numba's polar_distance in luda: a device function that returns two values (polar to
 -- cartesian coordinates), called twice by another device function, called by a kernel.
 -- Everything stays in float32: the literals 2 and 0.5 are weak and take float32.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/polar_distance.lua
 local luda = require "luda"
 local cuda = luda.cuda
-
-local ok, why = cuda.is_available()
-if not ok then
-  print("polar_distance.lua needs a CUDA device (no CUDA device: " .. why .. ")")
-  return
-end
 
 -- Two results: a device function returns a tuple, which `local a, b = f()` unpacks.
 local function polar_to_cartesian(rho, theta)

@@ -1,14 +1,10 @@
 -- CuPy's RawKernel example (CuPy user guide, "Raw kernels") in luda: the same CUDA
 -- source adds two 10x10 float32 arrays, launched as grid (10,) block (10,) and as
 -- grid (1,) block (100,). Each result is printed and checked against the host.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/raw_kernel.lua
 local luda = require "luda"
-
-local ok, why = luda.cuda.is_available()
-if not ok then
-  io.stderr:write("raw_kernel.lua needs a CUDA device (no CUDA device: ", why, ")\n")
-  os.exit(1)
-end
 
 local add_kernel = luda.raw_kernel([[
 extern "C" __global__

@@ -1,14 +1,10 @@
 -- CuPy's RawModule example (CuPy user guide, "Raw modules") in luda: one CUDA source
 -- with two kernels, sum and multiply, fetched with get_function and launched on 10x10
 -- float32 arrays. Each result is printed and checked against the host.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/raw_module.lua
 local luda = require "luda"
-
-local ok, why = luda.cuda.is_available()
-if not ok then
-  io.stderr:write("raw_module.lua needs a CUDA device (no CUDA device: ", why, ")\n")
-  os.exit(1)
-end
 
 local loaded_from_source = [[
 extern "C"{

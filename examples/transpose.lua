@@ -3,15 +3,11 @@
 -- shared memory, so that both the reads and the writes are coalesced; the tile has 33
 -- columns so that reading a column does not hit one shared-memory bank 32 times).
 -- Both are checked against a host transpose of random int32 data.
+-- It runs on luda's default device (the first GPU, else the cpu; LUDA_DEVICE=cpu
+-- chooses the cpu): its arrays are made there, and kernels run where their arrays are.
 --   build/luda examples/transpose.lua [rows cols]
 local luda = require "luda"
 local cuda = luda.cuda
-
-local ok, why = cuda.is_available()
-if not ok then
-  print("transpose.lua needs a CUDA device (no CUDA device: " .. why .. ")")
-  return
-end
 
 -- One thread per element: cuda.grid(2) gives the column (x) and the row (y).
 local transpose_naive = cuda.jit(function(a, out)
@@ -74,3 +70,7 @@ check(naive, "naive")
 local tiled = luda.empty({cols, rows}, "int32")
 transpose_tiled[{grid = grid, block = {TILE, TILE}}](a, tiled)
 check(tiled, "tiled")
+
+-- The results, for a caller that runs this file as a chunk (tests/lua/bit_identical_spec.lua
+-- compares them across devices).
+return naive, tiled

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <charconv>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -199,7 +201,60 @@ void use_device(Device d) {
   t_current = d;
 }
 
-Device default_device() { return cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu(); }
+namespace {
+
+// What default_device() answers, decided once per process.
+struct DefaultChoice {
+  Device device;
+  std::string error;     // $LUDA_DEVICE is unusable: default_device() throws this
+  bool missing = false;  // ... as a NoDeviceError (a well-formed name of a missing device)
+  bool fallback = false; // cpu because no CUDA device is usable
+};
+
+const DefaultChoice& default_choice() {
+  static const DefaultChoice instance = [] {
+    DefaultChoice c;
+    const char* env = std::getenv("LUDA_DEVICE");
+    if (env && *env) {
+      try {
+        c.device = Device::parse(env);
+        if (c.device.is_cuda()) require_cuda_device(c.device.index);
+      } catch (const NoDeviceError& e) {
+        c.error = fmt::format("LUDA_DEVICE={}: {}", env, e.what());
+        c.missing = true;
+      } catch (const Error& e) {
+        c.error = fmt::format("LUDA_DEVICE={}: {}", env, e.what());
+      }
+      return c;
+    }
+    c.fallback = cuda_device_count() == 0;
+    c.device = c.fallback ? Device::cpu() : Device::cuda(0);
+    return c;
+  }();
+  return instance;
+}
+
+std::atomic<CpuFallbackNotice> g_fallback_notice{nullptr};
+std::atomic<bool> g_fallback_noticed{false};
+
+}  // namespace
+
+Device default_device() {
+  const DefaultChoice& c = default_choice();
+  if (!c.error.empty()) {
+    if (c.missing) throw NoDeviceError(c.error);
+    throw Error(c.error);
+  }
+  if (c.fallback && !g_fallback_noticed.load(std::memory_order_relaxed)) {
+    // Marked only once a notice is installed, so that a host that installs one late
+    // still hears about it.
+    if (CpuFallbackNotice notice = g_fallback_notice.load(); notice && !g_fallback_noticed.exchange(true))
+      notice(devices().reason);
+  }
+  return c.device;
+}
+
+void set_cpu_fallback_notice(CpuFallbackNotice notice) { g_fallback_notice.store(notice); }
 
 void synchronize(Device d) {
   if (d.is_cpu()) return;

@@ -74,8 +74,16 @@ class ContextScope {
 // default_device().
 Device current_device();
 void use_device(Device d);  // checks that a CUDA device exists
-// cuda:0 when a CUDA device is usable, else cpu.
+// $LUDA_DEVICE when set ("cpu", "cuda", "cuda:N"; read once per process; an Error naming
+// the variable when it is malformed or names a missing CUDA device), else cuda:0 when a
+// CUDA device is usable, else cpu.
 Device default_device();
+// Called once per process, with the reason no CUDA device is usable, the first time
+// default_device() falls back to cpu (never when $LUDA_DEVICE chose cpu). The Lua module
+// installs one that writes a note on stderr; a C++ host may install its own, or none
+// (nullptr uninstalls).
+using CpuFallbackNotice = void (*)(const std::string& reason);
+void set_cpu_fallback_notice(CpuFallbackNotice notice);
 
 // Waits for all work on the device (cuCtxSynchronize); no-op for cpu.
 void synchronize(Device d);

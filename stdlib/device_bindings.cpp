@@ -1,6 +1,8 @@
 // Devices, streams and events: luda.devices(), luda.device(spec), luda.current_device(),
 // luda.with_device(spec, fn, ...), luda.stream({device=}), luda.event({timing=, device=}),
 // luda.cuda.synchronize(), luda.cuda.is_available(), luda.cuda.device_count().
+#include <cstdio>
+
 #include "runtime/driver.h"
 #include "stdlib/bindings.h"
 
@@ -284,6 +286,17 @@ int l_event_tostring(lua_State* L) {
 }
 
 
+// The note the luda command and module give, once per process, the first time a default
+// device is needed on a machine with no usable CUDA device: so that a script that meant
+// to use a GPU says why it runs on the cpu, while LUDA_DEVICE=cpu chooses it quietly.
+void note_cpu_fallback(const std::string& reason) {
+  std::string text = fmt::format(
+      "luda: no CUDA device, running on the cpu device (LUDA_DEVICE=cpu chooses it without this note): {}\n",
+      reason);
+  std::fwrite(text.data(), 1, text.size(), stderr);  // one piece, so it is never interleaved
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 void push_device(lua_State* L, Device d) { push_object<Device>(L, kDeviceType, d); }
@@ -302,6 +315,7 @@ std::optional<Stream> stream_option(lua_State* L, int arg, std::string_view fnam
 }
 
 void open_devices(lua_State* L) {
+  set_cpu_fallback_notice(note_cpu_fallback);
   static const luaL_Reg device_meta[] = {
       {"__tostring", trampoline<l_device_tostring>},
       {"__eq", trampoline<l_device_eq>},

@@ -1,19 +1,12 @@
--- Each family of kernel builtins run on the GPU and checked against a host reference on
--- random inputs: thread indexing in 1, 2 and 3 dimensions, cuda.grid/gridsize, shared,
--- dynamic shared and local arrays, every atomic (returning the old value), warp shuffles
--- and votes, and device print. Pending, with the reason, without luda.cuda.jit or a GPU.
+-- Each family of kernel builtins run on each device (the cpu target, and a GPU when one is
+-- usable) and checked against a host reference on random inputs: thread indexing in 1, 2
+-- and 3 dimensions, cuda.grid/gridsize, shared, dynamic shared and local arrays, every
+-- atomic (returning the old value), warp shuffles and votes, and device print. The cuda
+-- cases are pending, with the reason, without a GPU.
 local luda = require "luda"
 local support = require "support"
 local cuda = luda.cuda
-
-local function on_gpu(body)
-  return function()
-    if not cuda.jit then return pending("luda.cuda.jit is not in this build yet (issue 3 item 2)") end
-    local why = support.gpu_missing()
-    if why then return pending(why) end
-    body()
-  end
-end
+local on_devices = support.device_tests(_ENV)
 
 local function random_ints(n, lo, hi)
   local t = {}
@@ -28,7 +21,7 @@ local function sorted(t)
 end
 
 describe("builtins", function()
-  it("threadIdx, blockIdx, blockDim, gridDim, grid(3), gridsize(3) in 3-D", on_gpu(function()
+  on_devices("threadIdx, blockIdx, blockDim, gridDim, grid(3), gridsize(3) in 3-D", function()
     local k = cuda.jit(function(out)
       local x, y, z = cuda.grid(3)
       local nx, ny, nz = cuda.gridsize(3)
@@ -54,9 +47,9 @@ describe("builtins", function()
         end
       end
     end
-  end))
+  end)
 
-  it("grid(1), gridsize(1), grid(2), gridsize(2)", on_gpu(function()
+  on_devices("grid(1), gridsize(1), grid(2), gridsize(2)", function()
     local k1 = cuda.jit(function(out) local i = cuda.grid(1) out[i] = cuda.gridsize(1) * 100000 + i end)
     local blocks, threads = math.random(2, 9), math.random(1, 8) * 32
     local out = luda.zeros(blocks * threads, "int64")
@@ -77,9 +70,9 @@ describe("builtins", function()
     for y = 0, h - 1 do
       for x = 0, w - 1 do assert.are.equal((w * 1000 + h) * 1000000 + y * 1000 + x, got2[y + 1][x + 1]) end
     end
-  end))
+  end)
 
-  it("cuda.shared.array and cuda.syncthreads: each block reverses its slice", on_gpu(function()
+  on_devices("cuda.shared.array and cuda.syncthreads: each block reverses its slice", function()
     local k = cuda.jit(function(x, out)
       local s = cuda.shared.array(128, "float32")
       local t = cuda.threadIdx.x
@@ -97,9 +90,9 @@ describe("builtins", function()
     for blk = 0, blocks - 1 do
       for t = 0, 127 do assert.are.equal(xs[blk * 128 + (127 - t) + 1], got[blk * 128 + t + 1]) end
     end
-  end))
+  end)
 
-  it("a 2-D shared array with the dtype given as luda.int64", on_gpu(function()
+  on_devices("a 2-D shared array with the dtype given as luda.int64", function()
     local k = cuda.jit(function(x, out)
       local s = cuda.shared.array({ 16, 17 }, luda.int64)
       local tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
@@ -114,9 +107,9 @@ describe("builtins", function()
     for i = 1, 16 do
       for j = 1, 16 do assert.are.equal(xs[j][i] + xs[i][j], got[i][j]) end
     end
-  end))
+  end)
 
-  it("cuda.shared.dynamic: sized at launch by shared = bytes", on_gpu(function()
+  on_devices("cuda.shared.dynamic: sized at launch by shared = bytes", function()
     local k = cuda.jit(function(x, out)
       local s = cuda.shared.dynamic("float64")
       local t, n = cuda.threadIdx.x, cuda.blockDim.x
@@ -138,9 +131,9 @@ describe("builtins", function()
         end
       end
     end
-  end))
+  end)
 
-  it("cuda.local_array: a per-thread scratch array", on_gpu(function()
+  on_devices("cuda.local_array: a per-thread scratch array", function()
     local k = cuda.jit(function(x, out)
       local i = cuda.grid(1)
       if i < #x then
@@ -162,7 +155,7 @@ describe("builtins", function()
     k[{ (n + 127) // 128, 128 }](luda.array(xs, "int64"), out)
     local got = out:totable()
     for i = 1, n do assert.are.equal(tonumber((tostring(xs[i]):reverse())), got[i]) end
-  end))
+  end)
 
   describe("atomics return the old value", function()
     -- Every thread applies op to slot (i % nslots) with its own value; the old values it
@@ -183,7 +176,7 @@ describe("builtins", function()
       return slots:totable(), olds:totable(), want
     end
 
-    it("add, sub on int32, int64, float32 (exact sums of small integers), float64", on_gpu(function()
+    on_devices("add, sub on int32, int64, float32 (exact sums of small integers), float64", function()
       local add = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.add(slots, i % #slots, v[i]) end end
       local sub = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.sub(slots, i % #slots, v[i]) end end
       for _, dtype in ipairs({ "int32", "int64", "float32", "float64" }) do
@@ -193,9 +186,9 @@ describe("builtins", function()
         got, _, want = contended(sub, dtype, values, 3, function(a, b) return a - b end, 0)
         assert.are.same(want, got)
       end
-    end))
+    end)
 
-    it("add of 1 hands out each old value 0..n-1 once", on_gpu(function()
+    on_devices("add of 1 hands out each old value 0..n-1 once", function()
       local k = cuda.jit(function(counter, olds) local i = cuda.grid(1) olds[i] = cuda.atomic.add(counter, 0, 1) end)
       local counter, olds = luda.zeros(1, "int32"), luda.zeros(4096, "int32")
       k[{ 64, 64 }](counter, olds)
@@ -203,9 +196,9 @@ describe("builtins", function()
       for i = 1, 4096 do want[i] = i - 1 end
       assert.are.same({ 4096 }, counter:totable())
       assert.are.same(want, sorted(olds:totable()))
-    end))
+    end)
 
-    it("min, max on int32, int64, float32, float64", on_gpu(function()
+    on_devices("min, max on int32, int64, float32, float64", function()
       local amin = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.min(slots, i % #slots, v[i]) end end
       local amax = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.max(slots, i % #slots, v[i]) end end
       for _, dtype in ipairs({ "int32", "int64", "float32", "float64" }) do
@@ -215,9 +208,9 @@ describe("builtins", function()
         got, _, want = contended(amax, dtype, values, 5, math.max, 0)
         assert.are.same(want, got)
       end
-    end))
+    end)
 
-    it("and_, or_, xor on int32, int64 and uint32", on_gpu(function()
+    on_devices("and_, or_, xor on int32, int64 and uint32", function()
       local aand = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.and_(slots, i % #slots, v[i]) end end
       local aor = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.or_(slots, i % #slots, v[i]) end end
       local axor = function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.xor(slots, i % #slots, v[i]) end end
@@ -235,9 +228,9 @@ describe("builtins", function()
         got, _, want = contended(axor, dtype, values, 3, function(a, b) return a ~ b end, 0)
         assert.are.same(want, got)
       end
-    end))
+    end)
 
-    it("exch: the old values and the final one are the initial one and every value written", on_gpu(function()
+    on_devices("exch: the old values and the final one are the initial one and every value written", function()
       local k = cuda.jit(function(slots, v, olds) local i = cuda.grid(1) if i < #v then olds[i] = cuda.atomic.exch(slots, 0, v[i]) end end)
       for _, dtype in ipairs({ "int32", "int64", "float32", "float64" }) do
         local values = random_ints(2048, -1000000, 1000000)
@@ -249,9 +242,9 @@ describe("builtins", function()
         all[#all + 1] = 12345678
         assert.are.same(sorted(all), sorted(seen))
       end
-    end))
+    end)
 
-    it("cas: swaps only where the slot holds the compared value; a cas loop counts exactly", on_gpu(function()
+    on_devices("cas: swaps only where the slot holds the compared value; a cas loop counts exactly", function()
       local k = cuda.jit(function(a, cmp, v, olds)
         local i = cuda.grid(1)
         if i < #a then olds[i] = cuda.atomic.cas(a, i, cmp[i], v[i]) end
@@ -277,9 +270,9 @@ describe("builtins", function()
       local counter = luda.zeros(1, "int64")
       count[{ 16, 128 }](counter)
       assert.are.same({ 2048 }, counter:totable())
-    end))
+    end)
 
-    it("inc and dec wrap as CUDA's atomicInc / atomicDec (uint32, uint64)", on_gpu(function()
+    on_devices("inc and dec wrap as CUDA's atomicInc / atomicDec (uint32, uint64)", function()
       local inc = cuda.jit(function(a, limit, olds) local i = cuda.grid(1) olds[i] = cuda.atomic.inc(a, 0, limit) end)
       local dec = cuda.jit(function(a, limit, olds) local i = cuda.grid(1) olds[i] = cuda.atomic.dec(a, 0, limit) end)
       local function step_inc(old, v) return old >= v and 0 or old + 1 end
@@ -296,11 +289,11 @@ describe("builtins", function()
           assert.are.same(sorted(seen), sorted(olds:totable()))
         end
       end
-    end))
+    end)
   end)
 
   describe("warp functions", function()
-    it("shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync; laneid and warpsize", on_gpu(function()
+    on_devices("shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync; laneid and warpsize", function()
       local k = cuda.jit(function(x, src, out)
         local i = cuda.grid(1)
         local v, lane = x[i], cuda.laneid
@@ -324,9 +317,9 @@ describe("builtins", function()
         assert.are.same({ xs[base + srcs[i // 32 + 1] + 1], up, down, xs[base + (lane ~ 6) + 1], lane * 100 + 32 },
                         got[i + 1])
       end
-    end))
+    end)
 
-    it("ballot_sync, all_sync, any_sync", on_gpu(function()
+    on_devices("ballot_sync, all_sync, any_sync", function()
       local k = cuda.jit(function(x, out)
         local i = cuda.grid(1)
         local p = x[i] > 0
@@ -352,10 +345,10 @@ describe("builtins", function()
         end
         for lane = 0, 31 do assert.are.same({ mask, all, any }, got[w * 32 + lane + 1]) end
       end
-    end))
+    end)
   end)
 
-  it("print writes from the device, Lua's way: values separated by tabs", on_gpu(function()
+  on_devices("print writes from the device, Lua's way: values separated by tabs", function(device)
     local script = os.tmpname()
     local values = random_ints(4, -1000, 1000)
     support.write_file(script, ([[
@@ -367,7 +360,7 @@ end)
 k[{1, 4}](luda.array({%s}, "int32"), luda.array({0.5, -2.25, 1024.125, 3.5}, "float64"))
 cuda.synchronize()
 ]]):format(table.concat(values, ", ")))
-    local out, err, code = support.run_luda(support.quote(script))
+    local out, err, code = support.run_luda(support.quote(script), nil, false, { LUDA_DEVICE = device })
     os.remove(script)
     assert.are.same({ "", 0 }, { err, code })
     local lines = {}
@@ -376,5 +369,5 @@ cuda.synchronize()
     local want = {}
     for i = 1, 4 do want[i] = table.concat({ "thread", i - 1, values[i], ys[i] }, "\t") end
     assert.are.same(sorted(want), sorted(lines))
-  end))
+  end)
 end)

@@ -208,6 +208,49 @@ describe("devices", function()
     assert.are.equal(luda.device(0), luda.current_device())
   end))
 
+  describe("LUDA_DEVICE and the default device", function()
+    local probe = "-e " .. support.quote("print(luda.current_device(), luda.zeros(1).device) print(luda.ones(2).device)")
+    local function luda_with(device) return support.run_luda(probe, nil, false, device and { LUDA_DEVICE = device }) end
+
+    it("LUDA_DEVICE=cpu chooses the cpu, quietly, on any machine", function()
+      assert.are.same({ "<device cpu>\tcpu\ncpu\n", "", 0 }, { luda_with("cpu") })
+    end)
+
+    it("with no LUDA_DEVICE, the default is cuda:0, else the cpu with one note on stderr", function()
+      local out, err, code = luda_with(nil)
+      assert.are.same({ support.cpu_note(), 0 }, { err, code })
+      if GPU then
+        assert.truthy(out:find("^<device cuda:0: .->\tcuda:0\ncuda:0\n$"), out)
+      else
+        assert.are.equal("<device cpu>\tcpu\ncpu\n", out)
+        assert.are.equal("luda: no CUDA device, running on the cpu device (LUDA_DEVICE=cpu chooses it without this note): " .. NO_GPU_REASON .. "\n", err)
+      end
+      -- Nothing that needs no default device gives the note.
+      assert.are.same({ "true\n", "", 0 }, { support.run_luda("-e " .. support.quote("print(luda.zeros(1, nil, {device = 'cpu'}).device == 'cpu')")) })
+    end)
+
+    it("LUDA_DEVICE=cuda chooses cuda:0, and says why it cannot without a GPU", function()
+      local out, err, code = luda_with("cuda")
+      if GPU then
+        assert.are.same({ "", 0 }, { err, code })
+        assert.truthy(out:find("^<device cuda:0: .->\tcuda:0\ncuda:0\n$"), out)
+      else
+        assert.are.same({ "", 1 }, { out, code })
+        assert.truthy(err:find("^luda: %(command line%):1: LUDA_DEVICE=cuda: no CUDA device: " .. NO_GPU_REASON:gsub("%p", "%%%0") .. "\nstack traceback:\n"), err)
+      end
+    end)
+
+    it("a malformed or missing LUDA_DEVICE is an error naming the variable", function()
+      local out, err, code = luda_with("gpu")
+      assert.are.same({ "", 1 }, { out, code })
+      assert.truthy(err:find("^luda: %(command line%):1: LUDA_DEVICE=gpu: invalid device 'gpu': expected 'cpu', 'cuda' or 'cuda:N'\nstack traceback:\n"), err)
+      out, err, code = luda_with("cuda:99")
+      assert.are.same({ "", 1 }, { out, code })
+      local why = GPU and ("no CUDA device cuda:99: this machine has %d ("):format(NGPU) or ("no CUDA device: " .. NO_GPU_REASON .. "\n")
+      assert.truthy(err:find("^luda: %(command line%):1: LUDA_DEVICE=cuda:99: " .. why:gsub("%p", "%%%0")), err)
+    end)
+  end)
+
   it("copies between two GPUs (peer)", on_gpu(function()
     local t = random_table({ 64, 33 }, rand_float)
     local a = luda.array(t, "float64", { device = "cuda:0" })

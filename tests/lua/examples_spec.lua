@@ -1,23 +1,30 @@
--- examples/*.lua run by the luda binary (LUDA_BIN): quickstart everywhere; raw_kernel and
--- raw_module on a CUDA device, where their printed arrays must be the ones NumPy prints
--- for CuPy's guide (the expected text below is numpy's repr of the same arrays).
+-- examples/*.lua run by the luda binary (LUDA_BIN) on each device, chosen by LUDA_DEVICE
+-- (the cpu target always, a GPU when one is usable): quickstart, and raw_kernel and
+-- raw_module, whose printed arrays must be the ones NumPy prints for CuPy's guide (the
+-- expected text below is numpy's repr of the same arrays). With no LUDA_DEVICE, quickstart
+-- runs on the default device and, without a GPU, says once on stderr that it runs on the
+-- cpu.
 local support = require "support"
-local quote, read_file = support.quote, support.read_file
-local function luda(args) return support.run_luda(args) end
+local quote = support.quote
 local SOURCE = os.getenv("LUDA_SOURCE_DIR") or "."
 
 local function example(name) return quote(SOURCE .. "/examples/" .. name) end
-
--- Whether luda sees a CUDA device, and the reason when it does not.
-local function cuda_available()
-  local out = luda([[-e 'local ok, why = luda.cuda.is_available(); io.write(ok and "yes" or why)']])
-  if out == "yes" then return true end
-  return false, out
-end
+local function luda(args, device) return support.run_luda(args, nil, false, device and { LUDA_DEVICE = device }) end
 
 local function contains(haystack, needle)
   assert(haystack:find(needle, 1, true), "expected the output to contain:\n" .. needle ..
          "\n--- but it was:\n" .. haystack)
+end
+
+-- Registers `name [device]` for each target device; body(device) runs where it can.
+local function on_devices(name, body)
+  for _, device in ipairs(support.TARGETS) do
+    it(name .. " [" .. device .. "]", function()
+      local why = support.device_missing(device)
+      if why then return pending(why) end
+      body(device)
+    end)
+  end
 end
 
 -- numpy: repr((2 * np.arange(100, dtype=np.float32)).reshape(10, 10))
@@ -62,46 +69,44 @@ array([[ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9.],
        [90., 91., 92., 93., 94., 95., 96., 97., 98., 99.]], dtype=float32)
 ]=]
 
+-- What quickstart prints on `device` ("cpu" or "cuda").
+local function check_quickstart(out, device)
+  contains(out, "array([[ 0.,  1.,  2.,  3.],\n       [ 4.,  5.,  6.,  7.],\n" ..
+                "       [ 8.,  9., 10., 11.]], dtype=float32)\n")
+  contains(out, "shape {3, 4}\tdtype float32\tsize 12\n")
+  contains(out, "array([4., 5., 6., 7.], dtype=float32)\n")
+  if device == "cuda" then
+    contains(out, "device: <device cuda:0")
+    contains(out, "y = a * x + y on cuda:0:\n")
+  else
+    contains(out, "device: <device cpu>\n")
+    contains(out, "y = a * x + y on cpu:\n")
+  end
+  contains(out, "saxpy matches the host on all 4096 elements\n")
+end
+
 describe("examples", function()
-  it("quickstart.lua runs on any machine", function()
+  it("quickstart.lua runs on the default device, and says once on stderr when that is the cpu", function()
     local out, err, code = luda(example("quickstart.lua"))
-    assert.are.same({"", 0}, {err, code})
-    contains(out, "array([[ 0.,  1.,  2.,  3.],\n       [ 4.,  5.,  6.,  7.],\n" ..
-                  "       [ 8.,  9., 10., 11.]], dtype=float32)\n")
-    contains(out, "shape {3, 4}\tdtype float32\tsize 12\n")
-    contains(out, "array([4., 5., 6., 7.], dtype=float32)\n")
-    local ok, why = cuda_available()
-    if ok then
-      contains(out, "device: <device cuda:0")
-      contains(out, "saxpy matches the host on all 4096 elements\n")
-    else
-      contains(out, "device: <device cpu>\n")
-      contains(out, "The raw-kernel part needs a CUDA device and is skipped here (no CUDA device: " ..
-                    why .. ").\n")
-    end
+    assert.are.same({ support.cpu_note(), 0 }, { err, code })
+    check_quickstart(out, support.gpu_missing() and "cpu" or "cuda")
   end)
 
-  it("raw_kernel.lua gives CuPy's RawKernel result with both launch shapes", function()
-    local out, err, code = luda(example("raw_kernel.lua"))
-    local ok, why = cuda_available()
-    if not ok then
-      assert.are.same({"", 1}, {out, code})
-      assert.are.equal("raw_kernel.lua needs a CUDA device (no CUDA device: " .. why .. ")\n", err)
-      return pending("no CUDA device: " .. why)
-    end
+  on_devices("quickstart.lua runs its raw kernel where its arrays are", function(device)
+    local out, err, code = luda(example("quickstart.lua"), device)
+    assert.are.same({ "", 0 }, { err, code })
+    check_quickstart(out, device)
+  end)
+
+  on_devices("raw_kernel.lua gives CuPy's RawKernel result with both launch shapes", function(device)
+    local out, err, code = luda(example("raw_kernel.lua"), device)
     assert.are.same({"", 0}, {err, code})
     contains(out, TWICE_ARANGE .. "grid (10,) block (10,): y equals x1 + x2 computed on the host\n")
     contains(out, "grid (1,) block (100,): y equals x1 + x2 computed on the host\n")
   end)
 
-  it("raw_module.lua gives CuPy's RawModule results for test_sum and test_multiply", function()
-    local out, err, code = luda(example("raw_module.lua"))
-    local ok, why = cuda_available()
-    if not ok then
-      assert.are.same({"", 1}, {out, code})
-      assert.are.equal("raw_module.lua needs a CUDA device (no CUDA device: " .. why .. ")\n", err)
-      return pending("no CUDA device: " .. why)
-    end
+  on_devices("raw_module.lua gives CuPy's RawModule results for test_sum and test_multiply", function(device)
+    local out, err, code = luda(example("raw_module.lua"), device)
     assert.are.same({"", 0}, {err, code})
     contains(out, ARANGE_PLUS_ONE .. "test_sum: y = x1 + x2 matches the host\n")
     contains(out, ARANGE .. "test_multiply: y = x1 * x2 matches the host\n")

@@ -1,17 +1,11 @@
 -- luda.cuda.jit: making kernels, their names and sources, the launch syntax and its errors
 -- (no GPU, no front end needed); inspection once the front end compiles; results against
--- plain Lua on a GPU.
+-- plain Lua on each device (the cpu target always, a GPU when one is usable).
 local luda = require "luda"
 local support = require "support"
 local cuda = luda.cuda
 local here, error_of, f32 = support.here, support.error_of, support.f32
-
-local function on_gpu(body)
-  return function()
-    local why = support.gpu_missing()
-    if why then pending(why) else body() end
-  end
-end
+local on_devices = support.device_tests(_ENV)
 
 -- Tests that need the kernel language's front end wait, with its reason, until it
 -- compiles the simplest kernel; from then on they run and fail for real.
@@ -161,7 +155,7 @@ describe("cuda.jit", function()
     assert.are.equal("e\ttrue\n", out)
   end))
 
-  it("adds arrays as plain Lua does, from device and host arrays", on_gpu(with_frontend(function()
+  on_devices("adds arrays as plain Lua does, on the device of its arrays", with_frontend(function()
     local n = 100000
     local a, b = {}, {}
     for i = 1, n do a[i], b[i] = f32((math.random() - 0.5) * 100), f32((math.random() - 0.5) * 100) end
@@ -174,15 +168,23 @@ describe("cuda.jit", function()
     add_kernel[{ grid = 30, block = 128 }](x, y, out)
     assert.are.equal(s.memory_hits + 1, add_kernel:stats().memory_hits)
     assert.are.equal(s.specializations, add_kernel:stats().specializations)
-    -- Host arrays go to the device and back, as numba does.
+    -- Arrays on the cpu device run the kernel there, whatever the current device.
     local hx, hy = luda.array(a, "float32", { device = "cpu" }), luda.array(b, "float32", { device = "cpu" })
     local hout = luda.zeros(n, "float32", { device = "cpu" })
     add_kernel[{ 30, 128 }](hx, hy, hout)
     got = hout:totable()
     for i = 1, n do assert.are.equal(f32(a[i] + b[i]), got[i]) end
-  end)))
+  end))
 
-  it("keeps a Lua float weak: a float32 kernel stays float32", on_gpu(with_frontend(function()
+  it("refuses arrays on two devices in one launch, naming both", function()
+    local why = support.gpu_missing()
+    if why then return pending(why) end
+    local g, c = luda.zeros(4, "float32", { device = "cuda" }), luda.zeros(4, "float32", { device = "cpu" })
+    assert.are.equal(here() .. "kernel 'add_kernel' got arrays on cuda:0 (x, out) and cpu (y); put them on one device (y:to(\"cuda:0\"))", error_of(function() add_kernel[{ 1, 4 }](g, c, g) end))
+    assert.are.equal(here() .. "kernel 'add_kernel' got arrays on cpu (x, y) and cuda:0 (out); put them on one device (x:to(\"cuda:0\"))", error_of(function() add_kernel[{ 1, 4 }](c, c, g) end))
+  end)
+
+  on_devices("keeps a Lua float weak: a float32 kernel stays float32", with_frontend(function()
     local scale = cuda.jit(function(x, a, out)
       local i = cuda.grid(1)
       if i < #x then out[i] = a * x[i] end
@@ -195,9 +197,9 @@ describe("cuda.jit", function()
     for i = 1, 1000 do assert.are.equal(f32(f32(0.1) * xs[i]), got[i]) end
     local code = scale:inspect("cuda")
     assert.is_nil(code:sub(code:find('extern "C" __global__', 1, true)):find("double", 1, true), code)
-  end)))
+  end))
 
-  it("raises a located error for an out-of-range index with boundscheck", on_gpu(with_frontend(function()
+  on_devices("raises a located error for an out-of-range index with boundscheck", with_frontend(function()
     local src = table.concat({
       "local luda = require 'luda'",
       "local cuda = luda.cuda",
@@ -218,5 +220,5 @@ describe("cuda.jit", function()
     local where = here(); local err = error_of(function() hist[{ 8, 256 }](bins, 1025) end)
     os.remove(path)
     assert.are.equal(where .. "kernel 'hist' at " .. path .. ":5: index 1024 out of range for axis 0 of size 1024", err)
-  end)))
+  end))
 end)

@@ -1,27 +1,21 @@
 -- The kernel examples (examples/<name>.lua, the Lua forms of Numba's CUDA tutorial) run by
--- the luda binary (LUDA_BIN). Each example checks its own results against plain Lua on
--- random data and raises on a mismatch; here every one must exit 0 and print its key
--- lines. Without a CUDA device each prints one line saying why and exits 0, and the GPU
--- part is pending with that reason.
+-- the luda binary (LUDA_BIN) on each device, chosen by LUDA_DEVICE: the cpu target always,
+-- a GPU when one is usable (pending, with the reason, without one). Each example checks
+-- its own results against plain Lua on random data and raises on a mismatch; here every
+-- one must exit 0, say nothing on stderr and print its key lines.
 local support = require "support"
 local quote = support.quote
 local SOURCE = os.getenv("LUDA_SOURCE_DIR") or "."
 
-local function run_example(name, args)
-  return support.run_luda(quote(SOURCE .. "/examples/" .. name) .. (args and (" " .. args) or ""))
+local function run_example(name, device, args)
+  return support.run_luda(quote(SOURCE .. "/examples/" .. name) .. (args and (" " .. args) or ""), nil, false,
+                          { LUDA_DEVICE = device })
 end
 
 local function contains(haystack, needle)
   assert(haystack:find(needle, 1, true), "expected the output to contain:\n" .. needle ..
          "\n--- but it was:\n" .. haystack)
 end
-
--- Whether luda sees a CUDA device, the reason when it does not, and whether it has
--- luda.cuda.jit (the examples need both).
-local probe = support.run_luda([[-e 'local ok, why = luda.cuda.is_available(); ]] ..
-  [[io.write(ok and "yes" or why, "\n", luda.cuda.jit and "jit" or "no jit")']])
-local gpu_line, jit_line = probe:match("^(.-)\n(.*)$")
-local GPU = gpu_line == "yes"
 
 -- Each example with the lines its successful run must print (a Lua pattern each).
 local EXAMPLES = {
@@ -50,30 +44,27 @@ local EXAMPLES = {
 describe("kernel examples", function()
   for _, example in ipairs(EXAMPLES) do
     local name, patterns = example[1], example[2]
-    it(name .. " matches plain Lua on random data", function()
-      local out, err, code = run_example(name)
-      if not GPU then
-        -- The one line an example prints without a device, and a clean exit.
-        assert.are.same({ name .. " needs a CUDA device (no CUDA device: " .. gpu_line .. ")\n", "", 0 },
-                        { out, err, code })
-        return pending("no CUDA device: " .. gpu_line)
-      end
-      if jit_line ~= "jit" then
-        return pending("luda.cuda.jit is not in this build yet (issue 3 item 2)")
-      end
-      assert.are.same({ "", 0 }, { err, code })
-      for _, pattern in ipairs(patterns) do
-        assert(out:find(pattern), "expected the output to match:\n" .. pattern .. "\n--- but it was:\n" .. out)
-      end
-    end)
+    for _, device in ipairs(support.TARGETS) do
+      it(name .. " matches plain Lua on random data [" .. device .. "]", function()
+        local why = support.device_missing(device)
+        if why then return pending(why) end
+        local out, err, code = run_example(name, device)
+        assert.are.same({ "", 0 }, { err, code })
+        for _, pattern in ipairs(patterns) do
+          assert(out:find(pattern), "expected the output to match:\n" .. pattern .. "\n--- but it was:\n" .. out)
+        end
+      end)
+    end
   end
 
-  it("transpose.lua takes the shape from its arguments (edges that are not multiples of 32)", function()
-    if not GPU then return pending("no CUDA device: " .. gpu_line) end
-    if jit_line ~= "jit" then return pending("luda.cuda.jit is not in this build yet (issue 3 item 2)") end
-    local out, err, code = run_example("transpose.lua", "33 65")
-    assert.are.same({ "", 0 }, { err, code })
-    contains(out, "naive transpose of a 33x65 int32 array matches the host transpose\n")
-    contains(out, "tiled transpose of a 33x65 int32 array matches the host transpose\n")
-  end)
+  for _, device in ipairs(support.TARGETS) do
+    it("transpose.lua takes the shape from its arguments (edges that are not multiples of 32) [" .. device .. "]", function()
+      local why = support.device_missing(device)
+      if why then return pending(why) end
+      local out, err, code = run_example("transpose.lua", device, "33 65")
+      assert.are.same({ "", 0 }, { err, code })
+      contains(out, "naive transpose of a 33x65 int32 array matches the host transpose\n")
+      contains(out, "tiled transpose of a 33x65 int32 array matches the host transpose\n")
+    end)
+  end
 end)

@@ -1,7 +1,8 @@
 -- The kernel language through luda.cuda.jit: each behaviour is a small Lua function run
 -- elementwise by a kernel on random inputs and compared with the same function run as
--- plain Lua. Every kernel here is also compiled to PTX, which needs NVRTC but no GPU;
--- the runs need a CUDA device and are pending, with the reason, without one.
+-- plain Lua, on each device: the cpu target always, a GPU when one is usable (pending,
+-- with the reason, without one). Every kernel here is also compiled to PTX, which needs
+-- NVRTC but no GPU.
 local luda = require "luda"
 local support = require "support"
 local cuda = luda.cuda
@@ -407,9 +408,7 @@ map_case("math.huge, math.pi, math.maxinteger, math.mininteger", {
   edges = { { 1, math.maxinteger }, { 1, math.mininteger } } })
 
 ---------------------------------------------------------------- the specs
-local function gpu_missing()
-  return NO_JIT or support.gpu_missing()
-end
+local on_devices = support.device_tests(_ENV)
 
 describe("kernel language", function()
   describe("compiles to PTX without a GPU:", function()
@@ -422,11 +421,10 @@ describe("kernel language", function()
     end
   end)
 
-  describe("matches plain Lua on the GPU:", function()
+  describe("matches plain Lua on each device:", function()
     for _, c in ipairs(CASES) do
-      it(c.name, function()
-        local why = gpu_missing()
-        if why then return pending(why) end
+      on_devices(c.name, function()
+        if NO_JIT then return pending(NO_JIT) end
         c.run(c.make())
       end)
     end

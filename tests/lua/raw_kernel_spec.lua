@@ -1,7 +1,9 @@
 -- Raw CUDA kernels and modules (CuPy's RawKernel / RawModule). Launch-syntax and argument
--- errors need no GPU; results are checked on a GPU when one is usable.
+-- errors need no GPU; results are checked on each device: the cpu target always (the
+-- sources use only what its prelude provides), a GPU when one is usable.
 local luda = require "luda"
 local support = require "support"
+local on_devices = support.device_tests(_ENV)
 
 -- Runs body when `need` CUDA devices are usable, else marks the test pending with why.
 local function on_gpu(body, need)
@@ -12,7 +14,6 @@ local function on_gpu(body, need)
 end
 local here, error_of, f32 = support.here, support.error_of, support.f32
 
-local GPU, NO_GPU_REASON = luda.cuda.is_available()
 local CPU = { device = "cpu" }
 
 -- CuPy's RawKernel example.
@@ -120,26 +121,25 @@ describe("raw kernels", function()
     assert.are.equal(here() .. "raw_kernel 'my_add': argument 3 is a string; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", error_of(function() k(1, 4, { x, x, "y" }) end))
     assert.are.equal(here() .. "raw_kernel 'my_add' takes 3 arguments (x1, x2, y), got 2", error_of(function() k(1, 4, { x, x }) end))
     assert.are.equal(here() .. "raw_kernel 'my_add': argument 1 'x1' is 'const float* x1' but got a float64 array; pass a float32 array", error_of(function() k(1, 4, { d, x, x }) end))
-    assert.are.equal(here() .. "raw_kernel 'my_add': argument 1 'x1' is a cpu array; raw kernels take arrays on a CUDA device (x:to(\"cuda:0\"))", error_of(function() k(1, 4, { x, x, x }) end))
   end)
 
-  it("add two 10x10 float32 arrays with either launch shape (CuPy's example)", on_gpu(function()
+  on_devices("add two 10x10 float32 arrays with either launch shape (CuPy's example)", function(device)
     local k = luda.raw_kernel(ADD, "my_add")
     for _, shape in ipairs({ { { 10 }, { 10 } }, { { 1 }, { 100 } }, { 1, 100 } }) do
       local a, b = random_f32(100), random_f32(100)
       local x1 = luda.array(a, "float32"):reshape(10, 10)
       local x2 = luda.array(b, "float32"):reshape(10, 10)
       local y = luda.zeros({ 10, 10 }, "float32")
-      assert.are.equal("cuda:0", y.device)
+      assert.are.equal(device == "cuda" and "cuda:0" or "cpu", y.device)
       k(shape[1], shape[2], { x1, x2, y })
       local got = y:totable()
       for i = 0, 99 do
         assert.are.equal(f32(a[i + 1] + b[i + 1]), got[i // 10 + 1][i % 10 + 1])
       end
     end
-  end))
+  end)
 
-  it("run sum_ker and multiply_ker from one module", on_gpu(function()
+  on_devices("run sum_ker and multiply_ker from one module", function()
     local m = luda.raw_module(MODULE)
     local sum, mul = m:get_function("sum_ker"), m:get_function("multiply_ker")
     local N = 10
@@ -155,30 +155,31 @@ describe("raw kernels", function()
       assert.are.equal(f32(a[i] + b[i]), s[i])
       assert.are.equal(f32(a[i] * b[i]), p[i])
     end
-  end))
+  end)
 
-  it("pass floats, integers and booleans, dynamic shared memory, 2-D launches and streams", on_gpu(function()
+  on_devices("pass floats, integers and booleans, dynamic shared memory, 2-D launches and streams", function(device)
     local m = luda.raw_module(AXPY, { options = { "--fmad=false" } })  -- no FMA: Lua's rounding
     local n = 1000
     local xs, ys = {}, {}
     for i = 1, n do xs[i], ys[i] = (math.random() - 0.5) * 10, (math.random() - 0.5) * 10 end
-    local x, y = luda.to_device(xs), luda.to_device(ys)
-    local s = luda.stream()
+    local x, y = luda.array(xs), luda.array(ys)
+    if device == "cuda" then x, y = luda.to_device(xs), luda.to_device(ys) end
+    local s = device == "cuda" and luda.stream() or nil  -- streams are CUDA's
     m:get_function("axpy")({ (n + 127) // 128 }, { 128 }, { 2.5, x, y, n, true }, { stream = s })
-    s:synchronize()
+    if s then s:synchronize() end
     local got = y:totable()
     for i = 1, n do assert.are.equal(-2.5 * xs[i] + ys[i], got[i]) end
 
-    local v = luda.arange(256, "int32", { device = "cuda" })
+    local v = luda.arange(256, "int32")
     m:get_function("reverse_block")(4, 64, { v }, { shared_mem = 64 * 4 })
     local r = v:totable()
     for i = 0, 255 do assert.are.equal((i // 64) * 64 + 63 - i % 64, r[i + 1]) end
 
-    local out = luda.zeros({ 8, 12 }, "int32", { device = "cuda" })
+    local out = luda.zeros({ 8, 12 }, "int32")
     m:get_function("index2d")({ 3, 2 }, { 4, 4 }, { out, 12 })
     local o = out:totable()
     for yy = 0, 7 do for xx = 0, 11 do assert.are.equal(1000 * yy + xx, o[yy + 1][xx + 1]) end end
-  end))
+  end)
 
   it("compile PTX for the current device by default", on_gpu(function()
     local k = luda.raw_kernel(ADD, "my_add")
@@ -186,11 +187,16 @@ describe("raw kernels", function()
     assert.truthy(k:inspect("ptx"):find(".target " .. arch, 1, true))
   end))
 
-  -- Only meaningful where no CUDA device is usable (the GPU run checks cuda:7 instead).
-  if not GPU then
-    it("say that a launch needs a CUDA device when none is usable", function()
-      local k = luda.raw_kernel('extern "C" __global__ void nothing(int n) {}', "nothing")
-      assert.are.equal(here() .. "no CUDA device: " .. NO_GPU_REASON, error_of(function() k(1, 1, { 3 }) end))
-    end)
-  end
+  -- With no array argument, a kernel runs on the current device: the cpu where no CUDA
+  -- device is usable, and never fails for the lack of one.
+  on_devices("run a kernel with no array arguments on the current device", function()
+    local k = luda.raw_kernel('extern "C" __global__ void nothing(int n) {}', "nothing")
+    k(1, 1, { 3 })
+  end)
+
+  it("refuse arrays on two devices in one launch, naming both", on_gpu(function()
+    local k = luda.raw_kernel(ADD, "my_add")
+    local x, c = luda.zeros(4, "float32", { device = "cuda" }), luda.zeros(4, "float32", CPU)
+    assert.are.equal(here() .. "raw_kernel 'my_add' got arrays on cuda:0 (x1, y) and cpu (x2); put them on one device (x2:to(\"cuda:0\"))", error_of(function() k(1, 4, { x, c, x }) end))
+  end))
 end)

@@ -1,4 +1,4 @@
--- What the busted specs share: references, random inputs, error capture, GPU gating, and
+-- What the busted specs share: references, random inputs, error capture, devices, and
 -- running the luda binary. Specs load it with `require "support"` (ctest passes --lpath).
 local M = {}
 
@@ -33,6 +33,15 @@ end
 -- Why a test needing `need` (default 1) CUDA devices cannot run here, or nil when it can.
 -- Specs wrap it: `if why then pending(why) else body() end`, so a run without a GPU shows
 -- why it skipped.
+-- The note luda writes on stderr, once, the first time a script needs the default device
+-- on a machine with no usable CUDA device ("" where there is one).
+function M.cpu_note()
+  local luda = require "luda"
+  local gpu, why = luda.cuda.is_available()
+  if gpu then return "" end
+  return "luda: no CUDA device, running on the cpu device (LUDA_DEVICE=cpu chooses it without this note): " .. why .. "\n"
+end
+
 function M.gpu_missing(need)
   local luda = require "luda"
   local gpu, why = luda.cuda.is_available()
@@ -40,6 +49,43 @@ function M.gpu_missing(need)
   local have = luda.cuda.device_count()
   if (need or 1) > have then return ("needs %d CUDA devices, this machine has %d"):format(need, have) end
   return nil
+end
+
+-- Every device a behaviour test is written for: the cpu target, and cuda (= cuda:0).
+M.TARGETS = { "cpu", "cuda" }
+
+-- Why a test cannot run on `device` here, or nil when it can: the cpu target runs
+-- everywhere; cuda needs a usable CUDA device.
+function M.device_missing(device)
+  if device == "cpu" then return nil end
+  return M.gpu_missing()
+end
+
+-- The devices behaviour tests run on here: "cpu" always, then "cuda" when one is usable.
+function M.devices()
+  local list = {}
+  for _, device in ipairs(M.TARGETS) do
+    if not M.device_missing(device) then list[#list + 1] = device end
+  end
+  return list
+end
+
+-- One test source per behaviour, run on each device (Warp's add_function_test(...,
+-- devices=)). `env` is the spec's _ENV, where busted's `it` and `pending` live (looked up
+-- when used: busted's pending differs inside a test). The result, on_devices(name, body),
+-- registers "name [cpu]" and "name [cuda]"; each runs body(device) with `device` as the
+-- thread's current device, so the arrays luda makes there are on it and the kernels that
+-- take them run on it, or is pending with why the device is missing here.
+function M.device_tests(env)
+  return function(name, body)
+    for _, device in ipairs(M.TARGETS) do
+      env.it(name .. " [" .. device .. "]", function()
+        local why = M.device_missing(device)
+        if why then return env.pending(why) end
+        require("luda").with_device(device, body, device)
+      end)
+    end
+  end
 end
 
 function M.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
@@ -61,13 +107,17 @@ end
 M.LUDA = os.getenv("LUDA_BIN")
 
 -- Runs `luda <args>` with `stdin` (a string) as its input; returns stdout, stderr and the
--- exit status. `merged` sends stderr into stdout (to check the order of the two).
-function M.run_luda(args, stdin, merged)
+-- exit status. `merged` sends stderr into stdout (to check the order of the two). `env`
+-- is a table of environment variables for the run ({LUDA_DEVICE = "cpu"}).
+function M.run_luda(args, stdin, merged, env)
   assert(M.LUDA, "set LUDA_BIN to the luda binary (ctest does)")
   local out, err, inp = os.tmpname(), os.tmpname(), os.tmpname()
   M.write_file(inp, stdin or "")
   local redirect = merged and (" >" .. out .. " 2>&1") or (" >" .. out .. " 2>" .. err)
-  local _, _, code = os.execute(M.quote(M.LUDA) .. " " .. args .. " <" .. inp .. redirect)
+  local vars = {}
+  for k, v in pairs(env or {}) do vars[#vars + 1] = k .. "=" .. M.quote(v) .. " " end
+  table.sort(vars)
+  local _, _, code = os.execute(table.concat(vars) .. M.quote(M.LUDA) .. " " .. args .. " <" .. inp .. redirect)
   local o, e = M.read_file(out), merged and "" or M.read_file(err)
   os.remove(out); os.remove(err); os.remove(inp)
   return o, e, code
