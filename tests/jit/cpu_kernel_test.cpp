@@ -216,7 +216,11 @@ TEST_F(CpuKernelTest, CompileErrorIsToldAtTheLuaLine) {
     return k;
   };
   JitKernel k(std::move(s), chunk_.env);
+  // compile(signature) builds for the current device: make it the cpu, GPU or not.
+  Device previous = current_device();
+  use_device(Device::cpu());
   std::string what = error_of([&] { k.compile("void(float32[:], float32[:], float32)"); });
+  use_device(previous);
   EXPECT_EQ(what.find("kernels.lua:11:3: compile error: 'not_a_function' was not declared in this scope\n"
                       "    out[i] = a * x[i]\n    ^"),
             0u)

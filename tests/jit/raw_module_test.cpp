@@ -298,8 +298,8 @@ TEST(RawKernelGpu, ArraysOnTwoDevicesAreRefused) {
   NDArray b = NDArray::zeros({4}, DType::Float32, Device::cuda(1));
   std::vector<KernelArg> args = {KernelArg::of_array(a), KernelArg::of_array(b), KernelArg::of_array(a)};
   EXPECT_EQ(error_of([&] { k->launch(config(1, 4), args); }),
-            "raw_kernel 'my_add': argument 2 'x2' is on cuda:1 but argument 1 'x1' is on cuda:0; "
-            "pass all arrays on one device");
+            "raw_kernel 'my_add' got arrays on cuda:0 (x1, y) and cuda:1 (x2); put them on one device "
+            "(x2:to(\"cuda:0\"))");
 }
 
 }  // namespace
