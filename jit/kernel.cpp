@@ -412,6 +412,27 @@ void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span
   } catch (const Error& e) {
     throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
   }
+  ArgBuffer& buffer = pack(kernel, config, args);
+  dsl::BoundsRecord* record = nullptr;
+  if (kernel.bounds_record) {
+    record = static_cast<dsl::BoundsRecord*>(loaded.bounds->data());
+    *record = dsl::BoundsRecord{};
+    buffer.put(&record, sizeof record);
+  }
+  cpu_launch(loaded.cpu, config, buffer.pointers());
+  if (record && record->hit) bounds_error(*record);
+}
+
+void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
+  std::string chunk = function_.chunk ? function_.chunk->name : "?";
+  fail("kernel '{}' at {}:{}: index {} out of range for axis {} of size {}", name_, chunk, r.line, r.index, r.axis,
+       r.extent);
+}
+
+// The launch's arguments laid out as the kernel's parameters expect (the same ABI on both
+// targets), after the checks that need the kernel. The buffer is this thread's, reused.
+ArgBuffer& JitKernel::pack(const dsl::CudaKernel& kernel, const LaunchConfig& config,
+                           std::span<const KernelArg> args) const {
   if (kernel.dynamic_shared && config.shared_mem == 0)
     fail("kernel '{}' uses cuda.shared.dynamic, but the launch gives it no shared memory; give its size in "
          "bytes: {}[{{grid = g, block = b, shared = bytes}}](...)",
@@ -429,20 +450,7 @@ void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span
       put_scalar(buffer, convert_scalar(name_, i, param, dtype_of(p.scalar), a));
     }
   }
-  dsl::BoundsRecord* record = nullptr;
-  if (kernel.bounds_record) {
-    record = static_cast<dsl::BoundsRecord*>(loaded.bounds->data());
-    *record = dsl::BoundsRecord{};
-    buffer.put(&record, sizeof record);
-  }
-  cpu_launch(loaded.cpu, config, buffer.pointers());
-  if (record && record->hit) bounds_error(*record);
-}
-
-void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
-  std::string chunk = function_.chunk ? function_.chunk->name : "?";
-  fail("kernel '{}' at {}:{}: index {} out of range for axis {} of size {}", name_, chunk, r.line, r.index, r.axis,
-       r.extent);
+  return buffer;
 }
 
 void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
@@ -481,25 +489,8 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   } catch (const Error& e) {
     throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
   }
-  if (kernel.dynamic_shared && config.shared_mem == 0)
-    fail("kernel '{}' uses cuda.shared.dynamic, but the launch gives it no shared memory; give its size in "
-         "bytes: {}[{{grid = g, block = b, shared = bytes}}](...)",
-         name_, name_);
-
+  ArgBuffer& buffer = pack(kernel, config, args);
   ContextScope scope(ordinal);
-  thread_local ArgBuffer buffer;
-  buffer.clear();
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const dsl::Type& p = kernel.params[i];
-    const KernelArg& a = args[i];
-    if (p.kind == dsl::Type::Kind::Array) {
-      LUDA_INTERNAL_CHECK(a.array->ndim() == p.ndim && scalar_of(a.array->dtype()) == p.scalar);
-      put_array(buffer, *a.array);
-    } else {
-      std::string_view param = i < param_names_.size() ? std::string_view(param_names_[i]) : std::string_view{};
-      put_scalar(buffer, convert_scalar(name_, i, param, dtype_of(p.scalar), a));
-    }
-  }
   if (kernel.bounds_record) {
     void* record = loaded->bounds->data();
     buffer.put(&record, sizeof record);

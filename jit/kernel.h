@@ -177,6 +177,7 @@ class JitKernel {
   [[noreturn]] void bounds_error(const dsl::BoundsRecord& r) const;
   Specialization& only_or_named(std::string_view signature);
   std::vector<std::string> signatures_locked() const;
+  ArgBuffer& pack(const dsl::CudaKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args) const;
 
   dsl::FunctionSource function_;
   dsl::FunctionHandle handle_;
