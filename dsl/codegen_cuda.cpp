@@ -428,14 +428,16 @@ class Emitter {
       put("return;");
       return;
     }
-    auto vals = values(r.values);
+    std::vector<const Expr*> list = r.values;
+    if (&r == tf_.fused_return) list = {r.values.at(0)->as<CallExpr>().args.at(0)};  // fuse: the element value
+    auto vals = values(list);
     if (tf_.result.kind != Type::Kind::Tuple) {
-      put(fmt::format("return {};", strip(value_as(r.values, vals, 0, tf_.result))));
+      put(fmt::format("return {};", strip(value_as(list, vals, 0, tf_.result))));
       return;
     }
     std::string fields;
     for (std::size_t i = 0; i < tf_.result.elements.size(); ++i)
-      fields += (i ? ", " : "") + strip(value_as(r.values, vals, i, tf_.result.elements[i]));
+      fields += (i ? ", " : "") + strip(value_as(list, vals, i, tf_.result.elements[i]));
     put(fmt::format("return {}_result{{{}}};", tf_.c_name, fields));
   }
 

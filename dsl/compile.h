@@ -17,6 +17,9 @@ namespace luda::dsl {
 struct Chunk {
   std::string name;  // as errors show it: "hist.lua", "stdin", "[string \"...\"]"
   std::string text;
+  // The first bytes of line 1 that luda generated (dsl/source.h Source): errors point
+  // past them. Nonzero only for the functions dsl/kind_source.h builds around user text.
+  std::size_t hidden_prefix = 0;
 };
 
 // Where a function is: its chunk and what debug.getinfo(f, "Su") says of it. A function
@@ -128,6 +131,6 @@ struct CudaKernel {
 CudaKernel compile_kernel(const KernelRequest& request, Environment& env);
 
 // The version of the generated code's prelude and conventions: part of every cache key.
-inline constexpr int kPreludeVersion = 1;
+inline constexpr int kPreludeVersion = 2;
 
 }  // namespace luda::dsl

@@ -27,6 +27,8 @@ class ParseCache {
     key += chunk.name;
     key.push_back('\0');
     key += chunk.text;
+    key.push_back('\0');
+    key += std::to_string(chunk.hidden_prefix);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = map_.find(key);
@@ -36,7 +38,7 @@ class ParseCache {
       }
     }
     // Parse outside the lock: a slow or failing parse does not hold up other threads.
-    auto source = std::make_shared<const Source>(chunk.name, chunk.text);
+    auto source = std::make_shared<const Source>(chunk.name, chunk.text, chunk.hidden_prefix);
     std::shared_ptr<const Ast> ast =
         form == ChunkForm::Chunk ? parse_chunk(std::move(source)) : parse_function_text(std::move(source));
     std::lock_guard<std::mutex> lock(mutex_);

@@ -517,7 +517,10 @@ void FunctionTyper::numeric_for(const NumericForStat& f) {
 }
 
 void FunctionTyper::return_stat(const ReturnStat& r) {
-  std::vector<Slot> slots = values_for(r.values, r.values.size());
+  // fuse: `return luda.sum(e, axis)` gives the element value e (the template reduces it).
+  std::vector<const Expr*> values = r.values;
+  if (&r == tf_.fused_return) values = {r.values.at(0)->as<CallExpr>().args.at(0)};
+  std::vector<Slot> slots = values_for(values, values.size());
   if (tf_.is_kernel) {
     if (!slots.empty())
       throw error_node(*r.values[0], error_kind::type,
@@ -540,7 +543,7 @@ void FunctionTyper::return_stat(const ReturnStat& r) {
     if (s.type.kind == Type::Kind::Array)
       throw error_node(*s.expr, error_kind::type, "a device function cannot return an array (write into one passed as an argument)");
   }
-  Location where = r.values.empty() ? r.loc : r.values[0]->loc;
+  Location where = values.empty() ? r.loc : values[0]->loc;
   if (!result_seen_ && !has_result_) {
     tf_.result = result;
     result_origin_ = where;
@@ -600,30 +603,43 @@ std::vector<const TypedFunction*> reachable_functions(const TypedProgram& progra
   return order;
 }
 
-TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, const std::string& name,
-                          const std::vector<Type>& args, const KernelOptions& options, Environment& env) {
+namespace {
+
+// A kernel or a kinds' device function: the root of a program, typed for `args`.
+TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const std::string& name,
+                        const std::vector<Type>& args, const KernelOptions& options, Environment& env,
+                        bool is_kernel, const ReturnStat* fused_return) {
   detail::Inference inf{env, options, {}, {}, {}, {}, {}};
   auto tf = std::make_unique<TypedFunction>();
-  tf->ast = kernel.ast;
-  tf->function = kernel.function;
-  tf->is_kernel = true;
-  tf->lua_name = name.empty() ? "kernel" : name;
+  tf->ast = root.ast;
+  tf->function = root.function;
+  tf->is_kernel = is_kernel;
+  tf->lua_name = name.empty() ? (is_kernel ? "kernel" : "fn") : name;
   tf->params = args;
-  const FunctionExpr& f = *kernel.function;
-  if (f.nparams() != static_cast<int>(args.size()))
-    throw source_error(kernel.ast->source(), f.loc, error_kind::type,
-                       fmt::format("kernel '{}' takes {} argument{}, got {}", tf->lua_name, f.nparams(),
-                                   f.nparams() == 1 ? "" : "s", args.size()));
+  tf->fused_return = fused_return;
+  const FunctionExpr& f = *root.function;
+  if (f.nparams() != static_cast<int>(args.size())) {
+    std::string message =
+        is_kernel ? fmt::format("kernel '{}' takes {} argument{}, got {}", tf->lua_name, f.nparams(),
+                                f.nparams() == 1 ? "" : "s", args.size())
+                  : fmt::format("'{}' takes {} parameter{}, got {} argument{}", tf->lua_name, f.nparams(),
+                                f.nparams() == 1 ? "" : "s", args.size(), args.size() == 1 ? "" : "s");
+    throw source_error(root.ast->source(), f.loc, error_kind::type, message);
+  }
   for (const Type& t : args)
     LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
-  std::string key;
-  for (const Type& t : args) key += t.str() + (t.weak ? "~," : ",");
-  key += fmt::format("|{}{}{}{}|{}", options.boundscheck, options.fastmath, options.debug, options.noalias,
-                     kPreludeVersion);
   std::string base;
   for (char c : tf->lua_name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  tf->c_name = base + "_" + short_hash(key);
-  std::string identity = fmt::format("{}:{}-{}@{}", kernel.ast->source().name(), f.line_defined,
+  if (is_kernel) {
+    std::string key;
+    for (const Type& t : args) key += t.str() + (t.weak ? "~," : ",");
+    key += fmt::format("|{}{}{}{}|{}", options.boundscheck, options.fastmath, options.debug, options.noalias,
+                       kPreludeVersion);
+    tf->c_name = base + "_" + short_hash(key);
+  } else {
+    tf->c_name = base;
+  }
+  std::string identity = fmt::format("{}:{}-{}@{}", root.ast->source().name(), f.line_defined,
                                      f.last_line_defined, handle);
   inf.in_progress.push_back(identity);
   inf.in_progress_names.push_back(tf->lua_name);
@@ -631,6 +647,19 @@ TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, co
   inf.program.functions.push_back(std::move(tf));
   inf.program.uses_bounds = options.boundscheck;
   return std::move(inf.program);
+}
+
+}  // namespace
+
+TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, const std::string& name,
+                          const std::vector<Type>& args, const KernelOptions& options, Environment& env) {
+  return infer_root(kernel, handle, name, args, options, env, true, nullptr);
+}
+
+TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
+                                   const std::vector<Type>& params, const KernelOptions& options, Environment& env,
+                                   const ReturnStat* fused_return) {
+  return infer_root(root, handle, name, params, options, env, false, fused_return);
 }
 
 }  // namespace luda::dsl

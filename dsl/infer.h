@@ -89,6 +89,9 @@ struct TypedFunction {
   std::vector<Variable> vars;
   std::vector<ExprInfo> exprs;            // by node id
   std::map<int, std::vector<int>> declared;  // Local / NumericFor statement id -> its vars
+  // fuse (dsl/device_function.h): this return's one value, `luda.sum(e, axis)` (or max,
+  // min, prod), is typed and emitted as `return e`.
+  const ReturnStat* fused_return = nullptr;
   const ExprInfo& info(const Node& n) const { return exprs.at(static_cast<std::size_t>(n.id)); }
 };
 
@@ -107,6 +110,13 @@ std::vector<const TypedFunction*> reachable_functions(const TypedProgram& progra
 // Types the kernel `where` for `args`. `options.boundscheck` only sets uses_bounds.
 TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, const std::string& name,
                           const std::vector<Type>& args, const KernelOptions& options, Environment& env);
+
+// Types `root` as a device function for `params` (scalars, weak ones allowed, or arrays):
+// the element function of a kernel kind (dsl/device_function.h), the last function of the
+// program. Its c_name is `name` made an identifier; the caller makes it unique.
+TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
+                                   const std::vector<Type>& params, const KernelOptions& options, Environment& env,
+                                   const ReturnStat* fused_return = nullptr);
 
 // The typed listing for inspect("types"): each source line of the kernel and its device
 // functions, followed by the types of the locals it declares and of its expressions.

@@ -80,7 +80,7 @@ std::string near_text(const Token& t) {
   }
 }
 
-Lexer::Lexer(const Source& source) : source_(source), text_(source.text()) {
+Lexer::Lexer(const Source& source) : source_(source), text_(source.text()), line_start_(source.hidden_prefix()) {
   if (!text_.empty() && text_[0] == '#') {  // "#!/usr/bin/env lua": skipped as luaL_loadfile does
     while (pos_ < text_.size() && !is_newline(text_[pos_])) ++pos_;
   }
@@ -88,7 +88,8 @@ Lexer::Lexer(const Source& source) : source_(source), text_(source.text()) {
 
 Location Lexer::here() const { return at(pos_); }
 Location Lexer::at(std::size_t offset) const {
-  return {line_, static_cast<int>(offset - line_start_) + 1};
+  // A place inside a Source's hidden prefix (line 1 only) is column 1.
+  return {line_, offset >= line_start_ ? static_cast<int>(offset - line_start_) + 1 : 1};
 }
 
 void Lexer::newline() {
@@ -128,7 +129,8 @@ void Lexer::read_long_string(Token* out, int level, std::size_t start) {
   std::string value;
   for (;;) {
     if (pos_ >= text_.size()) {
-      std::string closing = "]" + std::string(static_cast<std::size_t>(level), '=') + "]";
+      std::string closing(static_cast<std::size_t>(level) + 2, '=');  // "]==]" (GCC 12 warns on "]" + ...)
+      closing.front() = closing.back() = ']';
       throw source_error(source_, open_loc, error_kind::syntax,
                          fmt::format("unfinished long {} (no closing '{}') near <eof>",
                                      out ? "string" : "comment", closing));

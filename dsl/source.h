@@ -24,11 +24,16 @@ struct Location {
 class Source {
  public:
   // `name` as errors show it: "gauss.lua", "stdin", "[string \"...\"]".
-  Source(std::string name, std::string text);
+  // `hidden_prefix`: the first bytes of line 1 are generated text, not the user's (the
+  // function header that dsl/kind_source.h puts before an elementwise body): columns on
+  // line 1 count from after them (a place inside them is column 1), and line_text(1)
+  // leaves them out, so that errors point into the text the user wrote. No line break in it.
+  Source(std::string name, std::string text, std::size_t hidden_prefix = 0);
 
   const std::string& name() const { return name_; }
   const std::string& text() const { return text_; }
   int line_count() const { return static_cast<int>(line_starts_.size()); }
+  std::size_t hidden_prefix() const { return hidden_prefix_; }
 
   // Location of a byte offset (offset == text().size() is the end of the last line).
   Location locate(std::size_t offset) const;
@@ -40,6 +45,7 @@ class Source {
  private:
   std::string name_;
   std::string text_;
+  std::size_t hidden_prefix_ = 0;
   std::vector<std::uint32_t> line_starts_;  // offset of each line's first byte
 };
 

@@ -1,0 +1,360 @@
+// The kinds given as strings. Parameter strings go through the Lua lexer; a body or an
+// expression is first parsed alone (its syntax errors then point into exactly what the
+// user wrote), then wrapped into a function whose generated head is a hidden prefix of
+// line 1 (dsl/source.h): the user's text keeps its lines and columns in every later error.
+#include "dsl/kind_source.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "dsl/ast.h"
+#include "dsl/diagnostics.h"
+#include "dsl/find_function.h"
+#include "dsl/lexer.h"
+
+namespace luda::dsl {
+
+namespace {
+
+bool is_reserved_word(int type) { return type >= tok::And && type <= tok::While; }
+
+std::string reserved_reason(std::string_view name, bool reduction) {
+  if (name == "i" || name == "n") return "i is the element index and n the size";
+  if (name == "luda") return "the generated code uses the luda namespace";
+  if (reduction && (name == "a" || name == "b")) return "a and b are the reduce expression's operands";
+  if (reduction && name == "_j") return "_j is the index within the reduced axes";
+  return "";
+}
+
+// A statement list or an expression as the user wrote it, parsed alone (a chunk of its
+// own: `return <expr>` with the `return ` hidden), for its syntax errors and its tree.
+std::shared_ptr<const Ast> parse_statements(const std::string& chunk, std::string_view text) {
+  auto ast = parsed_chunk(Chunk{chunk, std::string(text)});
+  // A body assigns its outputs; a `return` would skip them (and the generated return).
+  for (int id = 0; id < ast->node_count(); ++id)
+    if (ast->node(id).is<ReturnStat>())
+      throw node_error(*ast, ast->node(id), error_kind::unsupported,
+                       "a kernel body assigns its outputs and does not return: write z = ...");
+  return ast;
+}
+
+void check_expression(const std::string& chunk, std::string_view text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    throw source_error(Source(chunk, std::string(text)), {1, 1}, error_kind::syntax, "an expression expected, got an empty string");
+  auto ast = parsed_chunk(Chunk{chunk, "return " + std::string(text), 7});
+  const Block& body = *ast->main().body;
+  const auto* r = body.stats.size() == 1 ? body.stats[0]->dyn<ReturnStat>() : nullptr;
+  LUDA_DSL_CHECK(r);  // `return` ends a block: anything after it is a syntax error
+  if (r->values.size() != 1)
+    throw node_error(*ast, r->values.empty() ? static_cast<const Node&>(*r) : *r->values[1], error_kind::syntax,
+                     fmt::format("one expression expected, got {}", r->values.size()));
+}
+
+// Whether `n` mentions the name `name` as a value (an assignment's plain Name target is
+// not a read; its index expressions are).
+bool reads(const Node& n, const std::string& name) {
+  auto any = [&](const std::vector<const Expr*>& list) {
+    for (const Expr* e : list)
+      if (reads(*e, name)) return true;
+    return false;
+  };
+  auto block = [&](const Block* b) {
+    if (!b) return false;
+    for (const Stat* s : b->stats)
+      if (reads(*s, name)) return true;
+    return false;
+  };
+  switch (n.kind) {
+    case NodeKind::Name: return n.as<NameExpr>().name == name;
+    case NodeKind::Index: return reads(*n.as<IndexExpr>().object, name) || reads(*n.as<IndexExpr>().key, name);
+    case NodeKind::Field: return reads(*n.as<FieldExpr>().object, name);
+    case NodeKind::Call: return reads(*n.as<CallExpr>().callee, name) || any(n.as<CallExpr>().args);
+    case NodeKind::MethodCall: return reads(*n.as<MethodCallExpr>().object, name) || any(n.as<MethodCallExpr>().args);
+    case NodeKind::Binary: return reads(*n.as<BinaryExpr>().lhs, name) || reads(*n.as<BinaryExpr>().rhs, name);
+    case NodeKind::Unary: return reads(*n.as<UnaryExpr>().operand, name);
+    case NodeKind::Paren: return reads(*n.as<ParenExpr>().inner, name);
+    case NodeKind::Table:
+      for (const auto& f : n.as<TableExpr>().fields)
+        if ((f.key && reads(*f.key, name)) || reads(*f.value, name)) return true;
+      return false;
+    case NodeKind::Function: return true;  // rejected later; counting it as a read is safe
+    case NodeKind::Local: return any(n.as<LocalStat>().values);
+    case NodeKind::Assign:
+      for (const Expr* t : n.as<AssignStat>().targets)
+        if (!t->is<NameExpr>() && reads(*t, name)) return true;
+      return any(n.as<AssignStat>().values);
+    case NodeKind::CallStat: return reads(*n.as<CallStat>().call, name);
+    case NodeKind::Do: return block(n.as<DoStat>().body);
+    case NodeKind::While: return reads(*n.as<WhileStat>().cond, name) || block(n.as<WhileStat>().body);
+    case NodeKind::Repeat: return block(n.as<RepeatStat>().body) || reads(*n.as<RepeatStat>().cond, name);
+    case NodeKind::If:
+      for (const auto& c : n.as<IfStat>().clauses)
+        if (reads(*c.cond, name) || block(c.body)) return true;
+      return block(n.as<IfStat>().else_body);
+    case NodeKind::NumericFor: {
+      const auto& f = n.as<NumericForStat>();
+      return reads(*f.start, name) || reads(*f.limit, name) || (f.step && reads(*f.step, name)) || block(f.body);
+    }
+    case NodeKind::GenericFor: return any(n.as<GenericForStat>().exprs) || block(n.as<GenericForStat>().body);
+    case NodeKind::FunctionStat:
+    case NodeKind::LocalFunction: return true;
+    case NodeKind::Return: return any(n.as<ReturnStat>().values);
+    default: return false;
+  }
+}
+
+// Whether the body needs output `name`'s current value: it may read it before assigning
+// it, or may leave it unassigned (CuPy's body then leaves the output as it was). Only a
+// top-level `name = ...` surely runs; one inside a branch or loop may not.
+bool needs_current_value(const Block& body, const std::string& name) {
+  for (const Stat* s : body.stats) {
+    if (reads(*s, name)) return true;
+    if (const auto* a = s->dyn<AssignStat>())
+      for (const Expr* t : a->targets)
+        if (const auto* n = t->dyn<NameExpr>(); n && n->name == name) return false;
+  }
+  return true;
+}
+
+// A zero of `type` in the kernel language (a strong constant: the local keeps the type).
+std::string typed_zero(Scalar type) {
+  return type == Scalar::Bool ? "false" : fmt::format("luda.{}(0)", scalar_name(type));
+}
+
+// `luda.<type>(` ... `)`: the conversion of a map / reduce / identity value to the reduce
+// type. There is no luda.bool: a bool reduce type takes the value as it is.
+std::pair<std::string, std::string> conversion(Scalar type) {
+  if (type == Scalar::Bool) return {"(", ")"};
+  return {fmt::format("luda.{}(", scalar_name(type)), ")"};
+}
+
+// A function whose head `head` (one line) is hidden before the user's text: errors point
+// into `user` at its own lines and columns.
+FunctionSource wrapped(const std::string& chunk, const std::string& head, std::string_view user,
+                       const std::string& tail, int nparams) {
+  FunctionSource f;
+  f.chunk = std::make_shared<const Chunk>(Chunk{chunk, head + std::string(user) + tail, head.size()});
+  f.nparams = nparams;
+  return f;
+}
+
+std::string names(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& s : list) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Locals for outputs: `local z = luda.float32(0) `.
+std::string zero_locals(const std::vector<KindParam>& out, const std::vector<Scalar>& types, std::size_t first,
+                        const std::vector<bool>* skip) {
+  std::string s;
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (!skip || !(*skip)[k]) s += fmt::format("local {} = {} ", out[k].name, typed_zero(types.at(first + k)));
+  return s;
+}
+
+std::string out_names(const std::vector<KindParam>& out) {
+  std::vector<std::string> list;
+  for (const KindParam& p : out) list.push_back(p.name);
+  return names(list);
+}
+
+}  // namespace
+
+// params -> [param {',' param}]
+// param  -> ['raw'] type name          type: a dtype name, or a one-letter placeholder
+std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view role, std::string_view kind,
+                                         std::string_view name, bool reduction, const std::vector<KindParam>* taken) {
+  Source source(fmt::format("{} of {} '{}'", role, kind, name), std::string(text));
+  auto fail = [&](const Token& at, std::string_view what, const std::string& message) -> SourceError {
+    return source_error(source, at.loc, what, message, at.type == tok::Eof ? std::nullopt : std::optional(Span{at.loc, at.end}));
+  };
+  std::vector<KindParam> params;
+  if (!text.empty() && text[0] == '#')  // the lexer would skip the line as a "#!" line
+    throw source_error(source, {1, 1}, error_kind::syntax, "a parameter (a type and a name: T x) expected near '#'");
+  Lexer lexer(source);
+  Token t;
+  lexer.next(t);
+  if (t.type == tok::Eof) return params;
+  for (;;) {
+    KindParam p;
+    if (t.type == tok::Name && t.raw == "raw") {
+      if (role != "in_params")
+        throw fail(t, error_kind::syntax,
+                   fmt::format("'raw' is for in_params only: each element of an output is written by its own thread"));
+      p.raw = true;
+      lexer.next(t);
+    }
+    if (t.type != tok::Name)
+      throw fail(t, error_kind::syntax, fmt::format("a parameter (a type and a name: T x) expected near {}", near_text(t)));
+    Token type = t;
+    if (std::optional<Scalar> s = parse_scalar(type.raw)) {
+      p.dtype = s;
+    } else if (type.raw.size() == 1 && std::isalpha(static_cast<unsigned char>(type.raw[0]))) {
+      p.placeholder = std::string(type.raw);
+    } else {
+      throw fail(type, error_kind::type,
+                 fmt::format("unknown type '{}': expected a dtype (float32, int64, ...) or a one-letter type "
+                             "placeholder (T)", type.raw));
+    }
+    lexer.next(t);
+    if (is_reserved_word(t.type))
+      throw fail(t, error_kind::name, fmt::format("{} is a Lua keyword: it cannot name a parameter", token_text(t.type)));
+    if (t.type != tok::Name)
+      throw fail(t, error_kind::syntax, fmt::format("a parameter name expected after '{}' near {}", type.raw, near_text(t)));
+    p.name = std::string(t.raw);
+    p.col = t.loc.col;
+    if (std::string why = reserved_reason(p.name, reduction); !why.empty())
+      throw fail(t, error_kind::name, fmt::format("'{}' is a reserved name: {}", p.name, why));
+    for (const KindParam& q : params)
+      if (q.name == p.name)
+        throw fail(t, error_kind::name, fmt::format("duplicate parameter '{}' (also at column {})", p.name, q.col));
+    if (taken)
+      for (const KindParam& q : *taken)
+        if (q.name == p.name)
+          throw fail(t, error_kind::name, fmt::format("duplicate parameter '{}': in_params has it too", p.name));
+    params.push_back(std::move(p));
+    lexer.next(t);
+    if (t.type == tok::Eof) break;
+    if (t.type != ',')
+      throw fail(t, error_kind::syntax, fmt::format("',' expected between parameters near {}", near_text(t)));
+    lexer.next(t);
+  }
+  return params;
+}
+
+ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const std::vector<KindParam>& out,
+                                         const std::vector<Scalar>& types, std::string_view body,
+                                         std::string_view name) {
+  LUDA_DSL_CHECK(types.size() == in.size() + out.size());
+  std::string chunk = fmt::format("elementwise '{}'", name);
+  auto ast = parse_statements(chunk, body);
+  ElementwiseFunction result;
+  std::vector<std::string> params;
+  for (const KindParam& p : in) params.push_back(p.name);
+  for (const KindParam& p : out) {
+    result.out_read.push_back(needs_current_value(*ast->main().body, p.name));
+    if (result.out_read.back()) params.push_back(p.name);
+  }
+  params.push_back("i");
+  params.push_back("n");
+  // function(<ins>, <read outs>, i, n) local <unread out> = <zero> do <body>
+  // end return <outs> end
+  std::string head = fmt::format("function({}) {}do ", names(params), zero_locals(out, types, in.size(), &result.out_read));
+  result.function = wrapped(chunk, head, body, fmt::format("\nend return {} end", out_names(out)),
+                            static_cast<int>(params.size()));
+  return result;
+}
+
+ReductionFunctions reduction_functions(const std::vector<KindParam>& in, const std::vector<KindParam>& out,
+                                       const std::vector<Scalar>& types, Scalar reduce_type,
+                                       const std::vector<bool>& in_is_scalar, std::string_view map_expr,
+                                       std::string_view reduce_expr, std::string_view post_map_expr,
+                                       std::string_view identity, std::string_view name) {
+  LUDA_DSL_CHECK(types.size() == in.size() + out.size() && in_is_scalar.size() == in.size());
+  auto chunk = [&](std::string_view part) { return fmt::format("reduction '{}' {}", name, part); };
+  auto [open, close] = conversion(reduce_type);
+  // `return <conversion>(<expr>\n) end`: the line break keeps a trailing comment from
+  // swallowing the close.
+  auto value_function = [&, open = open, close = close](std::string_view part, std::string_view expr,
+                                                        std::vector<std::string> params) {
+    check_expression(chunk(part), expr);
+    return wrapped(chunk(part), fmt::format("function({}) return {}", names(params), open), expr,
+                   fmt::format("\n{} end", close), static_cast<int>(params.size()));
+  };
+  ReductionFunctions r;
+  std::vector<std::string> map_params;
+  for (const KindParam& p : in) map_params.push_back(p.name);
+  map_params.push_back("_j");
+  r.map = value_function("map", map_expr, map_params);
+  r.reduce = value_function("reduce", reduce_expr, {"a", "b"});
+  r.identity = value_function("identity", identity, {});
+
+  std::vector<std::string> post_params = {"a"};
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (in_is_scalar[k]) {
+      post_params.push_back(in[k].name);
+      r.post_inputs.push_back(static_cast<int>(k));
+    }
+  parse_statements(chunk("post"), post_map_expr);
+  std::string head = fmt::format("function({}) {}do ", names(post_params), zero_locals(out, types, in.size(), nullptr));
+  r.post = wrapped(chunk("post"), head, post_map_expr, fmt::format("\nend return {} end", out_names(out)),
+                   static_cast<int>(post_params.size()));
+  return r;
+}
+
+namespace {
+
+bool is_fuse_reduction(const Node& n, std::string* op) {
+  const auto* call = n.dyn<CallExpr>();
+  if (!call) return false;
+  const auto* field = call->callee->dyn<FieldExpr>();
+  if (!field || !field->object->is<NameExpr>() || field->object->as<NameExpr>().name != "luda") return false;
+  const std::string& f = field->field.text;
+  if (f != "sum" && f != "max" && f != "min" && f != "prod") return false;
+  if (op) *op = f;
+  return true;
+}
+
+// An axis as written: 2, -1.
+std::optional<int> literal_axis(const Expr& e) {
+  if (const auto* i = e.dyn<IntegerExpr>()) return static_cast<int>(i->value);
+  if (const auto* u = e.dyn<UnaryExpr>(); u && u->op == UnaryOp::Neg)
+    if (const auto* i = u->operand->dyn<IntegerExpr>()) return -static_cast<int>(i->value);
+  return std::nullopt;
+}
+
+}  // namespace
+
+FuseShape analyze_fuse(const FunctionSource& function) {
+  FoundFunction found = find_function(function);
+  const Ast& ast = *found.ast;
+  const FunctionExpr& f = *found.function;
+  const ReturnStat* last = f.body->stats.empty() ? nullptr : f.body->stats.back()->dyn<ReturnStat>();
+  const Expr* final_call = last && last->values.size() == 1 ? last->values[0] : nullptr;
+  FuseShape shape;
+  for (int id = 0; id < ast.node_count(); ++id) {
+    const Node& n = ast.node(id);
+    std::string op;
+    if (n.loc < f.loc || f.end < n.end || !is_fuse_reduction(n, &op)) continue;
+    if (&n != final_call)
+      throw node_error(ast, n, error_kind::unsupported,
+                       fmt::format("luda.{} in a fused function must be its final value: return luda.{}(expr, axis) "
+                                   "(elementwise work first, then one reduction)", op, op));
+    const auto& call = n.as<CallExpr>();
+    if (call.args.empty() || call.args.size() > 2)
+      throw source_error(ast.source(), call.open, error_kind::type,
+                         fmt::format("a fused luda.{} takes an expression and an optional axis, got {} arguments", op,
+                                     call.args.size()), call.span());
+    shape.reduction = true;
+    shape.op = op;
+    if (call.args.size() < 2) continue;
+    shape.axis_given = true;
+    const Expr& axis = *call.args[1];
+    std::vector<const Expr*> items;
+    if (const auto* t = axis.dyn<TableExpr>()) {
+      for (const auto& field : t->fields) {
+        if (field.kind != TableExpr::Field::Kind::Positional)
+          throw node_error(ast, *field.value, error_kind::type, "an axes table lists axes: {1, 2}");
+        items.push_back(field.value);
+      }
+      if (items.empty()) throw node_error(ast, axis, error_kind::type, "an axes table lists at least one axis: {1, 2}");
+    } else {
+      items.push_back(&axis);
+    }
+    for (const Expr* item : items) {
+      std::optional<int> a = literal_axis(*item);
+      if (!a)
+        throw node_error(ast, *item, error_kind::type,
+                         fmt::format("the axis of a fused luda.{} must be a literal integer or a table of them "
+                                     "({{1, 2}}), known when the function is compiled", op));
+      if (*a == 0)
+        throw node_error(ast, *item, error_kind::type, "there is no axis 0: axes are 1-based (1 the first, -1 the last)");
+      shape.axes.push_back(*a);
+    }
+  }
+  return shape;
+}
+
+}  // namespace luda::dsl

@@ -1,0 +1,91 @@
+// The Lua text of the kernel kinds that are given as strings (CuPy's ElementwiseKernel and
+// ReductionKernel, in Lua): parameter strings parsed by the real lexer, and the scalar
+// functions built from a body or expressions, which compile_device_function then types.
+// Every error is a SourceError located in the string the user wrote, column included.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/compile.h"
+#include "dsl/source.h"
+#include "dsl/types.h"
+
+namespace luda::dsl {
+
+// One parameter of "T x, raw T y, float32 z".
+struct KindParam {
+  std::string name;
+  bool raw = false;                  // `raw`: passed whole as an array, indexed freely (in_params only)
+  std::optional<Scalar> dtype;       // a concrete dtype ("float32")
+  std::string placeholder;           // else a one-letter type placeholder ("T"), bound at call
+  int col = 0;                       // 1-based column of the name in the string
+};
+
+// What a parameter string is, for its errors' location: "in_params", "out_params".
+// Errors (SourceError, chunk `<role> of <kind> '<name>'`, line 1, the column):
+//   - a dtype that does not exist: "unknown type 'flaot32': expected a dtype (float32,
+//     int64, ...) or a one-letter type placeholder (T)";
+//   - a missing name, a stray token, an empty parameter;
+//   - a duplicate name, `raw` in out_params, a reserved name (i, n, luda; a, b and _j for
+//     reductions; Lua keywords).
+// `taken` (out_params: the parsed in_params): names that are already parameters.
+std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view role, std::string_view kind,
+                                         std::string_view name, bool reduction,
+                                         const std::vector<KindParam>* taken = nullptr);
+
+// The element function of an elementwise kernel, for one binding of its placeholders:
+//   function(<in params>, <read out params>, i, n)
+//     local <unread out> = <its dtype>(0) ...
+//     <body>
+//     return <out params>
+//   end
+// The body keeps its own line numbers and columns (the chunk is named `elementwise
+// '<name>'`; the generated head is a hidden prefix of line 1, dsl/source.h); raw params
+// are arrays; out params the body reads before assigning, or may leave unassigned (only
+// a top-level `z = ...` surely assigns; CuPy then keeps the output's value), are passed
+// in (their current value: out_read). `types[k]` is param k's dtype (ins then outs).
+// The body is parsed here: its syntax errors, and a `return` in it, are SourceErrors.
+struct ElementwiseFunction {
+  FunctionSource function;
+  std::vector<bool> out_read;        // per out param
+};
+ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const std::vector<KindParam>& out,
+                                         const std::vector<Scalar>& types, std::string_view body,
+                                         std::string_view name);
+
+// The four functions of a reduction kernel, for one binding of its placeholders:
+//   map(<in params>, _j) -> reduce_type      `_j`: the 0-based index within the reduced axes
+//   reduce(a, b) -> reduce_type
+//   post(a, <scalar in params>) -> <out params>   (statements assigning the out params)
+//   identity() -> reduce_type
+// Each chunk is named `reduction '<name>' <part>` (part: map, reduce, post, identity) and
+// keeps the string's lines and columns. The map, reduce and identity values are converted
+// to reduce_type (luda.<type>(...); a bool reduce_type takes them as they are). The
+// strings are parsed here: syntax errors, not one expression, `return` in post_map.
+struct ReductionFunctions {
+  FunctionSource map, reduce, post, identity;
+  std::vector<int> post_inputs;      // which in params post() takes (indices into `in`)
+};
+ReductionFunctions reduction_functions(const std::vector<KindParam>& in, const std::vector<KindParam>& out,
+                                       const std::vector<Scalar>& types, Scalar reduce_type,
+                                       const std::vector<bool>& in_is_scalar, std::string_view map_expr,
+                                       std::string_view reduce_expr, std::string_view post_map_expr,
+                                       std::string_view identity, std::string_view name);
+
+// The shape of a fused function: elementwise only, or elementwise then one final
+// `return luda.sum(e)` / `luda.sum(e, axis)` / `luda.sum(e, {a1, a2})` (also max, min,
+// prod; the axis a literal integer or table of them, 1-based, negative from the end).
+// Errors: a reduction anywhere but the final return, a non-literal axis.
+struct FuseShape {
+  bool reduction = false;
+  std::string op;                    // "sum", "max", "min", "prod"
+  std::vector<int> axes;             // as written (empty: all axes)
+  bool axis_given = false;
+};
+FuseShape analyze_fuse(const FunctionSource& function);
+
+}  // namespace luda::dsl
