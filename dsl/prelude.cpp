@@ -64,13 +64,17 @@ template <class T> LUDA_INLINE T luda_sub(T a, T b) { typedef typename luda_trai
 template <class T> LUDA_INLINE T luda_mul(T a, T b) { typedef typename luda_traits<T>::arith_type U; return (T)((U)a * (U)b); }
 template <class T> LUDA_INLINE T luda_neg(T a) { typedef typename luda_traits<T>::arith_type U; return (T)((U)0 - (U)a); }
 // Floor division and modulo (Lua's luaV_idiv / luaV_mod): the result takes the divisor's sign.
+// An integer divisor of 0 gives 0, as NumPy does: the GPU does not trap, but the cpu target
+// would take the host process down with SIGFPE.
 template <class T> LUDA_INLINE T luda_floordiv(T a, T b) {
+  if (b == (T)0) return (T)0;
   if (!luda_traits<T>::is_signed_int) return a / b;
   if (b == (T)-1) return luda_neg(a);
   T q = a / b;
   return (a % b != 0 && luda_negative((T)(a ^ b))) ? (T)(q - 1) : q;
 }
 template <class T> LUDA_INLINE T luda_mod(T a, T b) {
+  if (b == (T)0) return (T)0;
   if (!luda_traits<T>::is_signed_int) return a % b;
   if (b == (T)-1) return 0;
   T m = a % b;
@@ -80,8 +84,8 @@ LUDA_INLINE float luda_floordiv(float a, float b) { return floorf(a / b); }
 LUDA_INLINE double luda_floordiv(double a, double b) { return floor(a / b); }
 LUDA_INLINE float luda_mod(float a, float b) { float m = fmodf(a, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
 LUDA_INLINE double luda_mod(double a, double b) { double m = fmod(a, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
-// math.fmod on integers: C's truncated remainder, with x % -1 = 0 (no overflow trap).
-template <class T> LUDA_INLINE T luda_fmod(T a, T b) { return (luda_traits<T>::is_signed_int && b == (T)-1) ? (T)0 : (T)(a % b); }
+// math.fmod on integers: C's truncated remainder, with x % -1 = 0 and x % 0 = 0 (no trap).
+template <class T> LUDA_INLINE T luda_fmod(T a, T b) { return (b == (T)0 || (luda_traits<T>::is_signed_int && b == (T)-1)) ? (T)0 : (T)(a % b); }
 LUDA_INLINE float luda_fmod(float a, float b) { return fmodf(a, b); }
 LUDA_INLINE double luda_fmod(double a, double b) { return fmod(a, b); }
 // Lua's shifts: logical, a count past the width gives 0, a negative count shifts the other way.
