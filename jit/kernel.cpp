@@ -1,19 +1,15 @@
 #include "jit/kernel.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "jit/cpu_prelude.h"
 #include "jit/nvrtc.h"
-#include "jit/nvrtc_diagnostics.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -21,24 +17,12 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#ifndef LUDA_VERSION
-#define LUDA_VERSION "0.1.0"
-#endif
-
 namespace luda::jit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The cache payload: one byte saying what the image is, then the image.
-constexpr char kCubinTag = 'C', kPtxTag = 'P';
-
-int arch_of(int ordinal) {
-  const DeviceProperties& p = cuda_properties(ordinal);
-  return p.major * 10 + p.minor;
 }
 
 }  // namespace
@@ -172,49 +156,13 @@ SignatureKey signature_key(std::span<const KernelArg> args, int device) {
 }
 
 // ---------------------------------------------------------------------------------------
-// cache keys
-
-namespace detail {
-
-std::string nvrtc_identity() {
-  static const std::string identity = [] {
-    for (const std::string& path : ::luda::jit::detail::nvrtc_candidates()) {
-      if (path.find('/') == std::string::npos) continue;
-      std::error_code ec;
-      std::filesystem::path real = std::filesystem::canonical(path, ec);
-      struct stat st {};
-      if (ec || ::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      return fmt::format("{} {} {}.{:09}", real.string(), static_cast<long long>(st.st_size),
-                         static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
-    }
-    NvrtcVersion v = nvrtc_version();  // found by the default search: ask it
-    return fmt::format("{} {}.{}", nvrtc_library_path(), v.major, v.minor);
-  }();
-  return identity;
-}
-
-CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string>& options, int arch) {
-  CacheKeyBuilder b;
-  b.add("source", kernel.code)
-      .add("entry", kernel.entry)
-      .add("options", fmt::format("{}", fmt::join(options, " ")))
-      .add("target", "cuda")
-      .add("arch", arch)
-      .add("nvrtc", nvrtc_identity())
-      .add("prelude", dsl::kPreludeVersion)
-      .add("luda", LUDA_VERSION);
-  return b.finish();
-}
-
-}  // namespace detail
-
-// ---------------------------------------------------------------------------------------
 // JitKernel
 
 JitKernel::JitKernel(Setup setup, dsl::Environment& env)
     : function_(std::move(setup.function)),
       handle_(setup.handle),
       name_(setup.name.empty() ? "kernel" : std::move(setup.name)),
+      what_(fmt::format("kernel '{}'", name_)),
       param_names_(std::move(setup.param_names)),
       options_(setup.options),
       frontend_(setup.frontend ? std::move(setup.frontend) : Frontend(dsl::compile_kernel)),
@@ -224,14 +172,7 @@ JitKernel::JitKernel(Setup setup, dsl::Environment& env)
 }
 
 JitKernel::~JitKernel() {
-  for (const Loaded& l : loaded_) {
-    if (!l.module) continue;
-    try {
-      ContextScope scope(l.ordinal);
-      driver::api().cuModuleUnload(l.module);
-    } catch (...) {  // at exit the driver may be gone; a destructor never throws
-    }
-  }
+  for (Loaded& l : loaded_) unload_program(l.program);
 }
 
 void JitKernel::check_count(std::size_t n) const {
@@ -303,106 +244,31 @@ JitKernel::Specialization* JitKernel::find_convertible(std::span<const KernelArg
   return nullptr;
 }
 
-// NVRTC on generated code: a failure is told at the Lua line (jit/nvrtc_diagnostics.h).
-CompiledProgram JitKernel::compile_generated(const CompileRequest& request) const {
-  try {
-    return jit::compile(request);
-  } catch (const CompileError& e) {
-    if (!function_.chunk) throw;
-    throw at_lua_line(e, *function_.chunk);
-  }
-}
-
-std::string JitKernel::binary_for(const dsl::CudaKernel& kernel, int arch) {
-  const std::vector<std::string>& options = kernel.nvrtc_options;  // what the code needs (dsl decides)
-  CacheKey key = detail::binary_key(kernel, options, arch);
-  auto t0 = Clock::now();
-  std::optional<std::string> hit = cache_->load(key, fmt::format("kernel '{}' for sm_{}", name_, arch));
-  stats_.load_seconds += seconds_since(t0);
-  if (hit && !hit->empty() && ((*hit)[0] == kCubinTag || (*hit)[0] == kPtxTag)) {
-    ++stats_.disk_hits;
-    return std::move(*hit);
-  }
-  ++stats_.disk_misses;
-  CompileRequest request;
-  request.source = kernel.code;
-  request.program_name = name_ + ".cu";
-  request.arch = arch;
-  request.cubin = true;
-  request.options = options;
-  t0 = Clock::now();
-  CompiledProgram program = compile_generated(request);
-  stats_.nvrtc_seconds += seconds_since(t0);
-  ++stats_.nvrtc_compiles;
-  std::string payload(1, program.cubin ? kCubinTag : kPtxTag);
-  payload += program.image;  // PTX keeps its NUL: cuModuleLoadData reads it as a C string
-  cache_->store(key, payload);
-  return payload;
+ProgramText JitKernel::program_text(const Specialization& spec) const {
+  ProgramText p;
+  p.code = spec.kernel.code;
+  p.entry = spec.kernel.entry;
+  p.options = spec.kernel.nvrtc_options;  // what the code needs (dsl decides)
+  p.name = name_;
+  p.what = what_;
+  if (function_.chunk) p.chunks = {&function_.chunk, 1};
+  return p;
 }
 
 JitKernel::Loaded& JitKernel::load(Specialization& spec, const SignatureKey& key, int ordinal) {
   for (Loaded& l : loaded_)  // another call signature converted to this one, or compile()
-    if (l.spec == &spec && l.ordinal == ordinal) {
+    if (l.spec == &spec && l.program.ordinal == ordinal) {
       by_call_.emplace(key, &l);
       return l;
     }
   Loaded l;
   l.spec = &spec;
-  l.ordinal = ordinal;
-  if (ordinal == kCpuDevice) {
-    load_cpu(l);
-    Loaded& stored = loaded_.emplace_back(std::move(l));
-    by_call_.emplace(key, &stored);
-    return stored;
-  }
-  std::string payload = binary_for(spec.kernel, arch_of(ordinal));
-  auto t0 = Clock::now();
-  {
-    ContextScope scope(ordinal);
-    payload.push_back('\0');  // PTX text must end in NUL; a cubin ignores the byte
-    LUDA_CU(cuModuleLoadData, &l.module, payload.data() + 1);
-    CUresult r = driver::api().cuModuleGetFunction(&l.function, l.module, spec.kernel.entry.c_str());
-    if (r != CUDA_SUCCESS) {
-      driver::api().cuModuleUnload(l.module);
-      driver::check(r, "cuModuleGetFunction", fmt::format("kernel '{}' entry '{}'", name_, spec.kernel.entry));
-    }
-  }
+  l.program = load_program(program_text(spec), ordinal, *cache_, stats_);
   if (spec.kernel.bounds_record)
-    l.bounds = Buffer::allocate(Device::cuda(ordinal), sizeof(dsl::BoundsRecord));
-  ++stats_.loads;
-  stats_.load_seconds += seconds_since(t0);
+    l.bounds = Buffer::allocate(ordinal == kCpuDevice ? Device::cpu() : Device::cuda(ordinal), sizeof(dsl::BoundsRecord));
   Loaded& stored = loaded_.emplace_back(std::move(l));
   by_call_.emplace(key, &stored);
   return stored;
-}
-
-// The cpu target: the shared object from the disk cache or the host compiler, loaded once
-// per process (jit/host_compiler.h); compiler errors told at the Lua line, as NVRTC's.
-void JitKernel::load_cpu(Loaded& l) {
-  const dsl::CudaKernel& kernel = l.spec->kernel;
-  HostCompileRequest request;
-  request.source = kernel.code;
-  request.file_name = name_ + ".cu";
-  request.what = fmt::format("kernel '{}'", name_);
-  for (const std::string& o : kernel.nvrtc_options) {  // what the kernel's options ask NVRTC for
-    request.fastmath = request.fastmath || o == "--use_fast_math";
-    request.debug = request.debug || o == "-G";
-  }
-  HostCompileStats hs;
-  try {
-    l.cpu_module = load_cpu_module(request, *cache_, cpu_runtime(), &hs);
-  } catch (const CompileError& e) {
-    if (!function_.chunk) throw;
-    throw at_lua_line(e, *function_.chunk);
-  }
-  stats_.disk_hits += hs.disk_hits;
-  stats_.disk_misses += hs.disk_misses;
-  stats_.host_compiles += hs.compiles;
-  stats_.loads += hs.loads;
-  stats_.nvrtc_seconds += hs.compile_seconds;
-  stats_.load_seconds += hs.load_seconds;
-  l.cpu = l.cpu_module->kernel(kernel.entry);
-  if (kernel.bounds_record) l.bounds = Buffer::allocate(Device::cpu(), sizeof(dsl::BoundsRecord));
 }
 
 void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args) {
@@ -419,7 +285,7 @@ void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span
     *record = dsl::BoundsRecord{};
     buffer.put(&record, sizeof record);
   }
-  cpu_launch(loaded.cpu, config, buffer.pointers());
+  cpu_launch(loaded.program.cpu, config, buffer.pointers());
   if (record && record->hit) bounds_error(*record);
 }
 
@@ -496,7 +362,7 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     buffer.put(&record, sizeof record);
     zero_bytes(Device::cuda(ordinal), record, sizeof(dsl::BoundsRecord), config.stream);
   }
-  luda::launch(loaded->function, config, buffer.pointers());
+  luda::launch(loaded->program.function, config, buffer.pointers());
 
   if (kernel.bounds_record) {  // a synchronous copy on the launch's stream: waits for the kernel
     dsl::BoundsRecord r{};
@@ -565,26 +431,8 @@ std::string JitKernel::inspect(std::string_view kind, std::string_view signature
   // PTX is the cuda target's: a kernel that ran on the cpu is emitted for it too.
   if (named->target == dsl::Target::Cpu) named = &specialize(named->types, false, named->noalias);
   Specialization& spec = *named;
-  if (arch == 0) {
-    Device d = current_device();
-    if (!d.is_cuda()) {
-      std::string reason;
-      driver::available(&reason);
-      fail("kernel '{}': no CUDA device to take the architecture from ({}); name one: {{arch = \"sm_90\"}}", name_,
-           reason.empty() ? "the current device is cpu" : reason);
-    }
-    arch = arch_of(d.index);
-  }
-  CompileRequest request;
-  request.source = spec.kernel.code;
-  request.program_name = name_ + ".cu";
-  request.arch = arch;
-  request.cubin = false;
-  request.options = spec.kernel.nvrtc_options;
-  CompiledProgram p = compile_generated(request);
-  std::string ptx = std::move(p.image);
-  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
-  return ptx;
+  if (arch == 0) arch = current_arch_for(what_);
+  return program_ptx(program_text(spec), arch);
 }
 
 std::vector<std::string> JitKernel::signatures() const {

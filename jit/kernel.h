@@ -30,6 +30,7 @@
 #include "jit/host_compiler.h"
 #include "jit/kernel_args.h"
 #include "jit/nvrtc.h"
+#include "jit/program.h"
 #include "runtime/launch.h"
 #include "runtime/memory.h"
 
@@ -58,9 +59,6 @@ struct ArgCode {
   bool operator==(const ArgCode&) const = default;
 };
 
-// SignatureKey::device of the cpu target: a call on cpu arrays, and a specialization for it.
-inline constexpr int kCpuDevice = -2;
-
 // The argument signature of one call (or of a dsl signature when `device` is -1: the cuda
 // target, or kCpuDevice: the cpu target).
 struct SignatureKey {
@@ -86,21 +84,6 @@ SignatureKey signature_key(std::span<const dsl::Type> types, int device, bool no
 // Whether no two array arguments share a byte of memory (each array's extent from its
 // strides, negative ones too; the same host array twice overlaps itself).
 bool arrays_disjoint(std::span<const KernelArg> args);
-
-// Compile-path counters, for tests and :stats().
-struct JitStats {
-  std::uint64_t calls = 0;            // launches
-  std::uint64_t memory_hits = 0;      // launches whose signature was already loaded
-  std::uint64_t specializations = 0;  // compile_kernel runs (argument-type signatures made)
-  std::uint64_t disk_hits = 0;        // binaries found in the disk cache
-  std::uint64_t disk_misses = 0;
-  std::uint64_t nvrtc_compiles = 0;
-  std::uint64_t host_compiles = 0;    // the cpu target's host C++ compiler runs
-  std::uint64_t loads = 0;            // cuModuleLoadData, or dlopen for the cpu target
-  double frontend_seconds = 0;        // compile_kernel
-  double nvrtc_seconds = 0;
-  double load_seconds = 0;            // disk lookup + module load
-};
 
 class JitKernel {
  public:
@@ -147,7 +130,6 @@ class JitKernel {
   JitStats stats() const;
 
  private:
-  CompiledProgram compile_generated(const CompileRequest& request) const;
   struct Specialization {  // per argument types and target
     std::vector<dsl::Type> types;
     dsl::Target target = dsl::Target::Cuda;
@@ -157,11 +139,7 @@ class JitKernel {
   };
   struct Loaded {  // per argument types and device
     Specialization* spec = nullptr;
-    int ordinal = 0;                 // or kCpuDevice
-    CUmodule module = nullptr;
-    CUfunction function = nullptr;
-    std::shared_ptr<const CpuModule> cpu_module;  // the cpu target's shared object
-    CpuKernel cpu;
+    LoadedProgram program;           // program.ordinal: a CUDA ordinal or kCpuDevice
     std::shared_ptr<Buffer> bounds;  // the BoundsRecord, when spec->kernel.bounds_record
   };
 
@@ -169,8 +147,7 @@ class JitKernel {
                              dsl::Target target = dsl::Target::Cuda);
   Specialization* find_convertible(std::span<const KernelArg> args, dsl::Target target);
   Loaded& load(Specialization& spec, const SignatureKey& key, int ordinal);
-  void load_cpu(Loaded& l);
-  std::string binary_for(const dsl::CudaKernel& kernel, int arch);  // disk cache, else NVRTC
+  ProgramText program_text(const Specialization& spec) const;
   int launch_device(std::span<const KernelArg> args) const;  // a CUDA ordinal or kCpuDevice
   void launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args);
   void check_count(std::size_t n) const;
@@ -182,6 +159,7 @@ class JitKernel {
   dsl::FunctionSource function_;
   dsl::FunctionHandle handle_;
   std::string name_;
+  std::string what_;  // "kernel '<name>'"
   std::vector<std::string> param_names_;
   JitOptions options_;
   Frontend frontend_;
@@ -196,14 +174,5 @@ class JitKernel {
   JitStats stats_;
 };
 
-namespace detail {
-// What identifies the NVRTC that would compile, without loading it (loading costs ~8 ms,
-// which a warm second process must not pay): the real path, size and mtime of the first
-// candidate library that exists; the loaded library's version when none is a file.
-std::string nvrtc_identity();
-// The disk-cache key of a kernel's binary: source, options, target, arch, NVRTC, prelude
-// and luda versions.
-CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string>& options, int arch);
-}  // namespace detail
 
 }  // namespace luda::jit

@@ -82,7 +82,7 @@ CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk) {
     Diagnostic d;
     if (parse_diagnostic(log.substr(start, end - start), &d) && d.file == chunk.name &&
         d.severity.find("error") != std::string::npos) {
-      dsl::Source source(chunk.name, chunk.text);
+      dsl::Source source(chunk.name, chunk.text, chunk.hidden_prefix);
       std::string_view line = source.line_text(d.line);
       int col = static_cast<int>(line.find_first_not_of(" \t"));
       dsl::SourceError located =

@@ -1,0 +1,258 @@
+#include "jit/kind_core.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "runtime/cpu_executor.h"
+#include "runtime/device.h"
+#include "runtime/driver.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace luda::jit::kind {
+
+std::size_t CallKey::hash() const { return static_cast<std::size_t>(XXH3_64bits(this, bytes())); }
+
+Core::Core(std::string kind, std::string name, std::vector<std::string> in_names, std::vector<std::string> out_names,
+           DiskCache* cache)
+    : who_(fmt::format("{} '{}'", kind, name)),
+      name_(std::move(name)),
+      nin_(in_names.size()),
+      cache_(cache ? cache : &DiskCache::global()) {
+  if (in_names.size() + out_names.size() > static_cast<std::size_t>(kMaxKindOperands))
+    fail("{} has {} parameters; a kernel kind takes at most {}", who_, in_names.size() + out_names.size(),
+         kMaxKindOperands);
+  names_ = std::move(in_names);
+  names_.insert(names_.end(), out_names.begin(), out_names.end());
+}
+
+std::string Core::input_label(std::size_t k) const {
+  return names_[k].empty() ? fmt::format("argument {}", k + 1) : fmt::format("argument {} '{}'", k + 1, names_[k]);
+}
+
+std::string Core::output_label(std::size_t k) const {
+  const std::string& n = names_[nin_ + k];
+  return n.empty() ? fmt::format("output {}", k + 1) : fmt::format("output {} '{}'", k + 1, n);
+}
+
+void Core::check_counts(std::size_t inputs, std::size_t outputs) const {
+  auto listed = [](std::span<const std::string> names) {
+    return names.empty() ? std::string() : fmt::format(" ({})", fmt::join(names, ", "));
+  };
+  std::span<const std::string> all(names_);
+  if (inputs != nin_)
+    fail("{} takes {} input{}{}, got {}", who_, nin_, nin_ == 1 ? "" : "s", listed(all.first(nin_)), inputs);
+  if (outputs != nout())
+    fail("{} has {} output{}{}, got {}", who_, nout(), nout() == 1 ? "" : "s", listed(all.subspan(nin_)), outputs);
+}
+
+int Core::device_of(std::span<const KernelArg> inputs, std::span<const NDArray> outs) const {
+  std::optional<Device> d;
+  bool odd = false;  // mixed devices or an empty handle: arrays_device says which
+  auto see = [&](const NDArray* a) {
+    if (!a || !a->valid()) {
+      odd = true;
+      return;
+    }
+    Device e = a->device();
+    if (!d) d = e;
+    else if (!(*d == e)) odd = true;
+  };
+  for (const KernelArg& a : inputs)
+    if (a.kind == KernelArg::Kind::Array) see(a.array);
+  for (const NDArray& o : outs)
+    if (o.valid()) see(&o);
+  if (odd) {
+    std::vector<KernelArg> args(inputs.begin(), inputs.end());
+    for (const NDArray& o : outs) args.push_back(o.valid() ? KernelArg::of_array(o) : KernelArg::of_int(0));
+    arrays_device(who_, args, names_);
+    LUDA_INTERNAL_CHECK(false);
+  }
+  if (!d) d = current_device();
+  return d->is_cpu() ? kCpuDevice : d->index;
+}
+
+CUstream Core::stream_handle(const Stream* stream, int ordinal) const {
+  if (!stream || ordinal == kCpuDevice) return nullptr;  // the cpu target runs synchronously
+  if (stream->device() != ordinal)
+    fail("{}: the stream is on cuda:{} but the arrays are on cuda:{}; use a stream of cuda:{}", who_, stream->device(),
+         ordinal, ordinal);
+  return stream->handle();
+}
+
+void Core::broadcast_error(std::span<const KernelArg> inputs, std::span<const bool> skip) const {
+  std::vector<std::string> shapes;
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].kind == KernelArg::Kind::Array && !(k < skip.size() && skip[k]))
+      shapes.push_back(shape_str(inputs[k].array->shape()));
+  fail("{}: operands could not be broadcast together with shapes {}", who_, fmt::join(shapes, " "));
+}
+
+void Core::check_output(std::size_t k, const NDArray& out, const std::int64_t* shape, int ndim) const {
+  bool same = out.ndim() == ndim;
+  for (int a = 0; same && a < ndim; ++a) same = out.shape()[static_cast<std::size_t>(a)] == shape[a];
+  if (!same)
+    fail("{}: {} has shape {} but the result has shape {}", who_, output_label(k), shape_str(out.shape()),
+         shape_str(Shape(shape, shape + ndim)));
+  for (int a = 0; a < ndim; ++a)
+    if (shape[a] > 1 && out.strides()[static_cast<std::size_t>(a)] == 0)
+      fail("{}: {} is a broadcast view (stride 0 along axis {}): its elements overlap; pass an array that owns "
+           "each element",
+           who_, output_label(k), a + 1);
+}
+
+void Core::check_outputs_disjoint(std::span<const NDArray> outs) const {
+  for (std::size_t i = 0; i < outs.size(); ++i)
+    for (std::size_t j = i + 1; j < outs.size(); ++j)
+      if (outs[i].valid() && outs[j].valid() && outs[i].size() && outs[j].size() &&
+          extent_of(outs[i]).overlaps(extent_of(outs[j])))
+        fail("{}: {} and {} share memory; pass separate arrays", who_, output_label(i), output_label(j));
+}
+
+Scalar Core::scalar_value(std::size_t k, const KernelArg& a, dsl::Scalar want) const {
+  try {
+    return convert_scalar(name_, k, names_[k], dtype_of(want), a);
+  } catch (const Error& e) {
+    // convert_scalar speaks of "kernel '<name>'"; the kind's name comes first here.
+    std::string_view msg = e.what();
+    std::string prefix = fmt::format("kernel '{}'", name_);
+    if (msg.starts_with(prefix)) msg.remove_prefix(prefix.size());
+    throw Error(fmt::format("{}{}", who_, msg));
+  }
+}
+
+std::vector<dsl::Type> Core::input_types(const CallKey& key, std::size_t nin, std::span<const bool> raw) {
+  std::vector<dsl::Type> out;
+  for (std::size_t k = 0; k < nin; ++k) {
+    const OpCode& c = key.ops[k];
+    auto s = static_cast<dsl::Scalar>(c.scalar);
+    if (c.kind == OpCode::Raw || (k < raw.size() && raw[k]))
+      out.push_back(dsl::Type::array_of(s, c.ndim, (c.flags & OpCode::CContiguous) != 0));
+    else out.push_back(dsl::Type::scalar_of(s, (c.flags & OpCode::Weak) != 0));
+  }
+  return out;
+}
+
+std::vector<std::optional<dsl::Scalar>> Core::output_types(const CallKey& key, std::size_t nin) {
+  std::vector<std::optional<dsl::Scalar>> out;
+  for (std::size_t k = nin; k < key.nops; ++k) {
+    const OpCode& c = key.ops[k];
+    if (c.kind == OpCode::Missing) out.emplace_back();
+    else out.emplace_back(static_cast<dsl::Scalar>(c.scalar));
+  }
+  return out;
+}
+
+void Core::input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, CallKey& key) {
+  auto widest = static_cast<std::uint8_t>(dsl::Scalar::Float64);
+  bool any_float = false;
+  for (const KernelArg& a : inputs)
+    if (a.kind == KernelArg::Kind::Array && is_float(a.array->dtype())) {
+      if (!any_float || a.array->dtype() == DType::Float64) widest = static_cast<std::uint8_t>(a.array->dtype());
+      any_float = true;
+    }
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const KernelArg& a = inputs[k];
+    OpCode& c = key.ops[k];
+    c = OpCode{};
+    switch (a.kind) {
+      case KernelArg::Kind::Array:
+        c.scalar = static_cast<std::uint8_t>(a.array->dtype());
+        if (k < raw.size() && raw[k]) {
+          c.kind = OpCode::Raw;
+          c.ndim = static_cast<std::uint8_t>(a.array->ndim());
+          c.flags = a.array->is_c_contiguous() ? OpCode::CContiguous : 0;
+        } else {
+          c.kind = OpCode::Array;
+        }
+        break;
+      case KernelArg::Kind::Typed:
+        c.kind = OpCode::Scalar;
+        c.scalar = static_cast<std::uint8_t>(a.typed.dtype);
+        break;
+      case KernelArg::Kind::Bool:
+        c.kind = OpCode::Scalar;
+        c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Bool);
+        break;
+      case KernelArg::Kind::Int:
+        c.kind = OpCode::Scalar;
+        c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Int64);
+        c.flags = OpCode::Weak;
+        break;
+      case KernelArg::Kind::Float:
+        c.kind = OpCode::Scalar;
+        c.scalar = widest;
+        c.flags = OpCode::Weak;
+        break;
+    }
+  }
+}
+
+ProgramText Core::program(const KindSource& source, const std::vector<std::string>& options,
+                          const std::vector<std::shared_ptr<const dsl::Chunk>>& chunks) const {
+  ProgramText p;
+  p.code = source.code;
+  p.entry = source.entry;
+  p.options = options;
+  p.name = name_;
+  p.what = who_;
+  p.chunks = chunks;
+  return p;
+}
+
+Extent extent_of(const NDArray& x) {
+  std::int64_t lo = 0, hi = 0;
+  for (int k = 0; k < x.ndim(); ++k) {
+    std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(x.data());
+  auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
+  return {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
+}
+
+void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
+                 const std::string& who) {
+  ContextScope scope(ordinal);  // one cuCtxGetCurrent when the context is current already
+  CUresult r = driver::api().cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y),
+                                            static_cast<unsigned>(grid.z), static_cast<unsigned>(block.x),
+                                            static_cast<unsigned>(block.y), static_cast<unsigned>(block.z), 0, stream,
+                                            args, nullptr);
+  if (r != CUDA_SUCCESS)  // the message is formatted only on failure: the hot path allocates nothing
+    driver::check(r, "cuLaunchKernel", fmt::format("{}, grid {}, block {}", who, grid.str(), block.str()));
+}
+
+int resident_blocks_per_sm(CUfunction f, int ordinal, int threads) {
+  const driver::Api& cu = driver::api();
+  auto func = [&](CUfunction_attribute a) {
+    int v = 0;
+    driver::check(cu.cuFuncGetAttribute(&v, a, f), "cuFuncGetAttribute");
+    return v;
+  };
+  CUdevice dev = 0;
+  driver::check(cu.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+  auto device = [&](CUdevice_attribute a) {
+    int v = 0;
+    driver::check(cu.cuDeviceGetAttribute(&v, a, dev), "cuDeviceGetAttribute");
+    return v;
+  };
+  const int warps = (threads + 31) / 32;
+  const int regs_per_warp = std::max(1, (func(CU_FUNC_ATTRIBUTE_NUM_REGS) * 32 + 255) / 256 * 256);
+  int blocks = device(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / threads;
+  blocks = std::min(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) / (regs_per_warp * warps));
+  blocks = std::min(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR));
+  if (int shared = func(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES); shared > 0)
+    blocks = std::min(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) / (shared + 1024));
+  return std::max(blocks, 1);
+}
+
+void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args) {
+  LaunchConfig config;
+  config.grid = grid;
+  cpu_launch(k, config, args);
+}
+
+}  // namespace luda::jit::kind

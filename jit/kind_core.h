@@ -1,0 +1,126 @@
+// What the two kernel kinds (jit/kinds.h) share inside jit/: the fixed-size call key, the
+// per-kind caches (frontend code per operand types, loaded programs per call key), the
+// checks every call makes (devices, output shapes, overlaps) and the launch. Not part of
+// the public API.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "jit/array_args.h"
+#include "jit/kind_layout.h"
+#include "jit/kind_templates.h"
+#include "jit/kinds.h"
+#include "jit/program.h"
+#include "runtime/launch.h"
+
+namespace luda::jit::kind {
+
+// One operand's part of a key (ORDER KINDCODE). kind: what was passed; scalar: its dtype
+// (a weak Lua float: the widest float dtype among the arrays); ndim: a raw input's; flags.
+struct OpCode {
+  enum Kind : std::uint8_t { Missing = 0, Array = 1, Scalar = 2, Raw = 3 };
+  enum Flag : std::uint8_t { Weak = 1, CContiguous = 2, Broadcast = 4 };
+  std::uint8_t kind = Missing, scalar = 0, ndim = 0, flags = 0;
+};
+
+// A call's signature: the operands and the template choices that follow from their layout.
+// Compared and hashed over its first 8 + 4 * nops bytes: built on the stack per call.
+struct CallKey {
+  enum Flag : std::uint8_t { NoAlias = 1, Index32 = 2, Warp = 4 };
+  std::int16_t device = 0;  // CUDA ordinal or kCpuDevice; -1 in a types key (cuda target)
+  std::uint8_t nops = 0;    // inputs then outputs
+  std::uint8_t layout = 0;  // elementwise: 0 contiguous, 1 general; reductions: the strategy + 1
+  std::uint8_t ndim = 0, ndim2 = 0;  // elementwise: collapsed axes; reductions: kept, reduced
+  std::uint8_t vector = 0, flags = 0;
+  std::array<OpCode, kMaxKindOperands> ops;
+  std::size_t bytes() const { return 8 + 4 * static_cast<std::size_t>(nops); }
+  bool operator==(const CallKey& o) const { return nops == o.nops && std::memcmp(this, &o, bytes()) == 0; }
+  std::size_t hash() const;
+};
+static_assert(offsetof(CallKey, ops) == 8 && sizeof(OpCode) == 4);
+struct CallKeyHash {
+  std::size_t operator()(const CallKey& k) const { return k.hash(); }
+};
+
+// The kind-independent state of a kind object.
+class Core {
+ public:
+  Core(std::string kind, std::string name, std::vector<std::string> in_names, std::vector<std::string> out_names,
+       DiskCache* cache);
+
+  const std::string& who() const { return who_; }  // "vectorize 'f'"
+  std::size_t nin() const { return nin_; }
+  std::size_t nout() const { return names_.size() - nin_; }
+  // "argument 2 'w'", "output 1 'z'"
+  std::string input_label(std::size_t k) const;
+  std::string output_label(std::size_t k) const;
+
+  // Errors for the wrong number of inputs or outputs.
+  void check_counts(std::size_t inputs, std::size_t outputs) const;
+  // Where the call runs: the arrays' device (kCpuDevice for cpu), the current device when
+  // there is none; mixed devices or an empty handle raise arrays_device's error.
+  int device_of(std::span<const KernelArg> inputs, std::span<const NDArray> outs) const;
+  // The stream's handle, checked to be on the call's device (null: the default stream).
+  CUstream stream_handle(const Stream* stream, int ordinal) const;
+  // The error for operands that do not broadcast: NumPy's message after who().
+  [[noreturn]] void broadcast_error(std::span<const KernelArg> inputs, std::span<const bool> skip) const;
+  // A given output must have exactly `shape`, and no zero stride along an axis longer than 1.
+  void check_output(std::size_t k, const NDArray& out, const std::int64_t* shape, int ndim) const;
+  // No two given outputs may share memory.
+  void check_outputs_disjoint(std::span<const NDArray> outs) const;
+  // A scalar argument converted to `want`, with convert_scalar's errors after who().
+  Scalar scalar_value(std::size_t k, const KernelArg& a, dsl::Scalar want) const;
+
+  // The frontend's type of each input (kinds.h): arrays strong by dtype (raw ones as array
+  // types), Lua numbers weak. `raw` may be empty.
+  static std::vector<dsl::Type> input_types(const CallKey& key, std::size_t nin, std::span<const bool> raw);
+  static std::vector<std::optional<dsl::Scalar>> output_types(const CallKey& key, std::size_t nin);
+  // The key's operand codes for the inputs: weak floats take the widest float dtype among
+  // the array inputs.
+  static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, CallKey& key);
+
+  DiskCache& cache() const { return *cache_; }
+  ProgramText program(const KindSource& source, const std::vector<std::string>& options,
+                      const std::vector<std::shared_ptr<const dsl::Chunk>>& chunks) const;
+
+  mutable std::mutex mutex;
+  JitStats stats;
+
+ private:
+  std::string who_;
+  std::string name_;
+  std::size_t nin_;
+  std::vector<std::string> names_;  // inputs then outputs
+  DiskCache* cache_;
+};
+
+// Byte extent [lo, hi) of an array's elements.
+struct Extent {
+  std::uintptr_t lo = 0, hi = 0;
+  bool overlaps(const Extent& o) const { return lo < o.hi && o.lo < hi; }
+};
+Extent extent_of(const NDArray& a);
+
+// The launch, on cuda (the context made current only when it is not) or on the cpu.
+void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
+                 const std::string& who);
+void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args);
+
+// Blocks of `threads` threads of `f` that one SM of `ordinal` holds at once (registers,
+// static shared memory, thread and block slots): grids of that many per SM run in one wave,
+// with no tail of half-empty SMs.
+int resident_blocks_per_sm(CUfunction f, int ordinal, int threads);
+// ceil(a / b) for positive b.
+inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+}  // namespace luda::jit::kind

@@ -1,0 +1,476 @@
+// ReductionKind: the call path (kinds.h), its caches, the strategy's grid and the scratch
+// memory of split reductions. What both kinds share is in jit/kind_core.h.
+#include <algorithm>
+#include <chrono>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "jit/kind_core.h"
+#include "jit/kind_templates.h"
+#include "jit/kinds.h"
+#include "runtime/cpu_executor.h"
+#include "runtime/device.h"
+
+namespace luda::jit {
+namespace {
+
+using kind::CallKey;
+using kind::ceil_div;
+using kind::OpCode;
+using Clock = std::chrono::steady_clock;
+
+// Below this many elements a row is a warp's (else a block's, or several blocks').
+constexpr long long kWarpRowLimit = 4096;
+// The cpu target: work this small runs as one block; else chunks of about this much per block.
+constexpr long long kCpuSmallWork = 32768;
+constexpr long long kCpuSegment = 16384;
+
+CallKey types_key(const CallKey& call) {
+  CallKey k;
+  k.device = static_cast<std::int16_t>(call.device == kCpuDevice ? kCpuDevice : -1);
+  k.nops = call.nops;
+  for (std::size_t i = 0; i < call.nops; ++i) {
+    k.ops[i] = call.ops[i];
+    k.ops[i].flags &= static_cast<std::uint8_t>(~OpCode::Broadcast);
+    if (k.ops[i].kind == OpCode::Array) k.ops[i].kind = OpCode::Scalar;
+  }
+  return k;
+}
+
+std::string a_dtype(dsl::Scalar s) {
+  std::string_view n = dsl::scalar_name(s);
+  return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
+}
+
+// How a call's grid is cut (kind_templates.h: luda_k_launch and the grid).
+struct Grid {
+  Dim3 grid, block;
+  long long seg = 1, rows_per_block = 1;
+  long long counters = 0;  // split reductions: one counter per row or column group
+};
+
+long long round_up(long long a, long long m) { return ceil_div(a, m) * m; }
+
+}  // namespace
+
+struct ReductionKind::Impl {
+  struct Spec {
+    ReductionCode code;
+    std::string last_source;
+  };
+  struct Loaded {
+    Spec* spec = nullptr;
+    LoadedProgram program;
+    long long resident_blocks = 0;  // cuda: blocks the device holds at once
+  };
+  // Partials and counters of split reductions, per device and stream: launches on one stream
+  // run in order, so they share it; counters start at zero and every launch leaves them so.
+  struct Scratch {
+    int ordinal = 0;
+    CUstream stream = nullptr;
+    std::optional<Stream> keep;  // the stream outlives its scratch's use
+    std::shared_ptr<Buffer> buffer;
+    std::size_t counter_bytes = 0, partial_bytes = 0;
+  };
+
+  explicit Impl(const ReductionSetup& s) : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {}
+  ~Impl() {
+    for (Loaded& l : loaded) unload_program(l.program);
+  }
+
+  Spec& spec_for(const CallKey& types);
+  Loaded& load(const CallKey& key);
+  ReductionTemplate template_of(const CallKey& key, const ReductionCode& code) const;
+  // The scratch for one launch: counters at its start, partials from the returned offset.
+  std::pair<std::shared_ptr<Buffer>, std::size_t> scratch(int ordinal, const Stream* stream, CUstream handle,
+                                                          std::size_t counter_bytes, std::size_t partial_bytes);
+
+  kind::Core core;
+  const ReductionSetup& setup;
+  std::deque<Spec> specs;
+  std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
+  std::deque<Loaded> loaded;
+  std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
+  std::vector<Scratch> scratches;
+};
+
+ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const CallKey& types) {
+  if (auto it = by_types.find(types); it != by_types.end()) return *it->second;
+  std::vector<dsl::Type> in = kind::Core::input_types(types, core.nin(), {});
+  std::vector<std::optional<dsl::Scalar>> out = kind::Core::output_types(types, core.nin());
+  auto t0 = Clock::now();
+  ReductionCode code = setup.frontend(in, out, types.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda);
+  core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++core.stats.specializations;
+  LUDA_INTERNAL_CHECK(code.map_params.size() == core.nin() && code.outputs.size() == core.nout());
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (out[k] && *out[k] != code.outputs[k])
+      fail("{}: {} is {} array but the reduction makes {}; pass {} array or none", core.who(), core.output_label(k),
+           a_dtype(*out[k]), dsl::scalar_name(code.outputs[k]), a_dtype(code.outputs[k]));
+  Spec& s = specs.emplace_back(Spec{std::move(code), {}});
+  by_types.emplace(types, &s);
+  return s;
+}
+
+ReductionTemplate ReductionKind::Impl::template_of(const CallKey& key, const ReductionCode& code) const {
+  ReductionTemplate t;
+  t.target = key.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
+  t.strategy = static_cast<ReductionStrategy>(key.layout - 1);
+  t.kept_ndim = key.ndim;
+  t.reduced_ndim = key.ndim2;
+  t.vector = key.vector;
+  t.warp = (key.flags & CallKey::Warp) != 0;
+  for (std::size_t k = 0; k < core.nin(); ++k) {
+    const OpCode& c = key.ops[k];
+    KindOperand op;
+    op.dtype = static_cast<dsl::Scalar>(c.scalar);
+    op.kind = c.kind == OpCode::Array ? KindOperand::Kind::Array : KindOperand::Kind::Scalar;
+    op.broadcast = (c.flags & OpCode::Broadcast) != 0;
+    t.inputs.push_back(op);
+  }
+  t.outputs = code.outputs;
+  return t;
+}
+
+ReductionKind::Impl::Loaded& ReductionKind::Impl::load(const CallKey& key) {
+  Spec& spec = spec_for(types_key(key));
+  KindSource source = reduction_source(spec.code, template_of(key, spec.code), setup.name);
+  Loaded l;
+  l.spec = &spec;
+  l.program = load_program(core.program(source, spec.code.nvrtc_options, spec.code.chunks), key.device, core.cache(),
+                           core.stats);
+  if (key.device != kCpuDevice) {
+    ContextScope scope(key.device);
+    l.resident_blocks = static_cast<long long>(cuda_properties(key.device).multiprocessors) *
+                        kind::resident_blocks_per_sm(l.program.function, key.device, kKindBlock);
+  }
+  spec.last_source = std::move(source.code);
+  Loaded& stored = loaded.emplace_back(std::move(l));
+  by_call.emplace(key, &stored);
+  return stored;
+}
+
+std::pair<std::shared_ptr<Buffer>, std::size_t> ReductionKind::Impl::scratch(int ordinal, const Stream* stream,
+                                                                             CUstream handle, std::size_t counter_bytes,
+                                                                             std::size_t partial_bytes) {
+  Scratch* s = nullptr;
+  for (Scratch& x : scratches)
+    if (x.ordinal == ordinal && x.stream == handle) s = &x;
+  if (!s) {
+    s = &scratches.emplace_back();
+    s->ordinal = ordinal;
+    s->stream = handle;
+    if (stream) s->keep = *stream;
+  }
+  if (!s->buffer || s->counter_bytes < counter_bytes || s->partial_bytes < partial_bytes) {
+    // Grown on the stream that uses it: the old one is freed in order behind the launches
+    // that still use it.
+    s->counter_bytes = std::max(s->counter_bytes, static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 256)));
+    s->partial_bytes = std::max(s->partial_bytes, partial_bytes);
+    s->buffer = Buffer::allocate(Device::cuda(ordinal), s->counter_bytes + s->partial_bytes, stream);
+    zero_bytes(Device::cuda(ordinal), s->buffer->data(), s->counter_bytes, handle);
+  }
+  return {s->buffer, s->counter_bytes};
+}
+
+ReductionKind::ReductionKind(ReductionSetup setup) : setup_(std::move(setup)) {
+  if (!setup_.frontend) fail("{} '{}' has no frontend", setup_.kind, setup_.name);
+  impl_ = std::make_unique<Impl>(setup_);
+}
+
+ReductionKind::~ReductionKind() = default;
+
+void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs,
+                         const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream) {
+  Impl& m = *impl_;
+  kind::Core& core = m.core;
+  core.check_counts(inputs.size(), outs.size());
+  const std::size_t nin = inputs.size(), nout = outs.size();
+  const int ordinal = core.device_of(inputs, outs);
+  const bool cpu = ordinal == kCpuDevice;
+
+  LayoutOperand lay[kMaxKindOperands];
+  int in_lay[kMaxKindOperands];
+  int nl = 0;
+  for (std::size_t k = 0; k < nin; ++k) {
+    in_lay[k] = -1;
+    if (inputs[k].kind == KernelArg::Kind::Array) {
+      in_lay[k] = nl;
+      lay[nl++] = layout_operand(*inputs[k].array);
+    }
+  }
+  BroadcastShape shape;
+  if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, {});
+  const int nl_in = nl;
+
+  bool reduced[kMaxKindDims] = {};
+  if (!axes) {
+    for (int a = 0; a < shape.ndim; ++a) reduced[a] = true;
+  } else {
+    for (int a : *axes) {
+      if (a < 0 || a >= shape.ndim)
+        fail("{}: axis {} is out of range for {}-dimensional operands (axes count from 1)", core.who(), a + 1,
+             shape.ndim);
+      if (reduced[a]) fail("{}: axis {} is given twice", core.who(), a + 1);
+      reduced[a] = true;
+    }
+  }
+  std::int64_t result[kMaxKindDims];
+  int rnd = 0;
+  for (int a = 0; a < shape.ndim; ++a)
+    if (!reduced[a]) result[rnd++] = shape.shape[static_cast<std::size_t>(a)];
+    else if (keepdims) result[rnd++] = 1;
+  for (std::size_t k = 0; k < nout; ++k)
+    if (outs[k].valid()) core.check_output(k, outs[k], result, rnd);
+  if (nout > 1) core.check_outputs_disjoint(outs);
+
+  // An output over an input: other outputs may still read what it overwrites, so the
+  // input is copied first (NumPy's rule).
+  for (std::size_t k = 0; k < nin; ++k) {
+    if (inputs[k].kind != KernelArg::Kind::Array || inputs[k].array->size() == 0) continue;
+    bool hit = false;
+    for (std::size_t o = 0; o < nout && !hit; ++o)
+      hit = outs[o].valid() && outs[o].size() > 0 && kind::extent_of(*inputs[k].array).overlaps(kind::extent_of(outs[o]));
+    if (!hit) continue;
+    std::vector<KernelArg> args(inputs.begin(), inputs.end());
+    NDArray copy = inputs[k].array->copy(std::nullopt, cpu ? nullptr : stream);
+    args[k] = KernelArg::of_array(copy);
+    call(args, outs, axes, keepdims, stream);
+    return;
+  }
+
+  std::int64_t out_strides[kMaxKindDims];
+  std::int64_t step = 1;
+  for (int a = rnd; a-- > 0;) {
+    out_strides[a] = step;
+    step *= result[a];
+  }
+  LayoutOperand out_lay[kMaxKindOperands];
+  for (std::size_t o = 0; o < nout; ++o)
+    out_lay[o] = outs[o].valid() ? layout_operand(outs[o]) : LayoutOperand{result, out_strides, rnd};
+  ReductionLayout layout;
+  reduction_layout({lay, static_cast<std::size_t>(nl_in)}, {out_lay, nout}, shape, {reduced, static_cast<std::size_t>(shape.ndim)},
+                   keepdims, layout);
+  const long long rows = layout.rows, len = layout.len;
+
+  CallKey key;
+  key.device = static_cast<std::int16_t>(ordinal);
+  key.nops = static_cast<std::uint8_t>(nin + nout);
+  kind::Core::input_codes(inputs, {}, key);
+  const ReductionStrategy strategy = layout.strategy;
+  for (std::size_t k = 0; k < nin; ++k) {
+    if (in_lay[k] < 0) continue;
+    auto li = static_cast<std::size_t>(in_lay[k]);
+    std::int64_t walked = strategy == ReductionStrategy::Rows      ? layout.reduced_strides[li][0]
+                          : strategy == ReductionStrategy::Columns ? layout.kept_strides[li][0]
+                                                                   : 1;
+    if (walked == 0) key.ops[k].flags |= OpCode::Broadcast;
+  }
+  for (std::size_t k = 0; k < nout; ++k) {
+    OpCode& c = key.ops[nin + k];
+    c = OpCode{};
+    if (outs[k].valid()) {
+      c.kind = OpCode::Array;
+      c.scalar = static_cast<std::uint8_t>(outs[k].dtype());
+    }
+  }
+  key.layout = static_cast<std::uint8_t>(static_cast<int>(strategy) + 1);
+  key.ndim = static_cast<std::uint8_t>(layout.kept_ndim);
+  key.ndim2 = static_cast<std::uint8_t>(layout.reduced_ndim);
+  // 16-byte loads: along a row (Rows) or across neighbouring outputs (Columns), when every
+  // walked input's base and steps keep them aligned.
+  int vector = 1;
+  if (!cpu && strategy != ReductionStrategy::General) {
+    std::size_t widest = 0;
+    for (std::size_t k = 0; k < nin; ++k)
+      if (in_lay[k] >= 0 && !(key.ops[k].flags & OpCode::Broadcast))
+        widest = std::max(widest, itemsize(inputs[k].array->dtype()));
+    if (widest > 0 && widest < 16) {
+      vector = static_cast<int>(16 / widest);
+      for (std::size_t k = 0; k < nin && vector > 1; ++k) {
+        if (in_lay[k] < 0 || (key.ops[k].flags & OpCode::Broadcast)) continue;
+        auto li = static_cast<std::size_t>(in_lay[k]);
+        const NDArray& x = *inputs[k].array;
+        bool ok = reinterpret_cast<std::uintptr_t>(x.data()) % (static_cast<std::uintptr_t>(vector) * itemsize(x.dtype())) == 0;
+        if (strategy == ReductionStrategy::Rows)
+          for (int a = 0; ok && a < layout.kept_ndim; ++a) ok = layout.kept_strides[li][static_cast<std::size_t>(a)] % vector == 0;
+        else ok = ok && layout.reduced_strides[li][0] % vector == 0;
+        if (!ok) vector = 1;
+      }
+    }
+  }
+  key.vector = static_cast<std::uint8_t>(vector);
+  const bool warp = !cpu && strategy != ReductionStrategy::Columns && rows > 1 && len < kWarpRowLimit;
+  key.flags = warp ? CallKey::Warp : 0;
+
+  Impl::Loaded* loaded = nullptr;
+  const ReductionCode* code = nullptr;
+  {
+    std::lock_guard lock(core.mutex);
+    if (rows == 0) {
+      code = &m.spec_for(types_key(key)).code;
+    } else {
+      ++core.stats.calls;
+      if (auto it = m.by_call.find(key); it != m.by_call.end()) {
+        loaded = it->second;
+        ++core.stats.memory_hits;
+      } else {
+        loaded = &m.load(key);
+      }
+      code = &loaded->spec->code;
+    }
+  }
+  const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
+  CUstream cu_stream = core.stream_handle(stream, ordinal);
+  for (std::size_t k = 0; k < nout; ++k)
+    if (!outs[k].valid())
+      outs[k] = NDArray::empty(Shape(result, result + rnd), dtype_of(code->outputs[k]), device, cpu ? nullptr : stream);
+  if (rows == 0) return;
+
+  // The grid (kind_templates.h). cuda: blocks of 256 threads, a few per SM; rows split
+  // into segments when there are too few of them to fill the device.
+  Grid g;
+  const long long lenp = std::max(len, 1LL);
+  if (cpu) {
+    const long long T = cpu_thread_count();
+    g.grid = Dim3{1, 1, 1};
+    g.rows_per_block = rows;
+    g.seg = lenp;
+    if (rows * lenp > kCpuSmallWork) {
+      if (strategy == ReductionStrategy::Columns) {
+        g.rows_per_block = std::max(64LL, round_up(ceil_div(rows, 4 * T), 64));
+        g.grid.x = ceil_div(rows, g.rows_per_block);
+        if (g.grid.x < T) g.grid.y = std::clamp(ceil_div(len, 1024), 1LL, ceil_div(4 * T, g.grid.x));
+      } else if (rows >= T) {
+        g.rows_per_block = ceil_div(rows, 4 * T);
+        g.grid.x = ceil_div(rows, g.rows_per_block);
+      } else {
+        g.rows_per_block = 1;
+        g.grid.x = rows;
+        g.grid.y = std::clamp(ceil_div(len, kCpuSegment), 1LL, ceil_div(4 * T, rows));
+      }
+      g.seg = ceil_div(lenp, g.grid.y);
+      g.grid.y = ceil_div(lenp, g.seg);
+    }
+  } else {
+    const long long target = loaded->resident_blocks;
+    g.seg = lenp;
+    if (strategy == ReductionStrategy::Columns) {
+      g.block = Dim3{32, 8, 1, 2};
+      g.grid.x = ceil_div(rows, 32LL * vector);
+      if (g.grid.x < target && len > 64)
+        g.grid.y = std::min({ceil_div(target, g.grid.x), ceil_div(len, 64), 65535LL});
+      g.seg = ceil_div(lenp, g.grid.y);
+    } else if (warp) {
+      g.block = Dim3{kKindBlock, 1, 1};
+      g.grid.x = ceil_div(rows, kKindBlock / 32);
+    } else {
+      g.block = Dim3{kKindBlock, 1, 1};
+      g.grid.x = rows;
+      long long per_block = static_cast<long long>(kKindBlock) * vector * 4;
+      if (rows < target && len > per_block)
+        g.grid.y = std::min({ceil_div(target, rows), ceil_div(len, per_block), 65535LL});
+      g.seg = round_up(ceil_div(lenp, g.grid.y), vector);
+    }
+    g.grid.y = ceil_div(lenp, g.seg);
+  }
+  if (g.grid.y > 1) g.counters = strategy == ReductionStrategy::Columns ? g.grid.x : rows;
+
+  // Scratch for split reductions.
+  void* partials = nullptr;
+  unsigned* counters = nullptr;
+  std::shared_ptr<Buffer> hold;
+  if (g.counters > 0) {
+    const std::size_t reduce_size = itemsize(dtype_of(code->reduce_type));
+    const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
+    const std::size_t partial_bytes = reduce_size * static_cast<std::size_t>(rows * g.grid.y);
+    unsigned char* base = nullptr;
+    std::size_t counter_space = 0;
+    if (cpu) {
+      thread_local std::vector<std::uint64_t> host;  // launches on the cpu are synchronous
+      counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
+      std::size_t words = (counter_space + partial_bytes) / 8 + 1;
+      if (host.size() < words) host.resize(words, 0);
+      base = reinterpret_cast<unsigned char*>(host.data());
+    } else {
+      std::lock_guard lock(core.mutex);
+      std::tie(hold, counter_space) = m.scratch(ordinal, stream, cu_stream, counter_bytes, partial_bytes);
+      base = static_cast<unsigned char*>(hold->data());
+    }
+    counters = reinterpret_cast<unsigned*>(base);
+    partials = base + counter_space;
+  }
+
+  // ORDER KIND ABI (kind_templates.h)
+  thread_local ArgBuffer buffer;
+  thread_local std::vector<std::uint64_t> words;
+  buffer.clear();
+  const long long launch[4] = {rows, len, g.seg, g.rows_per_block};
+  buffer.put(launch, sizeof launch);
+  const auto K = static_cast<std::size_t>(layout.kept_ndim), R = static_cast<std::size_t>(layout.reduced_ndim);
+  buffer.put(layout.kept_shape.data(), 8 * K);
+  buffer.put(layout.reduced_shape.data(), 8 * R);
+  words.clear();
+  for (std::size_t k = 0; k < nin; ++k) {
+    const KernelArg& a = inputs[k];
+    if (a.kind == KernelArg::Kind::Array) {
+      auto li = static_cast<std::size_t>(in_lay[k]);
+      words.push_back(reinterpret_cast<std::uintptr_t>(a.array->data()));
+      words.insert(words.end(), layout.kept_strides[li].begin(), layout.kept_strides[li].begin() + static_cast<long>(K));
+      words.insert(words.end(), layout.reduced_strides[li].begin(), layout.reduced_strides[li].begin() + static_cast<long>(R));
+    } else {
+      words.push_back(0);
+      core.scalar_value(k, a, code->map_params[k].scalar).store(&words.back());
+    }
+  }
+  if (words.empty()) words.push_back(0);
+  buffer.put(words.data(), 8 * words.size());
+  words.clear();
+  for (std::size_t o = 0; o < nout; ++o) {
+    auto lo = static_cast<std::size_t>(nl_in) + o;
+    words.push_back(reinterpret_cast<std::uintptr_t>(outs[o].data()));
+    words.insert(words.end(), layout.kept_strides[lo].begin(), layout.kept_strides[lo].begin() + static_cast<long>(K));
+  }
+  if (words.empty()) words.push_back(0);
+  buffer.put(words.data(), 8 * words.size());
+  buffer.put(&partials, sizeof partials);
+  buffer.put(&counters, sizeof counters);
+
+  if (cpu) kind::launch_cpu(loaded->program.cpu, g.grid, buffer.pointers());
+  else kind::launch_cuda(loaded->program.function, g.grid, g.block, cu_stream, buffer.pointers(), ordinal, core.who());
+}
+
+std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device) {
+  Impl& m = *impl_;
+  if (what != "types" && what != "cuda")
+    fail("{}: unknown inspect kind '{}'; expected \"types\" or \"cuda\"", m.core.who(), what);
+  if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
+  CallKey types;
+  types.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : -1);
+  types.nops = static_cast<std::uint8_t>(inputs.size() + m.core.nout());
+  for (std::size_t k = 0; k < types.nops; ++k) types.ops[k] = OpCode{};
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    types.ops[k].kind = OpCode::Scalar;
+    types.ops[k].scalar = static_cast<std::uint8_t>(inputs[k].scalar);
+    types.ops[k].flags = inputs[k].weak ? OpCode::Weak : 0;
+  }
+  std::lock_guard lock(m.core.mutex);
+  Impl::Spec& spec = m.spec_for(types);
+  if (what == "types") return spec.code.typed;
+  if (!spec.last_source.empty()) return spec.last_source;
+  CallKey key = types;  // not run yet: a contiguous full reduction
+  key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (!inputs[k].weak) key.ops[k].kind = OpCode::Array;
+  key.layout = static_cast<std::uint8_t>(static_cast<int>(ReductionStrategy::Rows) + 1);
+  key.ndim = key.ndim2 = key.vector = 1;
+  return reduction_source(spec.code, m.template_of(key, spec.code), setup_.name).code;
+}
+
+JitStats ReductionKind::stats() const {
+  std::lock_guard lock(impl_->core.mutex);
+  return impl_->core.stats;
+}
+
+}  // namespace luda::jit

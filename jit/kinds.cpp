@@ -1,0 +1,437 @@
+// ElementwiseKind: the call path (kinds.h) and its caches. Reductions are in
+// jit/kind_reduction.cpp; what both share is in jit/kind_core.h.
+#include "jit/kinds.h"
+
+#include <chrono>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "jit/kind_core.h"
+#include "jit/kind_templates.h"
+#include "runtime/cpu_executor.h"
+#include "runtime/device.h"
+
+namespace luda::jit {
+namespace {
+
+using kind::CallKey;
+using kind::OpCode;
+using Clock = std::chrono::steady_clock;
+
+// Elements per block of the cpu target's elementwise grid (a chunk per block).
+constexpr long long kCpuChunk = 16384;
+
+// The frontend's signature: the call's operand types with what only the launch needs left
+// out. Array and scalar inputs of one dtype type alike (strong); weak ones and raw arrays
+// stay what they are.
+CallKey types_key(const CallKey& call) {
+  CallKey k;
+  k.device = static_cast<std::int16_t>(call.device == kCpuDevice ? kCpuDevice : -1);
+  k.nops = call.nops;
+  for (std::size_t i = 0; i < call.nops; ++i) {
+    k.ops[i] = call.ops[i];
+    if (k.ops[i].kind == OpCode::Array) k.ops[i].kind = OpCode::Scalar;
+  }
+  return k;
+}
+
+// A types key from frontend types (compile and inspect): outputs not given.
+CallKey key_of_types(std::span<const dsl::Type> inputs, std::size_t nout, int device) {
+  if (inputs.size() + nout > static_cast<std::size_t>(kMaxKindOperands))
+    fail("a kernel kind takes at most {} operands, got {}", kMaxKindOperands, inputs.size() + nout);
+  CallKey k;
+  k.device = static_cast<std::int16_t>(device);
+  k.nops = static_cast<std::uint8_t>(inputs.size() + nout);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const dsl::Type& t = inputs[i];
+    OpCode& c = k.ops[i];
+    c = OpCode{};
+    c.scalar = static_cast<std::uint8_t>(t.scalar);
+    if (t.kind == dsl::Type::Kind::Array) {
+      c.kind = OpCode::Raw;
+      c.ndim = static_cast<std::uint8_t>(t.ndim);
+      c.flags = t.c_contiguous ? OpCode::CContiguous : 0;
+    } else {
+      c.kind = OpCode::Scalar;
+      c.flags = t.weak ? OpCode::Weak : 0;
+    }
+  }
+  for (std::size_t i = inputs.size(); i < k.nops; ++i) k.ops[i] = OpCode{};
+  return k;
+}
+
+std::string a_dtype(dsl::Scalar s) {
+  std::string_view n = dsl::scalar_name(s);
+  return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
+}
+
+}  // namespace
+
+struct ElementwiseKind::Impl {
+  struct Spec {  // per operand types and target: the frontend's code
+    ElementCode code;
+    std::string last_source;  // the CUDA C++ made last from it (inspect)
+  };
+  struct Loaded {  // per call key
+    Spec* spec = nullptr;
+    LoadedProgram program;
+    long long resident_blocks = 0;   // cuda: blocks of kKindBlock threads the device holds at once
+    std::shared_ptr<Buffer> bounds;  // the BoundsRecord, when the code takes one
+  };
+
+  Impl(const ElementwiseSetup& s)
+      : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {
+    for (std::size_t k = 0; k < s.raw.size() && k < raw.size(); ++k) raw[k] = s.raw[k];
+  }
+  ~Impl() {
+    for (Loaded& l : loaded) unload_program(l.program);
+  }
+
+  Spec& spec_for(const CallKey& types);
+  Loaded& load(const CallKey& key);
+  ElementwiseTemplate template_of(const CallKey& key, const ElementCode& code) const;
+  std::span<const bool> raw_span() const { return {raw.data(), core.nin()}; }
+
+  kind::Core core;
+  const ElementwiseSetup& setup;
+  std::array<bool, kMaxKindOperands> raw{};
+  std::deque<Spec> specs;
+  std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
+  std::deque<Loaded> loaded;
+  std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
+};
+
+ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const CallKey& types) {
+  if (auto it = by_types.find(types); it != by_types.end()) return *it->second;
+  std::vector<dsl::Type> in = kind::Core::input_types(types, core.nin(), raw_span());
+  std::vector<std::optional<dsl::Scalar>> out = kind::Core::output_types(types, core.nin());
+  auto t0 = Clock::now();
+  ElementCode code = setup.frontend(in, out, types.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda);
+  core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++core.stats.specializations;
+  LUDA_INTERNAL_CHECK(code.params.size() == core.nin() && code.outputs.size() == core.nout());
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (out[k] && *out[k] != code.outputs[k])
+      fail("{}: {} is {} array but the kernel makes {}; pass {} array or none", core.who(), core.output_label(k),
+           a_dtype(*out[k]), dsl::scalar_name(code.outputs[k]), a_dtype(code.outputs[k]));
+  Spec& s = specs.emplace_back(Spec{std::move(code), {}});
+  by_types.emplace(types, &s);
+  return s;
+}
+
+ElementwiseTemplate ElementwiseKind::Impl::template_of(const CallKey& key, const ElementCode& code) const {
+  ElementwiseTemplate t;
+  t.target = key.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
+  t.contiguous = key.layout == 0;
+  t.ndim = key.ndim;
+  t.vector = key.vector;
+  t.index32 = (key.flags & CallKey::Index32) != 0;
+  t.noalias = (key.flags & CallKey::NoAlias) != 0;
+  for (std::size_t k = 0; k < core.nin(); ++k) {
+    const OpCode& c = key.ops[k];
+    KindOperand op;
+    op.dtype = static_cast<dsl::Scalar>(c.scalar);
+    if (c.kind == OpCode::Raw) {
+      op.kind = KindOperand::Kind::Raw;
+      op.raw = dsl::Type::array_of(op.dtype, c.ndim, (c.flags & OpCode::CContiguous) != 0);
+    } else {
+      op.kind = c.kind == OpCode::Array ? KindOperand::Kind::Array : KindOperand::Kind::Scalar;
+    }
+    t.inputs.push_back(op);
+  }
+  t.outputs = code.outputs;
+  t.out_read.assign(core.nout(), false);
+  for (std::size_t k = 0; k < setup.out_read.size() && k < t.out_read.size(); ++k) t.out_read[k] = setup.out_read[k];
+  t.index_args = setup.index_args;
+  return t;
+}
+
+ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const CallKey& key) {
+  Spec& spec = spec_for(types_key(key));
+  KindSource source = elementwise_source(spec.code, template_of(key, spec.code), setup.name);
+  Loaded l;
+  l.spec = &spec;
+  l.program = load_program(core.program(source, spec.code.nvrtc_options, spec.code.chunks), key.device, core.cache(),
+                           core.stats);
+  if (key.device != kCpuDevice) {
+    ContextScope scope(key.device);
+    l.resident_blocks = static_cast<long long>(cuda_properties(key.device).multiprocessors) *
+                        kind::resident_blocks_per_sm(l.program.function, key.device, kKindBlock);
+  }
+  if (spec.code.bounds_record)
+    l.bounds = Buffer::allocate(key.device == kCpuDevice ? Device::cpu() : Device::cuda(key.device),
+                                sizeof(dsl::BoundsRecord));
+  spec.last_source = std::move(source.code);
+  Loaded& stored = loaded.emplace_back(std::move(l));
+  by_call.emplace(key, &stored);
+  return stored;
+}
+
+ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setup)) {
+  if (!setup_.frontend) fail("{} '{}' has no frontend", setup_.kind, setup_.name);
+  if (setup_.options.boundscheck || boundscheck_from_env()) setup_.options.boundscheck = true;
+  impl_ = std::make_unique<Impl>(setup_);
+}
+
+ElementwiseKind::~ElementwiseKind() = default;
+
+void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream) {
+  Impl& m = *impl_;
+  kind::Core& core = m.core;
+  core.check_counts(inputs.size(), outs.size());
+  const std::size_t nin = inputs.size(), nout = outs.size();
+  const int ordinal = core.device_of(inputs, outs);
+  const bool cpu = ordinal == kCpuDevice;
+
+  // Broadcasting: the inputs together, then with the given outputs, which must have the
+  // result's shape.
+  LayoutOperand lay[kMaxKindOperands];
+  int in_lay[kMaxKindOperands];
+  int nl = 0;
+  for (std::size_t k = 0; k < nin; ++k) {
+    in_lay[k] = -1;
+    if (inputs[k].kind == KernelArg::Kind::Array && !m.raw[k]) {
+      in_lay[k] = nl;
+      lay[nl++] = layout_operand(*inputs[k].array);
+    }
+  }
+  BroadcastShape shape;
+  if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, m.raw_span());
+  const int nl_in = nl;
+  for (const NDArray& o : outs)
+    if (o.valid()) lay[nl++] = layout_operand(o);
+  BroadcastShape with_outputs;
+  if (!broadcast({lay, static_cast<std::size_t>(nl)}, with_outputs)) with_outputs = shape;
+  for (std::size_t k = 0; k < nout; ++k)
+    if (outs[k].valid()) core.check_output(k, outs[k], with_outputs.shape.data(), with_outputs.ndim);
+  shape = with_outputs;
+  if (nout > 1) core.check_outputs_disjoint(outs);
+
+  // Every output as the layout sees it (the missing ones C-contiguous, as allocated).
+  std::int64_t c_strides_of[kMaxKindDims];
+  std::int64_t step = 1;
+  for (int a = shape.ndim; a-- > 0;) {
+    c_strides_of[a] = step;
+    step *= shape.shape[static_cast<std::size_t>(a)];
+  }
+  nl = nl_in;
+  for (const NDArray& o : outs)
+    lay[nl++] = o.valid() ? layout_operand(o) : LayoutOperand{shape.shape.data(), c_strides_of, shape.ndim};
+  ElementwiseLayout layout;
+  elementwise_layout({lay, static_cast<std::size_t>(nl)}, shape, layout);
+  const std::int64_t n = layout.size;
+
+  // Outputs over inputs: the same element read then written by one thread is fine; any
+  // other overlap would read elements already written, so those inputs are copied first
+  // (NumPy's rule). A raw input may be indexed anywhere: it only turns off __restrict__.
+  bool noalias = true;
+  for (std::size_t o = 0; o < nout && n > 0; ++o) {
+    if (!outs[o].valid()) continue;
+    kind::Extent eo = kind::extent_of(outs[o]);
+    for (std::size_t k = 0; k < nin; ++k) {
+      if (inputs[k].kind != KernelArg::Kind::Array || inputs[k].array->size() == 0) continue;
+      const NDArray& x = *inputs[k].array;
+      if (!kind::extent_of(x).overlaps(eo)) continue;
+      noalias = false;
+      if (m.raw[k]) continue;
+      bool same = x.data() == outs[o].data() && x.dtype() == outs[o].dtype();
+      auto li = static_cast<std::size_t>(in_lay[k]), lo = static_cast<std::size_t>(nl_in) + o;
+      for (int a = 0; same && a < layout.ndim; ++a)
+        same = layout.strides[li][static_cast<std::size_t>(a)] == layout.strides[lo][static_cast<std::size_t>(a)];
+      if (same) continue;
+      std::vector<NDArray> copies;
+      std::vector<KernelArg> args(inputs.begin(), inputs.end());
+      copies.reserve(nin);
+      for (std::size_t j = 0; j < nin; ++j) {
+        if (args[j].kind != KernelArg::Kind::Array || m.raw[j] || args[j].array->size() == 0) continue;
+        bool hit = false;
+        for (std::size_t q = 0; q < nout && !hit; ++q)
+          hit = outs[q].valid() && kind::extent_of(*args[j].array).overlaps(kind::extent_of(outs[q]));
+        if (!hit) continue;
+        copies.push_back(args[j].array->copy(std::nullopt, cpu ? nullptr : stream));
+        args[j] = KernelArg::of_array(copies.back());
+      }
+      call(args, outs, stream);
+      return;
+    }
+  }
+  for (std::size_t k = 0; k < nin && noalias; ++k)  // a raw input may alias an array one
+    if (m.raw[k] && inputs[k].kind == KernelArg::Kind::Array && inputs[k].array->size() > 0)
+      for (std::size_t j = 0; j < nin && noalias; ++j)
+        if (j != k && inputs[j].kind == KernelArg::Kind::Array && inputs[j].array->size() > 0 &&
+            kind::extent_of(*inputs[k].array).overlaps(kind::extent_of(*inputs[j].array)))
+          noalias = false;
+
+  // The key: operands, layout class, vector width (16-byte loads need every pointer
+  // aligned to them), index width, aliasing.
+  CallKey key;
+  key.device = static_cast<std::int16_t>(ordinal);
+  key.nops = static_cast<std::uint8_t>(nin + nout);
+  kind::Core::input_codes(inputs, m.raw_span(), key);
+  for (std::size_t k = 0; k < nout; ++k) {
+    OpCode& c = key.ops[nin + k];
+    c = OpCode{};
+    if (outs[k].valid()) {
+      c.kind = OpCode::Array;
+      c.scalar = static_cast<std::uint8_t>(outs[k].dtype());
+    }
+  }
+  const bool contiguous = layout.contiguous();
+  key.layout = contiguous ? 0 : 1;
+  key.ndim = static_cast<std::uint8_t>(contiguous ? 0 : layout.ndim);
+  int vector = 1;
+  if (!cpu && contiguous) {
+    std::size_t widest = 0;
+    for (std::size_t k = 0; k < nin; ++k)
+      if (in_lay[k] >= 0) widest = std::max(widest, itemsize(inputs[k].array->dtype()));
+    for (const NDArray& o : outs)
+      if (o.valid()) widest = std::max(widest, itemsize(o.dtype()));
+    if (widest > 0 && widest < 16) {
+      vector = static_cast<int>(16 / widest);
+      auto aligned = [&](const NDArray& a) {
+        return reinterpret_cast<std::uintptr_t>(a.data()) % (static_cast<std::uintptr_t>(vector) * itemsize(a.dtype())) == 0;
+      };
+      for (std::size_t k = 0; k < nin && vector > 1; ++k)
+        if (in_lay[k] >= 0 && !aligned(*inputs[k].array)) vector = 1;
+      for (std::size_t k = 0; k < nout && vector > 1; ++k)
+        if (outs[k].valid() && !aligned(outs[k])) vector = 1;
+    }
+  }
+  key.vector = static_cast<std::uint8_t>(vector);
+  key.flags = static_cast<std::uint8_t>((noalias ? CallKey::NoAlias : 0) |
+                                        (!cpu && !contiguous && n <= INT_MAX ? CallKey::Index32 : 0));
+
+  Impl::Loaded* loaded = nullptr;
+  const ElementCode* code = nullptr;
+  {
+    std::lock_guard lock(core.mutex);
+    if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
+      code = &m.spec_for(types_key(key)).code;
+    } else {
+      ++core.stats.calls;
+      if (auto it = m.by_call.find(key); it != m.by_call.end()) {
+        loaded = it->second;
+        ++core.stats.memory_hits;
+      } else {
+        loaded = &m.load(key);
+      }
+      code = &loaded->spec->code;
+    }
+  }
+  const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
+  CUstream cu_stream = core.stream_handle(stream, ordinal);
+  for (std::size_t k = 0; k < nout; ++k)
+    if (!outs[k].valid())
+      outs[k] = NDArray::empty(Shape(shape.shape.begin(), shape.shape.begin() + shape.ndim), dtype_of(code->outputs[k]),
+                               device, cpu ? nullptr : stream);
+  if (n == 0) return;
+
+  // ORDER KIND ABI (kind_templates.h)
+  thread_local ArgBuffer buffer;
+  buffer.clear();
+  const int nd = layout.ndim;
+  auto put_strided = [&](const void* data, std::size_t li) {
+    std::uint64_t words[1 + kMaxKindDims];
+    auto p = reinterpret_cast<std::uintptr_t>(data);
+    words[0] = p;
+    std::memcpy(words + 1, layout.strides[li].data(), sizeof(std::int64_t) * static_cast<std::size_t>(nd));
+    buffer.put(words, 8 * (1 + static_cast<std::size_t>(nd)));
+  };
+  if (!contiguous) buffer.put(layout.shape.data(), 8 * static_cast<std::size_t>(nd));
+  for (std::size_t k = 0; k < nin; ++k) {
+    const KernelArg& a = inputs[k];
+    if (a.kind != KernelArg::Kind::Array) {
+      put_scalar(buffer, core.scalar_value(k, a, code->params[k].scalar));
+    } else if (m.raw[k]) {
+      put_array(buffer, *a.array);
+    } else if (contiguous) {
+      void* p = a.array->data();
+      buffer.put(&p, sizeof p);
+    } else {
+      put_strided(a.array->data(), static_cast<std::size_t>(in_lay[k]));
+    }
+  }
+  for (std::size_t k = 0; k < nout; ++k) {
+    if (contiguous) {
+      void* p = outs[k].data();
+      buffer.put(&p, sizeof p);
+    } else {
+      put_strided(outs[k].data(), static_cast<std::size_t>(nl_in) + k);
+    }
+  }
+  buffer.put(&n, sizeof n);
+  dsl::BoundsRecord* record = nullptr;
+  if (code->bounds_record) {
+    record = static_cast<dsl::BoundsRecord*>(loaded->bounds->data());
+    buffer.put(&record, sizeof record);
+    if (cpu) *record = dsl::BoundsRecord{};
+    else zero_bytes(device, record, sizeof *record, cu_stream);
+  }
+
+  if (cpu) {
+    long long chunks = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
+    kind::launch_cpu(loaded->program.cpu, Dim3{chunks, 1, 1}, buffer.pointers());
+  } else {
+    long long work = contiguous ? kind::ceil_div(n, vector) : n;
+    long long blocks = std::min(kind::ceil_div(work, kKindBlock), loaded->resident_blocks);
+    kind::launch_cuda(loaded->program.function, Dim3{std::max(blocks, 1LL), 1, 1}, Dim3{kKindBlock, 1, 1}, cu_stream,
+                      buffer.pointers(), ordinal, core.who());
+  }
+  if (record) {
+    dsl::BoundsRecord r{};
+    if (cpu) r = *record;
+    else copy_bytes(Device::cpu(), &r, device, record, sizeof r, cu_stream);  // waits for the kernel
+    if (r.hit) {
+      const auto& chunks = code->chunks;
+      fail("{} at {}:{}: index {} out of range for axis {} of size {}", core.who(),
+           chunks.empty() || !chunks[0] ? "?" : chunks[0]->name, r.line, r.index, r.axis, r.extent);
+    }
+  }
+}
+
+void ElementwiseKind::compile(std::span<const dsl::Type> inputs, Device device) {
+  Impl& m = *impl_;
+  if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
+  int ordinal = device.is_cpu() ? kCpuDevice : device.index;
+  if (!device.is_cpu()) require_cuda_device(ordinal);
+  // The call most likely to come: contiguous arrays (strong types) with weak scalars,
+  // outputs allocated, nothing overlapping.
+  CallKey key = key_of_types(inputs, m.core.nout(), ordinal);
+  std::size_t widest = 0;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) {
+      key.ops[k].kind = OpCode::Array;
+      widest = std::max(widest, itemsize(dtype_of(inputs[k].scalar)));
+    }
+  }
+  key.vector = static_cast<std::uint8_t>(ordinal != kCpuDevice && widest > 0 && widest < 16 ? 16 / widest : 1);
+  key.flags = CallKey::NoAlias;
+  std::lock_guard lock(m.core.mutex);
+  if (m.by_call.find(key) == m.by_call.end()) m.load(key);
+}
+
+std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device) {
+  Impl& m = *impl_;
+  if (what != "types" && what != "cuda")
+    fail("{}: unknown inspect kind '{}'; expected \"types\" or \"cuda\"", m.core.who(), what);
+  if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
+  CallKey types = key_of_types(inputs, m.core.nout(), device.is_cpu() ? kCpuDevice : -1);
+  std::lock_guard lock(m.core.mutex);
+  Impl::Spec& spec = m.spec_for(types);
+  if (what == "types") return spec.code.typed;
+  if (!spec.last_source.empty()) return spec.last_source;
+  CallKey key = types;  // not run yet: the contiguous template
+  key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) key.ops[k].kind = OpCode::Array;
+  key.vector = 1;
+  return elementwise_source(spec.code, m.template_of(key, spec.code), setup_.name).code;
+}
+
+JitStats ElementwiseKind::stats() const {
+  std::lock_guard lock(impl_->core.mutex);
+  return impl_->core.stats;
+}
+
+}  // namespace luda::jit

@@ -1,0 +1,199 @@
+#include "jit/program.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "jit/nvrtc.h"
+#include "jit/nvrtc_diagnostics.h"
+#include "runtime/device.h"
+#include "runtime/driver.h"
+
+#ifndef LUDA_VERSION
+#define LUDA_VERSION "0.1.0"
+#endif
+
+namespace luda::jit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The cache payload: one byte saying what the image is, then the image.
+constexpr char kCubinTag = 'C', kPtxTag = 'P';
+
+// A compiler failure told at the Lua line: the first chunk the log names wins.
+[[noreturn]] void rethrow_at_lua_line(const CompileError& e, const ProgramText& program) {
+  for (const std::shared_ptr<const dsl::Chunk>& chunk : program.chunks) {
+    if (!chunk) continue;
+    CompileError located = at_lua_line(e, *chunk);
+    if (std::string_view(located.what()) != std::string_view(e.what())) throw located;
+  }
+  throw e;
+}
+
+CompiledProgram compile_generated(const ProgramText& program, int arch, bool cubin) {
+  CompileRequest request;
+  request.source = std::string(program.code);
+  request.program_name = fmt::format("{}.cu", program.name);
+  request.arch = arch;
+  request.cubin = cubin;
+  request.options.assign(program.options.begin(), program.options.end());
+  try {
+    return jit::compile(request);
+  } catch (const CompileError& e) {
+    rethrow_at_lua_line(e, program);
+  }
+}
+
+// The cubin (or PTX) for `arch`: from the disk cache, else NVRTC, stored.
+std::string cuda_binary(const ProgramText& program, int arch, DiskCache& cache, JitStats& stats) {
+  CacheKey key = detail::binary_key(program.code, program.entry, program.options, arch);
+  auto t0 = Clock::now();
+  std::optional<std::string> hit = cache.load(key, fmt::format("{} for sm_{}", program.what, arch));
+  stats.load_seconds += seconds_since(t0);
+  if (hit && !hit->empty() && ((*hit)[0] == kCubinTag || (*hit)[0] == kPtxTag)) {
+    ++stats.disk_hits;
+    return std::move(*hit);
+  }
+  ++stats.disk_misses;
+  t0 = Clock::now();
+  CompiledProgram compiled = compile_generated(program, arch, true);
+  stats.nvrtc_seconds += seconds_since(t0);
+  ++stats.nvrtc_compiles;
+  std::string payload(1, compiled.cubin ? kCubinTag : kPtxTag);
+  payload += compiled.image;  // PTX keeps its NUL: cuModuleLoadData reads it as a C string
+  cache.store(key, payload);
+  return payload;
+}
+
+void load_cuda(const ProgramText& program, LoadedProgram& l, DiskCache& cache, JitStats& stats) {
+  std::string payload = cuda_binary(program, device_arch(l.ordinal), cache, stats);
+  auto t0 = Clock::now();
+  ContextScope scope(l.ordinal);
+  payload.push_back('\0');  // PTX text must end in NUL; a cubin ignores the byte
+  LUDA_CU(cuModuleLoadData, &l.module, payload.data() + 1);
+  std::string entry(program.entry);
+  CUresult r = driver::api().cuModuleGetFunction(&l.function, l.module, entry.c_str());
+  if (r != CUDA_SUCCESS) {
+    driver::api().cuModuleUnload(l.module);
+    l.module = nullptr;
+    driver::check(r, "cuModuleGetFunction", fmt::format("{} entry '{}'", program.what, entry));
+  }
+  ++stats.loads;
+  stats.load_seconds += seconds_since(t0);
+}
+
+// The cpu target: the shared object from the disk cache or the host compiler, loaded once
+// per process (jit/host_compiler.h).
+void load_cpu(const ProgramText& program, LoadedProgram& l, DiskCache& cache, JitStats& stats) {
+  HostCompileRequest request;
+  request.source = std::string(program.code);
+  request.file_name = fmt::format("{}.cu", program.name);
+  request.what = std::string(program.what);
+  for (const std::string& o : program.options) {  // what the code's options ask NVRTC for
+    request.fastmath = request.fastmath || o == "--use_fast_math";
+    request.debug = request.debug || o == "-G";
+  }
+  HostCompileStats hs;
+  try {
+    l.cpu_module = load_cpu_module(request, cache, cpu_runtime(), &hs);
+  } catch (const CompileError& e) {
+    rethrow_at_lua_line(e, program);
+  }
+  stats.disk_hits += hs.disk_hits;
+  stats.disk_misses += hs.disk_misses;
+  stats.host_compiles += hs.compiles;
+  stats.loads += hs.loads;
+  stats.nvrtc_seconds += hs.compile_seconds;
+  stats.load_seconds += hs.load_seconds;
+  l.cpu = l.cpu_module->kernel(program.entry);
+}
+
+}  // namespace
+
+int device_arch(int ordinal) {
+  const DeviceProperties& p = cuda_properties(ordinal);
+  return p.major * 10 + p.minor;
+}
+
+int current_arch_for(std::string_view who) {
+  Device d = current_device();
+  if (!d.is_cuda()) {
+    std::string reason;
+    driver::available(&reason);
+    fail("{}: no CUDA device to take the architecture from ({}); name one: {{arch = \"sm_90\"}}", who,
+         reason.empty() ? "the current device is cpu" : reason);
+  }
+  return device_arch(d.index);
+}
+
+LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& cache, JitStats& stats) {
+  LoadedProgram l;
+  l.ordinal = ordinal;
+  if (ordinal == kCpuDevice) load_cpu(program, l, cache, stats);
+  else load_cuda(program, l, cache, stats);
+  return l;
+}
+
+void unload_program(LoadedProgram& loaded) noexcept {
+  if (!loaded.module) return;
+  try {
+    ContextScope scope(loaded.ordinal);
+    driver::api().cuModuleUnload(loaded.module);
+  } catch (...) {  // at exit the driver may be gone; this never throws
+  }
+  loaded.module = nullptr;
+  loaded.function = nullptr;
+}
+
+std::string program_ptx(const ProgramText& program, int arch) {
+  CompiledProgram p = compile_generated(program, arch, false);
+  std::string ptx = std::move(p.image);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return ptx;
+}
+
+namespace detail {
+
+std::string nvrtc_identity() {
+  static const std::string identity = [] {
+    for (const std::string& path : ::luda::jit::detail::nvrtc_candidates()) {
+      if (path.find('/') == std::string::npos) continue;
+      std::error_code ec;
+      std::filesystem::path real = std::filesystem::canonical(path, ec);
+      struct stat st {};
+      if (ec || ::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      return fmt::format("{} {} {}.{:09}", real.string(), static_cast<long long>(st.st_size),
+                         static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
+    }
+    NvrtcVersion v = nvrtc_version();  // found by the default search: ask it
+    return fmt::format("{} {}.{}", nvrtc_library_path(), v.major, v.minor);
+  }();
+  return identity;
+}
+
+CacheKey binary_key(std::string_view code, std::string_view entry, std::span<const std::string> options, int arch) {
+  CacheKeyBuilder b;
+  b.add("source", code)
+      .add("entry", entry)
+      .add("options", fmt::format("{}", fmt::join(options, " ")))
+      .add("target", "cuda")
+      .add("arch", arch)
+      .add("nvrtc", nvrtc_identity())
+      .add("prelude", dsl::kPreludeVersion)
+      .add("luda", LUDA_VERSION);
+  return b.finish();
+}
+
+CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string>& options, int arch) {
+  return binary_key(kernel.code, kernel.entry, options, arch);
+}
+
+}  // namespace detail
+
+}  // namespace luda::jit

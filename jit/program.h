@@ -1,0 +1,94 @@
+// Generated CUDA C++ to code loaded where it runs: the one compile-and-load path that
+// cuda.jit kernels (jit/kernel.h) and the kernel kinds (jit/kinds.h) share.
+//   cuda: the disk cache (binary_key), else NVRTC (a cubin for the device's exact arch),
+//         stored; cuModuleLoadData; cuModuleGetFunction(entry).
+//   cpu:  the host C++ compiler through the same disk cache, dlopened once per process
+//         (jit/host_compiler.h); the entry's <entry>_cpu symbols.
+// A compiler failure is told at the Lua line that the code's #line directives name
+// (jit/nvrtc_diagnostics.h), with the compiler's whole message after it.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/compile.h"
+#include "jit/disk_cache.h"
+#include "jit/host_compiler.h"
+#include "runtime/cpu_executor.h"
+
+namespace luda::jit {
+
+// The device ordinal of the cpu target, in keys and loaded programs.
+inline constexpr int kCpuDevice = -2;
+
+// Compile-path counters, for tests and :stats().
+struct JitStats {
+  std::uint64_t calls = 0;            // launches
+  std::uint64_t memory_hits = 0;      // launches whose signature was already loaded
+  std::uint64_t specializations = 0;  // front-end runs (argument-type signatures made)
+  std::uint64_t disk_hits = 0;        // binaries found in the disk cache
+  std::uint64_t disk_misses = 0;
+  std::uint64_t nvrtc_compiles = 0;
+  std::uint64_t host_compiles = 0;    // the cpu target's host C++ compiler runs
+  std::uint64_t loads = 0;            // cuModuleLoadData, or dlopen for the cpu target
+  double frontend_seconds = 0;        // the front end (compile_kernel, a kind's frontend)
+  double nvrtc_seconds = 0;
+  double load_seconds = 0;            // disk lookup + module load
+};
+
+// One program as the compilers see it. Views: the caller keeps the text alive.
+struct ProgramText {
+  std::string_view code;    // complete: the prelude included (the cpu prelude for cpu)
+  std::string_view entry;   // the extern "C" kernel to look up (part of the cache key)
+  std::span<const std::string> options;  // NVRTC options the code needs (--use_fast_math, -G)
+  std::string_view name;    // diagnostics call the source "<name>.cu"
+  std::string_view what;    // "kernel 'add'": cache debug output and messages
+  // Where the code's #line directives point; a compiler failure is told at the first of
+  // these that its log names.
+  std::span<const std::shared_ptr<const dsl::Chunk>> chunks;
+};
+
+// A program loaded on one device: a CUDA module and its entry, or the cpu target's shared
+// object and its entry points.
+struct LoadedProgram {
+  int ordinal = kCpuDevice;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  std::shared_ptr<const CpuModule> cpu_module;
+  CpuKernel cpu;
+};
+
+// Compiles (or finds in `cache`) and loads `program` on `ordinal` (a CUDA ordinal, or
+// kCpuDevice for the cpu target), counting what happened in `stats`.
+LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& cache, JitStats& stats);
+// Unloads the CUDA module, if any; never throws (at exit the driver may be gone).
+void unload_program(LoadedProgram& loaded) noexcept;
+
+// NVRTC's PTX of `program` for `arch` (inspect("ptx")).
+std::string program_ptx(const ProgramText& program, int arch);
+
+// A CUDA device's compute capability as major*10+minor (90 for sm_90).
+int device_arch(int ordinal);
+
+// The architecture inspect("ptx") uses when none is named: the current device's, else an
+// error for `who` ("kernel 'add'") that says how to name one.
+int current_arch_for(std::string_view who);
+
+namespace detail {
+// What identifies the NVRTC that would compile, without loading it (loading costs ~8 ms,
+// which a warm second process must not pay): the real path, size and mtime of the first
+// candidate library that exists; the loaded library's version when none is a file.
+std::string nvrtc_identity();
+// The disk-cache key of a cuda binary: source, entry, options, target, arch, NVRTC, prelude
+// and luda versions.
+CacheKey binary_key(std::string_view code, std::string_view entry, std::span<const std::string> options, int arch);
+CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string>& options, int arch);
+}  // namespace detail
+
+}  // namespace luda::jit
