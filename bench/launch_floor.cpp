@@ -1,22 +1,86 @@
-// The floor for host dispatch: bare cuLaunchKernel of the same 4-argument add that
-// bench/raw_kernel.lua launches through luda, timed the same way (n=1024, no sync).
-//   build/bench/launch_floor
+// The floor for host dispatch: bare cuLaunchKernel of the kernels luda's dispatch
+// benchmarks launch, timed in their loop shape (bench/raw_kernel.lua, bench/kinds.lua:
+// `warm` calls, then 5 samples of `calls` calls back to back with no synchronization, a
+// cuCtxSynchronize after each sample; the median), on the legacy default stream as luda
+// uses when no stream is given.
+//   build/bench/launch_floor [--calls N] [--warm N]      (defaults 20000 and 1000)
+// The first line is the figure bench/peers_kinds.py reads ("n=1024: X us"); the "@@ key
+// value" lines are for scripts. Rows:
+//   4 args: the raw kernel add (x, y, z, n) of bench/raw_kernel.lua and bench/kinds.lua;
+//   5 args: z = x*w+b (x, w, b, z, n), the elementwise kinds' shape at n=1024;
+//   4 args + cuCtxGetCurrent: what any library that keeps its context current pays at
+//   least (luda checks the current context once per launch).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "jit/nvrtc.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
-int main() try {
+namespace {
+
+struct Loop {
+  int calls = 20000;
+  int warm = 1000;
+};
+
+// Median over 5 samples of the host time per call of `launch`, in microseconds.
+double per_call_us(const Loop& loop, const std::function<void()>& launch) {
   using namespace luda;
+  for (int i = 0; i < loop.warm; ++i) launch();
+  LUDA_CU(cuCtxSynchronize);
+  std::vector<double> us;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < loop.calls; ++i) launch();
+    auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / loop.calls);
+    LUDA_CU(cuCtxSynchronize);
+  }
+  std::sort(us.begin(), us.end());
+  return us[2];
+}
+
+int positive(const char* flag, const char* text) {
+  char* end = nullptr;
+  long v = std::strtol(text ? text : "", &end, 10);
+  if (!text || *end || v < 1 || v > 100000000) {
+    std::fprintf(stderr, "launch_floor: %s needs a positive count, got '%s'\n", flag, text ? text : "");
+    std::exit(2);
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  using namespace luda;
+  Loop loop;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--calls") loop.calls = positive("--calls", i + 1 < argc ? argv[++i] : nullptr);
+    else if (a == "--warm") loop.warm = positive("--warm", i + 1 < argc ? argv[++i] : nullptr);
+    else {
+      std::fprintf(stderr, "usage: launch_floor [--calls N] [--warm N]\n");
+      return 2;
+    }
+  }
   const char* src = R"(
 extern "C" __global__ void add(const float* x, const float* y, float* z, long long n) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   long long stride = (long long)gridDim.x * blockDim.x;
   for (; i < n; i += stride) z[i] = x[i] + y[i];
+}
+extern "C" __global__ void axpb(const float* x, const float* w, const float* b, float* z, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) z[i] = x[i] * w[i] + b[i];
 })";
   const DeviceProperties& props = cuda_properties(0);
   jit::CompileRequest request;
@@ -25,27 +89,41 @@ extern "C" __global__ void add(const float* x, const float* y, float* z, long lo
   jit::CompiledProgram program = jit::compile(request);
   ContextScope scope(0);
   CUmodule module;
-  CUfunction f;
+  CUfunction add, axpb;
   LUDA_CU(cuModuleLoadData, &module, program.image.c_str());
-  LUDA_CU(cuModuleGetFunction, &f, module, "add");
-  CUdeviceptr buf;
-  LUDA_CU(cuMemAlloc, &buf, 1024 * sizeof(float));
-  long long n = 1024;
-  void* args[] = {&buf, &buf, &buf, &n};
-  auto launch = [&] { LUDA_CU(cuLaunchKernel, f, 4, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr); };
-  for (int i = 0; i < 1000; ++i) launch();
-  LUDA_CU(cuCtxSynchronize);
-  const int calls = 20000;
-  std::vector<double> us;
-  for (int r = 0; r < 5; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) launch();
-    auto t1 = std::chrono::steady_clock::now();
-    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
-    LUDA_CU(cuCtxSynchronize);
-  }
-  std::sort(us.begin(), us.end());
-  std::printf("bare cuLaunchKernel host dispatch, 4 args, n=1024: %.2f us per call\n", us[2]);
+  LUDA_CU(cuModuleGetFunction, &add, module, "add");
+  LUDA_CU(cuModuleGetFunction, &axpb, module, "axpb");
+  const long long n = 1024;
+  CUdeviceptr x, y, z;
+  LUDA_CU(cuMemAlloc, &x, n * sizeof(float));
+  LUDA_CU(cuMemAlloc, &y, n * sizeof(float));
+  LUDA_CU(cuMemAlloc, &z, n * sizeof(float));
+  long long count = n;
+  void* args4[] = {&x, &y, &z, &count};
+  void* args5[] = {&x, &y, &y, &z, &count};
+  const driver::Api& cu = driver::api();
+
+  // The entry points called straight, as a C++ program of its own would.
+  auto check = [](CUresult r, const char* call) {
+    if (r != CUDA_SUCCESS) driver::check(r, call);
+  };
+  double bare4 = per_call_us(loop, [&] {
+    check(cu.cuLaunchKernel(add, 4, 1, 1, 256, 1, 1, 0, nullptr, args4, nullptr), "cuLaunchKernel");
+  });
+  double bare5 = per_call_us(loop, [&] {
+    check(cu.cuLaunchKernel(axpb, 1, 1, 1, 256, 1, 1, 0, nullptr, args5, nullptr), "cuLaunchKernel");
+  });
+  double with_ctx = per_call_us(loop, [&] {
+    CUcontext current = nullptr;
+    check(cu.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    check(cu.cuLaunchKernel(add, 4, 1, 1, 256, 1, 1, 0, nullptr, args4, nullptr), "cuLaunchKernel");
+  });
+  std::printf("bare cuLaunchKernel host dispatch, 4 args, n=1024: %.2f us per call\n", bare4);
+  std::printf("bare cuLaunchKernel host dispatch, 5 args (z = x*w+b), n=1024: %.2f us per call\n", bare5);
+  std::printf("bare cuLaunchKernel + cuCtxGetCurrent, 4 args, n=1024: %.2f us per call\n", with_ctx);
+  std::printf("(%d calls per sample after %d warm-up calls, median of 5, default stream, %s)\n", loop.calls, loop.warm,
+              props.name.c_str());
+  std::printf("@@ bare_us %.4f\n@@ bare5_us %.4f\n@@ bare_ctx_us %.4f\n", bare4, bare5, with_ctx);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "launch_floor: %s\n", e.what());

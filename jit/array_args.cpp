@@ -1,5 +1,6 @@
 #include "jit/array_args.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -10,20 +11,24 @@
 namespace luda::jit {
 
 void ArgBuffer::clear() {
-  words_.clear();
+  used_ = 0;
   offsets_.clear();
 }
 
+// Every launch packs through here: the words are written in place, with no vector resize
+// (which fills, and showed in profiles of the launch path) once the storage has grown.
 std::size_t ArgBuffer::put(const void* bytes, std::size_t n) {
-  std::size_t at = words_.size();
-  words_.resize(at + (n + 7) / 8, 0);
+  std::size_t at = used_, words = (n + 7) / 8;
+  if (at + words > words_.size()) words_.resize(std::max<std::size_t>(2 * words_.size(), at + words + 32));
+  if (words) words_[at + words - 1] = 0;  // the last word's padding bytes are zero
   std::memcpy(words_.data() + at, bytes, n);
+  used_ = at + words;
   offsets_.push_back(at);
   return at * 8;
 }
 
 void** ArgBuffer::pointers() {
-  pointers_.resize(offsets_.size());
+  if (pointers_.size() != offsets_.size()) pointers_.resize(offsets_.size());
   for (std::size_t i = 0; i < offsets_.size(); ++i) pointers_[i] = words_.data() + offsets_[i];
   return pointers_.data();
 }
@@ -56,9 +61,10 @@ void put_scalar(ArgBuffer& out, const Scalar& value) {
 
 Scalar convert_scalar(std::string_view kernel, std::size_t index, std::string_view param, DType want,
                       const KernelArg& a) {
-  std::string subject = fmt::format("argument {}", index + 1);
-  if (!param.empty()) subject += fmt::format(" '{}'", param);
+  // Formatted only for an error: this runs for every scalar of every launch.
   auto error = [&](std::string rest) -> Error {
+    std::string subject = fmt::format("argument {}", index + 1);
+    if (!param.empty()) subject += fmt::format(" '{}'", param);
     return Error(fmt::format("kernel '{}': {} is {} but {}", kernel, subject, dtype_name(want), rest));
   };
   const char* plain = want == DType::Bool ? "boolean" : "number";

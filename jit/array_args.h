@@ -40,7 +40,8 @@ class ArgBuffer {
   const unsigned char* slot(std::size_t i) const;
 
  private:
-  std::vector<std::uint64_t> words_;
+  std::vector<std::uint64_t> words_;  // storage; the first used_ words are the slots
+  std::size_t used_ = 0;
   std::vector<std::size_t> offsets_;  // in words
   std::vector<void*> pointers_;
 };

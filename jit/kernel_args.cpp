@@ -18,28 +18,21 @@ std::string a_dtype(DType t) {
 
 
 
+// Packs into `out`, reusing its storage. Nothing is formatted unless an argument is
+// wrong: this runs on every launch of a raw kernel.
 class Packer {
  public:
-  Packer(const std::string& kernel, std::size_t n) : kernel_(kernel) { out_.slots.reserve(n); }
+  Packer(const std::string& kernel, PackedArgs& out) : kernel_(kernel), out_(out) {}
 
-  // "argument 2 'x2' is 'const float* x2'" or, for an unnamed parameter,
-  // "argument 2 is 'const float*'"; without a signature "argument 2".
   void at(std::size_t index, const KernelParam* param) {
-    subject_ = fmt::format("argument {}", index + 1);
-    if (param && !param->name.empty()) subject_ += fmt::format(" '{}'", param->name);
-    where_ = subject_;
-    if (param) {
-      where_ += fmt::format(" is '{}", param->type.spelling);
-      if (!param->name.empty()) where_ += " " + param->name;
-      where_ += "'";
-    }
+    index_ = index;
+    param_ = param;
   }
 
   // "raw_kernel 'k': argument 2 'x2' is 'const float* x2'" + the rest.
   template <class... Args>
   [[noreturn]] void error(fmt::format_string<Args...> f, Args&&... args) {
-    throw Error(fmt::format("raw_kernel '{}': {}{}", kernel_, where_,
-                            fmt::format(f, std::forward<Args>(args)...)));
+    throw Error(fmt::format("raw_kernel '{}': {}{}", kernel_, where(), fmt::format(f, std::forward<Args>(args)...)));
   }
 
   // The arrays' device was checked (arrays_device) before packing.
@@ -66,17 +59,44 @@ class Packer {
     out_.slots.push_back(s);
   }
 
-  PackedArgs finish() {
+  void finish() {
     for (auto& s : out_.slots) out_.pointers.push_back(s.bytes);
-    return std::move(out_);
   }
 
  private:
+  // "argument 2 'x2' is 'const float* x2'" or, for an unnamed parameter,
+  // "argument 2 is 'const float*'"; without a signature "argument 2".
+  std::string where() const {
+    std::string out = fmt::format("argument {}", index_ + 1);
+    if (param_ && !param_->name.empty()) out += fmt::format(" '{}'", param_->name);
+    if (param_) {
+      out += fmt::format(" is '{}", param_->type.spelling);
+      if (!param_->name.empty()) out += " " + param_->name;
+      out += "'";
+    }
+    return out;
+  }
+
   const std::string& kernel_;
-  PackedArgs out_;
-  std::string subject_;  // "argument 2 'x2'"
-  std::string where_;    // "argument 2 'x2' is 'const float* x2'"
+  PackedArgs& out_;
+  std::size_t index_ = 0;
+  const KernelParam* param_ = nullptr;
 };
+
+// The common case of arrays_device, with no allocation: every array argument valid and
+// on one device. False when the slow path must find the error.
+bool one_device(std::span<const KernelArg> args, std::optional<Device>* out) {
+  std::optional<Device> found;
+  for (const KernelArg& a : args) {
+    if (a.kind != KernelArg::Kind::Array) continue;
+    if (!a.array || !a.array->valid()) return false;
+    Device d = a.array->device();
+    if (!found) found = d;
+    else if (*found != d) return false;
+  }
+  *out = found;
+  return true;
+}
 
 // CuPy's rule, for lists we cannot read.
 void pass_unchecked(Packer& p, const KernelArg& a) {
@@ -161,6 +181,8 @@ std::string describe_arg(const KernelArg& a) {
 
 std::optional<Device> arrays_device(std::string_view who, std::span<const KernelArg> args,
                                     std::span<const std::string> names) {
+  std::optional<Device> device;
+  if (one_device(args, &device)) return device;
   struct Group {
     Device device;
     std::vector<std::string> names;
@@ -193,8 +215,19 @@ std::optional<Device> arrays_device(std::string_view who, std::span<const Kernel
        target->device.str());
 }
 
-PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
-                          std::span<const KernelArg> args) {
+std::optional<Device> arrays_device(std::string_view kind, std::string_view name, std::span<const KernelArg> args,
+                                    std::span<const std::string> names) {
+  std::optional<Device> device;
+  if (one_device(args, &device)) return device;
+  return arrays_device(fmt::format("{} '{}'", kind, name), args, names);
+}
+
+void pack_arguments(PackedArgs& out, const std::string& kernel, const std::optional<KernelSignature>& signature,
+                    std::span<const KernelArg> args) {
+  out.slots.clear();
+  out.pointers.clear();
+  out.device.reset();
+  out.cpu = false;
   if (signature && signature->params.size() != args.size()) {
     std::vector<std::string> names;
     for (const auto& p : signature->params) names.push_back(p.name.empty() ? p.type.spelling : p.name);
@@ -203,18 +236,30 @@ PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelS
     fail("raw_kernel '{}' takes {} argument{} ({}), got {}", kernel, n, n == 1 ? "" : "s",
          fmt::join(names, ", "), args.size());
   }
-  std::vector<std::string> names;
-  if (signature)
-    for (const auto& param : signature->params) names.push_back(param.name);
-  arrays_device(fmt::format("raw_kernel '{}'", kernel), args, names);
-  Packer p(kernel, args.size());
+  std::optional<Device> device;
+  if (!one_device(args, &device)) {  // the error, with the parameters' names
+    std::vector<std::string> names;
+    if (signature)
+      for (const auto& param : signature->params) names.push_back(param.name);
+    arrays_device(fmt::format("raw_kernel '{}'", kernel), args, names);
+  }
+  out.slots.reserve(args.size());
+  out.pointers.reserve(args.size());
+  Packer p(kernel, out);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelParam* param = signature ? &signature->params[i] : nullptr;
     p.at(i, param);
     if (param) pass_checked(p, *param, args[i]);
     else pass_unchecked(p, args[i]);
   }
-  return p.finish();
+  p.finish();
+}
+
+PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
+                          std::span<const KernelArg> args) {
+  PackedArgs out;
+  pack_arguments(out, kernel, signature, args);
+  return out;
 }
 
 }  // namespace luda::jit

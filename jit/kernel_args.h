@@ -83,10 +83,19 @@ std::string describe_arg(const KernelArg& a);
 // `names` are the parameters' names (may be shorter than args: "argument 3"). Errors:
 //   kernel 'add': argument 1 'x' is an empty array handle; pass an array
 //   kernel 'add' got arrays on cpu (x, y) and cuda:0 (out); put them on one device (x:to("cuda:0"))
+// Allocates nothing when the arrays are valid and on one device (the hot path).
 std::optional<Device> arrays_device(std::string_view who, std::span<const KernelArg> args,
+                                    std::span<const std::string> names);
+// The same, with `who` = "<kind> '<name>'" formatted only for an error: what launch paths
+// call, so that a good call formats nothing.
+std::optional<Device> arrays_device(std::string_view kind, std::string_view name, std::span<const KernelArg> args,
                                     std::span<const std::string> names);
 
 PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
                           std::span<const KernelArg> args);
+// The same into `out`, reusing its storage: a launch that keeps one PackedArgs (per
+// thread) allocates nothing once it has grown to the kernel's argument count.
+void pack_arguments(PackedArgs& out, const std::string& kernel, const std::optional<KernelSignature>& signature,
+                    std::span<const KernelArg> args);
 
 }  // namespace luda::jit

@@ -266,9 +266,16 @@ std::shared_ptr<RawKernel> RawKernel::create(std::string source, std::string nam
 }
 
 CUfunction RawKernel::function(int ordinal) {
+  bool fast = ordinal >= 0 && ordinal < kFastOrdinals;
+  if (fast) {
+    if (CUfunction f = fast_functions_[ordinal].load(std::memory_order_acquire)) return f;
+  }
   {
     std::lock_guard lock(mutex_);
-    if (auto it = functions_.find(ordinal); it != functions_.end()) return it->second;
+    if (auto it = functions_.find(ordinal); it != functions_.end()) {
+      if (fast) fast_functions_[ordinal].store(it->second, std::memory_order_release);
+      return it->second;
+    }
   }
   std::string symbol;
   CUmodule m = module_->load(ordinal, name_, &symbol);
@@ -278,11 +285,16 @@ CUfunction RawKernel::function(int ordinal) {
   if (r == CUDA_ERROR_NOT_FOUND) module_->missing_kernel(name_);
   driver::check(r, "cuModuleGetFunction", name_);
   std::lock_guard lock(mutex_);
-  return functions_.emplace(ordinal, f).first->second;  // a racing thread's is the same
+  f = functions_.emplace(ordinal, f).first->second;  // a racing thread's is the same
+  if (fast) fast_functions_[ordinal].store(f, std::memory_order_release);
+  return f;
 }
 
 void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
-  PackedArgs packed = pack_arguments(name_, signature_, args);
+  // This thread's, reused: packing allocates nothing once it has grown. Nothing in a
+  // launch calls back into another launch on this thread before the driver has read it.
+  thread_local PackedArgs packed;
+  pack_arguments(packed, name_, signature_, args);
   int ordinal = 0;
   if (packed.cpu) {
     launch_cpu(config, packed);

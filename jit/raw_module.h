@@ -8,6 +8,8 @@
 
 #include <cuda.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -116,6 +118,9 @@ class RawKernel {
   std::optional<KernelSignature> signature_;
   std::mutex mutex_;
   std::map<int, CUfunction> functions_;
+  // functions_ of the first devices, read without the lock on every launch.
+  static constexpr int kFastOrdinals = 16;
+  std::array<std::atomic<CUfunction>, kFastOrdinals> fast_functions_{};
 };
 
 }  // namespace luda::jit

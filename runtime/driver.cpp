@@ -137,7 +137,10 @@ const Loaded& loaded() {
                             description_of(r, &l.api));
     return l;
   }();
-  if (instance.api.cuGetErrorName) g_loaded_api.store(&instance.api, std::memory_order_release);
+  // Published once: api() runs on every dispatch, and a store there would dirty a cache
+  // line that every thread launching kernels reads.
+  if (instance.api.cuGetErrorName && !g_loaded_api.load(std::memory_order_relaxed))
+    g_loaded_api.store(&instance.api, std::memory_order_release);
   return instance;
 }
 

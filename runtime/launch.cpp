@@ -60,19 +60,23 @@ void LaunchConfig::validate(const DeviceProperties& props) const {
 
 void launch(CUfunction f, const LaunchConfig& config, void** args) {
   const driver::Api& cu = driver::api();
-  if (config.shared_mem > kDefaultSharedLimit)
-    driver::check(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        static_cast<int>(config.shared_mem)),
-                  "cuFuncSetAttribute",
-                  fmt::format("{} bytes of dynamic shared memory", config.shared_mem));
+  // The hot path of every dispatch: messages are formatted only when a call failed.
+  if (config.shared_mem > kDefaultSharedLimit) {
+    CUresult r = cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       static_cast<int>(config.shared_mem));
+    if (r != CUDA_SUCCESS)
+      driver::check(r, "cuFuncSetAttribute",
+                    fmt::format("{} bytes of dynamic shared memory", config.shared_mem));
+  }
   CUresult r = cu.cuLaunchKernel(
       f, static_cast<unsigned>(config.grid.x), static_cast<unsigned>(config.grid.y),
       static_cast<unsigned>(config.grid.z), static_cast<unsigned>(config.block.x),
       static_cast<unsigned>(config.block.y), static_cast<unsigned>(config.block.z),
       config.shared_mem, config.stream, args, nullptr);
-  driver::check(r, "cuLaunchKernel",
-                fmt::format("grid {}, block {}, {} bytes of dynamic shared memory",
-                            config.grid.str(), config.block.str(), config.shared_mem));
+  if (r != CUDA_SUCCESS)
+    driver::check(r, "cuLaunchKernel",
+                  fmt::format("grid {}, block {}, {} bytes of dynamic shared memory",
+                              config.grid.str(), config.block.str(), config.shared_mem));
 }
 
 }  // namespace luda

@@ -33,6 +33,7 @@ struct Launcher {
   LaunchConfig config;
   JitObject* target = nullptr;
 };
+static_assert(std::is_trivially_destructible_v<Box<Launcher>>);
 
 JitObject& check_jit(lua_State* L, int arg, std::string_view fname) {
   return check_object<JitObject>(L, arg, kJitType, fname);
@@ -109,9 +110,62 @@ int l_jit(lua_State* L) {
 // ---- launch configurations ---------------------------------------------------------------
 
 
+// The common, valid configurations in one pass over the table, checking nothing twice and
+// formatting nothing: k[{g, b}](...) reads one at every call. False for anything it does
+// not take (then read_config reads the table again, with its errors).
+bool read_config_fast(lua_State* L, int idx, LaunchConfig* out) {
+  Dim3 dims[2];          // grid, block
+  bool seen[2] = {false, false};
+  bool ok = true;
+  lua_pushnil(L);
+  while (ok && lua_next(L, idx)) {  // key at -2, value at -1
+    int which = -1;
+    if (lua_type(L, -2) == LUA_TNUMBER) {
+      int isnum = 0;
+      lua_Integer i = lua_tointegerx(L, -2, &isnum);
+      which = isnum && (i == 1 || i == 2) ? static_cast<int>(i - 1) : -2;
+    } else if (lua_type(L, -2) == LUA_TSTRING) {
+      std::size_t n = 0;
+      const char* key = lua_tolstring(L, -2, &n);
+      std::string_view k(key, n);
+      if (k == "grid") which = 0;
+      else if (k == "block") which = 1;
+      else if (k == "shared") {
+        int isnum = 0;
+        lua_Integer bytes = lua_tointegerx(L, -1, &isnum);
+        ok = isnum && lua_type(L, -1) == LUA_TNUMBER && bytes >= 0 && bytes <= UINT_MAX;
+        out->shared_mem = static_cast<unsigned>(bytes);
+      } else if (k == "stream") {
+        Stream* s = test_stream(L, -1);
+        ok = s != nullptr;
+        if (s) out->stream = s->handle();
+      } else {
+        ok = false;
+      }
+    } else {
+      ok = false;
+    }
+    if (which == -2) ok = false;
+    if (which >= 0) {
+      ok = !seen[which] && read_launch_dim_fast(L, -1, &dims[which]);
+      seen[which] = true;
+    }
+    lua_pop(L, 1);
+  }
+  if (!ok) {
+    lua_pop(L, 1);  // the key lua_next left
+    return false;
+  }
+  if (!seen[0] || !seen[1]) return false;
+  out->grid = dims[0];
+  out->block = dims[1];
+  return true;
+}
+
 // {grid, block} or {grid = ..., block = ..., shared = bytes, stream = s} at idx.
 LaunchConfig read_config(lua_State* L, int idx, const std::string& kernel) {
   idx = lua_absindex(L, idx);
+  if (LaunchConfig fast; read_config_fast(L, idx, &fast)) return fast;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
@@ -143,8 +197,9 @@ LaunchConfig read_config(lua_State* L, int idx, const std::string& kernel) {
       fail("kernel '{}': the {} is given twice ([{}] and {} =); give it once", kernel, name, position, name);
     if (!positional && !named)
       fail("kernel '{}': the launch configuration has no {}; use the syntax {}", kernel, name, syntax(kernel));
-    Dim3 d = read_launch_dim(L, positional ? -2 : -1, fmt::format("kernel '{}'", kernel), name,
-                             "use the syntax " + syntax(kernel));
+    Dim3 d;
+    if (!read_launch_dim_fast(L, positional ? -2 : -1, &d))  // the hint is built for the error only
+      d = read_launch_dim(L, positional ? -2 : -1, Subject{"kernel", kernel}, name, "use the syntax " + syntax(kernel));
     lua_pop(L, 2);
     return d;
   };
@@ -157,7 +212,15 @@ LaunchConfig read_config(lua_State* L, int idx, const std::string& kernel) {
     config.shared_mem = static_cast<unsigned>(bytes);
   }
   lua_pop(L, 1);
-  if (std::optional<Stream> s = stream_option(L, idx, fmt::format("kernel '{}'", kernel))) config.stream = s->handle();
+  // k[{g, b}](...) reads this at every call: a stream object is taken in place, and the
+  // kernel's name is formatted only for stream_option's error.
+  int type = push_option(L, idx, "stream");
+  Stream* s = test_stream(L, -1);
+  lua_pop(L, 1);
+  if (s) config.stream = s->handle();
+  else if (type != LUA_TNIL)
+    if (std::optional<Stream> other = stream_option(L, idx, fmt::format("kernel '{}'", kernel)))
+      config.stream = other->handle();
   return config;
 }
 
@@ -205,26 +268,16 @@ int l_launch(lua_State* L) {
   if (n > jit::kMaxJitArgs) fail("kernel '{}': a cuda.jit kernel takes at most {} arguments, got {}", name, jit::kMaxJitArgs, n);
   // On the stack: no allocation per launch. The arguments stay on the Lua stack, so every
   // array they name lives through the launch.
-  std::array<jit::KernelArg, jit::kMaxJitArgs> args;
+  KernelArgStorage<jit::kMaxJitArgs> storage;
+  jit::KernelArg* args = storage.data();
   for (int i = 0; i < n; ++i) {
     int at = i + 2;
-    int type = lua_type(L, at);
-    if (type == LUA_TNUMBER) {
-      args[static_cast<std::size_t>(i)] = lua_isinteger(L, at) ? jit::KernelArg::of_int(lua_tointeger(L, at))
-                                                                : jit::KernelArg::of_float(lua_tonumber(L, at));
-    } else if (NDArray* a = test_array(L, at)) {
-      args[static_cast<std::size_t>(i)] = jit::KernelArg::of_array(*a);
-    } else if (Scalar* s = test_scalar(L, at)) {
-      args[static_cast<std::size_t>(i)] = jit::KernelArg::of_typed(*s);
-    } else if (type == LUA_TBOOLEAN) {
-      args[static_cast<std::size_t>(i)] = jit::KernelArg::of_bool(lua_toboolean(L, at));
-    } else {
+    if (!to_kernel_arg(L, at, &args[i]))
       fail("kernel '{}': argument {} is {}; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", name,
-           i + 1, type == LUA_TNIL ? "nil" : "a " + type_name(L, at));
-    }
+           i + 1, lua_isnil(L, at) ? "nil" : "a " + type_name(L, at));
   }
   k.env->bind(L);
-  k.kernel->launch(launcher.config, std::span<const jit::KernelArg>(args.data(), static_cast<std::size_t>(n)));
+  k.kernel->launch(launcher.config, std::span<const jit::KernelArg>(args, static_cast<std::size_t>(n)));
   return 0;
 }
 
@@ -364,7 +417,8 @@ void open_jit(lua_State* L) {
   new_metatable_with_index(L, kJitType, kernel_meta, kernel_methods, trampoline<l_kernel_index>);
   static const luaL_Reg launcher_meta[] = {
       {"__call", trampoline<l_launch>},
-      {"__gc", gc_object<Launcher>},
+      // No __gc: a Launcher is trivially destructible, and a finalizer would cost every
+      // k[{g, b}](...) two collection cycles for its launcher.
       {nullptr, nullptr},
   };
   new_metatable(L, kLauncherType, launcher_meta, nullptr);

@@ -118,25 +118,14 @@ int l_raw_module(lua_State* L) {
 }
 
 
-// k(grid, block, {args...}, {shared_mem=, stream=})
-int l_kernel_call(lua_State* L) {
-  jit::RawKernel& k = *check_kernel(L, 1, "raw_kernel");
-  const std::string& name = k.name();
-  LaunchConfig config;
-  std::string who = fmt::format("raw_kernel '{}'", name);
-  config.grid = read_launch_dim(L, 2, who, "grid", kLaunchSyntax);
-  config.block = read_launch_dim(L, 3, who, "block", kLaunchSyntax);
-  if (lua_type(L, 4) != LUA_TTABLE)
-    fail("raw_kernel '{}': the arguments must be a table {{x, y, ...}}, got {} ({})", name,
-         lua_isnone(L, 4) ? "no value" : type_name(L, 4), kLaunchSyntax);
-  if (!is_none_or_nil(L, 5)) {
-    if (lua_type(L, 5) != LUA_TTABLE)
-      fail("raw_kernel '{}': the launch options must be a table {{shared_mem=, stream=}}, got {} ({})", name,
-           type_name(L, 5), kLaunchSyntax);
-    std::string key = unknown_option(L, 5, {"shared_mem", "stream"});
-    if (!key.empty())
-      fail("raw_kernel '{}': unknown launch option {}; expected shared_mem, stream", name, key);
-  }
+// The options table at 5 ({shared_mem=, stream=}) into config; checked as given.
+void read_launch_options(lua_State* L, const std::string& name, LaunchConfig& config) {
+  if (lua_type(L, 5) != LUA_TTABLE)
+    fail("raw_kernel '{}': the launch options must be a table {{shared_mem=, stream=}}, got {} ({})", name,
+         type_name(L, 5), kLaunchSyntax);
+  std::string key = unknown_option(L, 5, {"shared_mem", "stream"});
+  if (!key.empty())
+    fail("raw_kernel '{}': unknown launch option {}; expected shared_mem, stream", name, key);
   if (push_option(L, 5, "shared_mem") != LUA_TNIL) {
     std::int64_t bytes = to_integer(L, -1, fmt::format("raw_kernel '{}'", name), "option 'shared_mem'");
     if (bytes < 0 || bytes > UINT_MAX)
@@ -145,33 +134,52 @@ int l_kernel_call(lua_State* L) {
     config.shared_mem = static_cast<unsigned>(bytes);
   }
   lua_pop(L, 1);
-  std::optional<Stream> stream = stream_option(L, 5, fmt::format("raw_kernel '{}'", name));
-  if (stream) config.stream = stream->handle();
+  // A stream object is read in place (no copy of the handle's shared state); anything
+  // else goes to stream_option, which accepts 0 and words the error.
+  push_option(L, 5, "stream");
+  Stream* s = test_stream(L, -1);
+  lua_pop(L, 1);
+  if (s) config.stream = s->handle();
+  else if (std::optional<Stream> other = stream_option(L, 5, fmt::format("raw_kernel '{}'", name)))
+    config.stream = other->handle();
+}
+
+// Arguments read into storage on the C stack up to this many; more go to the heap.
+constexpr int kStackArgs = 32;
+
+// k(grid, block, {args...}, {shared_mem=, stream=})
+// The hot path of a raw kernel: nothing here formats a message or allocates unless the
+// call is wrong (or passes more than kStackArgs arguments).
+int l_kernel_call(lua_State* L) {
+  jit::RawKernel& k = *check_kernel(L, 1, "raw_kernel");
+  const std::string& name = k.name();
+  LaunchConfig config;
+  Subject who{"raw_kernel", name};
+  config.grid = read_launch_dim(L, 2, who, "grid", kLaunchSyntax);
+  config.block = read_launch_dim(L, 3, who, "block", kLaunchSyntax);
+  if (lua_type(L, 4) != LUA_TTABLE)
+    fail("raw_kernel '{}': the arguments must be a table {{x, y, ...}}, got {} ({})", name,
+         lua_isnone(L, 4) ? "no value" : type_name(L, 4), kLaunchSyntax);
+  if (!is_none_or_nil(L, 5)) read_launch_options(L, name, config);
 
   // The args table stays on the stack through the launch, so every array it holds lives.
   auto n = static_cast<int>(lua_rawlen(L, 4));
-  std::vector<jit::KernelArg> args;
-  args.reserve(static_cast<std::size_t>(n));
+  KernelArgStorage<kStackArgs> on_stack;
+  std::vector<jit::KernelArg> on_heap;
+  jit::KernelArg* args = on_stack.data();
+  if (n > kStackArgs) {
+    on_heap.resize(static_cast<std::size_t>(n));
+    args = on_heap.data();
+  }
   for (int i = 1; i <= n; ++i) {
-    lua_rawgeti(L, 4, i);
-    int type = lua_type(L, -1);
-    if (NDArray* a = test_array(L, -1)) {  // its device and dtype are checked by RawKernel::launch
-      args.push_back(jit::KernelArg::of_array(*a));
-    } else if (Scalar* s = test_scalar(L, -1)) {
-      args.push_back(jit::KernelArg::of_typed(*s));
-    } else if (type == LUA_TNUMBER && lua_isinteger(L, -1)) {
-      args.push_back(jit::KernelArg::of_int(lua_tointeger(L, -1)));
-    } else if (type == LUA_TNUMBER) {
-      args.push_back(jit::KernelArg::of_float(lua_tonumber(L, -1)));
-    } else if (type == LUA_TBOOLEAN) {
-      args.push_back(jit::KernelArg::of_bool(lua_toboolean(L, -1)));
-    } else {
+    int type = lua_rawgeti(L, 4, i);
+    bool ok = to_kernel_arg(L, -1, &args[i - 1]);
+    if (!ok)
       fail("raw_kernel '{}': argument {} is {}; pass arrays, numbers, booleans or typed scalars "
            "(luda.int32(v))", name, i, type == LUA_TNIL ? "nil" : "a " + type_name(L, -1));
-    }
     lua_pop(L, 1);
   }
-  k.launch(config, args);
+  k.launch(config, std::span<const jit::KernelArg>(args, static_cast<std::size_t>(n)));
   return 0;
 }
 

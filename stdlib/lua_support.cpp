@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 
+#include "dsl/diagnostics.h"
 #include "runtime/driver.h"
 
 namespace luda::lua {
@@ -13,18 +14,36 @@ namespace {
 // so that nothing on the C++ stack is alive when the Lua error is raised.
 thread_local std::string t_error_message;
 
-void push_error(lua_State* L) {
-  luaL_where(L, 1);  // the calling Lua function's "file:line:", as luaL_error does
+void push_error(lua_State* L, bool located) {
+  // The calling Lua function's "file:line: ", as luaL_error does, unless the message is a
+  // dsl::SourceError already placed in that same file ("f.lua:9:10: ..."). One placed in a
+  // string (a parameter string, an elementwise body) keeps the caller's place in front.
+  luaL_where(L, 1);
+  std::size_t n = 0;
+  const char* where = lua_tolstring(L, -1, &n);
+  std::string_view file(where, n);
+  if (std::size_t colon = file.rfind(':', n >= 3 ? n - 3 : 0); colon != std::string_view::npos)
+    file = file.substr(0, colon + 1);  // "f.lua:"
+  bool same_file = located && !file.empty() && std::string_view(t_error_message).starts_with(file);
   lua_pushlstring(L, t_error_message.data(), t_error_message.size());
-  lua_concat(L, 2);
+  if (same_file) lua_remove(L, -2);
+  else lua_concat(L, 2);
 }
 
 }  // namespace
 
 int call_protected(lua_State* L, Impl impl) noexcept {
   bool failed = false;
+  bool located = false;
   try {
     return impl(L);
+  } catch (const dsl::SourceError& e) {
+    try {
+      t_error_message.assign(e.what());
+    } catch (...) {
+      t_error_message.clear();
+    }
+    failed = located = true;
   } catch (const std::bad_alloc&) {
     t_error_message.assign("not enough memory");
     failed = true;
@@ -41,7 +60,7 @@ int call_protected(lua_State* L, Impl impl) noexcept {
     t_error_message.assign("internal error: unknown C++ exception");
     failed = true;
   }
-  if (failed) push_error(L);
+  if (failed) push_error(L, located);
   return kRethrow;
 }
 
@@ -245,8 +264,25 @@ Device device_option(lua_State* L, int arg, std::string_view fname) {
   return d;
 }
 
+namespace {
+// The key of the type tag in luda's metatables. An integer: Lua finds one in a table's
+// hash part faster than a light userdata (which takes its generic path) or a string
+// (which lua_getfield interns first). Metatables are never indexed by integers otherwise.
+constexpr lua_Integer kTypeTagKey = 0x6c756461;  // "luda"; past any array part, within int (a cheaper hash)
+}  // namespace
+
+const char* userdata_type(lua_State* L, int idx) {
+  if (!lua_getmetatable(L, idx)) return nullptr;
+  lua_rawgeti(L, -1, kTypeTagKey);
+  const char* type = lua_islightuserdata(L, -1) ? static_cast<const char*>(lua_touserdata(L, -1)) : nullptr;
+  lua_pop(L, 2);
+  return type;
+}
+
 void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods) {
   luaL_newmetatable(L, tname);  // sets __name
+  lua_pushlightuserdata(L, const_cast<char*>(tname));
+  lua_rawseti(L, -2, kTypeTagKey);
   if (funcs) luaL_setfuncs(L, funcs, 0);
   if (methods) {
     lua_newtable(L);
@@ -273,7 +309,50 @@ void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n) 
   }
 }
 
-Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_view what, std::string_view hint) {
+std::string Subject::str() const {
+  if (name.empty()) return std::string(kind);
+  return fmt::format("{} '{}'", kind, name);
+}
+
+bool read_launch_dim_fast(lua_State* L, int idx, Dim3* out) {
+  idx = lua_absindex(L, idx);
+  std::int64_t v[3] = {1, 1, 1};
+  int n = 0;
+  auto positive = [&](int at, std::int64_t* x) {
+    int isnum = 0;
+    lua_Integer i = lua_tointegerx(L, at, &isnum);
+    *x = i;
+    return isnum && i >= 1 && lua_type(L, at) == LUA_TNUMBER;
+  };
+  int type = lua_type(L, idx);
+  if (type == LUA_TNUMBER) {
+    if (!positive(idx, &v[0])) return false;
+    n = 1;
+  } else if (type == LUA_TTABLE) {
+    n = static_cast<int>(lua_rawlen(L, idx));
+    if (n < 1 || n > 3) return false;
+    for (int i = 0; i < n; ++i) {
+      lua_rawgeti(L, idx, i + 1);
+      bool ok = positive(-1, &v[i]);
+      lua_pop(L, 1);
+      if (!ok) return false;
+    }
+  } else {
+    return false;
+  }
+  out->x = v[0];
+  out->y = v[1];
+  out->z = v[2];
+  out->ndim = n;
+  return true;
+}
+
+Dim3 read_launch_dim(lua_State* L, int idx, const Subject& subject, std::string_view what, std::string_view hint) {
+  idx = lua_absindex(L, idx);
+  Dim3 d;
+  if (read_launch_dim_fast(L, idx, &d)) return d;
+  // Something is wrong: find it and say so (the only place that formats).
+  std::string who = subject.str();
   std::int64_t v[3] = {1, 1, 1};
   int n = 0;
   auto integer = [&](int at, std::string_view label) {
@@ -302,12 +381,63 @@ Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_vi
   for (int i = 0; i < n; ++i)
     if (v[i] < 1)
       fail("{}: {} dimension {} is {}: each grid and block dimension must be at least 1", who, what, kAxis[i], v[i]);
-  Dim3 d;
   d.x = v[0];
   d.y = v[1];
   d.z = v[2];
   d.ndim = n;
   return d;
+}
+
+Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_view what, std::string_view hint) {
+  return read_launch_dim(L, idx, Subject{who, {}}, what, hint);
+}
+
+bool to_kernel_arg(lua_State* L, int idx, jit::KernelArg* out) {
+  using Kind = jit::KernelArg::Kind;
+  // Every field written in place: building a KernelArg and copying it costs a
+  // store-forwarding stall per argument, which showed in profiles of the launch path.
+  auto set = [out](Kind kind) {
+    out->kind = kind;
+    out->array = nullptr;
+    out->typed = Scalar{};
+    out->i = 0;
+    out->f = 0;
+    out->b = false;
+  };
+  switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        set(Kind::Int);
+        out->i = lua_tointeger(L, idx);
+      } else {
+        set(Kind::Float);
+        out->f = lua_tonumber(L, idx);
+      }
+      return true;
+    case LUA_TBOOLEAN:
+      set(Kind::Bool);
+      out->b = lua_toboolean(L, idx);
+      return true;
+    case LUA_TUSERDATA: {
+      // One metatable read decides between the two types (test_object would read twice).
+      const char* type = userdata_type(L, idx);
+      if (type == kArrayType) {
+        const NDArray& a = object_at<NDArray>(L, idx, kArrayType);
+        set(Kind::Array);
+        out->array = &a;
+        return true;
+      }
+      if (type == kScalarType) {
+        Scalar s = object_at<Scalar>(L, idx, kScalarType);
+        set(Kind::Typed);
+        out->typed = s;
+        return true;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
 }
 
 }  // namespace luda::lua

@@ -10,13 +10,16 @@
 #include <lua.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <new>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
+#include "jit/kernel_args.h"
 #include "runtime/device.h"
 #include "runtime/dtype.h"
 #include "runtime/launch.h"
@@ -120,13 +123,33 @@ T& push_object(lua_State* L, const char* tname, T value) {
   return box->value;
 }
 
+// The type name (the very pointer new_metatable was given) of the metatable of the value
+// at idx, else nullptr. One metatable read and one integer-keyed lookup in it: cheaper
+// than luaL_testudata, which interns the name and looks it up in the registry, on every
+// argument of every kernel launch.
+const char* userdata_type(lua_State* L, int idx);
+
 // The object at idx when it is a live userdata of type tname, else nullptr.
 template <class T>
 T* test_object(lua_State* L, int idx, const char* tname) {
-  auto* box = static_cast<Box<T>*>(luaL_testudata(L, idx, tname));
+  if (lua_type(L, idx) != LUA_TUSERDATA) return nullptr;
+  Box<T>* box = nullptr;
+  const char* type = userdata_type(L, idx);
+  if (type == tname || (type && std::strcmp(type, tname) == 0))
+    box = static_cast<Box<T>*>(lua_touserdata(L, idx));
+  else if (!type)  // a metatable not made by new_metatable: compare by name
+    box = static_cast<Box<T>*>(luaL_testudata(L, idx, tname));
   if (!box) return nullptr;
   if (!box->alive) fail("the {} was already freed (closed or garbage-collected)", tname);
   return &box->value;
+}
+
+// The object in the userdata at idx, whose type is known to be tname (userdata_type).
+template <class T>
+T& object_at(lua_State* L, int idx, const char* tname) {
+  auto* box = static_cast<Box<T>*>(lua_touserdata(L, idx));
+  if (!box->alive) fail("the {} was already freed (closed or garbage-collected)", tname);
+  return box->value;
 }
 
 template <class T>
@@ -146,8 +169,9 @@ int gc_object(lua_State* L) {
   return 0;
 }
 
-// Creates the metatable `tname` (with __name), sets `funcs` into it, and, when `methods`
-// is given, a methods table as __index. Leaves the metatable on the stack.
+// Creates the metatable `tname` (with __name and userdata_type's tag), sets `funcs` into
+// it, and, when `methods` is given, a methods table as __index. Leaves the metatable on
+// the stack. `tname` must outlive the state (a string literal or a constant).
 void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods);
 
 // As new_metatable, but __index is `index`, a closure whose upvalue 1 is the methods table
@@ -160,10 +184,41 @@ void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n);
 
 // ---- launches -------------------------------------------------------------------------
 
+// Who a message is about, "<kind> '<name>'" ("raw_kernel 'add'"), or `kind` alone when
+// `name` is empty. Launch paths pass this rather than a formatted string, so that a good
+// call formats nothing: str() runs only for an error.
+struct Subject {
+  std::string_view kind;
+  std::string_view name;
+  std::string str() const;
+};
+
 // A launch's grid or block from the Lua value at idx: a number or a table of 1 to 3
 // integers, each at least 1 (LaunchConfig::validate's text, checked with no device).
 // Messages start with `who` ("kernel 'add'", "raw_kernel 'add'"); `hint` follows a
 // value of the wrong kind in parentheses ("use the syntax add[{blocks, threads}](...)").
+Dim3 read_launch_dim(lua_State* L, int idx, const Subject& who, std::string_view what, std::string_view hint);
 Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_view what, std::string_view hint);
+// The same without messages: false when the value is not a valid grid or block.
+bool read_launch_dim_fast(lua_State* L, int idx, Dim3* out);
+
+// The Lua value at idx as a kernel argument: an array, a typed scalar, a number (integer
+// or float, weak) or a boolean; false for anything else. Throws only for a userdata freed
+// already. Nothing is copied: an array argument points at the userdata's NDArray, which
+// must stay on the stack through the launch.
+bool to_kernel_arg(lua_State* L, int idx, jit::KernelArg* out);
+
+// Room for N kernel arguments on the C stack, left uninitialized: to_kernel_arg fills the
+// ones a call has (value-initializing 64 of them cost more than reading four).
+template <std::size_t N>
+class KernelArgStorage {
+  static_assert(std::is_trivially_copyable_v<jit::KernelArg> && std::is_trivially_destructible_v<jit::KernelArg>);
+
+ public:
+  jit::KernelArg* data() { return reinterpret_cast<jit::KernelArg*>(bytes_); }
+
+ private:
+  alignas(jit::KernelArg) unsigned char bytes_[N * sizeof(jit::KernelArg)];
+};
 
 }  // namespace luda::lua

@@ -198,5 +198,62 @@ TEST(KernelArgs, PackedArgsSurviveAMove) {
   EXPECT_EQ(q.data()[0], q.slots[0].bytes);
 }
 
+// Launches reuse one PackedArgs per thread: a short call after a long one, and a call
+// after a failed one, must leave nothing of the earlier call behind.
+TEST(KernelArgs, ReusedPackedArgsHoldOnlyTheLastCall) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(-30000, 30000);
+  NDArray cpu = NDArray::zeros({4}, DType::Float32, Device::cpu());
+  PackedArgs p;
+  for (int trial = 0; trial < 10; ++trial) {
+    double a = small(rng) / 8.0;
+    int n = small(rng);
+    pack_arguments(p, "scale", sig("scale"),
+                   std::vector<KernelArg>{KernelArg::of_array(cpu), KernelArg::of_float(a), KernelArg::of_int(n)});
+    ASSERT_EQ(p.slots.size(), 3u);
+    ASSERT_EQ(p.pointers.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(p.pointers[i], p.slots[i].bytes);
+    EXPECT_TRUE(p.cpu);
+    EXPECT_EQ(p.value<void*>(0), cpu.data());
+    EXPECT_EQ(p.value<float>(1), static_cast<float>(a));
+    EXPECT_EQ(p.value<int>(2), n);
+
+    pack_arguments(p, "one", sig("one"), std::vector<KernelArg>{KernelArg::of_int(n)});
+    ASSERT_EQ(p.slots.size(), 1u);
+    EXPECT_FALSE(p.cpu);
+    EXPECT_FALSE(p.device);
+    EXPECT_EQ(p.value<int>(0), n);
+    EXPECT_EQ(p.data()[0], p.slots[0].bytes);
+
+    // A failed pack, then a good one: the same errors, and a clean result after.
+    EXPECT_THROW(pack_arguments(p, "scale", sig("scale"),
+                                std::vector<KernelArg>{KernelArg::of_array(cpu), KernelArg::of_bool(true),
+                                                       KernelArg::of_int(n)}),
+                 Error);
+    pack_arguments(p, "one", sig("one"), std::vector<KernelArg>{KernelArg::of_int(n + 1)});
+    ASSERT_EQ(p.slots.size(), 1u);
+    EXPECT_EQ(p.value<int>(0), n + 1);
+  }
+}
+
+// The launch paths name the kernel by kind and name, formatted only for an error; the
+// message is arrays_device's.
+TEST(KernelArgs, ArraysDeviceByKindAndName) {
+  NDArray x = NDArray::zeros({3}, DType::Float32, Device::cpu());
+  NDArray empty;
+  std::vector<KernelArg> good{KernelArg::of_array(x), KernelArg::of_int(2), KernelArg::of_array(x)};
+  std::vector<std::string> names{"x", "n", "y"};
+  EXPECT_EQ(arrays_device("kernel", "add", good, names), Device::cpu());
+  EXPECT_EQ(arrays_device("kernel", "add", std::vector<KernelArg>{KernelArg::of_int(1)}, names), std::nullopt);
+  std::vector<KernelArg> bad{KernelArg::of_array(x), KernelArg::of_int(2), KernelArg::of_array(empty)};
+  std::string message;
+  try {
+    arrays_device("kernel", "add", bad, names);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, "kernel 'add': argument 3 'y' is an empty array handle; pass an array");
+}
+
 }  // namespace
 }  // namespace luda::jit

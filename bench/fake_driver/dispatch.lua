@@ -1,0 +1,90 @@
+-- Host dispatch per call of each kind of luda kernel, in the loop shape of the GPU
+-- benchmarks (1,000 warm-up calls, then 5 samples of `calls` calls with no
+-- synchronization; the median). Written for profiling with the fake driver:
+--   bench/fake_driver/build.sh
+--   LD_LIBRARY_PATH=$PWD/build-fake-driver FAKE_CUDA_LAUNCH_NS=0 build/luda bench/fake_driver/dispatch.lua [what] [calls]
+-- what: all (default), or a comma-separated list of raw, raw_table, jit, jit_inline.
+-- It runs on a real GPU too. The kernels' results are not checked: with the fake driver
+-- no kernel runs.
+local luda = require "luda"
+local cuda = luda.cuda
+assert(cuda.is_available(), "needs a CUDA device (or the fake driver: see the top of this file)")
+
+local what = arg and arg[1] or "all"
+local calls = tonumber(arg and arg[2]) or 20000
+
+local function median(t)
+  table.sort(t)
+  return t[(#t + 1) // 2]
+end
+
+-- Per call: wall time (luda.clock, as the GPU benchmarks) and this process's CPU time
+-- (os.clock), which a machine shared with other work disturbs much less.
+local function per_call_us(fn)
+  for _ = 1, 1000 do fn() end
+  cuda.synchronize()
+  local wall, cpu = {}, {}
+  for r = 1, 5 do
+    local s, c = luda.clock(), os.clock()
+    for _ = 1, calls do fn() end
+    wall[r] = (luda.clock() - s) / calls * 1e6
+    cpu[r] = (os.clock() - c) / calls * 1e6
+    cuda.synchronize()
+  end
+  return median(wall), median(cpu)
+end
+
+local n = 1024
+local x, y, z = luda.zeros(n, "float32"), luda.zeros(n, "float32"), luda.zeros(n, "float32")
+
+local cases = {}
+
+cases.raw = function()
+  local add = luda.raw_kernel([[
+extern "C" __global__ void add(const float* x, const float* y, float* z, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) z[i] = x[i] + y[i];
+}]], "add")
+  local args = {x, y, z, n}
+  return "raw_kernel add, 4 args, args table reused", per_call_us(function() add({4}, {256}, args) end)
+end
+
+cases.raw_table = function()
+  local add = luda.raw_kernel([[
+extern "C" __global__ void add(const float* x, const float* y, float* z, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) z[i] = x[i] + y[i];
+}]], "add")
+  return "raw_kernel add, 4 args, tables built per call (bench/raw_kernel.lua)",
+         per_call_us(function() add({4}, {256}, {x, y, z, n}) end)
+end
+
+local function jit_add()
+  return cuda.jit(function(a, b, out)
+    local i = cuda.grid(1)
+    if i < #a then out[i] = a[i] + b[i] end
+  end)
+end
+
+cases.jit = function()
+  local launch = jit_add()[{4, 256}]
+  return "cuda.jit add, launcher kept", per_call_us(function() launch(x, y, z) end)
+end
+
+cases.jit_inline = function()
+  local k = jit_add()
+  return "cuda.jit add, k[{4, 256}](x, y, z)", per_call_us(function() k[{4, 256}](x, y, z) end)
+end
+
+local order = {"raw", "raw_table", "jit", "jit_inline"}
+print(("device: %s"):format(luda.device(0).name))
+local wanted = {}
+for name in what:gmatch("[^,]+") do wanted[name] = true end
+for _, name in ipairs(order) do
+  if wanted.all or wanted[name] then
+    local label, wall, cpu = cases[name]()
+    print(("%-66s %6.3f us per call (cpu %.3f us)"):format(label, wall, cpu))
+  end
+end
