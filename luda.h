@@ -1,5 +1,6 @@
 // luda for C++ hosts: one include brings the runtime (devices, streams, memory, ndarray,
-// launches), raw CUDA kernels, and the Lua module. Open the module in a lua_State with
+// launches), raw CUDA kernels, the kernel kinds (jit/kinds.h) and array arithmetic
+// (stdlib/array_math.h), and the Lua module. Open the module in a lua_State with
 //   luaL_requiref(L, "luda", luaopen_luda, 0);
 #pragma once
 
@@ -14,4 +15,6 @@
 #include "jit/nvrtc.h"
 #include "jit/kernel_params.h"
 #include "jit/raw_module.h"
+#include "jit/kinds.h"
+#include "stdlib/array_math.h"
 #include "stdlib/module.h"

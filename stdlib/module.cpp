@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "stdlib/bindings.h"
+#include "stdlib/kind_bindings.h"
 
 namespace luda::lua {
 namespace {
@@ -29,6 +30,8 @@ int open_module(lua_State* L) {
   open_devices(L);
   open_math(L);
   open_kernels(L);
+  open_kinds(L);       // luda.vectorize, elementwise, reduction, fuse
+  open_array_math(L);  // after open_arrays: ndarray arithmetic, reductions, luda.exp and friends
   open_jit(L);
   return 1;
 }

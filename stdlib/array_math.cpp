@@ -1,0 +1,490 @@
+#include "stdlib/array_math.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "runtime/error.h"
+#include "stdlib/kind_frontend.h"
+
+namespace luda::array_math {
+namespace {
+
+using lua::to_dtype;
+using lua::to_scalar_kind;
+
+// How an operation treats bool operands. The kernel language has no arithmetic or order
+// on bools (NumPy's True + True is an accident of its C heritage); comparisons and
+// minimum/maximum of bools are computed on 0/1 as uint8, converted inside the function
+// (a Lua boolean operand cannot be passed as a uint8).
+enum class Bools : unsigned char { Refused, AsUInt8, Allowed };
+
+struct UfuncDef {
+  std::string_view name;
+  int nin;
+  std::string_view text;
+  Bools bools;
+};
+
+// ORDER UFUNC: kNames follows this table.
+constexpr std::array kUfuncs = {
+    UfuncDef{"add", 2, "function(a, b) return a + b end", Bools::Refused},
+    UfuncDef{"subtract", 2, "function(a, b) return a - b end", Bools::Refused},
+    UfuncDef{"multiply", 2, "function(a, b) return a * b end", Bools::Refused},
+    UfuncDef{"divide", 2, "function(a, b) return a / b end", Bools::Refused},
+    UfuncDef{"floor_divide", 2, "function(a, b) return a // b end", Bools::Refused},
+    UfuncDef{"mod", 2, "function(a, b) return a % b end", Bools::Refused},
+    UfuncDef{"power", 2, "function(a, b) return a ^ b end", Bools::Refused},
+    UfuncDef{"negative", 1, "function(a) return -a end", Bools::Refused},
+    UfuncDef{"less", 2, "function(a, b) return a < b end", Bools::AsUInt8},
+    UfuncDef{"greater", 2, "function(a, b) return a > b end", Bools::AsUInt8},
+    UfuncDef{"less_equal", 2, "function(a, b) return a <= b end", Bools::AsUInt8},
+    UfuncDef{"greater_equal", 2, "function(a, b) return a >= b end", Bools::AsUInt8},
+    UfuncDef{"equal", 2, "function(a, b) return a == b end", Bools::AsUInt8},
+    UfuncDef{"not_equal", 2, "function(a, b) return a ~= b end", Bools::AsUInt8},
+    // NaN propagates, as NumPy's minimum and maximum: `a ~= a` holds only for NaN, and
+    // when b is NaN both comparisons are false and b is returned.
+    UfuncDef{"minimum", 2, "function(a, b) if a < b or a ~= a then return a end return b end", Bools::AsUInt8},
+    UfuncDef{"maximum", 2, "function(a, b) if a > b or a ~= a then return a end return b end", Bools::AsUInt8},
+    UfuncDef{"where", 3, "function(c, a, b) if c then return a end return b end", Bools::Allowed},
+    UfuncDef{"sqrt", 1, "function(a) return math.sqrt(a) end", Bools::Refused},
+    UfuncDef{"exp", 1, "function(a) return math.exp(a) end", Bools::Refused},
+    UfuncDef{"log", 1, "function(a) return math.log(a) end", Bools::Refused},
+    UfuncDef{"log_base", 2, "function(a, b) return math.log(a, b) end", Bools::Refused},
+    UfuncDef{"sin", 1, "function(a) return math.sin(a) end", Bools::Refused},
+    UfuncDef{"cos", 1, "function(a) return math.cos(a) end", Bools::Refused},
+    UfuncDef{"tan", 1, "function(a) return math.tan(a) end", Bools::Refused},
+    UfuncDef{"asin", 1, "function(a) return math.asin(a) end", Bools::Refused},
+    UfuncDef{"acos", 1, "function(a) return math.acos(a) end", Bools::Refused},
+    UfuncDef{"atan", 1, "function(a) return math.atan(a) end", Bools::Refused},
+    UfuncDef{"atan2", 2, "function(a, b) return math.atan(a, b) end", Bools::Refused},
+    UfuncDef{"floor", 1, "function(a) return math.floor(a) end", Bools::Refused},
+    UfuncDef{"ceil", 1, "function(a) return math.ceil(a) end", Bools::Refused},
+    UfuncDef{"abs", 1, "function(a) return math.abs(a) end", Bools::Refused},
+    UfuncDef{"fmod", 2, "function(a, b) return math.fmod(a, b) end", Bools::Refused},
+    UfuncDef{"exp2", 1, "function(a) return luda.math.exp2(a) end", Bools::Refused},
+    UfuncDef{"log2", 1, "function(a) return luda.math.log2(a) end", Bools::Refused},
+    UfuncDef{"log10", 1, "function(a) return luda.math.log10(a) end", Bools::Refused},
+    UfuncDef{"log1p", 1, "function(a) return luda.math.log1p(a) end", Bools::Refused},
+    UfuncDef{"expm1", 1, "function(a) return luda.math.expm1(a) end", Bools::Refused},
+    UfuncDef{"sinh", 1, "function(a) return luda.math.sinh(a) end", Bools::Refused},
+    UfuncDef{"cosh", 1, "function(a) return luda.math.cosh(a) end", Bools::Refused},
+    UfuncDef{"tanh", 1, "function(a) return luda.math.tanh(a) end", Bools::Refused},
+    UfuncDef{"erf", 1, "function(a) return luda.math.erf(a) end", Bools::Refused},
+    UfuncDef{"erfc", 1, "function(a) return luda.math.erfc(a) end", Bools::Refused},
+    UfuncDef{"lgamma", 1, "function(a) return luda.math.lgamma(a) end", Bools::Refused},
+    UfuncDef{"tgamma", 1, "function(a) return luda.math.tgamma(a) end", Bools::Refused},
+    UfuncDef{"cbrt", 1, "function(a) return luda.math.cbrt(a) end", Bools::Refused},
+    UfuncDef{"rsqrt", 1, "function(a) return luda.math.rsqrt(a) end", Bools::Refused},
+    UfuncDef{"round", 1, "function(a) return luda.math.round(a) end", Bools::Refused},
+    UfuncDef{"trunc", 1, "function(a) return luda.math.trunc(a) end", Bools::Refused},
+    UfuncDef{"hypot", 2, "function(a, b) return luda.math.hypot(a, b) end", Bools::Refused},
+    UfuncDef{"copysign", 2, "function(a, b) return luda.math.copysign(a, b) end", Bools::Refused},
+    UfuncDef{"fma", 3, "function(a, b, c) return luda.math.fma(a, b, c) end", Bools::Refused},
+    UfuncDef{"isnan", 1, "function(a) return luda.math.isnan(a) end", Bools::Refused},
+    UfuncDef{"isinf", 1, "function(a) return luda.math.isinf(a) end", Bools::Refused},
+    UfuncDef{"isfinite", 1, "function(a) return luda.math.isfinite(a) end", Bools::Refused},
+};
+
+constexpr auto kNames = [] {
+  std::array<std::string_view, kUfuncs.size()> names{};
+  for (std::size_t i = 0; i < kUfuncs.size(); ++i) names[i] = kUfuncs[i].name;
+  return names;
+}();
+
+const UfuncDef* find_ufunc(std::string_view name) {
+  for (const UfuncDef& d : kUfuncs)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+// The kernel-language type of one operand, as the kinds type it: arrays and typed scalars
+// strong, Lua numbers weak.
+dsl::Type operand_type(const jit::KernelArg& a) {
+  switch (a.kind) {
+    case jit::KernelArg::Kind::Array: return dsl::Type::scalar_of(to_scalar_kind(a.array->dtype()));
+    case jit::KernelArg::Kind::Typed: return dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype));
+    case jit::KernelArg::Kind::Int: return dsl::Type::scalar_of(dsl::Scalar::Int64, true);
+    case jit::KernelArg::Kind::Float: return dsl::Type::scalar_of(dsl::Scalar::Float64, true);
+    case jit::KernelArg::Kind::Bool: return dsl::Type::scalar_of(dsl::Scalar::Bool);
+  }
+  return {};
+}
+
+// The Lua text of an AsUInt8 operation on bools: its operands converted first.
+std::string bool_text(const UfuncDef& def) {
+  constexpr std::string_view head = "function(a, b)";
+  LUDA_INTERNAL_CHECK(def.text.starts_with(head));
+  return "function(p, q) local a, b = luda.uint8(p), luda.uint8(q)" + std::string(def.text.substr(head.size()));
+}
+
+jit::ElementCode ufunc_code(const UfuncDef& def, const dsl::FunctionSource& source,
+                            const dsl::FunctionSource& on_bools, std::span<const dsl::Type> inputs,
+                            dsl::Target target) {
+  std::string who = fmt::format("ufunc '{}'", def.name);
+  LUDA_INTERNAL_CHECK(static_cast<int>(inputs.size()) == def.nin);
+  // where(c, x, y): c is read as a bool; x and y promote together.
+  std::size_t first = def.bools == Bools::Allowed ? 1 : 0;
+  dsl::Scalar common = lua::numpy_result(inputs.subspan(first));
+  bool as_uint8 = false;
+  if (common == dsl::Scalar::Bool) {
+    if (def.bools == Bools::Refused)
+      fail("{} is not defined for bool operands; convert them first (x:astype(\"int64\"))", who);
+    as_uint8 = def.bools == Bools::AsUInt8;
+  }
+  std::vector<dsl::Type> params(inputs.size(), dsl::Type::scalar_of(common));
+  if (first) params[0] = dsl::Type::scalar_of(dsl::Scalar::Bool);
+  lua::TypedFunction f;
+  f.function = as_uint8 ? &on_bools : &source;
+  f.env = &lua::builtin_environment();
+  f.name = std::string(def.name);
+  f.params = std::move(params);
+  f.target = target;
+  jit::ElementCode code = lua::element_code(f, who);
+  if (as_uint8 && code.outputs[0] == dsl::Scalar::UInt8) code.outputs[0] = dsl::Scalar::Bool;  // minimum, maximum
+  return code;
+}
+
+// The operations' kinds, made at first use and kept for the process: their compiled
+// modules are reused by every lua_State, and never unloaded at exit (after the driver).
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, jit::ElementwiseKind*, std::less<>> ufuncs;
+  std::map<std::string, jit::ReductionKind*, std::less<>> reductions;
+};
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: see above
+  return *r;
+}
+
+std::vector<std::string> input_names(int nin, bool where) {
+  if (where) return {"condition", "x", "y"};
+  if (nin == 1) return {"x"};
+  std::vector<std::string> names;
+  for (int i = 1; i <= nin; ++i) names.push_back(fmt::format("x{}", i));
+  return names;
+}
+
+// ---- reductions ------------------------------------------------------------------------
+
+std::string literal(dsl::Scalar t, bool highest) {
+  std::string_view name = dsl::scalar_name(t);
+  if (dsl::is_float(t)) return fmt::format("luda.{}({}math.huge)", name, highest ? "" : "-");
+  switch (t) {
+    case dsl::Scalar::Int64: return highest ? "math.maxinteger" : "math.mininteger";
+    case dsl::Scalar::UInt64: return highest ? "luda.uint64(-1)" : "luda.uint64(0)";
+    case dsl::Scalar::Bool: return highest ? "true" : "false";
+    default: break;
+  }
+  long long lo = 0, hi = 0;
+  switch (t) {
+    case dsl::Scalar::Int8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case dsl::Scalar::Int16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case dsl::Scalar::Int32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case dsl::Scalar::UInt8: hi = UINT8_MAX; break;
+    case dsl::Scalar::UInt16: hi = UINT16_MAX; break;
+    case dsl::Scalar::UInt32: hi = UINT32_MAX; break;
+    default: break;
+  }
+  return fmt::format("luda.{}({})", name, highest ? hi : lo);
+}
+
+std::string returns(const std::string& expr) { return fmt::format("function() return {} end", expr); }
+std::string zero(dsl::Scalar t, int v = 0) { return returns(fmt::format("luda.{}({})", dsl::scalar_name(t), v)); }
+
+constexpr std::string_view kSum = "function(a, b) return a + b end";
+constexpr std::string_view kIdentityPost = "function(a) return a end";
+
+// A reduction kind's code from Lua source text: map(<inputs as map_params>, _j),
+// reduce(a, b), post(a, <post inputs>), identity().
+struct ReductionTexts {
+  std::string map, reduce, post, identity;
+  std::vector<dsl::Type> map_params;
+  std::vector<int> post_inputs;
+  dsl::Scalar reduce_type = dsl::Scalar::Float64;
+  dsl::Scalar output = dsl::Scalar::Float64;
+};
+
+jit::ReductionCode reduction_code(const ReductionTexts& t, std::string_view name, dsl::Target target) {
+  std::string who = fmt::format("reduction '{}'", name);
+  jit::ReductionCode code;
+  auto compile = [&](const std::string& text, std::string_view part, std::vector<dsl::Type> params) {
+    dsl::FunctionSource source = lua::source_text_function(text);
+    lua::TypedFunction f;
+    f.function = &source;
+    f.env = &lua::builtin_environment();
+    f.name = fmt::format("{}_{}", name, part);
+    f.params = std::move(params);
+    f.target = target;
+    dsl::DeviceFunction df = lua::compile_scalar_function(f, who);
+    code.functions += df.code;
+    code.typed += df.typed;
+    code.chunks.push_back(source.chunk);
+    for (std::string& o : df.nvrtc_options)
+      if (std::find(code.nvrtc_options.begin(), code.nvrtc_options.end(), o) == code.nvrtc_options.end())
+        code.nvrtc_options.push_back(std::move(o));
+    return df.c_name;
+  };
+  dsl::Type rt = dsl::Type::scalar_of(t.reduce_type);
+  std::vector<dsl::Type> map_params = t.map_params;
+  map_params.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64));
+  code.map = compile(t.map, "map", map_params);
+  code.reduce = compile(t.reduce, "reduce", {rt, rt});
+  std::vector<dsl::Type> post_params = {rt};
+  for (int k : t.post_inputs) post_params.push_back(t.map_params[static_cast<std::size_t>(k)]);
+  code.post = compile(t.post, "post", post_params);
+  code.identity = compile(t.identity, "identity", {});
+  code.map_params = t.map_params;
+  code.post_inputs = t.post_inputs;
+  code.reduce_type = t.reduce_type;
+  code.outputs = {t.output};
+  return code;
+}
+
+// The kinds of the reductions: sum prod max min mean, argfirst (the first index whose
+// element equals the reduced extreme: argmax and argmin after max and min), and dot.
+ReductionTexts reduction_texts(std::string_view name, std::span<const dsl::Type> inputs) {
+  ReductionTexts t;
+  t.post = kIdentityPost;
+  dsl::Scalar x = lua::strong(inputs[0]).scalar;
+  if (std::optional<Reduce> op = parse_reduce(name); op && *op != Reduce::Mean) {
+    ReduceParts p = reduce_parts(*op, x);
+    t.map = "function(a, _j) return a end";
+    t.map_params = {dsl::Type::scalar_of(p.reduce_type)};
+    t.reduce = p.reduce;
+    t.identity = p.identity;
+    t.reduce_type = p.reduce_type;
+    t.output = p.output;
+  } else if (name == "mean") {
+    dsl::Scalar r = dsl::is_float(x) ? x : dsl::Scalar::Float64;
+    t.map = "function(a, n, _j) return a end";
+    t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+    t.reduce = kSum;
+    t.post = "function(a, n) return a / n end";
+    t.post_inputs = {1};
+    t.identity = zero(r);
+    t.reduce_type = t.output = r;
+  } else if (name == "argfirst") {
+    dsl::Scalar r = x == dsl::Scalar::Bool ? dsl::Scalar::UInt8 : x;
+    t.map = "function(a, m, j) if a == m or (a ~= a and m ~= m) then return j end return math.maxinteger end";
+    t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+    t.reduce = "function(a, b) if b < a then return b end return a end";
+    t.identity = returns("math.maxinteger");
+    t.reduce_type = t.output = dsl::Scalar::Int64;
+  } else if (name == "dot") {
+    dsl::Scalar r = lua::numpy_result(inputs);
+    bool boolean = r == dsl::Scalar::Bool;  // NumPy: any(x and y), here max(x * y) on 0/1
+    if (boolean) r = dsl::Scalar::UInt8;
+    t.map = "function(a, b, _j) return a * b end";
+    t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+    t.reduce = boolean ? reduce_parts(Reduce::Max, r).reduce : std::string(kSum);
+    t.identity = zero(r);
+    t.reduce_type = r;
+    t.output = boolean ? dsl::Scalar::Bool : r;
+  } else {
+    LUDA_INTERNAL_CHECK(!"unknown reduction");
+  }
+  return t;
+}
+
+jit::ReductionKind& reduction_kind(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (auto it = r.reductions.find(name); it != r.reductions.end()) return *it->second;
+  jit::ReductionSetup setup;
+  setup.kind = "reduction";
+  setup.name = std::string(name);
+  if (name == "mean") setup.in_names = {"x", "count"};
+  else if (name == "argfirst") setup.in_names = {"x", "extreme"};
+  else if (name == "dot") setup.in_names = {"x", "y"};
+  else setup.in_names = {"x"};
+  setup.out_names = {"out"};
+  std::string kind_name(name);
+  setup.frontend = [kind_name](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
+                               dsl::Target target) {
+    return reduction_code(reduction_texts(kind_name, inputs), kind_name, target);
+  };
+  auto* kind = new jit::ReductionKind(std::move(setup));  // kept for the process (Registry)
+  r.reductions.emplace(std::string(name), kind);
+  return *kind;
+}
+
+std::int64_t product(const Shape& shape, const std::optional<std::vector<int>>& axes, bool reduced) {
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    bool in = !axes || std::find(axes->begin(), axes->end(), static_cast<int>(d)) != axes->end();
+    if (in == reduced) n *= shape[d];
+  }
+  return n;
+}
+
+}  // namespace
+
+std::span<const std::string_view> ufunc_names() { return kNames; }
+
+int ufunc_inputs(std::string_view name) {
+  const UfuncDef* d = find_ufunc(name);
+  return d ? d->nin : 0;
+}
+
+jit::ElementwiseKind& ufunc(std::string_view name) {
+  const UfuncDef* def = find_ufunc(name);
+  if (!def) fail("no array operation '{}' (there are: {})", name, fmt::join(kNames, ", "));
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (auto it = r.ufuncs.find(name); it != r.ufuncs.end()) return *it->second;
+  jit::ElementwiseSetup setup;
+  setup.kind = "ufunc";
+  setup.name = std::string(def->name);
+  setup.in_names = input_names(def->nin, def->bools == Bools::Allowed);
+  setup.out_names = {"out"};
+  setup.raw.assign(static_cast<std::size_t>(def->nin), false);
+  setup.out_read = {false};
+  auto source = std::make_shared<const dsl::FunctionSource>(lua::source_text_function(std::string(def->text)));
+  auto on_bools = std::make_shared<const dsl::FunctionSource>(
+      def->bools == Bools::AsUInt8 ? lua::source_text_function(bool_text(*def)) : *source);
+  setup.frontend = [def, source, on_bools](std::span<const dsl::Type> inputs,
+                                           std::span<const std::optional<dsl::Scalar>>, dsl::Target target) {
+    return ufunc_code(*def, *source, *on_bools, inputs, target);
+  };
+  auto* kind = new jit::ElementwiseKind(std::move(setup));  // kept for the process (Registry)
+  r.ufuncs.emplace(std::string(def->name), kind);
+  return *kind;
+}
+
+void apply(std::string_view name, std::span<const jit::KernelArg> inputs, NDArray& out, const Stream* stream) {
+  jit::ElementwiseKind& kind = ufunc(name);
+  const UfuncDef& def = *find_ufunc(name);
+  if (static_cast<int>(inputs.size()) != def.nin)
+    fail("ufunc '{}' takes {} operand{}, got {}", name, def.nin, def.nin == 1 ? "" : "s", inputs.size());
+  // NumPy 2 refuses a Python integer its array's integer dtype cannot hold (uint8 + 1000)
+  // rather than wrapping it, as the kind's conversion would; comparisons instead compare
+  // the true values (int8 < 1000 is true), here by making the integer a strong int64.
+  std::array<jit::KernelArg, 3> widened;
+  if (def.bools != Bools::Allowed) {
+    std::array<dsl::Type, 3> types;
+    for (std::size_t k = 0; k < inputs.size(); ++k) types[k] = operand_type(inputs[k]);
+    dsl::Scalar r = lua::numpy_result(std::span<const dsl::Type>(types.data(), inputs.size()));
+    bool comparison = def.bools == Bools::AsUInt8 && def.name != "minimum" && def.name != "maximum";
+    for (std::size_t k = 0; k < inputs.size() && dsl::is_integer(r); ++k) {
+      const jit::KernelArg& a = inputs[k];
+      if (a.kind != jit::KernelArg::Kind::Int || integer_fits(a.i, to_dtype(r))) continue;
+      if (!comparison)
+        fail("ufunc '{}': the Lua integer {} does not fit in the operands' dtype {}; convert the array first "
+             "(x:astype(\"int64\"))",
+             name, a.i, dsl::scalar_name(r));
+      std::copy(inputs.begin(), inputs.end(), widened.begin());
+      widened[k] = jit::KernelArg::of_typed(Scalar::of_int(a.i));
+      inputs = std::span<const jit::KernelArg>(widened.data(), inputs.size());
+    }
+  }
+  kind.call(inputs, std::span<NDArray>(&out, 1), stream);
+}
+
+NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, const Stream* stream) {
+  NDArray out;
+  apply(name, inputs, out, stream);
+  return out;
+}
+
+std::string_view reduce_name(Reduce op) {
+  static constexpr std::array<std::string_view, 7> names = {"sum", "prod", "max", "min", "mean", "argmax", "argmin"};
+  return names[static_cast<std::size_t>(op)];
+}
+
+std::optional<Reduce> parse_reduce(std::string_view name) {
+  for (int i = 0; i < 7; ++i)
+    if (reduce_name(static_cast<Reduce>(i)) == name) return static_cast<Reduce>(i);
+  return std::nullopt;
+}
+
+ReduceParts reduce_parts(Reduce op, dsl::Scalar element) {
+  ReduceParts p;
+  switch (op) {
+    case Reduce::Sum:
+    case Reduce::Prod:
+      p.reduce_type = p.output = lua::sum_type(element);
+      p.reduce = op == Reduce::Sum ? kSum : "function(a, b) return a * b end";
+      p.identity = zero(p.reduce_type, op == Reduce::Sum ? 0 : 1);
+      return p;
+    case Reduce::Max:
+    case Reduce::Min: {
+      bool max = op == Reduce::Max;
+      p.output = element;
+      p.reduce_type = element == dsl::Scalar::Bool ? dsl::Scalar::UInt8 : element;
+      // NaN propagates (see minimum/maximum above).
+      p.reduce = fmt::format("function(a, b) if a {} b or a ~= a then return a end return b end", max ? ">" : "<");
+      p.identity = returns(literal(p.reduce_type, !max));
+      return p;
+    }
+    default: break;
+  }
+  LUDA_INTERNAL_CHECK(!"reduce_parts takes sum, prod, max or min");
+  return p;
+}
+
+std::vector<int> normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_view who) {
+  std::vector<int> axes;
+  for (std::int64_t ax : given) {
+    if (ax == 0 || ax > ndim || ax < -ndim)
+      fail("{}: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)", who, ax, ndim,
+           ndim);
+    int a = static_cast<int>(ax > 0 ? ax - 1 : ndim + ax);
+    if (std::find(axes.begin(), axes.end(), a) != axes.end()) fail("{}: axis {} is repeated", who, a + 1);
+    axes.push_back(a);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, NDArray out,
+               const Stream* stream) {
+  std::string_view name = reduce_name(op);
+  if (!x.valid()) fail("{}: the array is an empty handle", name);
+  if (axes)
+    for (int a : *axes) LUDA_INTERNAL_CHECK(a >= 0 && a < x.ndim());
+  bool arg = op == Reduce::Argmax || op == Reduce::Argmin;
+  if (arg && axes && axes->size() > 1)
+    fail("{}: takes one axis or none, got {}", name, axes->size());
+  std::int64_t count = product(x.shape(), axes, true);
+  if (count == 0 && product(x.shape(), axes, false) > 0) {
+    if (arg) fail("{}: attempt to get {} of an empty sequence", name, name);
+    if (op == Reduce::Max || op == Reduce::Min)
+      fail("{}: zero-size array to reduction operation {} which has no identity", name,
+           op == Reduce::Max ? "maximum" : "minimum");
+  }
+  std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_int(count)};
+  std::size_t nin = 1;
+  std::string_view kind = name;
+  NDArray extreme;
+  if (op == Reduce::Mean) {
+    nin = 2;
+  } else if (arg) {
+    extreme = reduce(op == Reduce::Argmax ? Reduce::Max : Reduce::Min, x, axes, true, {}, stream);
+    in[1] = jit::KernelArg::of_array(extreme);
+    nin = 2;
+    kind = "argfirst";
+  }
+  reduction_kind(kind).call(std::span<const jit::KernelArg>(in.data(), nin), std::span<NDArray>(&out, 1), axes,
+                            keepdims, stream);
+  return out;
+}
+
+NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
+  if (!x.valid() || !y.valid()) fail("dot: an array is an empty handle");
+  if (x.ndim() != 1 || y.ndim() != 1)
+    fail("dot: takes two 1-D arrays (the inner product of vectors), got shapes {} and {}", shape_str(x.shape()),
+         shape_str(y.shape()));
+  if (x.shape()[0] != y.shape()[0])
+    fail("dot: shapes {} and {} not aligned: {} (dim 0) != {} (dim 0)", shape_str(x.shape()), shape_str(y.shape()),
+         x.shape()[0], y.shape()[0]);
+  std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_array(y)};
+  reduction_kind("dot").call(in, std::span<NDArray>(&out, 1), std::nullopt, false, stream);
+  return out;
+}
+
+}  // namespace luda::array_math

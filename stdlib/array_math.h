@@ -1,0 +1,88 @@
+// Array arithmetic and reductions, as NumPy and CuPy give them, built on the kernel kinds:
+// each operation is one jit::ElementwiseKind or jit::ReductionKind (made once per process)
+// whose scalar functions are Lua source text ("function(a, b) return a + b end"), typed
+// per call like any vectorize function and compiled through the same caches. No Lua state:
+// the Lua bindings (stdlib/array_math_bindings.cpp) and C++ hosts call these.
+//
+// Dtypes: operands promote by NumPy 2's rules (promote_types; a Lua number is weak and
+// takes the arrays' kind), then the operation has the kernel language's meaning on the
+// elements: `/` and `^` give floats, `//` and `%` floor as Lua does, math.floor gives int64.
+// Reductions: sum and prod accumulate small integers in int64 (uint64), mean of integers is
+// float64, max and min propagate NaN, argmax and argmin give the first index of the
+// extreme (the first NaN when there is one) as a 0-based int64.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/types.h"
+#include "jit/kernel_args.h"
+#include "jit/kinds.h"
+#include "runtime/ndarray.h"
+#include "runtime/stream.h"
+
+namespace luda::array_math {
+
+// The elementwise operations, by NumPy's names: add subtract multiply divide floor_divide
+// mod power negative, less greater less_equal greater_equal equal not_equal, minimum
+// maximum where, and the kernel language's math set: sqrt exp log sin cos tan asin acos
+// atan floor ceil abs fmod exp2 log2 log10 log1p expm1 sinh cosh tanh erf erfc lgamma
+// tgamma cbrt rsqrt round trunc hypot copysign fma isnan isinf isfinite, with log_base
+// (log(x, base)) and atan2 (atan(y, x)).
+std::span<const std::string_view> ufunc_names();
+// The operation's number of inputs; 0 when there is no such name.
+int ufunc_inputs(std::string_view name);
+// The operation's kind (made at first use). Error for an unknown name.
+jit::ElementwiseKind& ufunc(std::string_view name);
+
+// Applies the operation: `out` receives the result (allocated when invalid: on the
+// operands' device, or the current device when all are scalars). Errors start
+// "ufunc '<name>'": shapes that do not broadcast, mixed devices, an out of another dtype,
+// an operation the dtype lacks ("ufunc 'subtract' is not defined for bool operands"), a
+// Lua integer the integer operands' dtype cannot hold (NumPy 2: uint8 + 1000; comparisons
+// compare the true values instead).
+void apply(std::string_view name, std::span<const jit::KernelArg> inputs, NDArray& out,
+           const Stream* stream = nullptr);
+NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, const Stream* stream = nullptr);
+
+// ---- reductions ----------------------------------------------------------------------
+
+enum class Reduce { Sum, Prod, Max, Min, Mean, Argmax, Argmin };
+// "sum", "prod", "max", "min", "mean", "argmax", "argmin" (and back: nullopt otherwise).
+std::string_view reduce_name(Reduce op);
+std::optional<Reduce> parse_reduce(std::string_view name);
+
+// Reduces x over `axes` (0-based, distinct, sorted; nullopt: all), keeping them as size-1
+// axes with keepdims. argmax and argmin take one axis or none (a flat C-order index).
+// `out` receives the result when valid (its dtype and shape must be the result's).
+// Errors start with the operation's name: "max: zero-size array to reduction operation
+// maximum which has no identity", "argmax: attempt to get argmax of an empty sequence".
+NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims = false,
+               NDArray out = {}, const Stream* stream = nullptr);
+
+// The inner product of two 1-D arrays of one length, as a 0-d array of their promoted
+// dtype. Error: "dot: shapes (3,) and (4,) not aligned: 3 (dim 0) != 4 (dim 0)".
+NDArray dot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);
+
+// ---- for the kinds that reduce (luda.fuse with a final luda.sum/max/min/prod) --------
+
+// The reduction of `op` (Sum, Prod, Max, Min) over values of `element`: the type it
+// accumulates in (sum_type for Sum and Prod; Max and Min keep the type, bool as uint8),
+// the output dtype, and the reduce and identity functions as Lua source text.
+struct ReduceParts {
+  dsl::Scalar reduce_type = dsl::Scalar::Float64;
+  dsl::Scalar output = dsl::Scalar::Float64;
+  std::string reduce;    // "function(a, b) return a + b end"
+  std::string identity;  // "function() return luda.float32(0) end"
+};
+ReduceParts reduce_parts(Reduce op, dsl::Scalar element);
+
+// The 0-based, sorted axes of 1-based `given` (negative: from the end) for an array of
+// `ndim` axes. Errors start with `who`: "sum: axis 3 is out of range for a 2-d array (axes
+// are 1 to 2, or -1 for the last)", "sum: axis 2 is repeated".
+std::vector<int> normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_view who);
+
+}  // namespace luda::array_math

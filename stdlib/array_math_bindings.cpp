@@ -1,0 +1,190 @@
+// Array arithmetic in Lua (stdlib/array_math.h does the work, on the kernel kinds):
+//   x + y, x - 1, 2 * x, x / y, x // y, x % y, x ^ 2, -x      (ndarray metamethods)
+//   luda.exp(x), luda.log(x [, base]), luda.atan(y [, x]), ... (the kernel language's math set)
+//   luda.less(x, y) greater less_equal greater_equal equal not_equal (bool arrays),
+//   luda.minimum maximum where add subtract multiply divide floor_divide mod power negative,
+//   each with an optional last {out = z, stream = s}; all-scalar operands give a Lua value.
+//   x:sum([axis] [, {keepdims =, out =, stream =}]), prod max min mean argmax argmin, and
+//   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]).
+// Full reductions give 0-d arrays, as CuPy does (no wait for the device; x:sum():item()
+// reads the value).
+#include <array>
+
+#include "stdlib/array_math.h"
+#include "stdlib/kind_bindings.h"
+
+namespace luda::lua {
+namespace {
+
+using array_math::Reduce;
+
+struct Operator {
+  const char* metamethod;
+  const char* ufunc;
+};
+constexpr Operator kOperators[] = {
+    {"__add", "add"},       {"__sub", "subtract"}, {"__mul", "multiply"}, {"__div", "divide"},
+    {"__idiv", "floor_divide"}, {"__mod", "mod"},  {"__pow", "power"},    {"__unm", "negative"},
+};
+
+// A metamethod: upvalue 1 is the ufunc's name. Lua passes __unm its operand twice.
+int l_operator(lua_State* L) {
+  std::string_view name = lua_tostring(L, lua_upvalueindex(1));
+  int nin = array_math::ufunc_inputs(name);
+  std::string who = fmt::format("ufunc '{}'", name);
+  std::array<jit::KernelArg, 2> in;
+  for (int k = 0; k < nin; ++k) in[static_cast<std::size_t>(k)] = read_operand(L, k + 1, who, k + 1, {});
+  push_array(L, array_math::apply(name, std::span<const jit::KernelArg>(in.data(), static_cast<std::size_t>(nin))));
+  return 1;
+}
+
+// luda.<name>(operands... [, {out =, stream =}]): upvalue 1 is the ufunc's name, 2 the Lua
+// name; luda.log and luda.atan take a second operand (log_base, atan2).
+int l_function(lua_State* L) {
+  std::string_view name = lua_tostring(L, lua_upvalueindex(1));
+  std::string_view fname = lua_tostring(L, lua_upvalueindex(2));
+  int options = 0;
+  int n = split_options(L, 1, &options);
+  if (n == 2 && name == "log") name = "log_base";
+  if (n == 2 && name == "atan") name = "atan2";
+  int nin = array_math::ufunc_inputs(name);
+  if (n != nin) {
+    if (fname == "log" || fname == "atan")
+      fail("luda.{} takes 1 or 2 arguments, got {}", fname, n);
+    fail("luda.{} takes {} argument{}, got {}", fname, nin, nin == 1 ? "" : "s", n);
+  }
+  std::string who = fmt::format("luda.{}", fname);
+  std::array<jit::KernelArg, 3> in;
+  for (int k = 0; k < n; ++k) in[static_cast<std::size_t>(k)] = read_operand(L, k + 1, who, k + 1, {});
+  std::span<const jit::KernelArg> operands(in.data(), static_cast<std::size_t>(n));
+  CallOptions o = read_call_options(L, options, who, {"out", "stream"});
+  NDArray result;
+  NDArray* target = &result;
+  if (o.out && !(target = test_array(L, o.out)))
+    fail("{}: option 'out' must be an ndarray, got {}", who, describe(L, o.out));
+  array_math::apply(name, operands, *target, o.stream ? &*o.stream : nullptr);
+  push_single_result(L, o, std::move(result), any_array(operands));
+  return 1;
+}
+
+// Whether the table at idx is a sequence of axes ({1, 2}) rather than options.
+bool is_axis_table(lua_State* L, int idx) {
+  return lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) > 0;
+}
+
+// x:sum([axis] [, options]) and luda.sum(x [, axis] [, options]): upvalue 1 is the Reduce.
+// The axis is an integer or a table of them (1-based, -1 the last); it may also be given
+// as options.axis.
+int l_reduce(lua_State* L) {
+  auto op = static_cast<Reduce>(lua_tointeger(L, lua_upvalueindex(1)));
+  std::string_view name = array_math::reduce_name(op);
+  NDArray& x = check_array(L, 1, name);
+  int axis = 0, options = 0;
+  if (lua_type(L, 2) == LUA_TNUMBER || is_axis_table(L, 2)) {
+    axis = 2;
+    options = lua_isnoneornil(L, 3) ? 0 : 3;
+  } else if (lua_type(L, 2) == LUA_TTABLE) {
+    options = 2;
+  } else if (!lua_isnoneornil(L, 2)) {
+    type_error(L, 2, name, "axis (integer or table of integers) or options table");
+  } else {
+    options = lua_isnoneornil(L, 3) ? 0 : 3;
+  }
+  if (options && lua_type(L, options) != LUA_TTABLE) type_error(L, options, name, "options table");
+  CallOptions o = read_call_options(L, options, name, {"axis", "keepdims", "out", "stream"});
+  if (options && !axis && push_option(L, options, "axis") != LUA_TNIL) axis = lua_gettop(L);  // stays on the stack
+  else if (options && !axis) lua_pop(L, 1);
+  std::optional<std::vector<int>> axes;
+  if (axis) {
+    std::vector<std::int64_t> given;
+    if (lua_type(L, axis) == LUA_TTABLE) {
+      auto n = static_cast<int>(lua_rawlen(L, axis));
+      for (int i = 1; i <= n; ++i) {
+        lua_rawgeti(L, axis, i);
+        given.push_back(to_integer(L, -1, name, fmt::format("axis[{}]", i)));
+        lua_pop(L, 1);
+      }
+    } else if (lua_type(L, axis) == LUA_TNUMBER) {
+      given.push_back(to_integer(L, axis, name, "axis"));
+    } else {
+      fail("{}: option 'axis' must be an integer or a table of integers (1 is the first axis, -1 the last), got {}",
+           name, describe(L, axis));
+    }
+    axes = array_math::normalize_axes(given, x.ndim(), name);
+  }
+  bool keepdims = false;
+  if (options) {
+    int type = push_option(L, options, "keepdims");
+    if (type != LUA_TNIL && type != LUA_TBOOLEAN)
+      fail("{}: option 'keepdims' must be a boolean, got {}", name, describe(L, -1));
+    keepdims = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  NDArray out;
+  if (o.out) {
+    NDArray* given = test_array(L, o.out);
+    if (!given) fail("{}: option 'out' must be an ndarray, got {}", name, describe(L, o.out));
+    out = *given;
+  }
+  NDArray result = array_math::reduce(op, x, axes, keepdims, std::move(out), o.stream ? &*o.stream : nullptr);
+  if (o.out) lua_pushvalue(L, o.out);
+  else push_array(L, std::move(result));
+  return 1;
+}
+
+// luda.dot(x, y [, {out =, stream =}])
+int l_dot(lua_State* L) {
+  NDArray& x = check_array(L, 1, "dot");
+  NDArray& y = check_array(L, 2, "dot");
+  int options = lua_isnoneornil(L, 3) ? 0 : 3;
+  if (options) check_table(L, 3, "dot");
+  CallOptions o = read_call_options(L, options, "dot", {"out", "stream"});
+  NDArray out;
+  if (o.out) {
+    NDArray* given = test_array(L, o.out);
+    if (!given) fail("dot: option 'out' must be an ndarray, got {}", describe(L, o.out));
+    out = *given;
+  }
+  NDArray result = array_math::dot(x, y, std::move(out), o.stream ? &*o.stream : nullptr);
+  if (o.out) lua_pushvalue(L, o.out);
+  else push_array(L, std::move(result));
+  return 1;
+}
+
+}  // namespace
+
+void open_array_math(lua_State* L) {
+  int module = lua_gettop(L);
+  luaL_getmetatable(L, kArrayType);
+  int meta = lua_gettop(L);
+  for (const Operator& op : kOperators) {
+    lua_pushstring(L, op.ufunc);
+    lua_pushcclosure(L, trampoline<l_operator>, 1);
+    lua_setfield(L, meta, op.metamethod);
+  }
+  // The ndarray's methods table is its __index closure's upvalue (array_bindings.cpp).
+  lua_getfield(L, meta, "__index");
+  LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
+  int methods = lua_gettop(L);
+  for (int i = 0; i <= static_cast<int>(Reduce::Argmin); ++i) {
+    std::string name(array_math::reduce_name(static_cast<Reduce>(i)));
+    lua_pushinteger(L, i);
+    lua_pushcclosure(L, trampoline<l_reduce>, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, methods, name.c_str());  // x:sum()
+    lua_setfield(L, module, name.c_str());   // luda.sum(x)
+  }
+  lua_settop(L, module);
+  for (std::string_view name : array_math::ufunc_names()) {
+    if (name == "log_base" || name == "atan2") continue;  // luda.log(x, base), luda.atan(y, x)
+    std::string n(name);
+    lua_pushstring(L, n.c_str());
+    lua_pushstring(L, n.c_str());
+    lua_pushcclosure(L, trampoline<l_function>, 2);
+    lua_setfield(L, module, n.c_str());
+  }
+  lua_pushcfunction(L, trampoline<l_dot>);
+  lua_setfield(L, module, "dot");
+}
+
+}  // namespace luda::lua

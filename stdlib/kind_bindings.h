@@ -1,0 +1,56 @@
+// What the Lua bindings of the kernel kinds (kind_bindings.cpp: luda.vectorize,
+// luda.elementwise, luda.reduction, luda.fuse) and of array arithmetic
+// (array_math_bindings.cpp) share: reading a call's operands and options, and pushing
+// its results. Hot path: nothing here allocates on a call that passes `out=`.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "jit/kernel_args.h"
+#include "runtime/ndarray.h"
+#include "runtime/stream.h"
+#include "stdlib/bindings.h"
+
+namespace luda::lua {
+
+inline constexpr int kMaxKindArgs = 32;
+
+void open_kinds(lua_State* L);        // kind_bindings.cpp
+void open_array_math(lua_State* L);   // array_math_bindings.cpp (after open_arrays)
+
+// The Lua value at idx as an operand: an ndarray (not copied: the value stays on the
+// stack through the call), a Lua integer or float (weak), a boolean, a typed scalar.
+// Error: "<who>: argument 2 'w' is a table; pass arrays, numbers, booleans or typed
+// scalars (luda.int32(v))" (`name` may be empty).
+jit::KernelArg read_operand(lua_State* L, int idx, std::string_view who, int position, std::string_view name);
+
+// The operands are the values from `first` to the top, but a final plain table with no
+// positional entries holds the call's options: returns the number of operands and sets *options to the table's index
+// (0 when there is none).
+int split_options(lua_State* L, int first, int* options);
+
+// The options of a call, read from the table at `options` (0: none), whose keys must be
+// among `allowed` ("<who>: unknown option 'outt'; expected out, stream").
+struct CallOptions {
+  int out = 0;                   // stack index of the `out` value (an array or a table of them), 0: none
+  std::optional<Stream> stream;
+};
+CallOptions read_call_options(lua_State* L, int options, std::string_view who,
+                              std::initializer_list<std::string_view> allowed);
+
+// The arrays `out` names for a kind with `nout` outputs: an ndarray (nout == 1) or a
+// sequence of nout of them. Each entry of `outs` is set to the given array (copied).
+void read_outputs(lua_State* L, int out, std::size_t nout, std::string_view who, std::span<NDArray> outs);
+
+// Pushes the result of a one-output call: the `out` value when given; else, when no
+// operand was an array, the 0-d result's element as a Lua value (a number or boolean:
+// numba's vectorize returns a scalar for scalars); else the array.
+void push_single_result(lua_State* L, const CallOptions& options, NDArray&& result, bool any_array);
+
+// Whether any operand is an array.
+bool any_array(std::span<const jit::KernelArg> args);
+
+}  // namespace luda::lua

@@ -1,0 +1,410 @@
+#include "stdlib/kind_frontend.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "runtime/error.h"
+#include "stdlib/array_math.h"
+#include "stdlib/function_source.h"
+
+namespace luda::lua {
+namespace {
+
+class BuiltinEnvironment final : public dsl::Environment {
+ public:
+  dsl::ExternalValue lookup(dsl::FunctionHandle, const std::string& name) override {
+    dsl::ExternalValue v;
+    if (name == "math" || name == "luda" || name == "cuda") {
+      v.kind = dsl::ExternalValue::Kind::Namespace;
+      v.name_space = name;
+    }
+    return v;
+  }
+};
+
+}  // namespace
+
+dsl::FunctionSource source_text_function(std::string text) { return text_source(std::move(text)); }
+
+dsl::Environment& builtin_environment() {
+  static BuiltinEnvironment env;
+  return env;
+}
+
+dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_view who) {
+  dsl::DeviceFunctionRequest request;
+  request.function = *f.function;
+  request.handle = f.handle;
+  request.name = f.name;
+  request.params = f.params;
+  request.options.target = f.target;
+  request.options.fastmath = f.fastmath;
+  request.options.boundscheck = f.boundscheck;
+  request.fuse_reduction_as_value = f.fuse_reduction_as_value;
+  dsl::DeviceFunction out = dsl::compile_device_function(request, *f.env);
+  if (out.needs_fibers)
+    fail("{}: the function calls a barrier or a warp function (cuda.syncthreads, shuffles, votes); a kind runs "
+         "each element on its own, so use luda.cuda.jit for cooperating threads",
+         who);
+  return out;
+}
+
+std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who) {
+  switch (result.kind) {
+    case dsl::Type::Kind::Scalar: return {result.scalar};
+    case dsl::Type::Kind::Tuple: {
+      std::vector<dsl::Scalar> out;
+      for (const dsl::Type& t : result.elements) {
+        if (t.kind != dsl::Type::Kind::Scalar) fail("{}: the function returns {}; return scalars", who, result.str());
+        out.push_back(t.scalar);
+      }
+      return out;
+    }
+    case dsl::Type::Kind::Void: fail("{}: the function returns no value; return the element's result", who);
+    case dsl::Type::Kind::Array: fail("{}: the function returns an array; return a scalar per element", who);
+  }
+  fail("{}: the function returns {}; return a scalar", who, result.str());
+}
+
+jit::ElementCode element_code(const TypedFunction& typed, std::string_view who) {
+  dsl::DeviceFunction f = compile_scalar_function(typed, who);
+  jit::ElementCode code;
+  code.outputs = result_scalars(f.result, who);
+  if (code.outputs.size() != 1)
+    fail("{}: the function returns {} values; it must return one (luda.elementwise takes several outputs)", who,
+         code.outputs.size());
+  code.functions = std::move(f.code);
+  code.call = std::move(f.c_name);
+  code.params = typed.params;
+  code.nvrtc_options = std::move(f.nvrtc_options);
+  code.typed = std::move(f.typed);
+  code.chunks = {typed.function->chunk};
+  code.bounds_record = f.uses_bounds;
+  return code;
+}
+
+dsl::Type strong(const dsl::Type& t) {
+  if (t.kind != dsl::Type::Kind::Scalar || !t.weak) return t;
+  return dsl::Type::scalar_of(dsl::is_float(t.scalar) ? dsl::Scalar::Float64 : dsl::Scalar::Int64);
+}
+
+dsl::Scalar numpy_result(std::span<const dsl::Type> operands) {
+  bool any_strong = false, weak_float = false;
+  DType r = DType::Bool;
+  for (const dsl::Type& t : operands) {
+    if (t.kind != dsl::Type::Kind::Scalar) continue;
+    if (t.weak) {
+      weak_float = weak_float || dsl::is_float(t.scalar);
+      continue;
+    }
+    r = any_strong ? promote_types(r, to_dtype(t.scalar)) : to_dtype(t.scalar);
+    any_strong = true;
+  }
+  bool any_weak = false;
+  for (const dsl::Type& t : operands) any_weak = any_weak || (t.kind == dsl::Type::Kind::Scalar && t.weak);
+  if (!any_strong) return weak_float ? dsl::Scalar::Float64 : dsl::Scalar::Int64;
+  if (weak_float && !is_float(r)) return dsl::Scalar::Float64;
+  if (any_weak && r == DType::Bool) return dsl::Scalar::Int64;
+  return to_scalar_kind(r);
+}
+
+bool can_cast_safe(dsl::Scalar from, dsl::Scalar to) {
+  return promote_types(to_dtype(from), to_dtype(to)) == to_dtype(to);
+}
+
+bool converts_without_loss(const dsl::Type& from, dsl::Scalar to) {
+  if (from.kind != dsl::Type::Kind::Scalar) return false;
+  if (!from.weak) return can_cast_safe(from.scalar, to);
+  if (dsl::is_float(from.scalar)) return dsl::is_float(to);
+  return to != dsl::Scalar::Bool;
+}
+
+std::string describe_type(const dsl::Type& t) {
+  if (t.kind == dsl::Type::Kind::Scalar && t.weak)
+    return dsl::is_float(t.scalar) ? "a Lua float" : "a Lua integer";
+  if (t.kind == dsl::Type::Kind::Scalar) return std::string(dsl::scalar_name(t.scalar));
+  return t.str();
+}
+
+dsl::Scalar sum_type(dsl::Scalar s) {
+  if (dsl::is_float(s)) return s;
+  if (s == dsl::Scalar::Bool || dsl::is_signed(s)) return dsl::Scalar::Int64;
+  return dsl::Scalar::UInt64;
+}
+
+std::string map_with_index(const std::string& name, const std::string& callee, const std::vector<dsl::Type>& params,
+                           dsl::Scalar result) {
+  std::string decl, args;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    decl += fmt::format("{}{} a{}", k ? ", " : "", dsl::scalar_c_type(params[k].scalar), k);
+    args += fmt::format("{}a{}", k ? ", " : "", k);
+  }
+  return fmt::format("static __device__ {} {}({}{}long long j) {{ (void)j; return {}({}); }}\n",
+                     dsl::scalar_c_type(result), name, decl, params.empty() ? "" : ", ", callee, args);
+}
+
+// ---- the kinds' frontends ------------------------------------------------------------------
+
+TypedFunction typed(const LuaFunction& f, std::vector<dsl::Type> params, dsl::Target target) {
+  TypedFunction t;
+  t.function = &f.source;
+  t.handle = f.handle;
+  t.env = f.env;
+  t.name = f.name;
+  t.params = std::move(params);
+  t.target = target;
+  t.fastmath = f.options.fastmath;
+  return t;
+}
+
+// The signature a call uses: the exact match, else the first the inputs convert to without
+// loss (NumPy's safe casting; Lua numbers are weak).
+const dsl::Signature* choose_signature(const VectorizeState& s, std::span<const dsl::Type> inputs) {
+  auto all = [&](const dsl::Signature& sig, auto&& ok) {
+    if (sig.params.size() != inputs.size()) return false;
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (inputs[k].kind != dsl::Type::Kind::Scalar || !ok(inputs[k], sig.params[k].scalar)) return false;
+    return true;
+  };
+  for (const dsl::Signature& sig : s.signatures)
+    if (all(sig, [](const dsl::Type& t, dsl::Scalar p) { return t.scalar == p; })) return &sig;
+  if (s.dynamic) return nullptr;  // other input types get a specialization of their own
+  for (const dsl::Signature& sig : s.signatures)
+    if (all(sig, converts_without_loss)) return &sig;
+  return nullptr;
+}
+
+jit::ElementCode vectorize_code(const VectorizeState& s, std::span<const dsl::Type> inputs, dsl::Target target) {
+  std::string who = s.who();
+  const dsl::Signature* sig = choose_signature(s, inputs);
+  if (!sig && !s.dynamic) {
+    std::string args, sigs;
+    for (std::size_t k = 0; k < inputs.size(); ++k) args += (k ? ", " : "") + describe_type(inputs[k]);
+    for (std::size_t k = 0; k < s.signatures.size(); ++k) sigs += (k ? ", " : "") + s.signatures[k].str();
+    fail("{}: no signature takes the arguments ({}) without loss; the signatures are {}", who, args, sigs);
+  }
+  std::vector<dsl::Type> params = sig ? sig->params : std::vector<dsl::Type>(inputs.begin(), inputs.end());
+  jit::ElementCode code = element_code(typed(s.fn, std::move(params), target), who);
+  if (sig) code.outputs = {sig->result.scalar};
+  return code;
+}
+
+namespace {
+
+std::string param_label(const std::vector<dsl::KindParam>& params, std::size_t k, bool output) {
+  return fmt::format("{} {} '{}'", output ? "output" : "argument", k + 1, params[k].name);
+}
+
+}  // namespace
+
+// The dtype of each parameter (ins then outs) for one call, CuPy's way: a placeholder
+// takes the dtype of the arrays (and typed scalars and bools) passed for it, then of the
+// outputs given; a placeholder that only Lua numbers reach takes theirs (int64, float64).
+std::vector<dsl::Scalar> bind_types(const StringKindState& s, std::span<const dsl::Type> inputs,
+                                    std::span<const std::optional<dsl::Scalar>> outputs) {
+  struct Binding {
+    dsl::Scalar type;
+    std::string from;
+  };
+  std::map<std::string, Binding> bound;
+  auto bind = [&](const std::vector<dsl::KindParam>& params, std::size_t k, dsl::Scalar t, bool output) {
+    const dsl::KindParam& p = params[k];
+    auto [it, fresh] = bound.try_emplace(p.placeholder, Binding{t, param_label(params, k, output)});
+    if (!fresh && it->second.type != t)
+      fail("{}: type placeholder {} is {} from {} but {} from {}; pass one dtype ({}:astype(\"{}\") converts)",
+           s.who(), p.placeholder, dsl::scalar_name(it->second.type), it->second.from, dsl::scalar_name(t),
+           param_label(params, k, output), p.name, dsl::scalar_name(it->second.type));
+  };
+  for (std::size_t k = 0; k < s.in.size(); ++k)
+    if (!s.in[k].placeholder.empty() && !(inputs[k].kind == dsl::Type::Kind::Scalar && inputs[k].weak))
+      bind(s.in, k, inputs[k].scalar, false);
+  for (std::size_t k = 0; k < s.out.size(); ++k)
+    if (!s.out[k].placeholder.empty() && k < outputs.size() && outputs[k]) bind(s.out, k, *outputs[k], true);
+  for (std::size_t k = 0; k < s.in.size(); ++k)
+    if (!s.in[k].placeholder.empty() && !bound.count(s.in[k].placeholder))
+      bound.emplace(s.in[k].placeholder, Binding{inputs[k].scalar, param_label(s.in, k, false)});
+  std::vector<dsl::Scalar> types;
+  auto resolve = [&](const std::vector<dsl::KindParam>& params, bool output) {
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      const dsl::KindParam& p = params[k];
+      if (p.dtype) {
+        types.push_back(*p.dtype);
+      } else if (auto it = bound.find(p.placeholder); it != bound.end()) {
+        types.push_back(it->second.type);
+      } else {
+        fail("{}: cannot tell the type of placeholder {} ({}): no argument binds it; pass the output array", s.who(),
+             p.placeholder, param_label(params, k, output));
+      }
+    }
+  };
+  resolve(s.in, false);
+  resolve(s.out, true);
+  return types;
+}
+
+jit::ElementCode elementwise_code(const StringKindState& s, std::span<const dsl::Type> inputs,
+                                  std::span<const std::optional<dsl::Scalar>> outputs, dsl::Target target) {
+  std::string who = s.who();
+  std::vector<dsl::Scalar> types = bind_types(s, inputs, outputs);
+  dsl::ElementwiseFunction ef = dsl::elementwise_function(s.in, s.out, types, s.body, s.name);
+  std::vector<dsl::Type> params;
+  for (std::size_t k = 0; k < s.in.size(); ++k) {
+    if (!s.in[k].raw) {
+      params.push_back(dsl::Type::scalar_of(types[k]));
+      continue;
+    }
+    if (inputs[k].kind != dsl::Type::Kind::Array)
+      fail("{}: {} is raw: pass an array, got {}", who, param_label(s.in, k, false), describe_type(inputs[k]));
+    if (inputs[k].scalar != types[k])
+      fail("{}: {} is raw {}, got a {} array; pass a {} array", who, param_label(s.in, k, false),
+           dsl::scalar_name(types[k]), dsl::scalar_name(inputs[k].scalar), dsl::scalar_name(types[k]));
+    params.push_back(inputs[k]);
+  }
+  std::vector<dsl::Type> all = params;
+  for (std::size_t k = 0; k < s.out.size(); ++k)
+    if (ef.out_read[k]) all.push_back(dsl::Type::scalar_of(types[s.in.size() + k]));
+  all.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64));  // i
+  all.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64));  // n
+  LuaFunction fn;
+  fn.source = ef.function;
+  fn.env = nullptr;
+  fn.name = s.name;
+  fn.options = s.options;
+  TypedFunction t = typed(fn, std::move(all), target);
+  t.env = &builtin_environment();
+  t.boundscheck = s.options.boundscheck || jit::boundscheck_from_env();
+  dsl::DeviceFunction df = compile_scalar_function(t, who);
+  result_scalars(df.result, who);  // checks that it returns values
+  jit::ElementCode code;
+  code.functions = std::move(df.code);
+  code.call = std::move(df.c_name);
+  code.params = std::move(params);
+  code.outputs.assign(types.begin() + static_cast<std::ptrdiff_t>(s.in.size()), types.end());
+  code.nvrtc_options = std::move(df.nvrtc_options);
+  code.typed = std::move(df.typed);
+  code.chunks = {ef.function.chunk};
+  code.bounds_record = df.uses_bounds;
+  return code;
+}
+
+jit::ReductionCode reduction_code(const StringKindState& s, std::span<const dsl::Type> inputs,
+                                  std::span<const std::optional<dsl::Scalar>> outputs, dsl::Target target) {
+  std::string who = s.who();
+  std::vector<dsl::Scalar> types = bind_types(s, inputs, outputs);
+  dsl::Scalar rt;
+  if (s.reduce_type.empty()) {
+    rt = types[s.in.size()];
+  } else if (std::optional<dsl::Scalar> t = dsl::parse_scalar(s.reduce_type)) {
+    rt = *t;
+  } else {
+    std::optional<dsl::Scalar> found;
+    for (std::size_t k = 0; k < s.in.size() + s.out.size() && !found; ++k) {
+      const dsl::KindParam& p = k < s.in.size() ? s.in[k] : s.out[k - s.in.size()];
+      if (p.placeholder == s.reduce_type) found = types[k];
+    }
+    if (!found)
+      fail("{}: reduce_type '{}' is neither a dtype nor a placeholder of the parameters", who, s.reduce_type);
+    rt = *found;
+  }
+  // A weak operand is a Lua number: one value for every element, which post_map may read.
+  std::vector<bool> in_is_scalar;
+  for (const dsl::Type& t : inputs) in_is_scalar.push_back(t.kind == dsl::Type::Kind::Scalar && t.weak);
+  dsl::ReductionFunctions fns = dsl::reduction_functions(s.in, s.out, types, rt, in_is_scalar, s.map, s.reduce,
+                                                         s.post, s.identity, s.name);
+  jit::ReductionCode code;
+  for (std::size_t k = 0; k < s.in.size(); ++k) code.map_params.push_back(dsl::Type::scalar_of(types[k]));
+  code.post_inputs = fns.post_inputs;
+  code.reduce_type = rt;
+  code.outputs.assign(types.begin() + static_cast<std::ptrdiff_t>(s.in.size()), types.end());
+  auto compile = [&](const dsl::FunctionSource& src, std::string_view part, std::vector<dsl::Type> params) {
+    TypedFunction t;
+    t.function = &src;
+    t.env = &builtin_environment();
+    t.name = fmt::format("{}_{}", s.name, part);
+    t.params = std::move(params);
+    t.target = target;
+    t.fastmath = s.options.fastmath;
+    dsl::DeviceFunction df = compile_scalar_function(t, who);
+    code.functions += df.code;
+    code.typed += df.typed;
+    code.chunks.push_back(src.chunk);
+    for (std::string& o : df.nvrtc_options)
+      if (std::find(code.nvrtc_options.begin(), code.nvrtc_options.end(), o) == code.nvrtc_options.end())
+        code.nvrtc_options.push_back(std::move(o));
+    return df.c_name;
+  };
+  dsl::Type r = dsl::Type::scalar_of(rt);
+  std::vector<dsl::Type> map_params = code.map_params;
+  map_params.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64));  // _j
+  std::vector<dsl::Type> post_params = {r};
+  for (int k : fns.post_inputs) post_params.push_back(code.map_params[static_cast<std::size_t>(k)]);
+  code.map = compile(fns.map, "map", std::move(map_params));
+  code.reduce = compile(fns.reduce, "reduce", {r, r});
+  code.post = compile(fns.post, "post", std::move(post_params));
+  code.identity = compile(fns.identity, "identity", {});
+  return code;
+}
+
+jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target) {
+  std::string who = s.who();
+  std::vector<dsl::Type> params(inputs.begin(), inputs.end());
+  TypedFunction t = typed(s.fn, params, target);
+  t.fuse_reduction_as_value = true;
+  dsl::DeviceFunction value = compile_scalar_function(t, who);
+  std::vector<dsl::Scalar> results = result_scalars(value.result, who);
+  if (results.size() != 1) fail("{}: luda.{} reduces one value per element, got {}", who, s.shape.op, results.size());
+  array_math::ReduceParts parts = array_math::reduce_parts(*array_math::parse_reduce(s.shape.op), results[0]);
+  jit::ReductionCode code;
+  code.functions = value.code;
+  code.typed = value.typed;
+  code.nvrtc_options = value.nvrtc_options;
+  code.chunks = {s.fn.source.chunk};
+  code.map = value.c_name + "_j";
+  code.functions += map_with_index(code.map, value.c_name, params, parts.reduce_type);
+  code.map_params = params;
+  code.reduce_type = parts.reduce_type;
+  code.outputs = {parts.output};
+  auto compile = [&](const std::string& text, std::string_view part, std::vector<dsl::Type> ps) {
+    dsl::FunctionSource src = source_text_function(text);
+    TypedFunction f;
+    f.function = &src;
+    f.env = &builtin_environment();
+    f.name = fmt::format("{}_{}", s.fn.name, part);
+    f.params = std::move(ps);
+    f.target = target;
+    dsl::DeviceFunction df = compile_scalar_function(f, who);
+    code.functions += df.code;
+    code.typed += df.typed;
+    return df.c_name;
+  };
+  dsl::Type r = dsl::Type::scalar_of(parts.reduce_type);
+  code.reduce = compile(parts.reduce, "reduce", {r, r});
+  code.post = compile("function(a) return a end", "post", {r});
+  code.identity = compile(parts.identity, "identity", {});
+  return code;
+}
+
+
+dsl::Signature parse_vectorize_signature(std::string_view text, const LuaFunction& fn, std::string_view who) {
+  dsl::Signature sig = dsl::parse_signature(text);
+  if (sig.params.size() != fn.params.size())
+    fail("{}: the signature '{}' has {} parameter{} but the function takes {}", who, text, sig.params.size(),
+         sig.params.size() == 1 ? "" : "s", fn.params.size());
+  for (const dsl::Type& t : sig.params)
+    if (t.kind != dsl::Type::Kind::Scalar)
+      fail("{}: the signature '{}' takes {}; a vectorize signature names scalar types (\"float32(float32, float32)\")",
+           who, text, t.str());
+  if (sig.result.kind != dsl::Type::Kind::Scalar)
+    fail("{}: the signature '{}' returns {}; a vectorize function returns one scalar", who, text, sig.result.str());
+  return sig;
+}
+
+void add_signature(VectorizeState& s, dsl::Signature sig) {
+  for (const dsl::Signature& have : s.signatures)
+    if (have.params == sig.params && have.result == sig.result) return;
+  s.signatures.push_back(std::move(sig));
+}
+
+}  // namespace luda::lua
