@@ -1,6 +1,7 @@
 -- examples/*.lua run by the luda binary (LUDA_BIN) on each device, chosen by LUDA_DEVICE
--- (the cpu target always, a GPU when one is usable): quickstart, and raw_kernel and
--- raw_module, whose printed arrays must be the ones NumPy prints for CuPy's guide (the
+-- (the cpu target always, a GPU when one is usable): quickstart, raw_kernel and
+-- raw_module, and the kernel kinds' vectorize, elementwise, reduction and fuse, whose
+-- printed arrays must be the ones NumPy prints for CuPy's guide and Numba's tutorial (the
 -- expected text below is numpy's repr of the same arrays). With no LUDA_DEVICE, quickstart
 -- runs on the default device and, without a GPU, says once on stderr that it runs on the
 -- cpu.
@@ -69,6 +70,56 @@ array([[ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9.],
        [90., 91., 92., 93., 94., 95., 96., 97., 98., 99.]], dtype=float32)
 ]=]
 
+-- examples/vectorize.lua: Numba's tutorial add_ufunc (numpy: repr(a + b), repr(b_col + c)).
+local ADD_UFUNC = [=[
+a + b:
+array([11, 22, 33, 44])
+
+b_col + c:
+array([[10, 11, 12, 13],
+       [24, 25, 26, 27],
+       [38, 39, 40, 41],
+       [52, 53, 54, 55]])
+]=]
+-- examples/elementwise.lua: CuPy's guide squared_diff (its printed results), then
+-- dnnLayerNode on [[0, 1, 2], [3, 4, 5]] * [0.5, 1, 2] + 1 (numpy's repr of the same).
+local SQUARED_DIFF = [=[
+squared_diff(x, y):
+array([[ 0.,  0.,  0.,  0.,  0.],
+       [25., 25., 25., 25., 25.]], dtype=float32)
+squared_diff(x, 5):
+array([[25., 16.,  9.,  4.,  1.],
+       [ 0.,  1.,  4.,  9., 16.]], dtype=float32)
+squared_diff(x, y, z) wrote z:
+array([[ 0.,  0.,  0.,  0.,  0.],
+       [25., 25., 25., 25., 25.]], dtype=float32)
+]=]
+local DNN_LAYER_NODE = [=[
+dnnLayerNode(x, w, 1) with x = [[0, 1, 2], [3, 4, 5]], w = [0.5, 1, 2]:
+array([[ 1. ,  2. ,  5. ],
+       [ 2.5,  5. , 11. ]], dtype=float32)
+]=]
+-- examples/reduction.lua: CuPy's guide l2norm (its printed result), then dnnLayer on
+-- arange(10).reshape(2, 5) and arange(5) with bias 0.5 (numpy's repr of the same).
+local L2NORM = [=[
+l2norm(x, {axis = 2}):
+array([ 5.477226 , 15.9687195], dtype=float32)
+]=]
+local DNN_LAYER = [=[
+dnnLayer(x, w, 0.5) with x = [[0..4], [5..9]], w = [0..4]:
+array(110.5, dtype=float32)
+dnnLayer(x, w, 0.5, {axis = 2}):
+array([30.5, 80.5], dtype=float32)
+]=]
+-- examples/fuse.lua: CuPy's guide squared_diff of arange(10) and its reverse.
+local FUSE = [=[
+squared_diff(x, x reversed):
+array([81, 49, 25,  9,  1,  1,  9, 25, 49, 81])
+sum of the squared differences: 330
+row sums of squares of [[0, 1, 2], [3, 4, 5]]:
+array([ 5, 50])
+]=]
+
 -- What quickstart prints on `device` ("cpu" or "cuda").
 local function check_quickstart(out, device)
   contains(out, "array([[ 0.,  1.,  2.,  3.],\n       [ 4.,  5.,  6.,  7.],\n" ..
@@ -112,5 +163,37 @@ describe("examples", function()
     contains(out, ARANGE .. "test_multiply: y = x1 * x2 matches the host\n")
     contains(out, "test_sum on random x2 matches the host\n")
     contains(out, "test_multiply on random x2 matches the host\n")
+  end)
+
+  on_devices("vectorize.lua gives Numba's add_ufunc results and matches plain Lua on a million elements", function(device)
+    local out, err, code = luda(example("vectorize.lua"), device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, ADD_UFUNC)
+    assert(out:find("\ngaussian_pdf%(x%[0%], 0%.0, 1%.0%) = [%d%.e%-]+ %(plain Lua: [%d%.e%-]+%)\n"), out)
+    contains(out, "gaussian_pdf matches plain Lua on all 1000000 elements")
+    contains(out, "polar_distance matches plain Lua on all 1000000 elements")
+  end)
+
+  on_devices("elementwise.lua gives CuPy's squared_diff and dnnLayerNode results", function(device)
+    local out, err, code = luda(example("elementwise.lua"), device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, SQUARED_DIFF)
+    contains(out, DNN_LAYER_NODE)
+    contains(out, "dnnLayerNode matches plain Lua on all 1000000 elements")
+  end)
+
+  on_devices("reduction.lua gives CuPy's l2norm and dnnLayer results", function(device)
+    local out, err, code = luda(example("reduction.lua"), device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, L2NORM)
+    contains(out, DNN_LAYER)
+    assert(out:find("\ndnnLayer over 1000000 float32 elements: [%d%.e%-]+, the float64 sum in plain Lua [%d%.e%-]+ %(difference"), out)
+  end)
+
+  on_devices("fuse.lua gives CuPy's fused squared_diff, its sum, and the layer", function(device)
+    local out, err, code = luda(example("fuse.lua"), device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, FUSE)
+    contains(out, "fused layer matches plain Lua on all 1000000 elements")
   end)
 end)
