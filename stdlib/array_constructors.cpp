@@ -9,6 +9,28 @@
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
+
+Shape check_shape(lua_State* L, int arg, std::string_view fname) {
+  Shape shape;
+  if (lua_type(L, arg) == LUA_TNUMBER) {
+    shape.push_back(to_integer(L, arg, fname, "shape"));
+  } else if (lua_type(L, arg) == LUA_TTABLE) {
+    auto n = static_cast<int>(lua_rawlen(L, arg));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, arg, i);
+      std::int64_t e = to_integer(L, -1, fname, fmt::format("shape[{}]", i));
+      lua_pop(L, 1);
+      shape.push_back(e);
+    }
+  } else {
+    type_error(L, arg, fname, "shape (a number or a sequence of numbers)");
+  }
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0)
+      fail("{}: negative dimensions are not allowed (shape {})", fname, shape_str(shape));
+  return shape;
+}
+
 namespace {
 
 constexpr int kMaxDims = 64;
@@ -118,28 +140,6 @@ class NestedTable {
   std::vector<std::byte> bytes_;
   std::size_t cursor_ = 0;
 };
-
-// A shape: a number or a Lua sequence of numbers.
-Shape check_shape(lua_State* L, int arg, std::string_view fname) {
-  Shape shape;
-  if (lua_type(L, arg) == LUA_TNUMBER) {
-    shape.push_back(to_integer(L, arg, fname, "shape"));
-  } else if (lua_type(L, arg) == LUA_TTABLE) {
-    auto n = static_cast<int>(lua_rawlen(L, arg));
-    for (int i = 1; i <= n; ++i) {
-      lua_rawgeti(L, arg, i);
-      std::int64_t e = to_integer(L, -1, fname, fmt::format("shape[{}]", i));
-      lua_pop(L, 1);
-      shape.push_back(e);
-    }
-  } else {
-    type_error(L, arg, fname, "shape (a number or a sequence of numbers)");
-  }
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] < 0)
-      fail("{}: negative dimensions are not allowed (shape {})", fname, shape_str(shape));
-  return shape;
-}
 
 // A CUDA device for luda.to_device and luda.cuda.*: the current device when it is a CUDA
 // one, else cuda:0 (NoDeviceError without one).
@@ -319,6 +319,8 @@ int l_device_array_like(lua_State* L) {
 }
 
 }  // namespace
+
+
 
 NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Device device,
                          std::string_view fname) {

@@ -523,7 +523,7 @@ describe("array reductions", function()
     end)
 
     on_devices("errors: lengths and dimensions", function()
-      raises("dot: shapes (3,) and (4,) not aligned: 3 (dim 0) != 4 (dim 0)", function() return luda.dot(luda.ones(3), luda.ones(4)) end)
+      raises("dot: shapes (3,) and (4,) not aligned: 3 (axis 1) != 4 (axis 1)", function() return luda.dot(luda.ones(3), luda.ones(4)) end)
       raises("dot: takes two 1-D arrays (the inner product of vectors), got shapes (2, 2) and (2,)",
              function() return luda.dot(luda.ones({ 2, 2 }), luda.ones(2)) end)
     end)
