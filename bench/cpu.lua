@@ -105,6 +105,18 @@ local per_elem_cfg = { (N + 255) // 256, 256 }
 local first1, luda1 = run_luda(layer, per_elem_cfg)
 local first2, luda2 = run_luda(layer_stride, { 64, 256 })
 
+-- The same loop as CuPy's ElementwiseKernel (the kind a user writes for this): its cpu
+-- template runs chunks of the array on the pool as plain loops, streaming a large output.
+local layer_kind = luda.elementwise("T x, T w, T b", "T z", "z = x * w + b", "layer")
+local t_kind = luda.clock()
+layer_kind(x, w, b, z)
+local first3 = luda.clock() - t_kind
+do
+  local got = checksum(z:totable())
+  assert(got == want, ("elementwise gives checksum %.17g, plain Lua %.17g"):format(got, want))
+end
+local luda3 = best_of(10, function() layer_kind(x, w, b, z) end)
+
 ----------------------------------------------------------------- 2. the tiled transpose
 local TILE, TILE_PADDED = 32, 33
 local transpose_tiled = cuda.jit(function(a, out)
@@ -148,6 +160,7 @@ print(("| same loop in C++ (bench/cpu_baseline.cpp, %s) | %s | | | |"):format(FL
 for _, row in ipairs({
   { ("cuda.jit on cpu, one thread per element {%d, 256}"):format(per_elem_cfg[1]), luda1, first1 },
   { "cuda.jit on cpu, grid-stride loop {64, 256}", luda2, first2 },
+  { "luda.elementwise on cpu (z = x * w + b)", luda3, first3 },
 }) do
   local speedup, vs_cxx = lua_s / row[2], row[2] / cxx_s
   print(("| %s | %s (first call, compiling: %s) | %.0fx plain Lua; %.2fx the C++ time | >= 50x; <= 2x | %s; %s |"):format(

@@ -2,7 +2,7 @@
 -- in the same process, and host dispatch per call. GPU times are medians of CUDA-event
 -- timed runs after a warm-up; dispatch is host time per call over many calls with no
 -- synchronization (n = 1024, outputs given), the median of 5 rounds. Inputs are random
--- (a hash of the index and a seed, made on the device). bench/kinds.sh runs this next to
+-- (luda.random, made on the device). bench/kinds.sh runs this next to
 -- CuPy and Numba (bench/peers_kinds.py) and the bare cuLaunchKernel (launch_floor).
 --   build/luda bench/kinds.lua            on a GPU: 64Mi float32, 8192x8192
 --   build/luda bench/kinds.lua --smoke    small sizes on the default device (cpu too),
@@ -31,7 +31,11 @@ end
 local function sync() if ON_GPU then cuda.synchronize() end end
 
 -- Time of fn in microseconds: the median of REPS runs after one warm-up; CUDA events on
--- a GPU, the host clock on the cpu.
+-- a GPU, the host clock on the cpu. On a GPU each sample is BATCH calls back to back
+-- between the events, divided by BATCH: one call alone would also count the time the GPU
+-- waits for the host to issue it (5-13 us per call for luda and CuPy alike, which is 10%
+-- of a 70 us sum). bench/peers_kinds.py times CuPy and Numba the same way.
+local BATCH = 10
 local function time_us(fn)
   fn()
   sync()
@@ -39,8 +43,10 @@ local function time_us(fn)
   for r = 1, REPS do
     if ON_GPU then
       local a, b = luda.event(), luda.event()
-      a:record(); fn(); b:record(); b:synchronize()
-      times[r] = a:elapsed_time(b) * 1e3
+      a:record()
+      for _ = 1, BATCH do fn() end
+      b:record(); b:synchronize()
+      times[r] = a:elapsed_time(b) * 1e3 / BATCH
     else
       local t0 = luda.clock()
       fn()
@@ -64,22 +70,10 @@ local function dispatch_us(fn)
   return median(samples)
 end
 
--- Random float32 in [lo, hi): a hash of the element index and a seed, on the device.
-local fill_kernel = cuda.jit(function(out, seed, lo, span)
-  local start, stride = cuda.grid(1), cuda.gridsize(1)
-  for i = start, out.size - 1, stride do
-    local h = (i * 2654435761 + seed) & 0xffffffff
-    h = ((h ~ (h >> 16)) * 0x45d9f3b) & 0xffffffff
-    h = ((h ~ (h >> 16)) * 0x45d9f3b) & 0xffffffff
-    h = h ~ (h >> 16)
-    out[i] = lo + span * (luda.float32(h) * 2.3283064e-10)
-  end
-end)
+-- Random float32 in [lo, hi) (default [-1, 1)): luda.random on the device, one seed per array.
 local function random(shape, seed, lo, hi)
-  local x = luda.empty(shape, "float32")
-  local flat = x:reshape(x.size)
-  fill_kernel[{ 1024, 256 }](flat, seed, luda.float32(lo or -1), luda.float32((hi or 1) - (lo or -1)))
-  return x
+  lo, hi = lo or -1, hi or 1
+  return luda.random.random(shape, "float32", { seed = seed }) * (hi - lo) + lo
 end
 
 -------------------------------------------------------------------------- the kernels
@@ -185,14 +179,18 @@ end
 m = nil
 collectgarbage()
 
--- Host dispatch, n = 1024, outputs given.
+-- Host dispatch, n = 1024, outputs given. The tables a call takes are made once, outside
+-- the loop, as a Lua program that calls a kernel in a loop keeps them (a table made per
+-- call would time Lua's allocator and collector, not the dispatch).
 local xs, ws, bs, zs = random(DISPATCH_N, 10), random(DISPATCH_N, 11), random(DISPATCH_N, 12), luda.empty(DISPATCH_N, "float32")
 local z0 = luda.empty({}, "float32")
-results.d_vec = dispatch_us(function() layer_vec(xs, ws, bs, { out = zs }) end)
+local out_zs, out_z0 = { out = zs }, { out = z0 }
+local grid, block, raw_args = { 4 }, { 256 }, { xs, ws, zs, DISPATCH_N }
+results.d_vec = dispatch_us(function() layer_vec(xs, ws, bs, out_zs) end)
 results.d_ew = dispatch_us(function() layer_ew(xs, ws, bs, zs) end)
-results.d_red = dispatch_us(function() dnn(xs, ws, 0.1, { out = z0 }) end)
-results.d_fuse = dispatch_us(function() layer_fuse(xs, ws, bs, { out = zs }) end)
-results.d_raw = dispatch_us(function() raw_add({ 4 }, { 256 }, { xs, ws, zs, DISPATCH_N }) end)
+results.d_red = dispatch_us(function() dnn(xs, ws, 0.1, out_z0) end)
+results.d_fuse = dispatch_us(function() layer_fuse(xs, ws, bs, out_zs) end)
+results.d_raw = dispatch_us(function() raw_add(grid, block, raw_args) end)
 check_elements("raw_kernel add", zs, function(p, q) return p + q end, { xs, ws })  -- the last call above
 
 ---------------------------------------------------------------------------------- report

@@ -29,7 +29,10 @@ DISPATCH_N = 1024
 REPS = 20
 
 
-def gpu_us(fn, reps=REPS, warm=3):
+BATCH = 10  # calls per timed sample, as bench/kinds.lua: excludes the host's issue latency
+
+
+def gpu_us(fn, reps=REPS, warm=3, batch=BATCH):
     for _ in range(warm):
         fn()
     cp.cuda.Device().synchronize()
@@ -37,10 +40,11 @@ def gpu_us(fn, reps=REPS, warm=3):
     for _ in range(reps):
         a, b = cp.cuda.Event(), cp.cuda.Event()
         a.record()
-        fn()
+        for _ in range(batch):
+            fn()
         b.record()
         b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b) * 1e3)
+        times.append(cp.cuda.get_elapsed_time(a, b) * 1e3 / batch)
     return statistics.median(times)
 
 
@@ -153,10 +157,14 @@ try:
     from numba import cuda, vectorize
 
     numba_version = numba.__version__
-    F3 = ["float32(float32, float32, float32)"]
-    nb_layer = vectorize(F3, target="cuda")(lambda x, w, b: x * w + b)
+    # Named defs only: numba-cuda builds its vectorize kernel from a template string
+    # "def __vectorized_{fn.__name__}(...)", so a lambda (named "<lambda>") makes that
+    # source a SyntaxError ("expected '('", line 2 of <string>).
+    @vectorize(["float32(float32, float32, float32)"], target="cuda")
+    def nb_layer(x, w, b):
+        return x * w + b
 
-    @vectorize(F3, target="cuda")
+    @vectorize(["float32(float32, float32, float32)"], target="cuda")
     def nb_gpdf(x, mean, sigma):
         return math.exp(-0.5 * ((x - mean) / sigma) ** 2) / (sigma * SQRT_2PI)
 
@@ -172,12 +180,8 @@ try:
 
     d = cuda.as_cuda_array
     dx, dw, db, dz, dg = d(x), d(w), d(b), d(z), d(g)
-    res["numba", "vec_us"] = gpu_us(lambda: nb_layer(dx, dw, db, out=dz))
-    res["numba", "gpdf_us"] = gpu_us(lambda: nb_gpdf(dg, np.float32(0), np.float32(1), out=dz))
     dr1, dt1, dr2, dt2 = d(r1), d(t1), d(r2), d(t2)
-    res["numba", "polar_us"] = gpu_us(lambda: nb_polar(dr1, dt1, dr2, dt2, out=dz), reps=5)
     dxs, dws, dbs, dzs = d(xs), d(ws), d(bs), d(zs)
-    res["numba", "d_vec"] = dispatch_us(lambda: nb_layer(dxs, dws, dbs, out=dzs), calls=300, warm=30)
 
     @cuda.jit
     def nb_add(x, y, out):
@@ -185,7 +189,23 @@ try:
         for i in range(start, x.shape[0], stride):
             out[i] = x[i] + y[i]
 
-    res["numba", "d_raw"] = dispatch_us(lambda: nb_add[4, 256](dxs, dws, dzs), calls=2000, warm=100)
+    def numba_row(key, measure):
+        """One row at a time, so that one failing row leaves the others' figures."""
+        try:
+            res["numba", key] = measure()
+        except Exception as ex:
+            print(f"numba {key} failed:", type(ex).__name__, ex, flush=True)
+
+    def nb_layer_us():
+        us = gpu_us(lambda: nb_layer(dx, dw, db, out=dz))
+        check("numba vectorize x*w+b", z, x.astype(cp.float64) * w + b)  # dz is z's memory
+        return us
+
+    numba_row("vec_us", nb_layer_us)
+    numba_row("gpdf_us", lambda: gpu_us(lambda: nb_gpdf(dg, np.float32(0), np.float32(1), out=dz)))
+    numba_row("polar_us", lambda: gpu_us(lambda: nb_polar(dr1, dt1, dr2, dt2, out=dz), reps=5))
+    numba_row("d_vec", lambda: dispatch_us(lambda: nb_layer(dxs, dws, dbs, out=dzs), calls=300, warm=30))
+    numba_row("d_raw", lambda: dispatch_us(lambda: nb_add[4, 256](dxs, dws, dzs), calls=2000, warm=100))
 except Exception as ex:  # report, keep the CuPy figures
     print("numba failed:", type(ex).__name__, ex, flush=True)
 

@@ -3,7 +3,9 @@
 -- synchronization; the median). Written for profiling with the fake driver:
 --   bench/fake_driver/build.sh
 --   LD_LIBRARY_PATH=$PWD/build-fake-driver FAKE_CUDA_LAUNCH_NS=0 build/luda bench/fake_driver/dispatch.lua [what] [calls]
--- what: all (default), or a comma-separated list of raw, raw_table, jit, jit_inline.
+-- what: all (default), or a comma-separated list of raw, raw_hoisted, raw_table, jit, jit_inline, and the
+-- kinds as bench/kinds.lua's dispatch section calls them (options tables built once):
+-- vectorize, elementwise, reduction, fuse.
 -- It runs on a real GPU too. The kernels' results are not checked: with the fake driver
 -- no kernel runs.
 local luda = require "luda"
@@ -50,6 +52,18 @@ extern "C" __global__ void add(const float* x, const float* y, float* z, long lo
   return "raw_kernel add, 4 args, args table reused", per_call_us(function() add({4}, {256}, args) end)
 end
 
+cases.raw_hoisted = function()
+  local add = luda.raw_kernel([[
+extern "C" __global__ void add(const float* x, const float* y, float* z, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) z[i] = x[i] + y[i];
+}]], "add")
+  local grid, block, args = {4}, {256}, {x, y, z, n}
+  return "raw_kernel add, grid, block and args tables reused (bench/kinds.lua)",
+         per_call_us(function() add(grid, block, args) end)
+end
+
 cases.raw_table = function()
   local add = luda.raw_kernel([[
 extern "C" __global__ void add(const float* x, const float* y, float* z, long long n) {
@@ -78,7 +92,32 @@ cases.jit_inline = function()
   return "cuda.jit add, k[{4, 256}](x, y, z)", per_call_us(function() k[{4, 256}](x, y, z) end)
 end
 
-local order = {"raw", "raw_table", "jit", "jit_inline"}
+-- The kinds: z = x*w+b at n = 1024 with the output given, as bench/kinds.lua.
+local b = luda.zeros(n, "float32")
+local z0 = luda.empty({}, "float32")
+local out_z, out_z0 = {out = z}, {out = z0}
+
+cases.vectorize = function()
+  local f = luda.vectorize({"float32(float32, float32, float32)"}, function(p, q, r) return p * q + r end)
+  return "vectorize x*w+b, {out = z}", per_call_us(function() f(x, y, b, out_z) end)
+end
+
+cases.elementwise = function()
+  local k = luda.elementwise("T x, T w, T b", "T z", "z = (x * w) + b", "dnnLayerNode")
+  return "elementwise x*w+b, k(x, w, b, z)", per_call_us(function() k(x, y, b, z) end)
+end
+
+cases.reduction = function()
+  local k = luda.reduction("T x, T w, T bias", "T z", "x * w", "a + b", "z = a + bias", "0", "dnnLayer")
+  return "reduction dnnLayer, k(x, w, 0.1, {out = z0})", per_call_us(function() k(x, y, 0.1, out_z0) end)
+end
+
+cases.fuse = function()
+  local f = luda.fuse(function(p, q, r) return p * q + r end, {name = "dnnLayerNode"})
+  return "fuse x*w+b, {out = z}", per_call_us(function() f(x, y, b, out_z) end)
+end
+
+local order = {"raw", "raw_hoisted", "raw_table", "jit", "jit_inline", "vectorize", "elementwise", "reduction", "fuse"}
 print(("device: %s"):format(luda.device(0).name))
 local wanted = {}
 for name in what:gmatch("[^,]+") do wanted[name] = true end
