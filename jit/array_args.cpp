@@ -10,22 +10,7 @@
 
 namespace luda::jit {
 
-void ArgBuffer::clear() {
-  used_ = 0;
-  offsets_.clear();
-}
-
-// Every launch packs through here: the words are written in place, with no vector resize
-// (which fills, and showed in profiles of the launch path) once the storage has grown.
-std::size_t ArgBuffer::put(const void* bytes, std::size_t n) {
-  std::size_t at = used_, words = (n + 7) / 8;
-  if (at + words > words_.size()) words_.resize(std::max<std::size_t>(2 * words_.size(), at + words + 32));
-  if (words) words_[at + words - 1] = 0;  // the last word's padding bytes are zero
-  std::memcpy(words_.data() + at, bytes, n);
-  used_ = at + words;
-  offsets_.push_back(at);
-  return at * 8;
-}
+void ArgBuffer::grow(std::size_t words) { words_.resize(std::max<std::size_t>(2 * words_.size(), words + 32)); }
 
 void** ArgBuffer::pointers() {
   if (pointers_.size() != offsets_.size()) pointers_.resize(offsets_.size());

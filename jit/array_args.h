@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,9 +31,27 @@ inline std::size_t array_struct_size(int ndim) { return 8 + 16 * static_cast<std
 // packing allocates nothing. Every slot is 8-byte aligned (the ABI's largest alignment).
 class ArgBuffer {
  public:
-  void clear();
-  // Appends `n` bytes; returns the slot's offset.
-  std::size_t put(const void* bytes, std::size_t n);
+  void clear() {
+    used_ = 0;
+    offsets_.clear();
+  }
+  // Appends `n` bytes; returns the slot's offset. Inline: every launch packs through here.
+  // The words are written in place, with no vector resize (which fills, and showed in
+  // profiles of the launch path) once the storage has grown.
+  std::size_t put(const void* bytes, std::size_t n) {
+    std::size_t at = used_, words = (n + 7) / 8;
+    if (at + words > words_.size()) [[unlikely]] grow(at + words);
+    std::uint64_t* to = words_.data() + at;
+    if (n == 8) {  // a pointer or a 64-bit scalar: one move
+      std::memcpy(to, bytes, 8);
+    } else {
+      if (words) to[words - 1] = 0;  // the last word's padding bytes are zero
+      std::memcpy(to, bytes, n);
+    }
+    used_ = at + words;
+    offsets_.push_back(at);
+    return at * 8;
+  }
   // The void* array cuLaunchKernel takes; valid until the next clear/put.
   void** pointers();
   std::size_t count() const { return offsets_.size(); }
@@ -40,6 +59,7 @@ class ArgBuffer {
   const unsigned char* slot(std::size_t i) const;
 
  private:
+  void grow(std::size_t words);
   std::vector<std::uint64_t> words_;  // storage; the first used_ words are the slots
   std::size_t used_ = 0;
   std::vector<std::size_t> offsets_;  // in words

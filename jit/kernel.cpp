@@ -185,7 +185,7 @@ void JitKernel::check_count(std::size_t n) const {
 }
 
 int JitKernel::launch_device(std::span<const KernelArg> args) const {
-  std::optional<Device> d = arrays_device(fmt::format("kernel '{}'", name_), args, param_names_);
+  std::optional<Device> d = arrays_device("kernel", name_, args, param_names_);
   if (!d) d = current_device();
   if (d->is_cpu()) return kCpuDevice;
   return d->index;

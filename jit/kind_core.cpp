@@ -203,17 +203,6 @@ ProgramText Core::program(const KindSource& source, const std::vector<std::strin
   return p;
 }
 
-Extent extent_of(const NDArray& x) {
-  std::int64_t lo = 0, hi = 0;
-  for (int k = 0; k < x.ndim(); ++k) {
-    std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  auto base = reinterpret_cast<std::uintptr_t>(x.data());
-  auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
-  return {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
-}
-
 void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
                  const std::string& who) {
   ContextScope scope(ordinal);  // one cuCtxGetCurrent when the context is current already

@@ -65,7 +65,7 @@ class Core {
   std::string input_label(std::size_t k) const;
   std::string output_label(std::size_t k) const;
 
-  // Errors for the wrong number of inputs or outputs.
+  // Errors for the wrong number of inputs or outputs (a call compares the counts first).
   void check_counts(std::size_t inputs, std::size_t outputs) const;
   // Where the call runs: the arrays' device (kCpuDevice for cpu), the current device when
   // there is none; mixed devices or an empty handle raise arrays_device's error.
@@ -109,7 +109,17 @@ struct Extent {
   std::uintptr_t lo = 0, hi = 0;
   bool overlaps(const Extent& o) const { return lo < o.hi && o.lo < hi; }
 };
-Extent extent_of(const NDArray& a);
+// Inline: a call asks it of every operand, for the overlap checks.
+inline Extent extent_of(const NDArray& x) {
+  std::int64_t lo = 0, hi = 0;
+  for (int k = 0; k < x.ndim(); ++k) {
+    std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(x.data());
+  auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
+  return {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
+}
 
 // The launch, on cuda (the context made current only when it is not) or on the cpu.
 void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,

@@ -2,7 +2,8 @@
 // memory of split reductions. What both kinds share is in jit/kind_core.h.
 #include <algorithm>
 #include <chrono>
-#include <tuple>
+#include <cstring>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,59 @@ struct Grid {
 
 long long round_up(long long a, long long m) { return ceil_div(a, m) * m; }
 
+// The grid of a launch (kind_templates.h). cuda: blocks of 256 threads, a few per SM; rows
+// split into segments when there are too few of them to fill the device.
+Grid plan_grid(bool cpu, ReductionStrategy strategy, long long rows, long long len, int vector, bool warp,
+               long long resident_blocks) {
+  Grid g;
+  const long long lenp = std::max(len, 1LL);
+  if (cpu) {
+    const long long T = cpu_thread_count();
+    g.grid = Dim3{1, 1, 1};
+    g.rows_per_block = rows;
+    g.seg = lenp;
+    if (rows * lenp > kCpuSmallWork) {
+      if (strategy == ReductionStrategy::Columns) {
+        g.rows_per_block = std::max(64LL, round_up(ceil_div(rows, 4 * T), 64));
+        g.grid.x = ceil_div(rows, g.rows_per_block);
+        if (g.grid.x < T) g.grid.y = std::clamp(ceil_div(len, 1024), 1LL, ceil_div(4 * T, g.grid.x));
+      } else if (rows >= T) {
+        g.rows_per_block = ceil_div(rows, 4 * T);
+        g.grid.x = ceil_div(rows, g.rows_per_block);
+      } else {
+        g.rows_per_block = 1;
+        g.grid.x = rows;
+        g.grid.y = std::clamp(ceil_div(len, kCpuSegment), 1LL, ceil_div(4 * T, rows));
+      }
+      g.seg = ceil_div(lenp, g.grid.y);
+      g.grid.y = ceil_div(lenp, g.seg);
+    }
+  } else {
+    const long long target = resident_blocks;
+    g.seg = lenp;
+    if (strategy == ReductionStrategy::Columns) {
+      g.block = Dim3{32, 8, 1, 2};
+      g.grid.x = ceil_div(rows, 32LL * vector);
+      if (g.grid.x < target && len > 64)
+        g.grid.y = std::min({ceil_div(target, g.grid.x), ceil_div(len, 64), 65535LL});
+      g.seg = ceil_div(lenp, g.grid.y);
+    } else if (warp) {
+      g.block = Dim3{kKindBlock, 1, 1};
+      g.grid.x = ceil_div(rows, kKindBlock / 32);
+    } else {
+      g.block = Dim3{kKindBlock, 1, 1};
+      g.grid.x = rows;
+      long long per_block = static_cast<long long>(kKindBlock) * vector * 4;
+      if (rows < target && len > per_block)
+        g.grid.y = std::min({ceil_div(target, rows), ceil_div(len, per_block), 65535LL});
+      g.seg = round_up(ceil_div(lenp, g.grid.y), vector);
+    }
+    g.grid.y = ceil_div(lenp, g.seg);
+  }
+  if (g.grid.y > 1) g.counters = strategy == ReductionStrategy::Columns ? g.grid.x : rows;
+  return g;
+}
+
 }  // namespace
 
 struct ReductionKind::Impl {
@@ -82,9 +136,9 @@ struct ReductionKind::Impl {
   Spec& spec_for(const CallKey& types);
   Loaded& load(const CallKey& key);
   ReductionTemplate template_of(const CallKey& key, const ReductionCode& code) const;
-  // The scratch for one launch: counters at its start, partials from the returned offset.
-  std::pair<std::shared_ptr<Buffer>, std::size_t> scratch(int ordinal, const Stream* stream, CUstream handle,
-                                                          std::size_t counter_bytes, std::size_t partial_bytes);
+  // The scratch for one launch: counters at its start, partials from counter_bytes on.
+  const Scratch& scratch(int ordinal, const Stream* stream, CUstream handle, std::size_t counter_bytes,
+                         std::size_t partial_bytes);
 
   kind::Core core;
   const ReductionSetup& setup;
@@ -92,6 +146,8 @@ struct ReductionKind::Impl {
   std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
   std::deque<Loaded> loaded;
   std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
+  CallKey last_key;  // the last call's key and program (a loop calls with one key)
+  Loaded* last = nullptr;
   std::vector<Scratch> scratches;
 };
 
@@ -151,9 +207,8 @@ ReductionKind::Impl::Loaded& ReductionKind::Impl::load(const CallKey& key) {
   return stored;
 }
 
-std::pair<std::shared_ptr<Buffer>, std::size_t> ReductionKind::Impl::scratch(int ordinal, const Stream* stream,
-                                                                             CUstream handle, std::size_t counter_bytes,
-                                                                             std::size_t partial_bytes) {
+const ReductionKind::Impl::Scratch& ReductionKind::Impl::scratch(int ordinal, const Stream* stream, CUstream handle,
+                                                                 std::size_t counter_bytes, std::size_t partial_bytes) {
   Scratch* s = nullptr;
   for (Scratch& x : scratches)
     if (x.ordinal == ordinal && x.stream == handle) s = &x;
@@ -171,7 +226,7 @@ std::pair<std::shared_ptr<Buffer>, std::size_t> ReductionKind::Impl::scratch(int
     s->buffer = Buffer::allocate(Device::cuda(ordinal), s->counter_bytes + s->partial_bytes, stream);
     zero_bytes(Device::cuda(ordinal), s->buffer->data(), s->counter_bytes, handle);
   }
-  return {s->buffer, s->counter_bytes};
+  return *s;
 }
 
 ReductionKind::ReductionKind(ReductionSetup setup) : setup_(std::move(setup)) {
@@ -182,10 +237,10 @@ ReductionKind::ReductionKind(ReductionSetup setup) : setup_(std::move(setup)) {
 ReductionKind::~ReductionKind() = default;
 
 void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs,
-                         const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream) {
+                         std::optional<std::span<const int>> axes, bool keepdims, const Stream* stream) {
   Impl& m = *impl_;
   kind::Core& core = m.core;
-  core.check_counts(inputs.size(), outs.size());
+  if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
   const std::size_t nin = inputs.size(), nout = outs.size();
   const int ordinal = core.device_of(inputs, outs);
   const bool cpu = ordinal == kCpuDevice;
@@ -193,15 +248,29 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   LayoutOperand lay[kMaxKindOperands];
   int in_lay[kMaxKindOperands];
   int nl = 0;
+  // Inputs that are C-contiguous arrays of one shape (and not empty) need no broadcasting,
+  // and reduced over every axis, no collapsing of axes either: x:sum() and its like.
+  const NDArray* first = nullptr;
+  bool flat = true;
   for (std::size_t k = 0; k < nin; ++k) {
     in_lay[k] = -1;
     if (inputs[k].kind == KernelArg::Kind::Array) {
+      const NDArray& x = *inputs[k].array;
       in_lay[k] = nl;
-      lay[nl++] = layout_operand(*inputs[k].array);
+      lay[nl++] = layout_operand(x);
+      if (!first) first = &x;
+      else flat = flat && x.shape() == first->shape();
+      flat = flat && x.is_c_contiguous();
     }
   }
+  flat = flat && first && first->size() > 0;
   BroadcastShape shape;
-  if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, {});
+  if (flat) {
+    shape.ndim = first->ndim();
+    std::copy(first->shape().begin(), first->shape().end(), shape.shape.begin());
+  } else if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) {
+    core.broadcast_error(inputs, {});
+  }
   const int nl_in = nl;
 
   bool reduced[kMaxKindDims] = {};
@@ -250,8 +319,25 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   for (std::size_t o = 0; o < nout; ++o)
     out_lay[o] = outs[o].valid() ? layout_operand(outs[o]) : LayoutOperand{result, out_strides, rnd};
   ReductionLayout layout;
-  reduction_layout({lay, static_cast<std::size_t>(nl_in)}, {out_lay, nout}, shape, {reduced, static_cast<std::size_t>(shape.ndim)},
-                   keepdims, layout);
+  bool all = true;
+  for (int a = 0; a < shape.ndim; ++a) all = all && reduced[a];
+  if (flat && all) {  // what reduction_layout gives: one row of size elements, read with stride 1
+    layout.inputs = nl_in;
+    layout.outputs = static_cast<int>(nout);
+    layout.rows = 1;
+    layout.len = first->size();
+    layout.kept_ndim = layout.reduced_ndim = 1;
+    layout.kept_shape[0] = 1;
+    layout.reduced_shape[0] = layout.len;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(nl_in) + nout; ++k) {
+      layout.kept_strides[k][0] = 1;
+      layout.reduced_strides[k][0] = k < static_cast<std::size_t>(nl_in) || layout.len == 1 ? 1 : 0;
+    }
+    layout.strategy = ReductionStrategy::Rows;
+  } else {
+    reduction_layout({lay, static_cast<std::size_t>(nl_in)}, {out_lay, nout}, shape,
+                     {reduced, static_cast<std::size_t>(shape.ndim)}, keepdims, layout);
+  }
   const long long rows = layout.rows, len = layout.len;
 
   CallKey key;
@@ -304,136 +390,111 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   const bool warp = !cpu && strategy != ReductionStrategy::Columns && rows > 1 && len < kWarpRowLimit;
   key.flags = warp ? CallKey::Warp : 0;
 
+  CUstream cu_stream = stream ? core.stream_handle(stream, ordinal) : nullptr;
   Impl::Loaded* loaded = nullptr;
   const ReductionCode* code = nullptr;
+  Grid g;
+  unsigned char* scratch = nullptr;  // split reductions: counters, then partials
+  std::size_t counter_space = 0;
+  // A split reduction on cuda keeps its scratch alive through its launch: another thread
+  // may grow (and so free) it once the lock is released, and the free would be ordered on
+  // the stream before this launch. Only split reductions, large ones, pay for the copy.
+  std::shared_ptr<Buffer> hold;
   {
+    // One lock for the program and the scratch: a cached call takes no other.
     std::lock_guard lock(core.mutex);
     if (rows == 0) {
       code = &m.spec_for(types_key(key)).code;
     } else {
       ++core.stats.calls;
-      if (auto it = m.by_call.find(key); it != m.by_call.end()) {
-        loaded = it->second;
+      if (m.last && m.last_key == key) {  // the key of the call before: no hashing
+        loaded = m.last;
         ++core.stats.memory_hits;
       } else {
-        loaded = &m.load(key);
+        if (auto it = m.by_call.find(key); it != m.by_call.end()) {
+          loaded = it->second;
+          ++core.stats.memory_hits;
+        } else {
+          loaded = &m.load(key);
+        }
+        m.last_key = key;
+        m.last = loaded;
       }
       code = &loaded->spec->code;
+      g = plan_grid(cpu, strategy, rows, len, vector, warp, loaded->resident_blocks);
+      if (!cpu && g.counters > 0) {
+        const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
+        const std::size_t partial_bytes = itemsize(dtype_of(code->reduce_type)) * static_cast<std::size_t>(rows * g.grid.y);
+        const Impl::Scratch& s = m.scratch(ordinal, stream, cu_stream, counter_bytes, partial_bytes);
+        counter_space = s.counter_bytes;
+        hold = s.buffer;
+        scratch = static_cast<unsigned char*>(hold->data());
+      }
     }
   }
   const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
-  CUstream cu_stream = core.stream_handle(stream, ordinal);
   for (std::size_t k = 0; k < nout; ++k)
     if (!outs[k].valid())
       outs[k] = NDArray::empty(Shape(result, result + rnd), dtype_of(code->outputs[k]), device, cpu ? nullptr : stream);
   if (rows == 0) return;
 
-  // The grid (kind_templates.h). cuda: blocks of 256 threads, a few per SM; rows split
-  // into segments when there are too few of them to fill the device.
-  Grid g;
-  const long long lenp = std::max(len, 1LL);
-  if (cpu) {
-    const long long T = cpu_thread_count();
-    g.grid = Dim3{1, 1, 1};
-    g.rows_per_block = rows;
-    g.seg = lenp;
-    if (rows * lenp > kCpuSmallWork) {
-      if (strategy == ReductionStrategy::Columns) {
-        g.rows_per_block = std::max(64LL, round_up(ceil_div(rows, 4 * T), 64));
-        g.grid.x = ceil_div(rows, g.rows_per_block);
-        if (g.grid.x < T) g.grid.y = std::clamp(ceil_div(len, 1024), 1LL, ceil_div(4 * T, g.grid.x));
-      } else if (rows >= T) {
-        g.rows_per_block = ceil_div(rows, 4 * T);
-        g.grid.x = ceil_div(rows, g.rows_per_block);
-      } else {
-        g.rows_per_block = 1;
-        g.grid.x = rows;
-        g.grid.y = std::clamp(ceil_div(len, kCpuSegment), 1LL, ceil_div(4 * T, rows));
-      }
-      g.seg = ceil_div(lenp, g.grid.y);
-      g.grid.y = ceil_div(lenp, g.seg);
-    }
-  } else {
-    const long long target = loaded->resident_blocks;
-    g.seg = lenp;
-    if (strategy == ReductionStrategy::Columns) {
-      g.block = Dim3{32, 8, 1, 2};
-      g.grid.x = ceil_div(rows, 32LL * vector);
-      if (g.grid.x < target && len > 64)
-        g.grid.y = std::min({ceil_div(target, g.grid.x), ceil_div(len, 64), 65535LL});
-      g.seg = ceil_div(lenp, g.grid.y);
-    } else if (warp) {
-      g.block = Dim3{kKindBlock, 1, 1};
-      g.grid.x = ceil_div(rows, kKindBlock / 32);
-    } else {
-      g.block = Dim3{kKindBlock, 1, 1};
-      g.grid.x = rows;
-      long long per_block = static_cast<long long>(kKindBlock) * vector * 4;
-      if (rows < target && len > per_block)
-        g.grid.y = std::min({ceil_div(target, rows), ceil_div(len, per_block), 65535LL});
-      g.seg = round_up(ceil_div(lenp, g.grid.y), vector);
-    }
-    g.grid.y = ceil_div(lenp, g.seg);
-  }
-  if (g.grid.y > 1) g.counters = strategy == ReductionStrategy::Columns ? g.grid.x : rows;
-
-  // Scratch for split reductions.
-  void* partials = nullptr;
-  unsigned* counters = nullptr;
-  std::shared_ptr<Buffer> hold;
-  if (g.counters > 0) {
-    const std::size_t reduce_size = itemsize(dtype_of(code->reduce_type));
+  // Scratch for split reductions on the cpu: this thread's (its launches are synchronous).
+  if (cpu && g.counters > 0) {
     const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
-    const std::size_t partial_bytes = reduce_size * static_cast<std::size_t>(rows * g.grid.y);
-    unsigned char* base = nullptr;
-    std::size_t counter_space = 0;
-    if (cpu) {
-      thread_local std::vector<std::uint64_t> host;  // launches on the cpu are synchronous
-      counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
-      std::size_t words = (counter_space + partial_bytes) / 8 + 1;
-      if (host.size() < words) host.resize(words, 0);
-      base = reinterpret_cast<unsigned char*>(host.data());
-    } else {
-      std::lock_guard lock(core.mutex);
-      std::tie(hold, counter_space) = m.scratch(ordinal, stream, cu_stream, counter_bytes, partial_bytes);
-      base = static_cast<unsigned char*>(hold->data());
-    }
-    counters = reinterpret_cast<unsigned*>(base);
-    partials = base + counter_space;
+    const std::size_t partial_bytes = itemsize(dtype_of(code->reduce_type)) * static_cast<std::size_t>(rows * g.grid.y);
+    thread_local std::vector<std::uint64_t> host;
+    counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
+    std::size_t words = (counter_space + partial_bytes) / 8 + 1;
+    if (host.size() < words) host.resize(words, 0);
+    scratch = reinterpret_cast<unsigned char*>(host.data());
   }
+  void* partials = scratch ? scratch + counter_space : nullptr;
+  auto* counters = reinterpret_cast<unsigned*>(scratch);
 
   // ORDER KIND ABI (kind_templates.h)
   thread_local ArgBuffer buffer;
-  thread_local std::vector<std::uint64_t> words;
   buffer.clear();
   const long long launch[4] = {rows, len, g.seg, g.rows_per_block};
   buffer.put(launch, sizeof launch);
   const auto K = static_cast<std::size_t>(layout.kept_ndim), R = static_cast<std::size_t>(layout.reduced_ndim);
   buffer.put(layout.kept_shape.data(), 8 * K);
   buffer.put(layout.reduced_shape.data(), 8 * R);
-  words.clear();
+  // The inputs' structs, then the outputs': 8-byte words, on the stack unless the
+  // operands have very many axes.
+  std::uint64_t stack_words[256];
+  std::vector<std::uint64_t> heap_words;
+  const std::size_t most = std::max(nin * (1 + K + R), nout * (1 + K)) + 1;
+  std::uint64_t* words = stack_words;
+  if (most > std::size(stack_words)) {
+    heap_words.resize(most);
+    words = heap_words.data();
+  }
+  std::size_t used = 0;
+  auto put_strides = [&](const std::array<std::int64_t, kMaxKindDims>& strides, std::size_t count) {
+    std::memcpy(words + used, strides.data(), 8 * count);
+    used += count;
+  };
   for (std::size_t k = 0; k < nin; ++k) {
     const KernelArg& a = inputs[k];
     if (a.kind == KernelArg::Kind::Array) {
       auto li = static_cast<std::size_t>(in_lay[k]);
-      words.push_back(reinterpret_cast<std::uintptr_t>(a.array->data()));
-      words.insert(words.end(), layout.kept_strides[li].begin(), layout.kept_strides[li].begin() + static_cast<long>(K));
-      words.insert(words.end(), layout.reduced_strides[li].begin(), layout.reduced_strides[li].begin() + static_cast<long>(R));
+      words[used++] = reinterpret_cast<std::uintptr_t>(a.array->data());
+      put_strides(layout.kept_strides[li], K);
+      put_strides(layout.reduced_strides[li], R);
     } else {
-      words.push_back(0);
-      core.scalar_value(k, a, code->map_params[k].scalar).store(&words.back());
+      words[used] = 0;
+      core.scalar_value(k, a, code->map_params[k].scalar).store(&words[used++]);
     }
   }
-  if (words.empty()) words.push_back(0);
-  buffer.put(words.data(), 8 * words.size());
-  words.clear();
+  if (used == 0) words[used++] = 0;
+  buffer.put(words, 8 * used);
+  used = 0;
   for (std::size_t o = 0; o < nout; ++o) {
-    auto lo = static_cast<std::size_t>(nl_in) + o;
-    words.push_back(reinterpret_cast<std::uintptr_t>(outs[o].data()));
-    words.insert(words.end(), layout.kept_strides[lo].begin(), layout.kept_strides[lo].begin() + static_cast<long>(K));
+    words[used++] = reinterpret_cast<std::uintptr_t>(outs[o].data());
+    put_strides(layout.kept_strides[static_cast<std::size_t>(nl_in) + o], K);
   }
-  if (words.empty()) words.push_back(0);
-  buffer.put(words.data(), 8 * words.size());
+  if (used == 0) words[used++] = 0;
+  buffer.put(words, 8 * used);
   buffer.put(&partials, sizeof partials);
   buffer.put(&counters, sizeof counters);
 

@@ -100,6 +100,8 @@ struct ElementwiseKind::Impl {
   std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
   std::deque<Loaded> loaded;
   std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
+  CallKey last_key;  // the last call's key and program (a loop calls with one key)
+  Loaded* last = nullptr;
 };
 
 ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const CallKey& types) {
@@ -179,47 +181,70 @@ ElementwiseKind::~ElementwiseKind() = default;
 void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream) {
   Impl& m = *impl_;
   kind::Core& core = m.core;
-  core.check_counts(inputs.size(), outs.size());
+  if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
   const std::size_t nin = inputs.size(), nout = outs.size();
   const int ordinal = core.device_of(inputs, outs);
   const bool cpu = ordinal == kCpuDevice;
 
-  // Broadcasting: the inputs together, then with the given outputs, which must have the
-  // result's shape.
+  // The operands' layout. Most calls pass C-contiguous arrays of one shape (outputs given
+  // or not): one flat loop, known without broadcasting or collapsing axes.
   LayoutOperand lay[kMaxKindOperands];
   int in_lay[kMaxKindOperands];
   int nl = 0;
+  const NDArray* first = nullptr;
+  bool flat = true;
+  auto see = [&](const NDArray& a) {
+    if (!first) first = &a;
+    else flat = flat && a.shape() == first->shape();
+    flat = flat && a.is_c_contiguous();
+  };
   for (std::size_t k = 0; k < nin; ++k) {
     in_lay[k] = -1;
     if (inputs[k].kind == KernelArg::Kind::Array && !m.raw[k]) {
       in_lay[k] = nl;
       lay[nl++] = layout_operand(*inputs[k].array);
+      see(*inputs[k].array);
     }
   }
-  BroadcastShape shape;
-  if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, m.raw_span());
   const int nl_in = nl;
   for (const NDArray& o : outs)
-    if (o.valid()) lay[nl++] = layout_operand(o);
-  BroadcastShape with_outputs;
-  if (!broadcast({lay, static_cast<std::size_t>(nl)}, with_outputs)) with_outputs = shape;
-  for (std::size_t k = 0; k < nout; ++k)
-    if (outs[k].valid()) core.check_output(k, outs[k], with_outputs.shape.data(), with_outputs.ndim);
-  shape = with_outputs;
-  if (nout > 1) core.check_outputs_disjoint(outs);
-
-  // Every output as the layout sees it (the missing ones C-contiguous, as allocated).
-  std::int64_t c_strides_of[kMaxKindDims];
-  std::int64_t step = 1;
-  for (int a = shape.ndim; a-- > 0;) {
-    c_strides_of[a] = step;
-    step *= shape.shape[static_cast<std::size_t>(a)];
-  }
-  nl = nl_in;
-  for (const NDArray& o : outs)
-    lay[nl++] = o.valid() ? layout_operand(o) : LayoutOperand{shape.shape.data(), c_strides_of, shape.ndim};
+    if (o.valid()) see(o);
+  flat = flat && first && first->size() > 0;
+  BroadcastShape shape;
   ElementwiseLayout layout;
-  elementwise_layout({lay, static_cast<std::size_t>(nl)}, shape, layout);
+  if (flat) {
+    shape.ndim = first->ndim();
+    std::copy(first->shape().begin(), first->shape().end(), shape.shape.begin());
+    layout.size = first->size();
+    layout.ndim = layout.size == 1 ? 0 : 1;  // as collapsing gives
+    layout.operands = nl_in + static_cast<int>(nout);
+    layout.shape[0] = layout.size;
+    for (int k = 0; k < layout.operands; ++k) layout.strides[static_cast<std::size_t>(k)][0] = 1;
+  } else {
+    // Broadcasting: the inputs together, then with the given outputs, which must have the
+    // result's shape.
+    if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, m.raw_span());
+    for (const NDArray& o : outs)
+      if (o.valid()) lay[nl++] = layout_operand(o);
+    BroadcastShape with_outputs;
+    if (!broadcast({lay, static_cast<std::size_t>(nl)}, with_outputs)) with_outputs = shape;
+    for (std::size_t k = 0; k < nout; ++k)
+      if (outs[k].valid()) core.check_output(k, outs[k], with_outputs.shape.data(), with_outputs.ndim);
+    shape = with_outputs;
+
+    // Every output as the layout sees it (the missing ones C-contiguous, as allocated).
+    std::int64_t c_strides_of[kMaxKindDims];
+    std::int64_t step = 1;
+    for (int a = shape.ndim; a-- > 0;) {
+      c_strides_of[a] = step;
+      step *= shape.shape[static_cast<std::size_t>(a)];
+    }
+    nl = nl_in;
+    for (const NDArray& o : outs)
+      lay[nl++] = o.valid() ? layout_operand(o) : LayoutOperand{shape.shape.data(), c_strides_of, shape.ndim};
+    elementwise_layout({lay, static_cast<std::size_t>(nl)}, shape, layout);
+  }
+  if (nout > 1) core.check_outputs_disjoint(outs);
   const std::int64_t n = layout.size;
 
   // Outputs over inputs: the same element read then written by one thread is fine; any
@@ -310,17 +335,24 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
       code = &m.spec_for(types_key(key)).code;
     } else {
       ++core.stats.calls;
-      if (auto it = m.by_call.find(key); it != m.by_call.end()) {
-        loaded = it->second;
+      if (m.last && m.last_key == key) {  // the key of the call before: no hashing
+        loaded = m.last;
         ++core.stats.memory_hits;
       } else {
-        loaded = &m.load(key);
+        if (auto it = m.by_call.find(key); it != m.by_call.end()) {
+          loaded = it->second;
+          ++core.stats.memory_hits;
+        } else {
+          loaded = &m.load(key);
+        }
+        m.last_key = key;
+        m.last = loaded;
       }
       code = &loaded->spec->code;
     }
   }
   const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
-  CUstream cu_stream = core.stream_handle(stream, ordinal);
+  CUstream cu_stream = stream ? core.stream_handle(stream, ordinal) : nullptr;
   for (std::size_t k = 0; k < nout; ++k)
     if (!outs[k].valid())
       outs[k] = NDArray::empty(Shape(shape.shape.begin(), shape.shape.begin() + shape.ndim), dtype_of(code->outputs[k]),

@@ -171,7 +171,9 @@ class ReductionKind {
   //   reduction 'rsum': output 1 'z' is a float64 array but the reduction makes float32; pass a float32 array or none
   // An input that overlaps an output is copied first. Results are deterministic: a
   // reduction split over several blocks combines their partials in a fixed order.
-  void call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const std::optional<std::vector<int>>& axes,
+  // (`axes` is a span so that a call passes them from the stack: a std::vector<int> or an
+  // optional of one converts.)
+  void call(std::span<const KernelArg> inputs, std::span<NDArray> outs, std::optional<std::span<const int>> axes,
             bool keepdims, const Stream* stream = nullptr);
 
   std::string inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device);

@@ -164,18 +164,29 @@ const DeviceProperties& cuda_properties(int ordinal) {
   return s.properties;
 }
 
+// The primary contexts retained so far, by ordinal: what ContextScope reads on every launch
+// (primary_context checks the ordinal and a once-flag first).
+namespace {
+constexpr int kKnownContexts = 64;
+std::atomic<CUcontext> g_known_contexts[kKnownContexts];
+}  // namespace
+
 CUcontext primary_context(int ordinal) {
   DeviceSlot& s = slot(ordinal);
   std::call_once(s.context_once, [&] {
     // Retained once and never released: the context lives as long as the process, like
     // the CUDA runtime's, so buffers and modules freed during exit still find it.
     LUDA_CU(cuDevicePrimaryCtxRetain, &s.context, s.handle);
+    if (ordinal < kKnownContexts) g_known_contexts[ordinal].store(s.context, std::memory_order_release);
   });
   return s.context;
 }
 
 ContextScope::ContextScope(int ordinal) {
-  CUcontext target = primary_context(ordinal);
+  CUcontext target = ordinal >= 0 && ordinal < kKnownContexts
+                         ? g_known_contexts[ordinal].load(std::memory_order_acquire)
+                         : nullptr;
+  if (!target) target = primary_context(ordinal);
   LUDA_CU(cuCtxGetCurrent, &previous_);
   if (previous_ == target) return;
   LUDA_CU(cuCtxSetCurrent, target);

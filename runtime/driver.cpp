@@ -211,11 +211,18 @@ std::string open_driver(const char* library, Api& out) {
 
 }  // namespace detail
 
-const Api& api() {
+namespace detail {
+
+std::atomic<const Api*> g_usable_api{nullptr};
+
+const Api& api_slow() {
   const Loaded& l = loaded();
   if (!l.error.empty()) throw NoDeviceError("no CUDA device: " + l.error);
+  g_usable_api.store(&l.api, std::memory_order_release);
   return l.api;
 }
+
+}  // namespace detail
 
 bool available(std::string* reason) {
   const Loaded& l = loaded();
@@ -252,8 +259,7 @@ bool is_sticky(CUresult r) {
   }
 }
 
-void check(CUresult r, std::string_view call, std::string_view detail) {
-  if (r == CUDA_SUCCESS) return;
+void detail::throw_check(CUresult r, std::string_view call, std::string_view detail) {
   std::string message = fmt::format("{}: {}: {}", call, error_name(r), error_string(r));
   if (!detail.empty()) message += fmt::format(" ({})", detail);
   if (is_sticky(r))

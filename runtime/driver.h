@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <atomic>
+
 #include <string>
 #include <string_view>
 
@@ -59,9 +61,20 @@ struct Api {
   int version = 0;  // cuDriverGetVersion, e.g. 13000
 };
 
+namespace detail {
+// The table once loading has succeeded (null before, and for good when it failed): api()'s
+// fast path, a single load on every driver call of every launch.
+extern std::atomic<const Api*> g_usable_api;
+const Api& api_slow();
+[[noreturn]] void throw_check(CUresult r, std::string_view call, std::string_view detail);
+}  // namespace detail
+
 // Loads libcuda.so.1 and calls cuInit(0) once per process (thread-safe). Throws
 // NoDeviceError("no CUDA device: <reason>") when either fails; later calls rethrow it.
-const Api& api();
+inline const Api& api() {
+  if (const Api* a = detail::g_usable_api.load(std::memory_order_acquire)) return *a;
+  return detail::api_slow();
+}
 
 // Never throws. False with the reason ("libcuda.so.1 not found (...)", "cuInit:
 // CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected") when the driver is unusable.
@@ -72,7 +85,9 @@ std::string error_name(CUresult r);
 std::string error_string(CUresult r);
 
 // Throws CudaError "<call>: <NAME>: <description>[ (<detail>)]" unless r == CUDA_SUCCESS.
-void check(CUresult r, std::string_view call, std::string_view detail = {});
+inline void check(CUresult r, std::string_view call, std::string_view detail = {}) {
+  if (r != CUDA_SUCCESS) [[unlikely]] detail::throw_check(r, call, detail);
+}
 
 // "8.0 GiB", "512 B", "1.5 MiB"
 std::string format_bytes(unsigned long long bytes);

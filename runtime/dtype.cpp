@@ -32,12 +32,18 @@ constexpr DTypeInfo kDTypeInfo[kNumDTypes] = {
 
 const DTypeInfo& info(DType t) { return kDTypeInfo[static_cast<int>(t)]; }
 
+// itemsize() in dtype.h keeps its own table of sizes.
+constexpr bool sizes_agree() {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (kDTypeInfo[i].size != itemsize(static_cast<DType>(i))) return false;
+  return true;
+}
+static_assert(sizes_agree());
+
 }  // namespace
 
 std::string_view dtype_name(DType t) { return info(t).name; }
-std::size_t itemsize(DType t) { return info(t).size; }
 const char* dtype_c_type(DType t) { return info(t).c_type; }
-bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
 bool is_signed_integer(DType t) { return t >= DType::Int8 && t <= DType::Int64; }
 bool is_unsigned_integer(DType t) { return t >= DType::UInt8 && t <= DType::UInt64; }
 bool is_integer(DType t) { return is_signed_integer(t) || is_unsigned_integer(t); }

@@ -16,9 +16,13 @@ enum class DType : std::uint8_t {
 inline constexpr int kNumDTypes = 11;
 
 std::string_view dtype_name(DType t);         // "float32"
-std::size_t itemsize(DType t);                // 4
+// 4. Inline (with is_float): every kernel launch asks it of every operand.
+constexpr std::size_t itemsize(DType t) {
+  constexpr unsigned char kSizes[kNumDTypes] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};  // ORDER DTYPE
+  return kSizes[static_cast<int>(t)];
+}
 const char* dtype_c_type(DType t);            // "float", "long long", "unsigned char", "bool"
-bool is_float(DType t);
+constexpr bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
 bool is_integer(DType t);                     // signed or unsigned, not bool
 bool is_signed_integer(DType t);
 bool is_unsigned_integer(DType t);

@@ -259,19 +259,6 @@ NDArray NDArray::view(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, 
 
 // ---- properties -----------------------------------------------------------------------
 
-std::int64_t NDArray::size() const {
-  std::int64_t n = 1;
-  for (std::int64_t e : shape_) n *= e;
-  return n;
-}
-
-Device NDArray::device() const { return buffer_ ? buffer_->device() : Device::cpu(); }
-
-void* NDArray::data() const {
-  if (!buffer_) return nullptr;
-  return static_cast<std::byte*>(buffer_->data()) + offset_ * static_cast<std::int64_t>(itemsize(dtype_));
-}
-
 bool NDArray::is_c_contiguous() const {
   if (size() == 0) return true;
   std::int64_t step = 1;

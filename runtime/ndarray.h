@@ -60,11 +60,19 @@ class NDArray {
   const Strides& strides() const { return strides_; }
   std::int64_t offset() const { return offset_; }  // elements from the buffer's start
   int ndim() const { return static_cast<int>(shape_.size()); }
-  std::int64_t size() const;          // product of shape (1 for 0-d)
+  // size, device and data are inline: the launch paths ask them of every operand.
+  std::int64_t size() const {         // product of shape (1 for 0-d)
+    std::int64_t n = 1;
+    for (std::int64_t e : shape_) n *= e;
+    return n;
+  }
   std::size_t nbytes() const { return static_cast<std::size_t>(size()) * itemsize(dtype_); }
-  Device device() const;
+  Device device() const { return buffer_ ? buffer_->device() : Device::cpu(); }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
-  void* data() const;                 // address of element [0,...,0]
+  void* data() const {                // address of element [0,...,0]
+    if (!buffer_) return nullptr;
+    return static_cast<std::byte*>(buffer_->data()) + offset_ * static_cast<std::int64_t>(itemsize(dtype_));
+  }
   bool is_c_contiguous() const;
   bool is_f_contiguous() const;
 

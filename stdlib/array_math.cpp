@@ -480,7 +480,7 @@ NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* strea
     fail("dot: takes two 1-D arrays (the inner product of vectors), got shapes {} and {}", shape_str(x.shape()),
          shape_str(y.shape()));
   if (x.shape()[0] != y.shape()[0])
-    fail("dot: shapes {} and {} not aligned: {} (dim 0) != {} (dim 0)", shape_str(x.shape()), shape_str(y.shape()),
+    fail("dot: shapes {} and {} not aligned: {} (axis 1) != {} (axis 1)", shape_str(x.shape()), shape_str(y.shape()),
          x.shape()[0], y.shape()[0]);
   std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_array(y)};
   reduction_kind("dot").call(in, std::span<NDArray>(&out, 1), std::nullopt, false, stream);

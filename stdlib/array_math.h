@@ -64,7 +64,7 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
                NDArray out = {}, const Stream* stream = nullptr);
 
 // The inner product of two 1-D arrays of one length, as a 0-d array of their promoted
-// dtype. Error: "dot: shapes (3,) and (4,) not aligned: 3 (dim 0) != 4 (dim 0)".
+// dtype. Error: "dot: shapes (3,) and (4,) not aligned: 3 (axis 1) != 4 (axis 1)".
 NDArray dot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);
 
 // ---- for the kinds that reduce (luda.fuse with a final luda.sum/max/min/prod) --------

@@ -62,7 +62,7 @@ int l_function(lua_State* L) {
   NDArray* target = &result;
   if (o.out && !(target = test_array(L, o.out)))
     fail("{}: option 'out' must be an ndarray, got {}", who, describe(L, o.out));
-  array_math::apply(name, operands, *target, o.stream ? &*o.stream : nullptr);
+  array_math::apply(name, operands, *target, o.stream);
   push_single_result(L, o, std::move(result), any_array(operands));
   return 1;
 }
@@ -126,7 +126,7 @@ int l_reduce(lua_State* L) {
     if (!given) fail("{}: option 'out' must be an ndarray, got {}", name, describe(L, o.out));
     out = *given;
   }
-  NDArray result = array_math::reduce(op, x, axes, keepdims, std::move(out), o.stream ? &*o.stream : nullptr);
+  NDArray result = array_math::reduce(op, x, axes, keepdims, std::move(out), o.stream);
   if (o.out) lua_pushvalue(L, o.out);
   else push_array(L, std::move(result));
   return 1;
@@ -145,7 +145,7 @@ int l_dot(lua_State* L) {
     if (!given) fail("dot: option 'out' must be an ndarray, got {}", describe(L, o.out));
     out = *given;
   }
-  NDArray result = array_math::dot(x, y, std::move(out), o.stream ? &*o.stream : nullptr);
+  NDArray result = array_math::dot(x, y, std::move(out), o.stream);
   if (o.out) lua_pushvalue(L, o.out);
   else push_array(L, std::move(result));
   return 1;

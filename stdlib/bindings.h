@@ -17,10 +17,15 @@ void open_array_constructors(lua_State* L);  // array_constructors.cpp
 void open_devices(lua_State* L);             // device_bindings.cpp
 void open_math(lua_State* L);               // math_bindings.cpp: luda.math
 void open_kernels(lua_State* L);             // kernel_bindings.cpp
+void open_random(lua_State* L);              // random_bindings.cpp: luda.random (after open_kinds)
 void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records
                                              // the builtin namespaces by identity)
 
 // ---- arrays -------------------------------------------------------------------------
+
+// A shape argument: a number or a Lua sequence of numbers, none negative
+// ("zeros: negative dimensions are not allowed (shape (2, -1))"). array_constructors.cpp.
+Shape check_shape(lua_State* L, int arg, std::string_view fname);
 
 void push_array(lua_State* L, NDArray a);
 inline NDArray* test_array(lua_State* L, int idx) { return test_object<NDArray>(L, idx, kArrayType); }

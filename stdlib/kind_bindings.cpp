@@ -8,7 +8,7 @@
 //   dnn(x, w, 0.5, {axis = 1 | {1, 2}, keepdims = true, out = z, stream = s})
 //   local f = luda.fuse(function(x, w, b) return luda.sum(x * w + b, -1) end)
 // Every object has .lua (the function, or the body text), .name, :inspect("types" |
-// "cuda", sig), :stats(); vectorize has :compile(sig).
+// "cuda", sig), :stats(); vectorize has :compile(sig). Calling them: kind_calls.cpp.
 #include "stdlib/kind_bindings.h"
 
 #include <memory>
@@ -17,117 +17,21 @@
 #include "dsl/device_function.h"
 #include "dsl/kind_source.h"
 #include "jit/kinds.h"
-#include "stdlib/array_math.h"
 #include "stdlib/environment.h"
 #include "stdlib/function_source.h"
 #include "stdlib/kind_frontend.h"
+#include "stdlib/kind_object.h"
 
 namespace luda::lua {
 
-// ---- shared with array_math_bindings.cpp ------------------------------------------------
-
-jit::KernelArg read_operand(lua_State* L, int idx, std::string_view who, int position, std::string_view name) {
-  switch (lua_type(L, idx)) {
-    case LUA_TNUMBER:
-      return lua_isinteger(L, idx) ? jit::KernelArg::of_int(lua_tointeger(L, idx))
-                                   : jit::KernelArg::of_float(lua_tonumber(L, idx));
-    case LUA_TBOOLEAN: return jit::KernelArg::of_bool(lua_toboolean(L, idx));
-    case LUA_TUSERDATA:
-      if (NDArray* a = test_array(L, idx)) return jit::KernelArg::of_array(*a);
-      if (Scalar* s = test_scalar(L, idx)) return jit::KernelArg::of_typed(*s);
-      break;
-    default: break;
-  }
-  std::string what = lua_isnoneornil(L, idx) ? "nil" : "a " + type_name(L, idx);
-  if (name.empty()) fail("{}: argument {} is {}; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", who, position, what);
-  fail("{}: argument {} '{}' is {}; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", who, position,
-       name, what);
-}
-
-int split_options(lua_State* L, int first, int* options) {
-  int top = lua_gettop(L);
-  // A table with positional entries is an operand (and an error when read), not options.
-  *options = top >= first && lua_type(L, top) == LUA_TTABLE && lua_rawlen(L, top) == 0 ? top : 0;
-  return top - first + 1 - (*options ? 1 : 0);
-}
-
-CallOptions read_call_options(lua_State* L, int options, std::string_view who,
-                              std::initializer_list<std::string_view> allowed) {
-  CallOptions o;
-  if (!options) return o;
-  std::string bad = unknown_option(L, options, allowed);
-  if (!bad.empty()) fail("{}: unknown option {}; expected {}", who, bad, option_list(allowed));
-  if (push_option(L, options, "out") != LUA_TNIL) o.out = lua_gettop(L);  // stays on the stack
-  else lua_pop(L, 1);
-  o.stream = stream_option(L, options, who);
-  return o;
-}
-
-void read_outputs(lua_State* L, int out, std::size_t nout, std::string_view who, std::span<NDArray> outs) {
-  if (NDArray* a = test_array(L, out)) {
-    if (nout != 1) fail("{}: option 'out' must be a table of {} arrays (one per output), got one array", who, nout);
-    outs[0] = *a;
-    return;
-  }
-  if (lua_type(L, out) != LUA_TTABLE)
-    fail("{}: option 'out' must be an ndarray{}, got {}", who, nout == 1 ? "" : " table", describe(L, out));
-  if (lua_rawlen(L, out) != nout)
-    fail("{}: option 'out' has {} entries; the kernel has {} output{}", who, lua_rawlen(L, out), nout,
-         nout == 1 ? "" : "s");
-  for (std::size_t k = 0; k < nout; ++k) {
-    lua_rawgeti(L, out, static_cast<lua_Integer>(k + 1));
-    NDArray* a = test_array(L, -1);
-    if (!a) fail("{}: out[{}] must be an ndarray, got {}", who, k + 1, describe(L, -1));
-    outs[k] = *a;
-    lua_pop(L, 1);
-  }
-}
-
-void push_single_result(lua_State* L, const CallOptions& options, NDArray&& result, bool any_array) {
-  if (options.out) {
-    lua_pushvalue(L, options.out);
-  } else if (!any_array) {
-    std::vector<std::byte> bytes = result.to_host_bytes();
-    push_scalar_value(L, Scalar::load(bytes.data(), result.dtype()));
-  } else {
-    push_array(L, std::move(result));
-  }
-}
-
-bool any_array(std::span<const jit::KernelArg> args) {
-  for (const jit::KernelArg& a : args)
-    if (a.kind == jit::KernelArg::Kind::Array) return true;
-  return false;
-}
+const char kVectorizeType[] = "vectorize";
+const char kElementwiseType[] = "elementwise_kernel";
+const char kReductionType[] = "reduction_kernel";
+const char kFuseType[] = "fused_function";
 
 namespace {
 
-constexpr const char* kVectorizeType = "vectorize";
-constexpr const char* kElementwiseType = "elementwise_kernel";
-constexpr const char* kReductionType = "reduction_kernel";
-constexpr const char* kFuseType = "fused_function";
-
 // ---- the objects ---------------------------------------------------------------------------
-
-struct KindObject {
-  const char* type = kVectorizeType;
-  std::string name;
-  std::vector<std::string> in_names;
-  std::size_t nout = 1;
-  std::unique_ptr<LuaEnvironment> env;  // before the kinds: destroyed after them
-  std::shared_ptr<VectorizeState> vectorize;
-  std::shared_ptr<StringKindState> strings;
-  std::shared_ptr<FuseState> fuse;
-  std::unique_ptr<jit::ElementwiseKind> elementwise;
-  std::unique_ptr<jit::ReductionKind> reduction;
-  std::string who;  // "vectorize 'add'": starts messages (made once: calls format nothing)
-};
-
-KindObject* test_kind(lua_State* L, int idx) {
-  for (const char* t : {kVectorizeType, kElementwiseType, kReductionType, kFuseType})
-    if (auto* k = test_object<KindObject>(L, idx, t)) return k;
-  return nullptr;
-}
 
 KindObject& check_kind(lua_State* L, int idx, std::string_view fname) {
   if (KindObject* k = test_kind(L, idx)) return *k;
@@ -143,6 +47,11 @@ KindObject& push_kind(lua_State* L, KindObject object, int lua) {
                                       : type == kReductionType   ? "reduction"
                                                                  : "fuse",
                            object.name);
+  for (auto [name, meta] : {std::pair{kArrayType, &object.array_meta}, std::pair{kScalarType, &object.scalar_meta}}) {
+    luaL_getmetatable(L, name);
+    *meta = lua_topointer(L, -1);
+    lua_pop(L, 1);
+  }
   void* mem = lua_newuserdatauv(L, sizeof(Box<KindObject>), 1);
   auto* box = new (mem) Box<KindObject>{std::move(object), true};
   luaL_setmetatable(L, type);
@@ -417,225 +326,6 @@ int l_fuse(lua_State* L) {
   return 1;
 }
 
-// ---- calls -----------------------------------------------------------------------------------
-
-// Reads the call's operands (from stack index 2) into args; returns their count.
-std::size_t read_operands(lua_State* L, const KindObject& k, int n, std::array<jit::KernelArg, kMaxKindArgs>& args) {
-  for (int i = 0; i < n; ++i) {
-    auto at = static_cast<std::size_t>(i);
-    args[at] = read_operand(L, i + 2, k.who, i + 1, at < k.in_names.size() ? k.in_names[at] : std::string_view{});
-  }
-  return static_cast<std::size_t>(n);
-}
-
-void check_count(const KindObject& k, int n) {
-  auto nin = static_cast<int>(k.in_names.size());
-  if (n == nin) return;
-  std::string names;
-  for (std::size_t i = 0; i < k.in_names.size(); ++i) names += (i ? ", " : "") + k.in_names[i];
-  fail("{} takes {} argument{} ({}), got {}", k.who, nin, nin == 1 ? "" : "s", names, n);
-}
-
-// The ndim the operands broadcast to: that of the array with the most axes.
-int broadcast_ndim(std::span<const jit::KernelArg> args) {
-  int ndim = 0;
-  for (const jit::KernelArg& a : args)
-    if (a.kind == jit::KernelArg::Kind::Array) ndim = std::max(ndim, a.array->ndim());
-  return ndim;
-}
-
-// `axis` of the options table: nil, an integer, or a sequence of them (1-based).
-std::optional<std::vector<int>> read_axes(lua_State* L, int options, int ndim, std::string_view who) {
-  if (!options) return std::nullopt;
-  int type = push_option(L, options, "axis");
-  std::optional<std::vector<int>> axes;
-  std::vector<std::int64_t> given;
-  if (type == LUA_TNUMBER) {
-    given.push_back(to_integer(L, -1, who, "option 'axis'"));
-  } else if (type == LUA_TTABLE) {
-    auto n = static_cast<int>(lua_rawlen(L, -1));
-    for (int i = 1; i <= n; ++i) {
-      lua_rawgeti(L, -1, i);
-      given.push_back(to_integer(L, -1, who, fmt::format("axis[{}]", i)));
-      lua_pop(L, 1);
-    }
-  } else if (type != LUA_TNIL) {
-    fail("{}: option 'axis' must be an integer or a table of integers (1 is the first axis, -1 the last), got {}", who,
-         describe(L, -1));
-  }
-  lua_pop(L, 1);
-  if (type != LUA_TNIL) axes = array_math::normalize_axes(given, ndim, who);
-  return axes;
-}
-
-bool read_keepdims(lua_State* L, int options, std::string_view who) {
-  if (!options) return false;
-  int type = push_option(L, options, "keepdims");
-  bool keep = type == LUA_TBOOLEAN && lua_toboolean(L, -1);
-  if (type != LUA_TNIL && type != LUA_TBOOLEAN)
-    fail("{}: option 'keepdims' must be a boolean, got {}", who, describe(L, -1));
-  lua_pop(L, 1);
-  return keep;
-}
-
-// vectorize and elementwise fuse: f(x, y [, {out = z, stream = s}])
-int call_single(lua_State* L, KindObject& k) {
-  int options = 0;
-  int n = split_options(L, 2, &options);
-  check_count(k, n);
-  std::array<jit::KernelArg, kMaxKindArgs> args;
-  read_operands(L, k, n, args);
-  CallOptions o = read_call_options(L, options, k.who, {"out", "stream"});
-  std::span<const jit::KernelArg> in(args.data(), static_cast<std::size_t>(n));
-  NDArray result;
-  NDArray* target = &result;
-  if (o.out && !(target = test_array(L, o.out)))
-    fail("{}: option 'out' must be an ndarray, got {}", k.who, describe(L, o.out));
-  if (k.env) k.env->bind(L);
-  k.elementwise->call(in, std::span<NDArray>(target, 1), o.stream ? &*o.stream : nullptr);
-  push_single_result(L, o, std::move(result), any_array(in));
-  return 1;
-}
-
-// CuPy's `size` for an elementwise call whose inputs are all raw or scalars: the outputs
-// not given become 1-D arrays of `size` elements, where the arrays are, of their bound dtypes.
-void allocate_sized_outputs(lua_State* L, KindObject& k, std::span<const jit::KernelArg> in, std::span<NDArray> outs,
-                            const Stream* stream) {
-  std::int64_t size = to_integer(L, -1, k.who, "option 'size'");
-  if (size < 0) fail("{}: option 'size' is {}; it must be 0 or more", k.who, size);
-  std::vector<dsl::Type> types;
-  std::optional<Device> device;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const jit::KernelArg& a = in[i];
-    switch (a.kind) {
-      case jit::KernelArg::Kind::Array:
-        if (!k.strings->in[i].raw)
-          fail("{}: option 'size' is for calls whose inputs are all raw or scalars; here the arrays give the size",
-               k.who);
-        device = a.array->device();
-        types.push_back(dsl::Type::array_of(to_scalar_kind(a.array->dtype()), a.array->ndim()));
-        break;
-      case jit::KernelArg::Kind::Int: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64, true)); break;
-      case jit::KernelArg::Kind::Float: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Float64, true)); break;
-      case jit::KernelArg::Kind::Bool: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Bool)); break;
-      case jit::KernelArg::Kind::Typed: types.push_back(dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype))); break;
-    }
-  }
-  std::vector<std::optional<dsl::Scalar>> given;
-  for (const NDArray& a : outs) given.push_back(a.valid() ? std::optional(to_scalar_kind(a.dtype())) : std::nullopt);
-  std::vector<dsl::Scalar> bound = bind_types(*k.strings, types, given);
-  for (std::size_t j = 0; j < outs.size(); ++j)
-    if (!outs[j].valid())
-      outs[j] = NDArray::empty({size}, to_dtype(bound[in.size() + j]), device.value_or(current_device()), stream);
-}
-
-// elementwise: k(x, w, b) or k(x, w, b, z) [, {stream = s, size = n}]
-int call_elementwise(lua_State* L, KindObject& k) {
-  int options = 0;
-  int n = split_options(L, 2, &options);
-  auto nin = static_cast<int>(k.in_names.size()), nout = static_cast<int>(k.nout);
-  if (n != nin && n != nin + nout) {
-    const StringKindState& s = *k.strings;
-    std::string ins, outs;
-    for (std::size_t i = 0; i < s.in.size(); ++i) ins += (i ? ", " : "") + s.in[i].name;
-    for (std::size_t i = 0; i < s.out.size(); ++i) outs += (i ? ", " : "") + s.out[i].name;
-    fail("{} takes {} input{} ({}) and optionally {} output{} ({}), got {} argument{}", k.who, nin,
-         nin == 1 ? "" : "s", ins, nout, nout == 1 ? "" : "s", outs, n, n == 1 ? "" : "s");
-  }
-  std::array<jit::KernelArg, kMaxKindArgs> args;
-  read_operands(L, k, nin, args);
-  std::span<const jit::KernelArg> in(args.data(), static_cast<std::size_t>(nin));
-  bool sized = false;  // a non-raw array input gives the size
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    bool raw = k.strings->in[i].raw;
-    if (raw && in[i].kind != jit::KernelArg::Kind::Array)
-      fail("{}: argument {} '{}' is raw: pass an array, got {}", k.who, i + 1, k.strings->in[i].name,
-           jit::describe_arg(in[i]));
-    sized = sized || (!raw && in[i].kind == jit::KernelArg::Kind::Array);
-  }
-  CallOptions o = read_call_options(L, options, k.who, {"stream", "size"});
-  const Stream* stream = o.stream ? &*o.stream : nullptr;
-  bool given = n > nin;
-  if (!sized && !given) {
-    bool size = options && push_option(L, options, "size") != LUA_TNIL;
-    if (!size)
-      fail("{}: no array argument gives the size of the loop (raw arrays and scalars do not); pass the outputs or "
-           "{{size = n}}",
-           k.who);
-    lua_pop(L, 1);
-  }
-  for (int j = 0; j < nout && given; ++j)
-    if (!test_array(L, 2 + nin + j))
-      fail("{}: output {} '{}' must be an ndarray, got {}", k.who, j + 1,
-           k.strings->out[static_cast<std::size_t>(j)].name, describe(L, 2 + nin + j));
-  if (given && nout == 1) {  // the common case, with no copy of the output's handle
-    k.elementwise->call(in, std::span<NDArray>(test_array(L, 2 + nin), 1), stream);
-    lua_pushvalue(L, 2 + nin);
-    return 1;
-  }
-  std::vector<NDArray> outs(k.nout);
-  for (int j = 0; j < nout && given; ++j) outs[static_cast<std::size_t>(j)] = *test_array(L, 2 + nin + j);
-  if (options) {
-    if (push_option(L, options, "size") != LUA_TNIL) allocate_sized_outputs(L, k, in, outs, stream);
-    lua_pop(L, 1);
-  }
-  k.elementwise->call(in, outs, stream);
-  for (int j = 0; j < nout; ++j) {
-    if (given) lua_pushvalue(L, 2 + nin + j);
-    else push_array(L, std::move(outs[static_cast<std::size_t>(j)]));
-  }
-  return nout;
-}
-
-// reduction: k(x, w, b [, {axis =, keepdims =, out =, stream =}]); fuse with a final reduction alike.
-int call_reduction(lua_State* L, KindObject& k) {
-  int options = 0;
-  int n = split_options(L, 2, &options);
-  check_count(k, n);
-  std::array<jit::KernelArg, kMaxKindArgs> args;
-  read_operands(L, k, n, args);
-  std::span<const jit::KernelArg> in(args.data(), static_cast<std::size_t>(n));
-  const std::string& who = k.who;
-  int ndim = broadcast_ndim(in);
-  std::optional<std::vector<int>> axes;
-  bool keepdims = false;
-  CallOptions o;
-  if (k.fuse) {
-    o = read_call_options(L, options, who, {"out", "stream"});
-    if (k.fuse->shape.axis_given) {
-      std::vector<std::int64_t> given(k.fuse->shape.axes.begin(), k.fuse->shape.axes.end());
-      axes = array_math::normalize_axes(given, ndim, who);
-    }
-  } else {
-    o = read_call_options(L, options, who, {"axis", "keepdims", "out", "stream"});
-    axes = read_axes(L, options, ndim, who);
-    keepdims = read_keepdims(L, options, who);
-  }
-  const Stream* stream = o.stream ? &*o.stream : nullptr;
-  if (k.env) k.env->bind(L);
-  if (o.out && k.nout == 1 && test_array(L, o.out)) {  // the common case, with no copy of the output's handle
-    k.reduction->call(in, std::span<NDArray>(test_array(L, o.out), 1), axes, keepdims, stream);
-    lua_pushvalue(L, o.out);
-    return 1;
-  }
-  std::vector<NDArray> outs(k.nout);
-  if (o.out) read_outputs(L, o.out, k.nout, who, outs);
-  k.reduction->call(in, outs, axes, keepdims, stream);
-  if (o.out) {  // the arrays given, as given
-    for (std::size_t j = 0; j < k.nout; ++j) lua_rawgeti(L, o.out, static_cast<lua_Integer>(j + 1));
-    return static_cast<int>(k.nout);
-  }
-  for (NDArray& a : outs) push_array(L, std::move(a));
-  return static_cast<int>(k.nout);
-}
-
-int l_call(lua_State* L) {
-  KindObject& k = check_kind(L, 1, "call");
-  if (k.type == kElementwiseType) return call_elementwise(L, k);
-  if (k.reduction) return call_reduction(L, k);
-  return call_single(L, k);
-}
-
 // ---- methods ---------------------------------------------------------------------------------
 
 // The input types of a signature, for compile and inspect.
@@ -750,7 +440,6 @@ int l_gc(lua_State* L) {
 
 void open_kinds(lua_State* L) {
   static const luaL_Reg meta[] = {
-      {"__call", trampoline<l_call>},
       {"__tostring", trampoline<l_tostring>},
       {"__gc", l_gc},
       {nullptr, nullptr},
@@ -764,6 +453,7 @@ void open_kinds(lua_State* L) {
   };
   for (const char* t : {kVectorizeType, kElementwiseType, kReductionType, kFuseType})
     new_metatable_with_index(L, t, meta, methods, trampoline<l_index>);
+  set_call_metamethods(L);
   static const luaL_Reg funcs[] = {
       {"vectorize", trampoline<l_vectorize>},
       {"elementwise", trampoline<l_elementwise>},

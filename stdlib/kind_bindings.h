@@ -1,7 +1,8 @@
 // What the Lua bindings of the kernel kinds (kind_bindings.cpp: luda.vectorize,
-// luda.elementwise, luda.reduction, luda.fuse) and of array arithmetic
-// (array_math_bindings.cpp) share: reading a call's operands and options, and pushing
-// its results. Hot path: nothing here allocates on a call that passes `out=`.
+// luda.elementwise, luda.reduction, luda.fuse; kind_calls.cpp: calling them) and of array
+// arithmetic (array_math_bindings.cpp) share: reading a call's operands and options, and
+// pushing its results (kind_calls.cpp). Hot path: nothing here allocates or formats on a
+// call that passes `out=`.
 #pragma once
 
 #include <array>
@@ -34,9 +35,11 @@ int split_options(lua_State* L, int first, int* options);
 
 // The options of a call, read from the table at `options` (0: none), whose keys must be
 // among `allowed` ("<who>: unknown option 'outt'; expected out, stream").
+// Every value read stays on the stack (at the indexes below, 0 when absent) through the call.
 struct CallOptions {
-  int out = 0;                   // stack index of the `out` value (an array or a table of them), 0: none
-  std::optional<Stream> stream;
+  int out = 0;                     // the `out` value (an array or a table of them)
+  const Stream* stream = nullptr;  // the `stream` option's stream (its userdata's); null: the default stream
+  int axis = 0, keepdims = 0, size = 0;  // these options' values, not checked
 };
 CallOptions read_call_options(lua_State* L, int options, std::string_view who,
                               std::initializer_list<std::string_view> allowed);

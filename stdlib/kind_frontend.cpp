@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "dsl/diagnostics.h"
+#include "dsl/find_function.h"
 #include "runtime/error.h"
 #include "stdlib/array_math.h"
 #include "stdlib/function_source.h"
@@ -33,6 +35,23 @@ dsl::Environment& builtin_environment() {
   return env;
 }
 
+namespace {
+
+// A mistake of the function as a whole (it returns nothing, calls a barrier) points at its
+// `function` keyword when it is a Lua function of the user's chunk; a function made from
+// source text (an elementwise body, a builtin operation) has no place of its own to show,
+// so its message stays bare, starting with `who`.
+[[noreturn]] void fail_at_function(const dsl::FunctionSource* function, std::string_view kind, std::string_view who,
+                                   std::string_view what) {
+  if (function != nullptr && function->line_defined > 0) {
+    dsl::FoundFunction found = dsl::find_function(*function);
+    throw dsl::source_error(found.ast->source(), found.function->loc, kind, fmt::format("{} {}", who, what));
+  }
+  fail("{}: the function {}", who, what);
+}
+
+}  // namespace
+
 dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_view who) {
   dsl::DeviceFunctionRequest request;
   request.function = *f.function;
@@ -45,33 +64,37 @@ dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_
   request.fuse_reduction_as_value = f.fuse_reduction_as_value;
   dsl::DeviceFunction out = dsl::compile_device_function(request, *f.env);
   if (out.needs_fibers)
-    fail("{}: the function calls a barrier or a warp function (cuda.syncthreads, shuffles, votes); a kind runs "
-         "each element on its own, so use luda.cuda.jit for cooperating threads",
-         who);
+    fail_at_function(f.function, dsl::error_kind::unsupported, who,
+                     "calls a barrier or a warp function (cuda.syncthreads, shuffles, votes); a kind runs each "
+                     "element on its own, so use luda.cuda.jit for cooperating threads");
   return out;
 }
 
-std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who) {
+std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who,
+                                        const dsl::FunctionSource* function) {
   switch (result.kind) {
     case dsl::Type::Kind::Scalar: return {result.scalar};
     case dsl::Type::Kind::Tuple: {
       std::vector<dsl::Scalar> out;
       for (const dsl::Type& t : result.elements) {
-        if (t.kind != dsl::Type::Kind::Scalar) fail("{}: the function returns {}; return scalars", who, result.str());
+        if (t.kind != dsl::Type::Kind::Scalar)
+          fail_at_function(function, dsl::error_kind::type, who, fmt::format("returns {}; return scalars", result.str()));
         out.push_back(t.scalar);
       }
       return out;
     }
-    case dsl::Type::Kind::Void: fail("{}: the function returns no value; return the element's result", who);
-    case dsl::Type::Kind::Array: fail("{}: the function returns an array; return a scalar per element", who);
+    case dsl::Type::Kind::Void:
+      fail_at_function(function, dsl::error_kind::type, who, "returns no value; return the element's result");
+    case dsl::Type::Kind::Array:
+      fail_at_function(function, dsl::error_kind::type, who, "returns an array; return a scalar per element");
   }
-  fail("{}: the function returns {}; return a scalar", who, result.str());
+  fail_at_function(function, dsl::error_kind::type, who, fmt::format("returns {}; return a scalar", result.str()));
 }
 
 jit::ElementCode element_code(const TypedFunction& typed, std::string_view who) {
   dsl::DeviceFunction f = compile_scalar_function(typed, who);
   jit::ElementCode code;
-  code.outputs = result_scalars(f.result, who);
+  code.outputs = result_scalars(f.result, who, typed.function);
   if (code.outputs.size() != 1)
     fail("{}: the function returns {} values; it must return one (luda.elementwise takes several outputs)", who,
          code.outputs.size());
@@ -276,7 +299,7 @@ jit::ElementCode elementwise_code(const StringKindState& s, std::span<const dsl:
   t.env = &builtin_environment();
   t.boundscheck = s.options.boundscheck || jit::boundscheck_from_env();
   dsl::DeviceFunction df = compile_scalar_function(t, who);
-  result_scalars(df.result, who);  // checks that it returns values
+  result_scalars(df.result, who, t.function);  // checks that it returns values
   jit::ElementCode code;
   code.functions = std::move(df.code);
   code.call = std::move(df.c_name);
@@ -353,7 +376,7 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   TypedFunction t = typed(s.fn, params, target);
   t.fuse_reduction_as_value = true;
   dsl::DeviceFunction value = compile_scalar_function(t, who);
-  std::vector<dsl::Scalar> results = result_scalars(value.result, who);
+  std::vector<dsl::Scalar> results = result_scalars(value.result, who, t.function);
   if (results.size() != 1) fail("{}: luda.{} reduces one value per element, got {}", who, s.shape.op, results.size());
   array_math::ReduceParts parts = array_math::reduce_parts(*array_math::parse_reduce(s.shape.op), results[0]);
   jit::ReductionCode code;

@@ -53,8 +53,10 @@ struct TypedFunction {
 dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_view who);
 
 // The scalars a function returns: one, or each of a tuple. A function that returns
-// nothing is an error naming `who`.
-std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who);
+// nothing is an error naming `who`, located at `function`'s `function` keyword when it is
+// a Lua function of a chunk (as is a barrier in compile_scalar_function).
+std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who,
+                                        const dsl::FunctionSource* function = nullptr);
 
 // The element code of a one-output function, typed for f.params: its result must be one
 // value (`who` names the kind in the error for a tuple).

@@ -1,0 +1,49 @@
+// The Lua object of a kernel kind (luda.vectorize, elementwise, reduction, fuse): made and
+// given its methods in kind_bindings.cpp, called in kind_calls.cpp. Internal to stdlib/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/kinds.h"
+#include "stdlib/environment.h"
+#include "stdlib/kind_bindings.h"
+#include "stdlib/kind_frontend.h"
+
+namespace luda::lua {
+
+// The metatable names, defined once (kind_bindings.cpp) so that a type tag compares by
+// address: telling the four kinds apart on a call is one metatable read.
+extern const char kVectorizeType[];     // "vectorize"
+extern const char kElementwiseType[];   // "elementwise_kernel"
+extern const char kReductionType[];     // "reduction_kernel"
+extern const char kFuseType[];          // "fused_function"
+
+struct KindObject {
+  const char* type = kVectorizeType;
+  std::string name;
+  std::vector<std::string> in_names;
+  std::size_t nout = 1;
+  std::unique_ptr<LuaEnvironment> env;  // before the kinds: destroyed after them
+  std::shared_ptr<VectorizeState> vectorize;
+  std::shared_ptr<StringKindState> strings;
+  std::shared_ptr<FuseState> fuse;
+  std::unique_ptr<jit::ElementwiseKind> elementwise;
+  std::unique_ptr<jit::ReductionKind> reduction;
+  std::string who;  // "vectorize 'add'": starts messages (made once: calls format nothing)
+  // The addresses of this state's ndarray and typed-scalar metatables (lua_topointer):
+  // a call tells its operands' types by comparing their metatables' addresses with these,
+  // not by looking up the type tag in each (userdata_type).
+  const void* array_meta = nullptr;
+  const void* scalar_meta = nullptr;
+};
+
+// The kind object at idx, else nullptr.
+KindObject* test_kind(lua_State* L, int idx);
+
+// Sets __call, k(...), in the metatables of the four kinds (made already): a closure over
+// its own metatable (kind_calls.cpp).
+void set_call_metamethods(lua_State* L);
+
+}  // namespace luda::lua
