@@ -249,6 +249,14 @@ describe("luda.vectorize", function()
       raises("vectorize 'add': argument 2 'y' is a string; pass arrays, numbers, booleans or typed scalars (luda.int32(v))",
              function() return add(x, "1") end)
       raises("vectorize 'add': unknown option 'outt'; expected out, stream", function() return add(x, x, { outt = x }) end)
+      raises("vectorize 'add': option 'stream' must be a stream (luda.stream()) or 0 for the default stream, got 's'",
+             function() return add(x, x, { stream = "s" }) end)
+      raises("vectorize 'add': option 'out' must be an ndarray, got 3", function() return add(x, x, { out = 3 }) end)
+      -- stream = 0 is the default stream; the options table may be reused from call to call
+      local z = luda.empty(4)
+      local options = { out = z, stream = 0 }
+      for _ = 1, 3 do assert.are.equal(z, add(x, x, options)) end
+      assert.are.same({ 2, 2, 2, 2 }, z:totable())
     end)
 
     it("arrays on two devices", needs_gpu(function()
@@ -559,6 +567,14 @@ describe("luda.reduction", function()
              "(y:astype(\"float32\") converts)",
              function() return sum(x, { axis = 1, out = luda.empty(3, "float64") }) end)
       raises("reduction 'sum': unknown option 'axes'; expected axis, keepdims, out, stream", function() return sum(x, { axes = 1 }) end)
+      raises("reduction 'sum': option 'keepdims' must be a boolean, got 1", function() return sum(x, { axis = 1, keepdims = 1 }) end)
+      raises("reduction 'sum': option 'axis' must be an integer or a table of integers (1 is the first axis, -1 the last), " ..
+             "got 'a'", function() return sum(x, { axis = "a" }) end)
+      raises("reduction 'sum': axis[2] must be an integer, got 1.5", function() return sum(x, { axis = { 1, 1.5 } }) end)
+      raises("reduction 'sum': option 'axis' must be an integer, got 1.5", function() return sum(x, { axis = 1.5 }) end)
+      -- integral floats are axes; all axes listed is a full reduction
+      assert.are.same({ 3, 3 }, sum(x, { axis = 2.0 }):totable())
+      assert.are.equal(6, sum(x, { axis = { -1, 1 } }):item())
     end)
 
     on_devices("bad expressions, at their column", function()
