@@ -112,6 +112,18 @@ void Core::check_outputs_disjoint(std::span<const NDArray> outs) const {
         fail("{}: {} and {} share memory; pass separate arrays", who_, output_label(i), output_label(j));
 }
 
+void Core::check_made_outputs(std::span<const std::optional<dsl::Scalar>> given, std::span<const dsl::Scalar> made,
+                              std::string_view maker) const {
+  auto a_dtype = [](dsl::Scalar s) {
+    std::string_view n = dsl::scalar_name(s);
+    return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
+  };
+  for (std::size_t k = 0; k < given.size(); ++k)
+    if (given[k] && *given[k] != made[k])
+      fail("{}: {} is {} array but {} makes {}; pass {} array or none", who(), output_label(k), a_dtype(*given[k]), maker,
+           dsl::scalar_name(made[k]), a_dtype(made[k]));
+}
+
 Scalar Core::scalar_value(std::size_t k, const KernelArg& a, dsl::Scalar want) const {
   try {
     return convert_scalar(name_, k, names_[k], dtype_of(want), a);

@@ -78,6 +78,10 @@ class Core {
   void check_output(std::size_t k, const NDArray& out, const std::int64_t* shape, int ndim) const;
   // No two given outputs may share memory.
   void check_outputs_disjoint(std::span<const NDArray> outs) const;
+  // Each output the call gives must have the dtype the frontend made (`made`: "the
+  // kernel", "the reduction").
+  void check_made_outputs(std::span<const std::optional<dsl::Scalar>> given, std::span<const dsl::Scalar> made,
+                          std::string_view maker) const;
   // A scalar argument converted to `want`, with convert_scalar's errors after who().
   Scalar scalar_value(std::size_t k, const KernelArg& a, dsl::Scalar want) const;
 
@@ -132,5 +136,27 @@ void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args);
 int resident_blocks_per_sm(CUfunction f, int ordinal, int threads);
 // ceil(a / b) for positive b.
 inline long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+// The program of a call, under core.mutex: the last call's (a loop calls with one key,
+// so no hashing), else the by-key table's, else `m.load(key)` compiles and loads one.
+// `Kinds` is a kind's Impl: by_call, last_key, last and load(key).
+template <class Kinds>
+auto* find_loaded(Core& core, Kinds& m, const CallKey& key) {
+  ++core.stats.calls;
+  if (m.last && m.last_key == key) {
+    ++core.stats.memory_hits;
+    return m.last;
+  }
+  decltype(m.last) loaded = nullptr;
+  if (auto it = m.by_call.find(key); it != m.by_call.end()) {
+    loaded = it->second;
+    ++core.stats.memory_hits;
+  } else {
+    loaded = &m.load(key);
+  }
+  m.last_key = key;
+  m.last = loaded;
+  return loaded;
+}
 
 }  // namespace luda::jit::kind

@@ -39,11 +39,6 @@ CallKey types_key(const CallKey& call) {
   return k;
 }
 
-std::string a_dtype(dsl::Scalar s) {
-  std::string_view n = dsl::scalar_name(s);
-  return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
-}
-
 // How a call's grid is cut (kind_templates.h: luda_k_launch and the grid).
 struct Grid {
   Dim3 grid, block;
@@ -160,10 +155,7 @@ ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const CallKey& types) {
   core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   ++core.stats.specializations;
   LUDA_INTERNAL_CHECK(code.map_params.size() == core.nin() && code.outputs.size() == core.nout());
-  for (std::size_t k = 0; k < out.size(); ++k)
-    if (out[k] && *out[k] != code.outputs[k])
-      fail("{}: {} is {} array but the reduction makes {}; pass {} array or none", core.who(), core.output_label(k),
-           a_dtype(*out[k]), dsl::scalar_name(code.outputs[k]), a_dtype(code.outputs[k]));
+  core.check_made_outputs(out, code.outputs, "the reduction");
   Spec& s = specs.emplace_back(Spec{std::move(code), {}});
   by_types.emplace(types, &s);
   return s;
@@ -406,20 +398,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
     if (rows == 0) {
       code = &m.spec_for(types_key(key)).code;
     } else {
-      ++core.stats.calls;
-      if (m.last && m.last_key == key) {  // the key of the call before: no hashing
-        loaded = m.last;
-        ++core.stats.memory_hits;
-      } else {
-        if (auto it = m.by_call.find(key); it != m.by_call.end()) {
-          loaded = it->second;
-          ++core.stats.memory_hits;
-        } else {
-          loaded = &m.load(key);
-        }
-        m.last_key = key;
-        m.last = loaded;
-      }
+      loaded = kind::find_loaded(core, m, key);
       code = &loaded->spec->code;
       g = plan_grid(cpu, strategy, rows, len, vector, warp, loaded->resident_blocks);
       if (!cpu && g.counters > 0) {

@@ -61,11 +61,6 @@ CallKey key_of_types(std::span<const dsl::Type> inputs, std::size_t nout, int de
   return k;
 }
 
-std::string a_dtype(dsl::Scalar s) {
-  std::string_view n = dsl::scalar_name(s);
-  return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
-}
-
 }  // namespace
 
 struct ElementwiseKind::Impl {
@@ -113,10 +108,7 @@ ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const CallKey& type
   core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   ++core.stats.specializations;
   LUDA_INTERNAL_CHECK(code.params.size() == core.nin() && code.outputs.size() == core.nout());
-  for (std::size_t k = 0; k < out.size(); ++k)
-    if (out[k] && *out[k] != code.outputs[k])
-      fail("{}: {} is {} array but the kernel makes {}; pass {} array or none", core.who(), core.output_label(k),
-           a_dtype(*out[k]), dsl::scalar_name(code.outputs[k]), a_dtype(code.outputs[k]));
+  core.check_made_outputs(out, code.outputs, "the kernel");
   Spec& s = specs.emplace_back(Spec{std::move(code), {}});
   by_types.emplace(types, &s);
   return s;
@@ -334,20 +326,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
       code = &m.spec_for(types_key(key)).code;
     } else {
-      ++core.stats.calls;
-      if (m.last && m.last_key == key) {  // the key of the call before: no hashing
-        loaded = m.last;
-        ++core.stats.memory_hits;
-      } else {
-        if (auto it = m.by_call.find(key); it != m.by_call.end()) {
-          loaded = it->second;
-          ++core.stats.memory_hits;
-        } else {
-          loaded = &m.load(key);
-        }
-        m.last_key = key;
-        m.last = loaded;
-      }
+      loaded = kind::find_loaded(core, m, key);
       code = &loaded->spec->code;
     }
   }
