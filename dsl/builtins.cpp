@@ -259,6 +259,10 @@ BuiltinTyping rule_array_alloc(const Builtin& row, std::span<const BuiltinOperan
   if (!shape.shape)
     return fail(fmt::format("{}: the shape must be a constant number or a table of constant numbers "
                             "(e.g. {{32, 33}}), known when the kernel is compiled", row.name), 0);
+  if (shape.shape->size() > static_cast<std::size_t>(kMaxArrayDims))
+    return fail(fmt::format("{}: maximum supported dimension for an ndarray is currently {}, found {}", row.name,
+                            kMaxArrayDims, shape.shape->size()),
+                0);
   for (long long n : *shape.shape)
     if (n <= 0) return fail(fmt::format("{}: every extent must be positive, got {}", row.name, n), 0);
   auto dtype = dtype_operand(args[1]);

@@ -70,7 +70,9 @@ class SignatureParser {
       } else {
         fail(pos_, "expected ':' or '::1' for an array axis");
       }
-      ++ndim;
+      if (++ndim > kMaxArrayDims)
+        fail(axis_at, fmt::format("maximum supported dimension for an ndarray is currently {}, found {}",
+                                  kMaxArrayDims, ndim));
       skip_blanks();
       if (peek() == ',') {
         if (contiguous) fail(axis_at, "only the last axis may be marked '::1' (C order)");

@@ -23,6 +23,10 @@ bool is_float(Scalar s);
 bool is_signed(Scalar s);                          // signed ints and floats
 bool is_integer(Scalar s);                         // not bool
 
+// The most axes an array type may have: NumPy 2's limit. ORDER MAXDIMS: runtime's kMaxNdim
+// is the same number (arrays are never made larger).
+inline constexpr int kMaxArrayDims = 64;
+
 // What a kernel parameter or a value can be.
 struct Type {
   enum class Kind : std::uint8_t { Void, Scalar, Array, Tuple };

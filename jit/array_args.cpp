@@ -23,11 +23,10 @@ const unsigned char* ArgBuffer::slot(std::size_t i) const {
 }
 
 void put_array(ArgBuffer& out, const NDArray& a) {
-  // Built on the stack: at most 8 + 16 * 32 bytes (NumPy's limit of 32 dimensions).
-  constexpr int kMaxDims = 32;
+  // Built on the stack: at most 8 + 16 * kMaxNdim bytes (arrays are made no larger).
   int n = a.ndim();
-  LUDA_INTERNAL_CHECK(n <= kMaxDims);
-  long long words[1 + 2 * kMaxDims];
+  LUDA_INTERNAL_CHECK(n <= kMaxNdim);
+  long long words[1 + 2 * kMaxNdim];
   auto data = reinterpret_cast<std::uintptr_t>(a.data());
   static_assert(sizeof data == sizeof(long long));
   std::memcpy(&words[0], &data, sizeof data);

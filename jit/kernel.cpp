@@ -18,6 +18,10 @@
 #include <xxhash.h>
 
 namespace luda::jit {
+
+// ORDER MAXDIMS: a kernel's array parameter type never has more axes than an array.
+static_assert(dsl::kMaxArrayDims == kMaxNdim);
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

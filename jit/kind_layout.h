@@ -15,7 +15,7 @@
 
 namespace luda::jit {
 
-inline constexpr int kMaxKindDims = 32;      // NumPy's limit
+inline constexpr int kMaxKindDims = kMaxNdim;  // no array has more axes
 inline constexpr int kMaxKindOperands = 32;  // inputs plus outputs
 
 // An operand as the layout sees it: an array's shape and element strides. A scalar (or a
@@ -31,7 +31,7 @@ inline LayoutOperand layout_operand(const NDArray& a) { return {a.shape().data()
 // more than kMaxKindDims axes).
 struct BroadcastShape {
   int ndim = 0;
-  std::array<std::int64_t, kMaxKindDims> shape{};
+  std::array<std::int64_t, kMaxKindDims> shape;  // filled up to ndim only
   std::int64_t size() const;
 };
 bool broadcast(std::span<const LayoutOperand> operands, BroadcastShape& out);

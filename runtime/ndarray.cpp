@@ -140,6 +140,7 @@ std::pair<std::int64_t, std::int64_t> element_span(const Shape& shape, const Str
 }
 
 std::int64_t checked_size(const Shape& shape) {
+  check_ndim(shape.size());
   std::int64_t n = 1;
   for (std::int64_t e : shape) {
     if (e < 0) fail("negative dimensions are not allowed (shape {})", shape_str(shape));
@@ -167,6 +168,11 @@ void check_index_count(std::size_t count, int ndim) {
 }  // namespace
 
 // ---- shapes ---------------------------------------------------------------------------
+
+void check_ndim(std::size_t ndim) {
+  if (ndim > static_cast<std::size_t>(kMaxNdim))
+    fail("maximum supported dimension for an ndarray is currently {}, found {}", kMaxNdim, ndim);
+}
 
 std::string shape_str(const Shape& shape) {
   if (shape.size() == 1) return fmt::format("({},)", shape[0]);
@@ -345,6 +351,7 @@ NDArray NDArray::at(std::int64_t i) const {
 
 NDArray NDArray::reshape(const Shape& requested) const {
   require_valid(*this, "reshape");
+  check_ndim(requested.size());
   Shape shape = requested;
   int unknown = -1;
   std::int64_t known = 1;

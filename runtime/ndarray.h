@@ -22,6 +22,15 @@ namespace luda {
 using Shape = std::vector<std::int64_t>;    // extents
 using Strides = std::vector<std::int64_t>;  // in elements, may be negative or zero
 
+// The most axes an array may have: NumPy 2's NPY_MAXDIMS. Every way of making an array
+// (empty and the constructors over it, view, reshape) checks it, so the fixed-size
+// layout and argument arrays of the kernel kinds and kernels (sized by it) never overflow.
+// ORDER MAXDIMS: dsl::kMaxArrayDims is the same number.
+inline constexpr int kMaxNdim = 64;
+// Error "maximum supported dimension for an ndarray is currently 64, found 65" (NumPy's
+// words) when `ndim` exceeds kMaxNdim.
+void check_ndim(std::size_t ndim);
+
 // start:stop:step as in NumPy; absent bounds take the ends for the step's direction.
 struct Slice {
   std::optional<std::int64_t> start, stop;

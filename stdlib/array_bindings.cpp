@@ -104,6 +104,8 @@ std::vector<std::int64_t> int_list(lua_State* L, int first, std::string_view fna
 int l_reshape(lua_State* L) {
   NDArray& a = check_array(L, 1, "reshape");
   if (lua_isnone(L, 2)) type_error(L, 2, "reshape", "shape");
+  // Before reading a long table into a shape.
+  check_ndim(lua_type(L, 2) == LUA_TTABLE ? lua_rawlen(L, 2) : static_cast<std::size_t>(lua_gettop(L) - 1));
   push_array(L, a.reshape(int_list(L, 2, "reshape", "shape")));
   return 1;
 }

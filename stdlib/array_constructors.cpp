@@ -16,6 +16,7 @@ Shape check_shape(lua_State* L, int arg, std::string_view fname) {
     shape.push_back(to_integer(L, arg, fname, "shape"));
   } else if (lua_type(L, arg) == LUA_TTABLE) {
     auto n = static_cast<int>(lua_rawlen(L, arg));
+    check_ndim(static_cast<std::size_t>(n));  // before reading a long table
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, arg, i);
       std::int64_t e = to_integer(L, -1, fname, fmt::format("shape[{}]", i));
@@ -33,8 +34,6 @@ Shape check_shape(lua_State* L, int arg, std::string_view fname) {
 
 namespace {
 
-constexpr int kMaxDims = 64;
-
 // Reads a nested Lua table twice: `measure` finds the shape and, unless given, the dtype;
 // `write` converts every element into C-order host bytes.
 class NestedTable {
@@ -46,8 +45,7 @@ class NestedTable {
     // The shape is the lengths along the first elements: t, t[1], t[1][1], ...
     lua_pushvalue(L_, idx);
     while (lua_type(L_, -1) == LUA_TTABLE) {
-      if (shape_.size() == kMaxDims)
-        fail("{}: nested table is deeper than {} levels (does it contain itself?)", fname_, kMaxDims);
+      check_ndim(shape_.size() + 1);  // also ends a table that contains itself
       auto n = static_cast<std::int64_t>(lua_rawlen(L_, -1));
       shape_.push_back(n);
       if (n == 0) break;
@@ -55,7 +53,7 @@ class NestedTable {
       lua_remove(L_, -2);
     }
     lua_pop(L_, 1);
-    if (!lua_checkstack(L_, kMaxDims + 8)) fail("{}: Lua stack overflow", fname_);
+    if (!lua_checkstack(L_, kMaxNdim + 8)) fail("{}: Lua stack overflow", fname_);
     path_.assign(shape_.size(), 0);
     check(idx, 0);
   }

@@ -384,6 +384,29 @@ TEST(NDArrayReshape, ErrorsAsNumpy) {
   EXPECT_EQ(error_of([&] { a.reshape({-2, -3}); }), "negative dimensions are not allowed (shape (-2, -3))");
 }
 
+// NumPy's limit of 64 axes, checked wherever an array is made: a host's own buffer
+// wrapped as a view included.
+TEST(NDArrayConstruct, AtMost64Axes) {
+  const Shape ones65(65, 1), ones64(64, 1);
+  const std::string too_many = "maximum supported dimension for an ndarray is currently 64, found 65";
+  EXPECT_EQ(error_of([&] { NDArray::empty(ones65, DType::Float32, Device::cpu()); }), too_many);
+  EXPECT_EQ(error_of([&] { NDArray::zeros(ones65, DType::Int8, Device::cpu()); }), too_many);
+  EXPECT_EQ(error_of([&] { NDArray::full(ones65, Scalar::of_int(3), DType::Int8, Device::cpu()); }), too_many);
+  float host[4] = {1, 2, 3, 4};
+  EXPECT_EQ(error_of([&] { NDArray::from_host(host, ones65, DType::Float32, Device::cpu()); }), too_many);
+  auto buffer = Buffer::wrap(Device::cpu(), host, sizeof host);
+  EXPECT_EQ(error_of([&] { NDArray::view(buffer, DType::Float32, ones65, Strides(65, 0)); }), too_many);
+  NDArray a = NDArray::view(buffer, DType::Float32, {4}, {1});
+  EXPECT_EQ(error_of([&] { a.reshape(ones65); }), too_many);
+  Shape wide = ones64;
+  wide[0] = 2, wide[63] = 2;
+  NDArray b = a.reshape(wide);
+  EXPECT_EQ(b.ndim(), 64);
+  Shape corner(64, 0);
+  corner[0] = 1, corner[63] = 1;
+  EXPECT_EQ(b.transpose().get(corner), Scalar::of_float(4, DType::Float32));  // b[1, 0, ..., 0, 1]
+}
+
 // ---- buffers and views ----------------------------------------------------------------------
 
 TEST(NDArrayView, ChecksTheBuffer) {
