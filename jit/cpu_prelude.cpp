@@ -1,7 +1,8 @@
 #include "jit/cpu_prelude.h"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -270,23 +271,114 @@ std::string_view cpu_generated_prelude() {
 }
 
 std::string cpu_raw_source(std::string_view source, std::string_view file_name) {
-  // extern __shared__ [__align__(n)] T name[];  ->  a macro for the dynamic shared memory.
-  static const std::regex declaration(
-      R"(extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_][\w\s]*?[\w\*])\s*(?:__align__\s*\(\s*\d+\s*\)\s*)?\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
-  std::string text(source);
+  // Each `extern __shared__ [__align__(n)] T [__align__(n)] name[];` outside comments and
+  // literals becomes a macro for the block's dynamic shared memory. One pass, no
+  // backtracking: the source is the user's, and may hold runs of any length.
+  const std::size_t size = source.size();
+  auto at = [&](std::size_t p) { return p < size ? source[p] : '\0'; };
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto word_end = [&](std::size_t p) {
+    while (p < size && word_char(source[p])) ++p;
+    return p;
+  };
+  // Past whitespace and comments.
+  auto blank_end = [&](std::size_t p) {
+    for (;;) {
+      if (p < size && std::isspace(static_cast<unsigned char>(source[p]))) {
+        ++p;
+      } else if (at(p) == '/' && at(p + 1) == '/') {
+        while (p < size && source[p] != '\n') ++p;
+      } else if (at(p) == '/' && at(p + 1) == '*') {
+        std::size_t close = source.find("*/", p + 2);
+        p = close == std::string_view::npos ? size : close + 2;
+      } else {
+        return p;
+      }
+    }
+  };
+  // Past a "..." or '...' literal (escapes honoured; an unterminated one ends its line).
+  auto quoted_end = [&](std::size_t p) {
+    char q = source[p++];
+    while (p < size && source[p] != q && source[p] != '\n') p += source[p] == '\\' ? 2 : 1;
+    return std::min(size, p + 1);
+  };
+  // Past R"delim(...)delim", `p` at its quote.
+  auto raw_end = [&](std::size_t p) {
+    std::size_t open = source.find('(', p);
+    if (open == std::string_view::npos) return size;
+    std::string close = ")" + std::string(source.substr(p + 1, open - p - 1)) + "\"";
+    std::size_t stop = source.find(close, open + 1);
+    return stop == std::string_view::npos ? size : stop + close.size();
+  };
+  // The declaration after `extern` (at p): its end, type and name, or 0 when it is none.
+  std::string type, name;
+  auto declaration_end = [&](std::size_t p) -> std::size_t {
+    p = blank_end(p);
+    std::size_t w = word_end(p);
+    if (source.substr(p, w - p) != "__shared__") return 0;
+    std::vector<std::string_view> words;
+    for (p = blank_end(w);; p = blank_end(p)) {
+      if (at(p) == '*') {
+        words.push_back(source.substr(p++, 1));
+        continue;
+      }
+      if (at(p) == '[') break;
+      w = word_end(p);
+      if (w == p || std::isdigit(static_cast<unsigned char>(source[p]))) return 0;
+      std::string_view word = source.substr(p, w - p);
+      p = w;
+      if (word == "__align__" || word == "alignas") {  // (n): dropped, the dynamic memory is aligned
+        p = blank_end(p);
+        if (at(p) != '(') return 0;
+        std::size_t close = source.find_first_of(");", p);
+        if (close == std::string_view::npos || source[close] != ')') return 0;
+        p = close + 1;
+        continue;
+      }
+      words.push_back(word);
+    }
+    p = blank_end(p + 1);
+    if (at(p) != ']') return 0;
+    p = blank_end(p + 1);
+    if (at(p) != ';' || words.size() < 2 || words.back() == "*" || words.front() == "*") return 0;
+    name = words.back();
+    type.clear();
+    for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+      if (i > 0 && words[i] != "*") type += ' ';
+      type += words[i];
+    }
+    return p + 1;
+  };
+
   std::string out = fmt::format("#line 1 \"{}\"\n", file_name);
-  auto begin = std::sregex_iterator(text.begin(), text.end(), declaration);
-  std::size_t done = 0;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    const std::smatch& m = *it;
-    std::size_t at = static_cast<std::size_t>(m.position(0)), end = at + static_cast<std::size_t>(m.length(0));
-    out.append(text, done, at - done);
-    int next_line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(end), '\n'));
-    out += fmt::format("\n#define {} (({}*)luda_cpu_self()->dynamic_shared)\n#line {} \"{}\"\n", m.str(2), m.str(1),
-                       next_line, file_name);
-    done = end;
+  std::size_t done = 0;  // source up to here is in out
+  int line = 1;          // the line `done` is on
+  std::size_t p = 0;
+  while (p < size) {
+    char c = source[p];
+    if (c == '/' && (at(p + 1) == '/' || at(p + 1) == '*')) {
+      p = blank_end(p);
+    } else if (c == '"' || (c == '\'' && (p == 0 || !word_char(source[p - 1])))) {  // not 1'000
+      p = quoted_end(p);
+    } else if (word_char(c)) {
+      std::size_t w = word_end(p);
+      std::string_view word = source.substr(p, w - p);
+      std::size_t end = 0;
+      if (at(w) == '"' && (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
+        end = raw_end(w);
+      } else if (word == "extern" && (end = declaration_end(w)) != 0) {
+        out.append(source, done, p - done);
+        line += static_cast<int>(std::count(source.begin() + static_cast<long>(done), source.begin() + static_cast<long>(end), '\n'));
+        out += fmt::format("\n#define {} (({}*)luda_cpu_self()->dynamic_shared)\n#line {} \"{}\"\n", name, type, line,
+                           file_name);
+        done = end;
+      }
+      p = end ? end : w;
+    } else {
+      ++p;
+    }
   }
-  out.append(text, done, std::string::npos);
+  out.append(source, done, std::string::npos);
   if (out.empty() || out.back() != '\n') out += '\n';
   return out;
 }

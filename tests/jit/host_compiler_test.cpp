@@ -205,6 +205,24 @@ TEST_F(HostCompilerTest, ExternSharedBecomesTheDynamicSharedMemory) {
             "#line 2 \"k.cu\"\n\n  x();\n}\n");
 }
 
+TEST_F(HostCompilerTest, ExternSharedRewriteTakesRunsOfAnyLength) {
+  // Valid CUDA with runs of blanks and of identifier characters far longer than a
+  // backtracking regex's recursion takes; declarations in comments and strings stay.
+  const std::string blanks(1 << 20, ' '), word(1 << 20, 'w');
+  std::string source = "extern" + blanks + "__shared__\n" + blanks + "float /* f */ " + word + "[ ];\n__device__ int " +
+                       word + "2;\n// extern __shared__ float c[];\nconst char* s = \"extern __shared__ float d[];\";\n";
+  EXPECT_EQ(cpu_raw_source(source, "k.cu"),
+            "#line 1 \"k.cu\"\n\n#define " + word + " ((float*)luda_cpu_self()->dynamic_shared)\n#line 2 \"k.cu\"\n\n"
+            "__device__ int " + word + "2;\n// extern __shared__ float c[];\nconst char* s = \"extern __shared__ float d[];\";\n");
+  // Every form: qualifiers, alignment before or after the type, pointers, no blanks.
+  EXPECT_EQ(cpu_raw_source("extern __shared__ unsigned  int u[];extern __shared__ double __align__(8) d [];\n"
+                           "extern\t__shared__ alignas(16) float* p[];extern __shared__ float f[4];",
+                           "m.cu"),
+            "#line 1 \"m.cu\"\n\n#define u ((unsigned int*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n"
+            "\n#define d ((double*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n\n"
+            "\n#define p ((float**)luda_cpu_self()->dynamic_shared)\n#line 2 \"m.cu\"\nextern __shared__ float f[4];\n");
+}
+
 TEST_F(HostCompilerTest, CompilerErrorCarriesLogCommandAndSource) {
   HostCompileRequest r = request("__global__ void bad(float* x) {\n  x[0] = 1;\n  undefined_name(x);\n}", "", "bad.cu");
   try {
