@@ -1,6 +1,7 @@
 #include "jit/disk_cache.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,29 +50,100 @@ std::uint64_t get_u64(const char* p) {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-// Whole file, or nullopt with errno's reason.
-std::optional<std::string> read_file(const std::filesystem::path& path, std::string* reason, bool* absent) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Reads `n` bytes at the file's position into `out`; the count read (less at the end of
+// the file), or -1 with errno.
+long long read_some(int fd, char* out, std::size_t n) {
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(fd, out + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return static_cast<long long>(got);
+}
+
+// What reading one cache file gave: its bytes; or why there are none, and whether that
+// is the file's own fault (then it is removed and rebuilt).
+struct FileRead {
+  std::optional<std::string> data;
+  std::string reason;
+  bool damaged = false;
+};
+
+// The file when it is a regular one whose header matches `key` and its size: opened
+// without blocking (a FIFO never stalls a lookup) and read no further than the length its
+// header gives (a device such as /dev/zero is never read on and on).
+FileRead read_entry(const std::filesystem::path& path, const CacheKey& key) {
+  using detail::kCacheHeaderSize;
+  FileRead r;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    *absent = errno == ENOENT;
-    *reason = *absent ? "no file" : fmt::format("cannot open {}: {}", path.string(), errno_text(errno));
-    return std::nullopt;
+    r.reason = errno == ENOENT ? "no file" : fmt::format("cannot open {}: {}", path.string(), errno_text(errno));
+    return r;
   }
-  std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *reason = fmt::format("cannot read {}: {}", path.string(), errno_text(errno));
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    r.reason = fmt::format("cannot read {}: {}", path.string(), errno_text(errno));
+    return r;
   }
-  ::close(fd);
-  return data;
+  r.damaged = true;  // from here on, every failure is the file's
+  if (!S_ISREG(st.st_mode)) {
+    r.reason = "not a regular file";
+    return r;
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  char header[kCacheHeaderSize];
+  long long got = read_some(fd, header, kCacheHeaderSize);
+  if (got < 0) {
+    r.damaged = false;
+    r.reason = fmt::format("cannot read {}: {}", path.string(), errno_text(errno));
+    return r;
+  }
+  if (static_cast<std::size_t>(got) < kCacheHeaderSize) {
+    r.reason = fmt::format("{} bytes, shorter than the header", got);
+    return r;
+  }
+  if (std::memcmp(header, detail::kCacheMagic, 8) != 0) {
+    r.reason = "not a luda cache file (bad magic)";
+    return r;
+  }
+  if (std::memcmp(header + 8, key.bytes.data(), 16) != 0) {
+    r.reason = "its header names another key";
+    return r;
+  }
+  const std::uint64_t length = get_u64(header + 24);
+  if (length != size - kCacheHeaderSize) {
+    r.reason = fmt::format("length {} in the header, {} bytes present", length, size - kCacheHeaderSize);
+    return r;
+  }
+  if (length > detail::kCacheMaxPayload) {
+    r.reason = fmt::format("length {} in the header, more than any compiled kernel", length);
+    return r;
+  }
+  std::string data(static_cast<std::size_t>(length), '\0');
+  got = read_some(fd, data.data(), data.size());
+  if (got < 0) {
+    r.damaged = false;
+    r.reason = fmt::format("cannot read {}: {}", path.string(), errno_text(errno));
+    return r;
+  }
+  if (static_cast<std::uint64_t>(got) != length) {  // shortened while being read
+    r.reason = fmt::format("length {} in the header, {} bytes present", length, got);
+    return r;
+  }
+  if (auto sum = hash128(data); std::memcmp(sum.data(), header + 32, sum.size()) != 0) {
+    r.reason = "checksum mismatch";
+    return r;
+  }
+  r.damaged = false;
+  r.data = std::move(data);
+  return r;
 }
 
 bool write_all(int fd, const char* p, std::size_t n) {
@@ -163,40 +235,22 @@ std::optional<std::string> DiskCache::load(const CacheKey& key, std::string_view
     return std::nullopt;
   }
   std::filesystem::path path = path_of(key);
-  std::string reason;
-  bool absent = false;
-  std::optional<std::string> data = read_file(path, &reason, &absent);
-  if (!data) {
-    ++misses_;
-    debug_miss(key, what, reason);
-    return std::nullopt;
-  }
-  using detail::kCacheHeaderSize;
-  const char* p = data->data();
-  std::string bad;
-  if (data->size() < kCacheHeaderSize) {
-    bad = fmt::format("{} bytes, shorter than the header", data->size());
-  } else if (std::memcmp(p, detail::kCacheMagic, 8) != 0) {
-    bad = "not a luda cache file (bad magic)";
-  } else if (std::memcmp(p + 8, key.bytes.data(), 16) != 0) {
-    bad = "its header names another key";
-  } else if (get_u64(p + 24) != data->size() - kCacheHeaderSize) {
-    bad = fmt::format("length {} in the header, {} bytes present", get_u64(p + 24),
-                      data->size() - kCacheHeaderSize);
-  } else if (auto sum = hash128(std::string_view(*data).substr(kCacheHeaderSize));
-             std::memcmp(sum.data(), p + 32, sum.size()) != 0) {
-    bad = "checksum mismatch";
-  }
-  if (!bad.empty()) {
+  FileRead r = read_entry(path, key);
+  if (r.damaged) {
     ++corrupt_;
     ++misses_;
     std::error_code ec;
     std::filesystem::remove(path, ec);  // rebuilt by the caller's store
-    debug_miss(key, what, "corrupt file removed: " + bad);
+    debug_miss(key, what, "corrupt file removed: " + r.reason);
+    return std::nullopt;
+  }
+  if (!r.data) {
+    ++misses_;
+    debug_miss(key, what, r.reason);
     return std::nullopt;
   }
   ++hits_;
-  return data->substr(kCacheHeaderSize);
+  return std::move(r.data);
 }
 
 void DiskCache::warn_unwritable(const std::string& reason) {

@@ -5,7 +5,9 @@
 // Files are written to a temporary name in the same folder and renamed into place, so a
 // reader never sees half a file; each carries a header (magic, key, length, checksum)
 // that a read verifies: a file failing it is counted as corrupt, removed and reported as
-// a miss, so the caller rebuilds it. A cache that cannot be written never fails a
+// a miss, so the caller rebuilds it. A read opens without blocking and takes only a
+// regular file, no more than its header's length: a FIFO, a device or a huge file under
+// a cache name is damaged, not waited on or read into memory. A cache that cannot be written never fails a
 // compile: it warns once on stderr and goes on without.
 #pragma once
 
@@ -87,6 +89,8 @@ namespace detail {
 // The file format, exposed for tests that corrupt files on purpose.
 inline constexpr std::size_t kCacheHeaderSize = 48;  // magic 8, key 16, length 8, checksum 16
 inline constexpr char kCacheMagic[8] = {'L', 'U', 'D', 'A', 'K', 'C', '0', '1'};
+// A longer payload is no compiled kernel: its file is treated as damaged, never read.
+inline constexpr std::uint64_t kCacheMaxPayload = std::uint64_t{1} << 30;
 }  // namespace detail
 
 }  // namespace luda::jit

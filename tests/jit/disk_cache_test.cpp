@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -137,6 +141,54 @@ TEST_F(DiskCacheTest, CorruptFilesAreIgnoredRemovedAndRebuilt) {
     ASSERT_TRUE(cache.store(k, data));
     EXPECT_EQ(cache.load(k), data);
   }
+}
+
+// What sits under a cache file's name may be anything: a lookup never waits on it, never
+// reads without end, and treats it as damaged (removed, then rebuilt by the store).
+TEST_F(DiskCacheTest, AFifoADeviceOrAHugeFileIsDamagedNotWaitedOn) {
+  ::setenv("LUDA_CACHE_DEBUG", "1", 1);
+  DiskCache cache(dir_);
+  ::unsetenv("LUDA_CACHE_DEBUG");
+  fs::create_directories(dir_);
+  CacheKey k = key("kernel F");
+  const fs::path path = cache.path_of(k);
+  ::testing::internal::CaptureStderr();
+  // A FIFO: a blocking open for reading waits for a writer that never comes.
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  auto lookup = std::async(std::launch::async, [&] { return cache.load(k, "kernel 'f'"); });
+  if (lookup.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "a lookup waits on a FIFO";
+    ::close(::open(path.c_str(), O_WRONLY));  // the writer it waits for
+  }
+  EXPECT_FALSE(lookup.get().has_value());
+  EXPECT_FALSE(fs::exists(fs::symlink_status(path)));
+  // A device that reads without end.
+  fs::create_symlink("/dev/zero", path);
+  EXPECT_FALSE(cache.load(k, "kernel 'f'").has_value());
+  EXPECT_FALSE(fs::exists(fs::symlink_status(path)));
+  // A sparse file whose header claims its 2 GiB: more than any kernel, never read in.
+  {
+    std::string header(detail::kCacheMagic, 8);
+    header.append(reinterpret_cast<const char*>(k.bytes.data()), 16);
+    const std::uint64_t length = std::uint64_t{1} << 31;
+    for (int i = 0; i < 8; ++i) header.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
+    header.append(16, '\0');
+    write(path, header);
+    fs::resize_file(path, detail::kCacheHeaderSize + length);
+  }
+  EXPECT_FALSE(cache.load(k, "kernel 'f'").has_value());
+  EXPECT_FALSE(fs::exists(path));
+  std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string miss = fmt::format("luda cache: miss {} for kernel 'f' (corrupt file removed: ", k.hex());
+  std::size_t irregular = 0;  // the FIFO and the device
+  for (std::size_t at = err.find(miss + "not a regular file)"); at != std::string::npos;
+       at = err.find(miss + "not a regular file)", at + 1))
+    ++irregular;
+  EXPECT_EQ(irregular, 2u) << err;
+  EXPECT_NE(err.find(miss + "length 2147483648 in the header, more than any compiled kernel)"), std::string::npos) << err;
+  EXPECT_EQ(cache.stats().corrupt, 3u);
+  ASSERT_TRUE(cache.store(k, "rebuilt"));
+  EXPECT_EQ(cache.load(k), "rebuilt");
 }
 
 TEST_F(DiskCacheTest, KeysChangeWithEveryInput) {
