@@ -1,14 +1,20 @@
 #include "jit/host_compiler.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>  // ElfW
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -36,6 +43,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kObjectTag = 'S';  // the cache payload: a tag byte, then the object's bytes
+constexpr double kDefaultCompileSeconds = 300;
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -79,13 +87,42 @@ class TempDir {
 };
 
 struct RunResult {
-  int status = -1;     // exit status; -1 when it did not exit normally
-  int spawn_error = 0; // errno of posix_spawnp, 0 when it started
-  std::string output;  // stdout and stderr together
+  int status = -1;        // exit status; -1 when it did not exit normally
+  int spawn_error = 0;    // errno of posix_spawnp, 0 when it started
+  bool timed_out = false; // stopped after the time limit
+  std::string output;     // stdout and stderr together
 };
 
-// Runs argv (no shell) with stdout and stderr into `log`, stdin from /dev/null.
-RunResult run(const std::vector<std::string>& argv, const fs::path& log) {
+// Waits for `pid` to end, at most `seconds`; false when it is still running then.
+bool wait_for(pid_t pid, double seconds, int* status) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  // A pidfd wakes the wait the moment the child ends (Linux 5.3); else poll waitpid.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  auto backoff = std::chrono::microseconds(200);
+  for (;;) {
+    pid_t r = ::waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) break;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      if (pidfd >= 0) ::close(pidfd);
+      return false;
+    }
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<long long>(left + 1, 1000)));
+    } else {
+      std::this_thread::sleep_for(std::min<std::chrono::microseconds>(backoff, std::chrono::milliseconds(left)));
+      backoff = std::min<std::chrono::microseconds>(2 * backoff, std::chrono::milliseconds(20));
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return true;
+}
+
+// Runs argv (no shell) with stdout and stderr into `log`, stdin from /dev/null, in a
+// process group of its own: after `seconds`, the whole group (the driver and the
+// compilers, assembler and linker it started) is killed.
+RunResult run(const std::vector<std::string>& argv, const fs::path& log, double seconds) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -94,6 +131,10 @@ RunResult run(const std::vector<std::string>& argv, const fs::path& log) {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   // The caller's environment, with messages in plain ASCII (GCC quotes with ‘’ under a
   // UTF-8 locale): logs are parsed and shown alike everywhere.
   std::vector<std::string> env_text;
@@ -105,15 +146,33 @@ RunResult run(const std::vector<std::string>& argv, const fs::path& log) {
   envp.push_back(nullptr);
   pid_t pid = 0;
   RunResult r;
-  r.spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  r.spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (r.spawn_error != 0) return r;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (!wait_for(pid, seconds, &status)) {
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    r.timed_out = true;
   }
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.output = read_file(log);
   return r;
+}
+
+// LUDA_CXX_TIMEOUT: how many seconds one run of the host compiler may take.
+double compile_time_limit() {
+  std::string text = env("LUDA_CXX_TIMEOUT");
+  if (text.empty()) return kDefaultCompileSeconds;
+  char* end = nullptr;
+  double seconds = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(seconds) || seconds <= 0)
+    fail("LUDA_CXX_TIMEOUT must be a positive number of seconds (the longest a host C++ compile may take; {} when "
+         "unset), got '{}'",
+         kDefaultCompileSeconds, text);
+  return seconds;
 }
 
 // The executable argv[0] names: through PATH when it has no '/'.
@@ -157,8 +216,12 @@ std::string describe_compiler(HostCompiler& c) {
   TempDir dir;
   std::vector<std::string> argv = c.command;
   argv.push_back("--version");
-  RunResult r = run(argv, dir.path() / "version.txt");
+  double limit = compile_time_limit();
+  RunResult r = run(argv, dir.path() / "version.txt", limit);
   if (r.spawn_error) cannot_run(c, std::strerror(r.spawn_error));
+  if (r.timed_out)
+    cannot_run(c, fmt::format("`{}` did not finish within {} s and was stopped (LUDA_CXX_TIMEOUT sets the limit)",
+                              fmt::join(argv, " "), limit));
   if (r.status != 0) cannot_run(c, fmt::format("`{}` exited with status {}: {}", fmt::join(argv, " "), r.status, r.output));
   c.version = r.output.substr(0, r.output.find('\n'));
   std::string identity = fmt::format("{} | {}", fmt::join(c.command, " "), c.version);
@@ -202,6 +265,42 @@ std::string cpu_identity() {
     return model + " |" + flags;
   }();
   return identity;
+}
+
+std::string shared_object_defect(std::string_view bytes) {
+  using Ehdr = ElfW(Ehdr);
+  using Phdr = ElfW(Phdr);
+  using Shdr = ElfW(Shdr);
+  const std::uint64_t size = bytes.size();
+  // Whether `count` entries of `each` bytes from `offset` lie inside the file.
+  auto inside = [&](std::uint64_t offset, std::uint64_t count, std::uint64_t each) {
+    return offset <= size && count <= (size - offset) / each;
+  };
+  Ehdr h;
+  if (size < sizeof h) return fmt::format("{} bytes, shorter than an ELF header", size);
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0) return "not an ELF file";
+  if (h.e_ident[EI_CLASS] != (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32) || h.e_type != ET_DYN)
+    return "not a shared object for this machine";
+  if (h.e_phentsize != sizeof(Phdr) || !inside(h.e_phoff, h.e_phnum, sizeof(Phdr)))
+    return fmt::format("its program headers lie past its end ({} bytes)", size);
+  for (unsigned i = 0; i < h.e_phnum; ++i) {
+    Phdr ph;
+    std::memcpy(&ph, bytes.data() + h.e_phoff + i * sizeof ph, sizeof ph);
+    if (ph.p_filesz > 0 && !inside(ph.p_offset, ph.p_filesz, 1))
+      return fmt::format("segment {} ends at byte {} of a {}-byte file", i, ph.p_offset + ph.p_filesz, size);
+  }
+  if (h.e_shnum > 0) {
+    if (h.e_shentsize != sizeof(Shdr) || !inside(h.e_shoff, h.e_shnum, sizeof(Shdr)))
+      return fmt::format("its section headers lie past its end ({} bytes)", size);
+    for (unsigned i = 0; i < h.e_shnum; ++i) {
+      Shdr sh;
+      std::memcpy(&sh, bytes.data() + h.e_shoff + i * sizeof sh, sizeof sh);
+      if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && !inside(sh.sh_offset, sh.sh_size, 1))
+        return fmt::format("section {} ends at byte {} of a {}-byte file", i, sh.sh_offset + sh.sh_size, size);
+    }
+  }
+  return "";
 }
 
 void forget_loaded_modules() {
@@ -262,16 +361,21 @@ std::string compile_shared_object(const HostCompileRequest& request) {
   argv.insert(argv.end(), request.options.begin(), request.options.end());
   fs::path object = dir.path() / "kernel.so";
   argv.insert(argv.end(), {"-x", "c++", (dir.path() / file).string(), "-o", object.string()});
-  RunResult r = run(argv, dir.path() / "log.txt");
+  double limit = compile_time_limit();
+  RunResult r = run(argv, dir.path() / "log.txt", limit);
   if (r.spawn_error) cannot_run(c, std::strerror(r.spawn_error));
   // The log names the temporary folder; readers want the file name alone ("add.cu:3:5").
   std::string log = r.output;
   std::string prefix = dir.path().string() + "/";
   for (std::size_t at; (at = log.find(prefix)) != std::string::npos;) log.erase(at, prefix.size());
+  std::vector<std::string> shown = argv;
+  for (std::string& a : shown)
+    if (a.rfind(prefix, 0) == 0) a.erase(0, prefix.size());
+  if (r.timed_out)
+    fail("host C++ compiler did not finish compiling '{}' for the cpu target within {} s and was stopped (command: "
+         "{}); set LUDA_CXX_TIMEOUT to more seconds if it needs longer",
+         file, limit, fmt::join(shown, " "));
   if (r.status != 0) {
-    std::vector<std::string> shown = argv;
-    for (std::string& a : shown)
-      if (a.rfind(prefix, 0) == 0) a.erase(0, prefix.size());
     std::string message = fmt::format("host C++ compiler failed to compile '{}' for the cpu target (command: {})", file,
                                       fmt::join(shown, " "));
     if (r.status < 0) message += ": the compiler did not exit normally";
@@ -282,6 +386,9 @@ std::string compile_shared_object(const HostCompileRequest& request) {
   }
   std::string bytes = read_file(object);
   if (bytes.empty()) fail("host C++ compiler '{}' wrote no shared object for '{}'", fmt::join(c.command, " "), file);
+  if (std::string defect = detail::shared_object_defect(bytes); !defect.empty())
+    fail("host C++ compiler '{}' wrote a damaged shared object for '{}': {} (is the disk that holds {} full?)",
+         fmt::join(c.command, " "), file, defect, dir.path().parent_path().string());
   return bytes;
 }
 
@@ -310,8 +417,12 @@ std::shared_ptr<const CpuModule> load_cpu_module(const HostCompileRequest& reque
     if (auto it = loaded_modules().find(hex); it != loaded_modules().end()) return it->second;
   }
   auto t0 = Clock::now();
+  // An object is checked before dlopen maps it (mapped bytes past a file's end are a
+  // SIGBUS), and enters the cache only once it has loaded.
   std::string payload;
-  if (std::optional<std::string> hit = cache.load(key, request.what + " for the cpu"); hit && !hit->empty() && (*hit)[0] == kObjectTag) {
+  bool compiled = false;
+  if (std::optional<std::string> hit = cache.load(key, request.what + " for the cpu");
+      hit && !hit->empty() && (*hit)[0] == kObjectTag && detail::shared_object_defect(std::string_view(*hit).substr(1)).empty()) {
     ++s.disk_hits;
     payload = std::move(*hit);
   } else {
@@ -320,7 +431,7 @@ std::shared_ptr<const CpuModule> load_cpu_module(const HostCompileRequest& reque
     payload = std::string(1, kObjectTag) + compile_shared_object(request);
     s.compile_seconds += std::chrono::duration<double>(Clock::now() - c0).count();
     ++s.compiles;
-    cache.store(key, payload);
+    compiled = true;
   }
   // dlopen takes a file: the bytes go to a private temporary one, unlinked once mapped.
   std::error_code ec;
@@ -357,6 +468,7 @@ std::shared_ptr<const CpuModule> load_cpu_module(const HostCompileRequest& reque
          "prelude?)",
          request.what);
   bind(runtime);
+  if (compiled) cache.store(key, payload);
   ++s.loads;
   s.load_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   std::lock_guard lock(g_modules_mutex);

@@ -12,6 +12,12 @@
 // -march=native (a shared cache folder must not hand a binary to a CPU that lacks its
 // instructions), the prelude and ABI versions.
 //
+// Each run of the compiler may take LUDA_CXX_TIMEOUT seconds (300 when unset); then its
+// whole process group (driver, compiler proper, assembler, linker) is killed and the
+// compile fails with an error that says so. Its output is checked to be a whole shared
+// object (a full disk can truncate it) and loaded before it is stored in the cache; an
+// object from the cache is checked the same way and rebuilt when damaged.
+//
 // Loaded objects are never dlclosed: the executor's OS threads keep thread_local storage
 // of every kernel they ran, and unloading under them is a classic crash.
 #pragma once
@@ -93,6 +99,10 @@ std::shared_ptr<const CpuModule> load_cpu_module(const HostCompileRequest& reque
                                                  const luda_cpu_runtime* runtime, HostCompileStats* stats);
 
 namespace detail {
+// Why `bytes` cannot be a whole shared object of this machine ("segment 2 ends at byte
+// 16384 of a 9000-byte file": truncated), "" when its headers, segments and sections all
+// lie inside it. What dlopen would map is checked before it maps it.
+std::string shared_object_defect(std::string_view bytes);
 // "model name | flags" of this CPU (from /proc/cpuinfo), "" where unknown.
 std::string cpu_identity();
 // Forgets the objects loaded so far (they stay mapped), so that the next load_cpu_module

@@ -6,13 +6,20 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dsl/compile.h"
 #include "jit/cpu_prelude.h"
@@ -75,6 +82,46 @@ class HostCompilerTest : public ::testing::Test {
   std::unique_ptr<DiskCache> cache_;
   int tag_ = 0;
 };
+
+// An environment variable set for one scope, restored after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A shell script standing in for the host compiler.
+fs::path write_script(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+bool process_ended(long pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  std::size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
 
 constexpr const char* kScale = R"(extern "C" __global__ void scale(float* x, float a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -221,6 +268,104 @@ TEST_F(HostCompilerTest, ExternSharedRewriteTakesRunsOfAnyLength) {
             "#line 1 \"m.cu\"\n\n#define u ((unsigned int*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n"
             "\n#define d ((double*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n\n"
             "\n#define p ((float**)luda_cpu_self()->dynamic_shared)\n#line 2 \"m.cu\"\nextern __shared__ float f[4];\n");
+}
+
+TEST_F(HostCompilerTest, AHungCompilerIsStoppedWithEveryProcessItStarted) {
+  fs::path pid_file = dir_ / "child.pid";
+  fs::path cxx = write_script(dir_ / "hung-cxx", "#!/bin/sh\ncase \"$1\" in --version) echo 'hung-cxx 1.0'; exit 0;; esac\n"
+                                                  "sleep 30 &\necho $! > '" + pid_file.string() + "'\nwait\n");
+  ScopedEnv compiler("LUDA_CXX", cxx.string()), limit("LUDA_CXX_TIMEOUT", "1.5");
+  auto t0 = std::chrono::steady_clock::now();
+  std::string what = error_of([&] { load_cpu_module(request(kScale, kScaleEntry, "scale.cu"), *cache_, fake_runtime(), nullptr); });
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(what, fmt::format("host C++ compiler did not finish compiling 'scale.cu' for the cpu target within 1.5 s and "
+                              "was stopped (command: {} {} -x c++ scale.cu -o kernel.so); set LUDA_CXX_TIMEOUT to more "
+                              "seconds if it needs longer",
+                              cxx.string(), fmt::join(host_compile_flags(false, false), " ")));
+  EXPECT_LT(took, 10.0);
+  // The compiler's own child went with it: the whole process group was stopped.
+  long child = 0;
+  std::ifstream(pid_file) >> child;
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 100 && !process_ended(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(process_ended(child)) << "process " << child << " still runs";
+  EXPECT_EQ(cache_->stats().writes, 0u);
+  ScopedEnv bad("LUDA_CXX_TIMEOUT", "maybe");
+  EXPECT_EQ(error_of([&] { compile_shared_object(request(kScale, kScaleEntry, "scale.cu")); }),
+            "LUDA_CXX_TIMEOUT must be a positive number of seconds (the longest a host C++ compile may take; 300 "
+            "when unset), got 'maybe'");
+}
+
+// A full disk can leave the compiler's output short with a zero exit status: such an
+// object is refused before dlopen maps it (mapped bytes past a file's end raise SIGBUS)
+// and never enters the cache.
+TEST_F(HostCompilerTest, ATruncatedObjectIsRefusedAndNeverCached) {
+  HostCompiler real = host_compiler();
+  fs::path cxx = write_script(dir_ / "short-cxx", fmt::format("#!/bin/sh\ncase \"$1\" in --version) echo 'short-cxx 1.0'; exit 0;; esac\n"
+                                                               "{} \"$@\" || exit $?\nfor a; do out=$a; done\n"
+                                                               "head -c 3000 \"$out\" > \"$out.cut\" && mv \"$out.cut\" \"$out\"\n",
+                                                               fmt::join(real.command, " ")));
+  HostCompileRequest r = request(kScale, kScaleEntry, "scale.cu");
+  {
+    ScopedEnv compiler("LUDA_CXX", cxx.string());
+    std::string what = error_of([&] { load_cpu_module(r, *cache_, fake_runtime(), nullptr); });
+    std::string head = fmt::format("host C++ compiler '{}' wrote a damaged shared object for 'scale.cu': ", cxx.string());
+    std::string tail = fmt::format(" of a 3000-byte file (is the disk that holds {} full?)", fs::temp_directory_path().string());
+    EXPECT_EQ(what.substr(0, head.size()), head) << what;
+    EXPECT_TRUE(what.ends_with(tail)) << what;
+    EXPECT_EQ(cache_->stats().writes, 0u);
+  }
+  // The real compiler then builds, loads, caches and runs it.
+  HostCompileStats stats;
+  auto m = load_cpu_module(r, *cache_, fake_runtime(), &stats);
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(cache_->stats().writes, 1u);
+  std::vector<float> x = {1, 2};
+  float* data = x.data();
+  float a = 3;
+  int n = 2;
+  void* args[] = {&data, &a, &n};
+  run_sequentially(m->kernel("scale"), {1, 1, 1}, {2, 1, 1}, args);
+  EXPECT_EQ(x, (std::vector<float>{3, 7}));
+}
+
+// A damaged object in the cache, whether its entry checks out (stored so by an older
+// luda) or the file was cut short after it was stored, is rebuilt and replaced.
+TEST_F(HostCompilerTest, ADamagedObjectInTheCacheIsRebuilt) {
+  HostCompileRequest r = request(kScale, kScaleEntry, "scale.cu");
+  std::string object = compile_shared_object(r);
+  CacheKey key = host_binary_key(r);
+  ASSERT_TRUE(cache_->store(key, "S" + object.substr(0, object.size() / 2)));
+  HostCompileStats first;
+  load_cpu_module(r, *cache_, fake_runtime(), &first);
+  EXPECT_EQ(first.disk_misses, 1u);
+  EXPECT_EQ(first.compiles, 1u);
+  // Cut short on disk after a good store: the cache's length check refuses it.
+  fs::path file = cache_->path_of(key);
+  fs::resize_file(file, fs::file_size(file) - 100);
+  detail::forget_loaded_modules();
+  HostCompileStats second;
+  load_cpu_module(r, *cache_, fake_runtime(), &second);
+  EXPECT_EQ(second.compiles, 1u);
+  EXPECT_EQ(cache_->stats().corrupt, 1u);
+  detail::forget_loaded_modules();
+  HostCompileStats third;
+  auto m = load_cpu_module(r, *cache_, fake_runtime(), &third);
+  EXPECT_EQ(third.disk_hits, 1u);
+  EXPECT_EQ(third.compiles, 0u);
+  EXPECT_TRUE(m->kernel("scale").run_thread != nullptr);
+}
+
+TEST_F(HostCompilerTest, EveryTruncationOfAnObjectIsSeen) {
+  std::string object = compile_shared_object(request(kScale, kScaleEntry, "scale.cu"));
+  EXPECT_EQ(detail::shared_object_defect(object), "");
+  for (std::size_t n = 0; n < object.size(); n += 1 + n / 64) {
+    SCOPED_TRACE(n);
+    EXPECT_NE(detail::shared_object_defect(std::string_view(object).substr(0, n)), "");
+  }
+  EXPECT_EQ(detail::shared_object_defect("not an object, but long enough to hold an ELF header's bytes............"),
+            "not an ELF file");
+  EXPECT_EQ(detail::shared_object_defect("\x7f" "ELF"), "4 bytes, shorter than an ELF header");
 }
 
 TEST_F(HostCompilerTest, CompilerErrorCarriesLogCommandAndSource) {
