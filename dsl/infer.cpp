@@ -23,6 +23,14 @@ std::string short_hash(std::string_view text) {
   return fmt::format("{:08x}", static_cast<std::uint32_t>(h ^ (h >> 32)));
 }
 
+std::string c_identifier(std::string_view name) {
+  std::string id;
+  for (char c : name) id += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id.insert(0, "k_");
+  if (id.size() > kMaxIdentifier) id = id.substr(0, kMaxIdentifier - 9) + "_" + short_hash(name);
+  return id;
+}
+
 namespace detail {
 
 // ---------------------------------------------------------------- names
@@ -628,8 +636,7 @@ TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const 
   }
   for (const Type& t : args)
     LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
-  std::string base;
-  for (char c : tf->lua_name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::string base = c_identifier(tf->lua_name);
   if (is_kernel) {
     std::string key;
     for (const Type& t : args) key += t.str() + (t.weak ? "~," : ",");

@@ -125,4 +125,11 @@ std::string typed_listing(const TypedProgram& program);
 // 8 hex digits of a 64-bit FNV-1a hash of `text`: entry and device function names.
 std::string short_hash(std::string_view text);
 
+// `name` as a C identifier for the names of kernels, device functions and files: other
+// characters become '_', a leading digit gets "k_", and a name longer than
+// kMaxIdentifier keeps a readable prefix and ends in '_' and short_hash(name), so that no
+// user's name (a 100 000-character kind name) makes an unbounded symbol or file name.
+inline constexpr std::size_t kMaxIdentifier = 48;
+std::string c_identifier(std::string_view name);
+
 }  // namespace luda::dsl

@@ -458,8 +458,7 @@ void FunctionTyper::device_call(const CallExpr& e, const ExternalValue& fn, cons
     tf->function = callee.function;
     tf->lua_name = lua_name.substr(lua_name.find_last_of(".[") == std::string::npos ? 0 : lua_name.find_last_of(".[") + 1);
     tf->params = args;
-    std::string base;
-    for (char c : tf->lua_name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    std::string base = c_identifier(tf->lua_name);
     // The name must not depend on addresses: the generated source keys the disk cache.
     std::string stable = fmt::format("{}:{}-{}(", src.chunk ? src.chunk->name : "?", src.line_defined, src.last_line_defined);
     for (const Type& t : args) stable += t.str() + (t.weak ? "~," : ",");

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dsl/infer.h"
 #include "jit/cpu_prelude.h"
 #include "runtime/error.h"
 
@@ -242,11 +243,15 @@ std::map<std::string, std::shared_ptr<const CpuModule>>& loaded_modules() {
   return *modules;
 }
 
+// The name of the file the compiler reads: the request's, made safe and bounded (its
+// extension kept); diagnostics name the file by the source's #line directives instead.
 std::string safe_file_name(std::string_view name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') ? c : '_';
-  if (out.empty() || out[0] == '.' || out[0] == '-') out = "kernel.cu";
-  return out;
+  std::size_t dot = name.rfind('.');
+  std::string_view extension = dot == std::string_view::npos ? "" : name.substr(dot);
+  bool plain = extension.size() > 1 && extension.size() <= 8 &&
+               std::all_of(extension.begin() + 1, extension.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+  if (!plain) return dsl::c_identifier(name) + ".cu";
+  return dsl::c_identifier(name.substr(0, dot)) + std::string(extension);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dsl/device_function.h"
+#include "dsl/infer.h"
 #include "jit/cpu_prelude.h"
 
 #define XXH_INLINE_ALL
@@ -355,9 +356,7 @@ constexpr std::string_view kCpuVectorize = R"cu(#if defined(__GNUC__) && !define
 )cu";
 
 KindSource finish(std::string_view name, dsl::Target target, std::string body) {
-  std::string id;
-  for (char c : name) id += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id.insert(0, "k_");
+  std::string id = dsl::c_identifier(name);
   auto h = static_cast<std::uint32_t>(XXH3_64bits(body.data(), body.size()));
   KindSource out;
   out.entry = fmt::format("{}_{:08x}", id, h);

@@ -22,6 +22,7 @@
 #include <fmt/ranges.h>
 
 #include "dsl/compile.h"
+#include "dsl/infer.h"
 #include "jit/cpu_prelude.h"
 #include "jit/nvrtc_diagnostics.h"
 
@@ -366,6 +367,17 @@ TEST_F(HostCompilerTest, EveryTruncationOfAnObjectIsSeen) {
   EXPECT_EQ(detail::shared_object_defect("not an object, but long enough to hold an ELF header's bytes............"),
             "not an ELF file");
   EXPECT_EQ(detail::shared_object_defect("\x7f" "ELF"), "4 bytes, shorter than an ELF header");
+}
+
+// A kernel or kind name of any length makes a file name and a symbol of bounded length.
+TEST_F(HostCompilerTest, ALongNameMakesABoundedFileName) {
+  std::string name(100000, 'n');
+  HostCompileRequest r = request(kScale, kScaleEntry, name + ".cu");
+  std::string object = compile_shared_object(r);
+  EXPECT_EQ(detail::shared_object_defect(object), "");
+  EXPECT_EQ(dsl::c_identifier(name), std::string(39, 'n') + "_" + dsl::short_hash(name));
+  EXPECT_EQ(dsl::c_identifier("my kernel-2"), "my_kernel_2");
+  EXPECT_EQ(dsl::c_identifier("2d"), "k_2d");
 }
 
 TEST_F(HostCompilerTest, CompilerErrorCarriesLogCommandAndSource) {
