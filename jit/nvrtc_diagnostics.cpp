@@ -1,5 +1,6 @@
 #include "jit/nvrtc_diagnostics.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <string_view>
 
@@ -14,6 +15,7 @@ namespace {
 struct Diagnostic {
   std::string file;
   int line = 0;
+  int column = 0;  // 0 when not given
   std::string severity;
   std::string message;
 };
@@ -34,7 +36,11 @@ bool parse_gcc_diagnostic(std::string_view text, Diagnostic* d) {
     if (!all_digits(line)) continue;
     rest.remove_prefix(end + 1);
     std::size_t col_end = rest.find(':');
-    if (col_end != std::string_view::npos && all_digits(rest.substr(0, col_end))) rest.remove_prefix(col_end + 1);
+    int column = 0;
+    if (col_end != std::string_view::npos && all_digits(rest.substr(0, col_end))) {
+      column = std::stoi(std::string(rest.substr(0, col_end)));
+      rest.remove_prefix(col_end + 1);
+    }
     if (rest.empty() || rest[0] != ' ') continue;
     rest.remove_prefix(1);
     std::size_t sev_end = rest.find(": ");
@@ -43,6 +49,7 @@ bool parse_gcc_diagnostic(std::string_view text, Diagnostic* d) {
     if (severity != "error" && severity != "fatal error" && severity != "warning" && severity != "note") continue;
     d->file = std::string(text.substr(0, colon));
     d->line = std::stoi(std::string(line));
+    d->column = column;
     d->severity = std::string(severity);
     d->message = std::string(rest.substr(sev_end + 2));
     return true;
@@ -74,20 +81,28 @@ bool parse_diagnostic(std::string_view text, Diagnostic* d) {
 
 }  // namespace
 
-CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk) {
+CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk, bool compiler_columns) {
   std::string_view log = e.log();
+  std::string pending;  // an error reported inside a macro's definition elsewhere
   for (std::size_t start = 0; start < log.size();) {
     std::size_t end = log.find('\n', start);
     if (end == std::string_view::npos) end = log.size();
     Diagnostic d;
-    if (parse_diagnostic(log.substr(start, end - start), &d) && d.file == chunk.name &&
-        d.severity.find("error") != std::string::npos) {
-      dsl::Source source(chunk.name, chunk.text, chunk.hidden_prefix);
-      std::string_view line = source.line_text(d.line);
-      int col = static_cast<int>(line.find_first_not_of(" \t"));
-      dsl::SourceError located =
-          dsl::source_error(source, {d.line, col < 0 ? 1 : col + 1}, "compile error", d.message);
-      return CompileError(std::string(located.what()) + "\n" + e.what(), e.log(), e.options(), e.source());
+    if (parse_diagnostic(log.substr(start, end - start), &d)) {
+      bool error = d.severity.find("error") != std::string::npos;
+      if (d.file != chunk.name) {
+        pending = error ? d.message : pending;
+      } else if (error || (!pending.empty() && d.message.starts_with("in expansion of macro"))) {
+        // GCC reports an error in a macro's body at the macro, then "note: in expansion
+        // of macro" at the use: the use is where the chunk's author looks.
+        dsl::Source source(chunk.name, chunk.text, chunk.hidden_prefix);
+        std::string_view line = source.line_text(d.line);
+        int col = static_cast<int>(line.find_first_not_of(" \t")) + 1;
+        if (compiler_columns && d.column > 0) col = d.column;
+        dsl::SourceError located =
+            dsl::source_error(source, {d.line, std::max(col, 1)}, "compile error", error ? d.message : pending);
+        return CompileError(std::string(located.what()) + "\n" + e.what(), e.log(), e.options(), e.source());
+      }
     }
     start = end + 1;
   }

@@ -14,7 +14,9 @@
 namespace luda::jit {
 
 // The error to throw for `e`: located at the first error of the compiler's log (NVRTC's,
-// or a host compiler's `file:line:col: error: msg`) that names `chunk`, else `e` as it is.
-CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk);
+// or a host compiler's `file:line:col: error: msg`) that names `chunk` (or at the use of a
+// macro whose body the error is in), else `e` as it is. The column is the line's first
+// non-blank one, or with `compiler_columns` (a chunk of C++, not Lua) the compiler's.
+CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk, bool compiler_columns = false);
 
 }  // namespace luda::jit

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "jit/cpu_prelude.h"
+#include "jit/nvrtc_diagnostics.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -154,9 +155,56 @@ CUmodule RawModule::module(int ordinal) { return load(ordinal, {}, nullptr); }
 
 namespace {
 
-constexpr std::string_view kCpuSubsetNote =
-    "note: the cpu target provides only the prelude's CUDA subset (threadIdx and friends, __syncthreads, "
-    "__shared__, atomics, warp functions, common math, printf); this source uses something else";
+// Whether `name` (an identifier, or a header) is CUDA's: what a source written for nvcc or
+// NVRTC reaches for beyond the cpu prelude's subset.
+bool cuda_name(std::string_view name) {
+  static constexpr std::string_view kPrefixes[] = {
+      "__",      "cuda",  "cub::",  "cub/",    "cuComplex", "cuFloatComplex", "cuDoubleComplex", "curand",
+      "cublas",  "cufft", "cusparse", "cusolver", "cooperative_groups", "nvcuda", "thrust", "nv_bfloat",
+      "make_",   "tex1D", "tex2D",  "tex3D",   "texture",   "surf1D",         "surf2D",          "surf3D",
+      "atomic",  "clock", "half",   "mma.h",   "sm_",       "device_",        "math_constants",  "crt/",
+      "vector_types", "nvrtc", "nvtx"};
+  for (std::string_view p : kPrefixes)
+    if (name.starts_with(p)) return true;
+  // CUDA's vector types: float4, uchar2, longlong3, ...
+  static constexpr std::string_view kVectors[] = {"char", "uchar", "short", "ushort", "int", "uint", "long",
+                                                  "ulong", "longlong", "ulonglong", "float", "double"};
+  for (std::string_view v : kVectors)
+    if (name.size() == v.size() + 1 && name.starts_with(v) && name.back() >= '1' && name.back() <= '4') return true;
+  return false;
+}
+
+// The CUDA name a host compiler's log says is missing (GCC's and Clang's wording of an
+// undeclared name, an unknown type or a header not found), or "" when the failure is
+// something else: then the note on the cpu prelude's subset would mislead.
+std::string missing_cuda_name(std::string_view log) {
+  static constexpr std::pair<std::string_view, std::string_view> kForms[] = {
+      {"error: '", "' was not declared in this scope"}, {"error: '", "' has not been declared"},
+      {"error: '", "' does not name a type"},           {"error: '", "' is not a member of"},
+      {"error: use of undeclared identifier '", "'"},   {"error: unknown type name '", "'"},
+      {"fatal error: ", ": No such file or directory"}, {"fatal error: '", "' file not found"},
+      {"error: no member named '", "' in namespace"},   {"error: no template named '", "'"},
+  };
+  for (std::size_t start = 0; start < log.size();) {
+    std::size_t end = std::min(log.find('\n', start), log.size());
+    std::string_view line = log.substr(start, end - start);
+    for (auto [before, after] : kForms) {
+      std::size_t at = line.find(before);
+      if (at == std::string_view::npos) continue;
+      std::string_view rest = line.substr(at + before.size());
+      std::size_t stop = rest.find(after);
+      if (stop == std::string_view::npos) continue;
+      std::string_view name = rest.substr(0, stop);
+      if (cuda_name(name)) return std::string(name);
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+constexpr std::string_view kCpuSubset =
+    "the cpu target provides only the prelude's CUDA subset (threadIdx and friends, __syncthreads, __shared__, "
+    "atomics, warp functions, common math, printf)";
 
 // The entry symbol's stem of a raw kernel: its own name could clash with the user's.
 std::string cpu_entry_name(const std::string& kernel) { return "luda_raw_" + kernel; }
@@ -216,10 +264,16 @@ std::shared_ptr<const CpuModule> RawModule::cpu_module() {
   try {
     cpu_module_ = load_cpu_module(request, DiskCache::global(), cpu_runtime(), &cpu_stats_);
   } catch (const CompileError& e) {
+    // The user's first error leads, at its place in their source; the note on the
+    // prelude's subset comes only when a CUDA name it lacks is the cause; the source shown
+    // is theirs, numbered as the diagnostics number it (the prelude is not).
     std::string message = e.what();
-    std::size_t at = message.find("\nsource:\n");
-    message.insert(at == std::string::npos ? message.size() : at, "\n" + std::string(kCpuSubsetNote));
-    throw CompileError(std::move(message), e.log(), e.options(), e.source());
+    message.erase(std::min(message.find("\nsource:\n"), message.size()));
+    if (std::string name = missing_cuda_name(e.log()); !name.empty())
+      message += fmt::format("\nnote: {}; this source uses '{}', which it lacks", kCpuSubset, name);
+    message += "\nsource:\n" + detail::numbered_source(source_);
+    CompileError whole(std::move(message), e.log(), e.options(), e.source());
+    throw at_lua_line(whole, dsl::Chunk{program_name_, source_}, true);
   }
   return cpu_module_;
 }
@@ -230,11 +284,21 @@ HostCompileStats RawModule::cpu_stats() const {
 }
 
 void RawKernel::launch_cpu(const LaunchConfig& config, PackedArgs& packed) {
-  if (!signature_)
+  if (!signature_) {
+    std::vector<KernelDefinition> defs = find_kernels(module_->source());
+    std::string base = base_name(name_);
+    auto count = std::count_if(defs.begin(), defs.end(), [&](const KernelDefinition& d) { return d.name == base; });
+    if (count > 1) {
+      module_->cpu_module();  // a kernel defined twice is the compiler's error, at its line
+      fail("raw_kernel '{}' cannot run on the cpu: the source defines {} kernels named '{}' (overloads), and the "
+           "cpu target calls a kernel through its one parameter list; give each its own name",
+           name_, count, base);
+    }
     fail("raw_kernel '{}' cannot run on the cpu: luda could not read its parameter list, and the cpu target calls "
          "the kernel through it (declare it as extern \"C\" __global__ void {}(float* x, int n, ...), without "
          "templates or macros in the list)",
          name_, base_name(name_));
+  }
   for (const KernelParam& p : signature_->params)
     if (p.type.kind == ParamType::Kind::Opaque)
       fail("raw_kernel '{}' cannot run on the cpu: parameter '{}' has type '{}', which luda cannot pass; use "
