@@ -380,7 +380,10 @@ Context context_of(const std::vector<Token>& t) {
   return ctx;
 }
 
-// Expands object-like macros in a parameter list (not recursively into themselves).
+// Expands object-like macros in a parameter list (not recursively into themselves), to
+// at most kMaxExpandedTokens: macros that multiply at each level (#define A B B, #define
+// B C C, ...) would otherwise take memory without bound.
+constexpr std::size_t kMaxExpandedTokens = 4096;
 std::vector<Token> expand(std::vector<Token> tokens, const Lexed& lexed) {
   for (int round = 0; round < 8; ++round) {
     bool changed = false;
@@ -388,6 +391,7 @@ std::vector<Token> expand(std::vector<Token> tokens, const Lexed& lexed) {
     for (const Token& tok : tokens) {
       auto it = tok.kind == Token::Kind::Ident ? lexed.macros.find(tok.text) : lexed.macros.end();
       if (it != lexed.macros.end()) {
+        if (out.size() + it->second.size() > kMaxExpandedTokens) return {Token{Token::Kind::Punct, "("}};
         out.insert(out.end(), it->second.begin(), it->second.end());
         changed = true;
       } else {
@@ -397,7 +401,7 @@ std::vector<Token> expand(std::vector<Token> tokens, const Lexed& lexed) {
     tokens = std::move(out);
     if (!changed) return tokens;
   }
-  return {Token{Token::Kind::Punct, "("}};  // self-referential: make the list unreadable
+  return {Token{Token::Kind::Punct, "("}};  // self-referential (or too long): make the list unreadable
 }
 
 std::string spell(const std::vector<const Token*>& tokens) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 namespace luda::jit {
 namespace {
 
@@ -202,6 +204,22 @@ extern "C" __global__ void f(PAIR(int) n) {}
                                       "n:scalar:int64:mut:index_t",
                                       "c:scalar:uint32:mut:unsigned int"}));
   EXPECT_FALSE(find_kernel_signature(src, "f").has_value());  // function-like macro
+}
+
+// Macros that multiply at every level (each of A..H stands for 1000 of the next) would
+// expand to 10^24 tokens: the expansion stops at a bound and the list is unreadable.
+TEST(KernelParams, MacrosThatExpandWithoutBoundAreCapped) {
+  std::string src;
+  for (char c = 'A'; c < 'I'; ++c) {
+    src += fmt::format("#define {}", c);
+    for (int i = 0; i < 1000; ++i) src += fmt::format(" {}", static_cast<char>(c + 1));
+    src += '\n';
+  }
+  src += "#define WIDE unsigned long long\n";
+  src += "extern \"C\" __global__ void k(A x) {}\nextern \"C\" __global__ void w(WIDE n) {}\n";
+  EXPECT_FALSE(find_kernel_signature(src, "k").has_value());
+  EXPECT_EQ(params_of(src, "w"), (std::vector<std::string>{"n:scalar:uint64:mut:unsigned long long"}));
+  EXPECT_EQ(list_kernels(src), (std::vector<std::string>{"k", "w"}));
 }
 
 TEST(KernelParams, NoKernels) {
