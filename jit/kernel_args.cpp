@@ -160,8 +160,10 @@ void pass_checked(Packer& p, const KernelParam& param, const KernelArg& a) {
 }  // namespace
 
 // Lua's way of showing a float ("%.14g", then ".0" if it looks like an integer): 2.5,
-// 1e+20, 3.0, inf
+// 1e+20, 3.0, inf; a NaN of either sign is "nan", as NumPy prints it (Lua's own text
+// follows the sign bit: 0/0 prints as "-nan").
 std::string lua_float(double f) {
+  if (std::isnan(f)) return "nan";
   std::string s = fmt::format("{:.14g}", f);
   if (std::isfinite(f) && s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;

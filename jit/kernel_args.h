@@ -71,7 +71,7 @@ struct PackedArgs {
 //   raw_kernel 'add_func': argument 2 'x2' is 'const float* x2' but got a float64 array; pass a float32 array
 // Arrays must be on one device (arrays_device's error otherwise): `device` reports a CUDA
 // one, `cpu` the cpu.
-// A Lua float as Lua prints it: 2.5, 3.0, 1e+20, inf.
+// A Lua float as Lua prints it: 2.5, 3.0, 1e+20, inf; and nan (of either sign), as NumPy.
 std::string lua_float(double f);
 
 // An argument as messages name it: "a float64 array", "an int32 scalar", "the integer 7",

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "dsl/diagnostics.h"
+#include "jit/kernel_args.h"
 #include "runtime/driver.h"
 
 namespace luda::lua {
@@ -79,7 +80,7 @@ std::string describe(lua_State* L, int idx) {
   switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
       if (lua_isinteger(L, idx)) return std::to_string(lua_tointeger(L, idx));
-      return fmt::format("{}", lua_tonumber(L, idx));
+      return jit::lua_float(lua_tonumber(L, idx));
     case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? "true" : "false";
     case LUA_TSTRING: {
       std::size_t n = 0;

@@ -115,6 +115,11 @@ TEST(KernelArgs, ScalarErrors) {
             "raw_kernel 'one': argument 1 'n' is 'int n' but 10000000000.0 does not fit in int32");
   EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_float(std::numeric_limits<double>::infinity())}),
             "raw_kernel 'one': argument 1 'n' is 'int n' but got a float inf; pass an integer");
+  // Lua's 0/0 has its sign bit set; both NaNs read "nan", as NumPy prints them.
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_float(-std::numeric_limits<double>::quiet_NaN())}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got a float nan; pass an integer");
+  EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_float(std::numeric_limits<double>::quiet_NaN())}),
+            "raw_kernel 'one': argument 1 'n' is 'int n' but got a float nan; pass an integer");
   EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_bool(true)}),
             "raw_kernel 'one': argument 1 'n' is 'int n' but got the boolean true; pass a number");
   auto many = sig("many");
