@@ -3,8 +3,10 @@
 // defaults, then dtype, then an options table {device=, stream=}.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
+#include "jit/kernel_args.h"
 #include "runtime/driver.h"
 #include "stdlib/bindings.h"
 
@@ -225,26 +227,51 @@ int l_arange(lua_State* L) {
   for (int i = 1; i <= nnum; ++i) all_int = all_int && lua_isinteger(L, i);
   DType dtype = given.value_or(all_int ? DType::Int64 : DType::Float64);
   int stop_arg = nnum == 1 ? 1 : 2;
+  // NumPy's rule: a bool range is False, True at most (more would all be True).
+  auto check_bool = [&](std::int64_t n) {
+    if (dtype == DType::Bool && n > 2)
+      fail("arange: a range of booleans has at most 2 elements (False, True), this one has {}", n);
+  };
   if (all_int) {
     std::int64_t start = nnum == 1 ? 0 : lua_tointeger(L, 1), stop = lua_tointeger(L, stop_arg);
     std::int64_t step = nnum == 3 ? lua_tointeger(L, 3) : 1;
     if (step == 0) fail("arange: step must not be zero");
-    // ceil((stop - start) / step) without overflow for the ranges Lua integers allow
-    long double span = static_cast<long double>(stop) - static_cast<long double>(start);
-    auto n = static_cast<std::int64_t>(std::max<long double>(0, std::ceil(span / step)));
-    push_array(L, generate(n, dtype, device, [&](std::int64_t i) { return Scalar::of_int(start + i * step); }));
+    // ceil((stop - start) / step), exact: the span of two Lua integers needs 65 bits.
+    __int128 span = static_cast<__int128>(stop) - start, by = step, count = 0;
+    if ((span > 0 && by > 0) || (span < 0 && by < 0)) count = (span + by - (by > 0 ? 1 : -1)) / by;
+    if (count > std::numeric_limits<std::int64_t>::max())
+      fail("arange: the range from {} to {} by {} has {} elements, more than an array can hold", start, stop, step,
+           static_cast<unsigned long long>(count));
+    auto n = static_cast<std::int64_t>(count);
+    check_bool(n);
+    // Wrapping arithmetic: each value lies between start and stop, but i * step may not.
+    auto value = [&](std::int64_t i) {
+      return static_cast<std::int64_t>(static_cast<std::uint64_t>(start) +
+                                       static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(step));
+    };
+    if (n > 0) {  // the values run from the first to the last: both in the dtype's range, all are
+      number_as(value(0), dtype, "arange", "the first element");
+      number_as(value(n - 1), dtype, "arange", "the last element");
+    }
+    push_array(L, generate(n, dtype, device, [&](std::int64_t i) { return Scalar::of_int(value(i)); }));
     return 1;
   }
   double start = nnum == 1 ? 0.0 : lua_tonumber(L, 1), stop = lua_tonumber(L, stop_arg);
   double step = nnum == 3 ? lua_tonumber(L, 3) : 1.0;
   if (step == 0) fail("arange: step must not be zero");
   double len = std::ceil((stop - start) / step);
-  if (std::isnan(len)) fail("arange: the length of the range is not a number (start {}, stop {}, step {})", start, stop, step);
+  if (std::isnan(len))
+    fail("arange: the length of the range is not a number (start {}, stop {}, step {})", jit::lua_float(start),
+         jit::lua_float(stop), jit::lua_float(step));
   if (len > 1e12) fail("arange: the range has {} elements, too many to allocate", len);
   auto n = static_cast<std::int64_t>(std::max(0.0, len));
-  push_array(L, generate(n, dtype, device, [&](std::int64_t i) {
-    return Scalar::of_float(start + static_cast<double>(i) * step);
-  }));
+  check_bool(n);
+  auto value = [&](std::int64_t i) { return start + static_cast<double>(i) * step; };
+  if (n > 0) {
+    number_as(value(0), dtype, "arange", "the first element");
+    number_as(value(n - 1), dtype, "arange", "the last element");
+  }
+  push_array(L, generate(n, dtype, device, [&](std::int64_t i) { return Scalar::of_float(value(i)); }));
   return 1;
 }
 

@@ -46,6 +46,9 @@ NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Devi
 // must fit ("300 does not fit in int8 (-128 to 127)"), floats convert as C does
 // (truncation toward zero). `what` names the value in errors.
 Scalar to_scalar(lua_State* L, int idx, DType dtype, std::string_view fname, std::string_view what);
+// A Lua integer or float as a value of `dtype`, with to_scalar's range check and error.
+Scalar number_as(std::int64_t x, DType dtype, std::string_view fname, std::string_view what);
+Scalar number_as(double x, DType dtype, std::string_view fname, std::string_view what);
 // The dtype NumPy gives a Python scalar of this kind: boolean -> bool, integer -> int64,
 // float -> float64, typed scalar -> its dtype; nullopt for anything else.
 std::optional<DType> natural_dtype(lua_State* L, int idx);

@@ -98,27 +98,30 @@ std::optional<DType> natural_dtype(lua_State* L, int idx) {
   }
 }
 
+Scalar number_as(std::int64_t x, DType dtype, std::string_view fname, std::string_view what) {
+  if (dtype == DType::Bool) return Scalar::of_bool(x != 0);
+  if (!integer_fits(x, dtype)) out_of_range(fname, what, std::to_string(x), dtype);
+  return Scalar::of_int(x).cast(dtype);
+}
+
+Scalar number_as(double x, DType dtype, std::string_view fname, std::string_view what) {
+  if (is_integer(dtype)) {
+    IntRange r = int_range(dtype);
+    // Truncation toward zero must land in range; 2^63 and 2^64 are exact doubles.
+    double hi = static_cast<double>(r.hi) + 1.0;
+    if (std::isnan(x) || std::trunc(x) < static_cast<double>(r.lo) || std::trunc(x) >= hi)
+      out_of_range(fname, what, float_text(x, false), dtype);
+  }
+  return Scalar::of_float(x).cast(dtype);
+}
+
 Scalar to_scalar(lua_State* L, int idx, DType dtype, std::string_view fname, std::string_view what) {
   switch (lua_type(L, idx)) {
     case LUA_TBOOLEAN:
       return Scalar::of_bool(lua_toboolean(L, idx)).cast(dtype);
     case LUA_TNUMBER:
-      if (lua_isinteger(L, idx)) {
-        std::int64_t x = lua_tointeger(L, idx);
-        if (dtype == DType::Bool) return Scalar::of_bool(x != 0);
-        if (!integer_fits(x, dtype)) out_of_range(fname, what, std::to_string(x), dtype);
-        return Scalar::of_int(x).cast(dtype);
-      } else {
-        double x = lua_tonumber(L, idx);
-        if (is_integer(dtype)) {
-          IntRange r = int_range(dtype);
-          // Truncation toward zero must land in range; 2^63 and 2^64 are exact doubles.
-          double hi = static_cast<double>(r.hi) + 1.0;
-          if (std::isnan(x) || std::trunc(x) < static_cast<double>(r.lo) || std::trunc(x) >= hi)
-            out_of_range(fname, what, float_text(x, false), dtype);
-        }
-        return Scalar::of_float(x).cast(dtype);
-      }
+      if (lua_isinteger(L, idx)) return number_as(static_cast<std::int64_t>(lua_tointeger(L, idx)), dtype, fname, what);
+      return number_as(static_cast<double>(lua_tonumber(L, idx)), dtype, fname, what);
     default:
       if (Scalar* s = test_scalar(L, idx)) return s->cast(dtype);
       fail("{}: {} must be a number, a boolean or a typed scalar, got {}", fname,

@@ -75,6 +75,25 @@ describe("errors", function()
     assert.are.equal(here() .. "slice: slice step cannot be zero (argument #2)", error_of(function() return x:slice({}, { 1, 2, 0 }) end))
   end)
 
+  it("arange keeps to its dtype's range, and to what an array holds", function()
+    assert.are.equal(here() .. "arange: the last element = 299 is out of range for int8 (-128 to 127)", error_of(function() return luda.arange(0, 300, 1, "int8") end))
+    assert.are.equal(here() .. "arange: the first element = -5 is out of range for uint8 (0 to 255)", error_of(function() return luda.arange(-5, 5, 1, "uint8") end))
+    assert.are.equal(here() .. "arange: the last element = 299.5 is out of range for int8 (-128 to 127)", error_of(function() return luda.arange(0.5, 300, 1.0, "int8") end))
+    assert.are.equal(here() .. "arange: the first element = 40000 is out of range for int16 (-32768 to 32767)", error_of(function() return luda.arange(40000, 0, -1, "int16") end))
+    assert.are.equal(here() .. "arange: a range of booleans has at most 2 elements (False, True), this one has 10", error_of(function() return luda.arange(10, "bool") end))
+    assert.are.equal(here() .. "arange: a range of booleans has at most 2 elements (False, True), this one has 3", error_of(function() return luda.arange(0.0, 3.0, 1.0, "bool") end))
+    assert.are.equal(here() .. "arange: the range from -9223372036854775808 to 9223372036854775807 by 1 has 18446744073709551615 elements, more than an array can hold", error_of(function() return luda.arange(math.mininteger, math.maxinteger) end))
+    assert.are.equal(here() .. "arange: the length of the range is not a number (start nan, stop 1.0, step 1.0)", error_of(function() return luda.arange(0 / 0, 1.0) end))
+    -- At the edges of the range, and past what i * step can hold.
+    local int8 = luda.arange(-128, 128, 1, "int8", CPU):totable()
+    assert.are.equal(256, #int8)
+    for i = 1, 256 do assert.are.equal(i - 129, int8[i]) end
+    assert.are.same({ false, true }, luda.arange(2, "bool", CPU):totable())
+    local q = math.maxinteger // 2 + 1
+    assert.are.same({ math.mininteger, -q, 0, q }, luda.arange(math.mininteger, math.maxinteger, q, nil, CPU):totable())
+    assert.are.same({ 127, 126 }, luda.arange(127, 125, -1, "int8", CPU):totable())
+  end)
+
   it("wrong argument types", function()
     local x = luda.zeros({ 2, 3 }, nil, CPU)
     assert.are.equal(here() .. "bad argument #1 to 'zeros' (shape (a number or a sequence of numbers) expected, got string)", error_of(function() return luda.zeros("3") end))
