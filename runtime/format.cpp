@@ -379,6 +379,18 @@ std::string format_scalar(const Scalar& s) {
   return is_unsigned_integer(s.dtype) ? std::to_string(s.v.u) : std::to_string(s.v.i);
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    auto b = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (b < 0x20 || b == 0x7f) out += fmt::format("\\{}", static_cast<int>(b));
+    else out += c;
+  }
+  return out;
+}
+
 std::string format_repr(const NDArray& a, const PrintOptions& options) {
   const std::string prefix = "array(";
   const std::string body = a.size() == 0 ? "[]" : array2string(a, options, ", ", prefix, 1);

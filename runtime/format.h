@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "runtime/dtype.h"
 #include "runtime/ndarray.h"
@@ -16,5 +17,10 @@ std::string format_repr(const NDArray& a, const PrintOptions& options = {});
 std::string format_str(const NDArray& a, const PrintOptions& options = {});
 // NumPy's str of a scalar: "3.5", "1.0", "1e-05", "1.5e+20", "nan", "-7", "True".
 std::string format_scalar(const Scalar& s);
+
+// A user's text as an error message shows it: control bytes as a Lua string literal
+// writes them ("1\0:2", "a\nb"), so that every byte shows and none ends the message (a
+// C string stops at "\0").
+std::string printable(std::string_view text);
 
 }  // namespace luda

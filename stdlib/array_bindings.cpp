@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/format.h"
 #include "stdlib/bindings.h"
 #include "stdlib/slice_syntax.h"
 
@@ -127,6 +128,21 @@ int l_transpose(lua_State* L) {
   return 1;
 }
 
+// A slice table holds start, stop and step at keys 1 to 3 and nothing else: a fourth
+// entry or a named one is a mistake, never silently dropped.
+void check_slice_table(lua_State* L, int idx) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    int isint = 0;
+    lua_Integer k = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+    if (!isint || k < 1 || k > 3) {
+      std::string key = lua_type(L, -1) == LUA_TSTRING ? describe(L, -1) : "[" + describe(L, -1) + "]";
+      fail("slice: a slice table is {{start, stop, step}}, but argument #{} also has key {}", idx - 1, key);
+    }
+  }
+}
+
 // x:slice(item, ...): each item an integer index (0-based, drops the axis) or a table
 // {start, stop, step} (nil parts take the ends), or one NumPy-style string "1:5, ::2".
 int l_slice(lua_State* L) {
@@ -134,12 +150,15 @@ int l_slice(lua_State* L) {
   int top = lua_gettop(L);
   std::vector<IndexItem> items;
   if (top == 2 && lua_type(L, 2) == LUA_TSTRING) {
-    items = parse_index_string(lua_tostring(L, 2), a.ndim());
+    std::size_t length = 0;
+    const char* text = lua_tolstring(L, 2, &length);
+    items = parse_index_string({text, length}, a.ndim());  // all of it: a "\0" is an error, not an end
   } else {
     for (int i = 2; i <= top; ++i) {
       if (lua_type(L, i) == LUA_TNUMBER) {
         items.emplace_back(check_integer(L, i, "slice"));
       } else if (lua_type(L, i) == LUA_TTABLE) {
+        check_slice_table(L, i);
         Slice s;
         std::optional<std::int64_t> parts[3];
         for (int k = 0; k < 3; ++k) {
@@ -201,14 +220,14 @@ void push_field(lua_State* L, const NDArray& a, std::string_view key, int method
   lua_pushlstring(L, key.data(), key.size());
   if (lua_rawget(L, methods) != LUA_TNIL) return;
   lua_pop(L, 1);
-  fail("ndarray has no field or method '{}'", key);
+  fail("ndarray has no field or method '{}'", printable(key));
 }
 
 // __index (upvalue 1: the methods table)
 int l_index(lua_State* L) {
   NDArray& a = check_array(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
-    push_field(L, a, lua_tostring(L, 2), lua_upvalueindex(1));
+    push_field(L, a, string_at(L, 2), lua_upvalueindex(1));
     return 1;
   }
   std::int64_t i = index_key(L, 2);

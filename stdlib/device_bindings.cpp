@@ -97,7 +97,7 @@ int l_device_count(lua_State* L) {
 int l_device_index(lua_State* L) {
   Device& d = check_device(L, 1, "index");
   if (lua_type(L, 2) != LUA_TSTRING) fail("device has no field {}", describe(L, 2));
-  std::string_view key = lua_tostring(L, 2);
+  std::string_view key = string_at(L, 2);
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;  // a method
   lua_pop(L, 1);
@@ -211,7 +211,7 @@ int l_stream_index(lua_State* L) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
-    if (std::string_view(lua_tostring(L, 2)) == "device") {
+    if (string_at(L, 2) == "device") {
       lua_pushstring(L, Device::cuda(s.device()).str().c_str());
       return 1;
     }

@@ -171,7 +171,7 @@ LaunchConfig read_config(lua_State* L, int idx, const std::string& kernel) {
     lua_pop(L, 1);
     bool known = false;
     if (lua_type(L, -1) == LUA_TSTRING) {
-      std::string_view key = lua_tostring(L, -1);
+      std::string_view key = string_at(L, -1);
       known = key == "grid" || key == "block" || key == "shared" || key == "stream";
     } else if (lua_isinteger(L, -1)) {
       lua_Integer i = lua_tointeger(L, -1);
@@ -234,7 +234,7 @@ int l_kernel_index(lua_State* L) {
       lua_pushvalue(L, 2);
       if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
       lua_pop(L, 1);
-      std::string_view key = lua_tostring(L, 2);
+      std::string_view key = string_at(L, 2);
       if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
       if (key == "name") return lua_pushlstring(L, name.data(), name.size()), 1;
       fail("jit_kernel has no field {} (fields: lua, name; methods: compile, inspect, signatures, stats)",
@@ -295,7 +295,7 @@ int arch_option(lua_State* L, int idx) {
   int type = push_option(L, idx, "arch");
   int arch = 0;
   if (type == LUA_TSTRING) {
-    std::string_view text = lua_tostring(L, -1);
+    std::string_view text = string_at(L, -1);
     std::string_view digits = text.starts_with("sm_")        ? text.substr(3)
                               : text.starts_with("compute_") ? text.substr(8)
                                                              : std::string_view{};
@@ -318,7 +318,7 @@ int l_inspect(lua_State* L) {
   std::string_view signature;
   int opts = 3;
   if (lua_type(L, 3) == LUA_TSTRING) {
-    signature = lua_tostring(L, 3);
+    signature = string_at(L, 3);
     opts = 4;
   } else if (!is_none_or_nil(L, 3) && lua_type(L, 3) != LUA_TTABLE) {
     type_error(L, 3, "inspect", "signature string or options table");

@@ -40,7 +40,7 @@ std::vector<std::string> compile_options(lua_State* L, int arg, std::string_view
       if (lua_type(L, -1) != LUA_TSTRING)
         fail("{}: options[{}] must be a string (an NVRTC option such as \"-DN=4\"), got {}", fname, i,
              describe(L, -1));
-      out.emplace_back(lua_tostring(L, -1));
+      out.emplace_back(string_at(L, -1));
       lua_pop(L, 1);
     }
   } else if (type != LUA_TNIL) {
@@ -55,7 +55,7 @@ int arch_option(lua_State* L, int arg, std::string_view fname) {
   int type = push_option(L, arg, "arch");
   int arch = 0;
   if (type == LUA_TSTRING) {
-    std::string_view text = lua_tostring(L, -1);
+    std::string_view text = string_at(L, -1);
     std::string_view digits = text.starts_with("sm_") ? text.substr(3)
                               : text.starts_with("compute_") ? text.substr(8) : std::string_view{};
     for (char c : digits) arch = (c >= '0' && c <= '9' && arch < 10000) ? arch * 10 + (c - '0') : -1;
@@ -189,7 +189,7 @@ int l_kernel_index(lua_State* L) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
-    std::string_view key = lua_tostring(L, 2);
+    std::string_view key = string_at(L, 2);
     if (key == "name") return lua_pushlstring(L, k.name().data(), k.name().size()), 1;
     if (key == "source") {
       const std::string& s = k.raw_module()->source();
@@ -224,7 +224,7 @@ int l_module_index(lua_State* L) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
-    if (std::string_view(lua_tostring(L, 2)) == "source")
+    if (string_at(L, 2) == "source")
       return lua_pushlstring(L, m->source().data(), m->source().size()), 1;
   }
   fail("raw_module has no field {} (field: source; methods: get_function, inspect)", describe(L, 2));

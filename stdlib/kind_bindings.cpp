@@ -82,7 +82,7 @@ jit::JitOptions read_kind_options(lua_State* L, int idx, std::string_view fname,
   }
   if (name) {
     int type = push_option(L, idx, "name");
-    if (type == LUA_TSTRING) *name = lua_tostring(L, -1);
+    if (type == LUA_TSTRING) *name = string_at(L, -1);
     else if (type != LUA_TNIL) fail("{}: option 'name' must be a string, got {}", fname, describe(L, -1));
     lua_pop(L, 1);
   }
@@ -122,7 +122,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   if (sigs) {
     state->dynamic = false;
     if (lua_type(L, sigs) == LUA_TSTRING) {
-      add_signature(*state, parse_vectorize_signature(lua_tostring(L, sigs), state->fn, who));
+      add_signature(*state, parse_vectorize_signature(string_at(L, sigs), state->fn, who));
     } else {
       auto n = static_cast<int>(lua_rawlen(L, sigs));
       if (n == 0) fail("{}: the signature table is empty; give signatures (\"float32(float32, float32)\") or none", who);
@@ -131,7 +131,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
         if (lua_type(L, -1) != LUA_TSTRING)
           fail("{}: signatures[{}] must be a string such as \"float32(float32, float32)\", got {}", who, i,
                describe(L, -1));
-        add_signature(*state, parse_vectorize_signature(lua_tostring(L, -1), state->fn, who));
+        add_signature(*state, parse_vectorize_signature(string_at(L, -1), state->fn, who));
         lua_pop(L, 1);
       }
     }
@@ -235,7 +235,7 @@ int l_reduction(lua_State* L) {
   state->name = std::string(name);
   state->options = read_kind_options(L, opts, "reduction", {"fastmath", "reduce_type"}, nullptr);
   int type = push_option(L, opts, "reduce_type");
-  if (type == LUA_TSTRING) state->reduce_type = lua_tostring(L, -1);
+  if (type == LUA_TSTRING) state->reduce_type = string_at(L, -1);
   else if (DType d; dtype_of_constructor(L, -1, &d)) state->reduce_type = std::string(dtype_name(d));
   else if (type != LUA_TNIL)
     fail("{}: option 'reduce_type' must be a dtype (\"float32\") or a placeholder, got {}", state->who(), describe(L, -1));
@@ -411,7 +411,7 @@ int l_index(lua_State* L) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
-    std::string_view key = lua_tostring(L, 2);
+    std::string_view key = string_at(L, 2);
     if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
     if (key == "name") return lua_pushlstring(L, k.name.data(), k.name.size()), 1;
   }

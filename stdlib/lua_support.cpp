@@ -7,6 +7,7 @@
 #include "dsl/diagnostics.h"
 #include "jit/kernel_args.h"
 #include "runtime/driver.h"
+#include "runtime/format.h"
 
 namespace luda::lua {
 namespace {
@@ -85,7 +86,7 @@ std::string describe(lua_State* L, int idx) {
     case LUA_TSTRING: {
       std::size_t n = 0;
       const char* s = lua_tolstring(L, idx, &n);
-      return fmt::format("'{}'", std::string_view(s, n));
+      return fmt::format("'{}'", printable(std::string_view(s, n)));
     }
     default: return type_name(L, idx);
   }
@@ -172,10 +173,10 @@ bool dtype_of_constructor(lua_State* L, int idx, DType* out) {
 std::optional<DType> opt_dtype(lua_State* L, int arg, std::string_view fname) {
   if (is_none_or_nil(L, arg)) return std::nullopt;
   if (lua_type(L, arg) == LUA_TSTRING) {
-    std::string_view name = lua_tostring(L, arg);
+    std::string_view name = string_at(L, arg);
     if (auto t = parse_dtype(name)) return *t;
     arg_error(L, arg, fname,
-              fmt::format("unknown dtype '{}'; expected one of {}", name, dtype_names()));
+              fmt::format("unknown dtype '{}'; expected one of {}", printable(name), dtype_names()));
   }
   DType t;
   if (dtype_of_constructor(L, arg, &t)) return t;
@@ -194,7 +195,7 @@ std::string unknown_option(lua_State* L, int arg, std::initializer_list<std::str
     lua_pop(L, 1);  // the value; the key stays for lua_next
     bool known = false;
     if (lua_type(L, -1) == LUA_TSTRING) {
-      std::string_view key = lua_tostring(L, -1);
+      std::string_view key = string_at(L, -1);
       for (auto a : allowed) known = known || a == key;
     }
     if (!known) {
@@ -237,7 +238,7 @@ Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string
   if (Device* obj = test_object<Device>(L, idx, kDeviceType)) {
     d = *obj;
   } else if (lua_type(L, idx) == LUA_TSTRING) {
-    std::string_view text = lua_tostring(L, idx);
+    std::string_view text = string_at(L, idx);
     if (auto t = text; t != "cpu" && t != "cuda" && !t.starts_with("cuda:"))
       fail("{}: {} must be \"cpu\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got '{}'",
            fname, what, text);

@@ -64,6 +64,14 @@ std::int64_t check_integer(lua_State* L, int arg, std::string_view fname);
 std::optional<std::int64_t> opt_integer(lua_State* L, int arg, std::string_view fname);
 double check_number(lua_State* L, int arg, std::string_view fname);
 std::string_view check_string(lua_State* L, int arg, std::string_view fname);
+// The whole of the string at idx (which must be one), embedded "\0" bytes included: a
+// name, key or text read through a C string would end at the first of them, and
+// "float32\0junk" would pass for "float32".
+inline std::string_view string_at(lua_State* L, int idx) {
+  std::size_t n = 0;
+  const char* s = lua_tolstring(L, idx, &n);
+  return {s, n};
+}
 void check_table(lua_State* L, int arg, std::string_view fname);
 void check_function(lua_State* L, int arg, std::string_view fname);
 

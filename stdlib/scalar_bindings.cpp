@@ -66,7 +66,7 @@ int scalar_value(lua_State* L) {
 int scalar_index(lua_State* L) {
   Scalar& s = check_object<Scalar>(L, 1, kScalarType, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
-    std::string_view key = lua_tostring(L, 2);
+    std::string_view key = string_at(L, 2);
     if (key == "dtype") {
       lua_pushstring(L, std::string(dtype_name(s.dtype)).c_str());
       return 1;

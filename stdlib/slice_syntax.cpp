@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "runtime/error.h"
+#include "runtime/format.h"
 
 namespace luda::lua {
 namespace {
@@ -102,12 +103,12 @@ class IndexParser {
   }
 
   [[noreturn]] void error(std::string_view expected) {
-    std::string found = pos_ < text_.size() ? fmt::format("'{}'", text_[pos_]) : "the end";
-    fail("slice: syntax error in \"{}\" at column {}: expected {} but found {}", text_, pos_ + 1,
+    std::string found = pos_ < text_.size() ? "'" + printable(text_.substr(pos_, 1)) + "'" : "the end";
+    fail("slice: syntax error in \"{}\" at column {}: expected {} but found {}", printable(text_), pos_ + 1,
          expected, found);
   }
   [[noreturn]] void error_at(std::size_t column, std::string_view what) {
-    fail("slice: syntax error in \"{}\" at column {}: {}", text_, column, what);
+    fail("slice: syntax error in \"{}\" at column {}: {}", printable(text_), column, what);
   }
 
   std::string_view text_;

@@ -73,6 +73,18 @@ describe("errors", function()
     assert.are.equal(here() .. "too many indices for array: array is 2-dimensional, but 3 were indexed", error_of(function() return x:slice("1, 2, 3") end))
     assert.are.equal(here() .. "bad argument #1 to 'slice' (a slice string must be the only argument, as in x:slice(\"1:5, ::2\"))", error_of(function() return x:slice("1", 2) end))
     assert.are.equal(here() .. "slice: slice step cannot be zero (argument #2)", error_of(function() return x:slice({}, { 1, 2, 0 }) end))
+    -- Every byte of the string is read: a "\0" is no end of it.
+    assert.are.equal(here() .. "slice: syntax error in \"1\\0:2\" at column 2: expected ':' or ',' but found '\\0'", error_of(function() return x:slice("1\0:2") end))
+    assert.are.equal(here() .. "slice: syntax error in \"0,\\n\\1\" at column 4: expected an integer, ':' or '...' but found '\\1'", error_of(function() return x:slice("0,\n\1") end))
+    -- A slice table has start, stop and step; nothing more.
+    assert.are.equal(here() .. "slice: a slice table is {start, stop, step}, but argument #1 also has key [4]", error_of(function() return x:slice({ 1, 2, 1, 5 }) end))
+    assert.are.equal(here() .. "slice: a slice table is {start, stop, step}, but argument #2 also has key 'start'", error_of(function() return x:slice({}, { start = 1 }) end))
+    assert.are.same({ 4, 2 }, x:slice({}, { nil, nil, 2 }).shape)
+  end)
+
+  it("names with a \"\\0\" in them are not read as the name before it", function()
+    assert.are.equal(here() .. "bad argument #2 to 'zeros' (unknown dtype 'float32\\0x'; expected one of " .. DTYPES .. ")", error_of(function() return luda.zeros(3, "float32\0x") end))
+    assert.are.equal(here() .. "ndarray has no field or method 'shape\\0'", error_of(function() return luda.zeros(3, nil, CPU)["shape\0"] end))
   end)
 
   it("arange keeps to its dtype's range, and to what an array holds", function()
