@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <exception>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +32,16 @@ inline std::vector<unsigned char> random_bytes(std::size_t n, unsigned seed) {
   std::vector<unsigned char> v(n);
   for (auto& b : v) b = static_cast<unsigned char>(rng());
   return v;
+}
+
+// What f throws (its what()), or "no error".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace luda::test_support

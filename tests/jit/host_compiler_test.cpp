@@ -25,6 +25,7 @@
 #include "dsl/infer.h"
 #include "jit/cpu_prelude.h"
 #include "jit/nvrtc_diagnostics.h"
+#include "tests/test_support.h"
 
 namespace luda::jit {
 namespace {
@@ -98,15 +99,6 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // A shell script standing in for the host compiler.
 fs::path write_script(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -131,6 +123,17 @@ constexpr const char* kScale = R"(extern "C" __global__ void scale(float* x, flo
 constexpr const char* kScaleEntry = R"(LUDA_CPU_EXPORT void scale_cpu(void* const* a) { scale(*(float**)a[0], *(float*)a[1], *(int*)a[2]); }
 extern "C" { LUDA_CPU_VISIBLE int scale_cpu_needs_fibers = 0; }
 )";
+
+// {1, 2} through the scale kernel of `m` with a = 3, one thread per element.
+std::vector<float> scale_by_3(const CpuModule& m) {
+  std::vector<float> x = {1, 2};
+  float* data = x.data();
+  float a = 3;
+  int n = 2;
+  void* args[] = {&data, &a, &n};
+  run_sequentially(m.kernel("scale"), {1, 1, 1}, {2, 1, 1}, args);
+  return x;
+}
 
 TEST_F(HostCompilerTest, FindsTheCompilerAndItsVersion) {
   HostCompiler c = host_compiler();
@@ -204,13 +207,7 @@ TEST_F(HostCompilerTest, SecondCompileHitsTheCache) {
   EXPECT_EQ(third.disk_hits, 1u);
   EXPECT_EQ(third.loads, 1u);
   EXPECT_EQ(cache_->stats().hits, 1u);
-  std::vector<float> x = {1, 2};
-  float* data = x.data();
-  float s = 3;
-  int n = 2;
-  void* args[] = {&data, &s, &n};
-  run_sequentially(c->kernel("scale"), {1, 1, 1}, {2, 1, 1}, args);
-  EXPECT_EQ(x, (std::vector<float>{3, 7}));
+  EXPECT_EQ(scale_by_3(*c), (std::vector<float>{3, 7}));
   // Another flag set is another binary.
   r.fastmath = true;
   EXPECT_NE(host_binary_key(r).hex(), host_binary_key(request(kScale, kScaleEntry, "scale.cu")).hex());
@@ -277,7 +274,7 @@ TEST_F(HostCompilerTest, AHungCompilerIsStoppedWithEveryProcessItStarted) {
                                                   "sleep 30 &\necho $! > '" + pid_file.string() + "'\nwait\n");
   ScopedEnv compiler("LUDA_CXX", cxx.string()), limit("LUDA_CXX_TIMEOUT", "1.5");
   auto t0 = std::chrono::steady_clock::now();
-  std::string what = error_of([&] { load_cpu_module(request(kScale, kScaleEntry, "scale.cu"), *cache_, fake_runtime(), nullptr); });
+  std::string what = test_support::error_of([&] { load_cpu_module(request(kScale, kScaleEntry, "scale.cu"), *cache_, fake_runtime(), nullptr); });
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(what, fmt::format("host C++ compiler did not finish compiling 'scale.cu' for the cpu target within 1.5 s and "
                               "was stopped (command: {} {} -x c++ scale.cu -o kernel.so); set LUDA_CXX_TIMEOUT to more "
@@ -292,7 +289,7 @@ TEST_F(HostCompilerTest, AHungCompilerIsStoppedWithEveryProcessItStarted) {
   EXPECT_TRUE(process_ended(child)) << "process " << child << " still runs";
   EXPECT_EQ(cache_->stats().writes, 0u);
   ScopedEnv bad("LUDA_CXX_TIMEOUT", "maybe");
-  EXPECT_EQ(error_of([&] { compile_shared_object(request(kScale, kScaleEntry, "scale.cu")); }),
+  EXPECT_EQ(test_support::error_of([&] { compile_shared_object(request(kScale, kScaleEntry, "scale.cu")); }),
             "LUDA_CXX_TIMEOUT must be a positive number of seconds (the longest a host C++ compile may take; 300 "
             "when unset), got 'maybe'");
 }
@@ -309,7 +306,7 @@ TEST_F(HostCompilerTest, ATruncatedObjectIsRefusedAndNeverCached) {
   HostCompileRequest r = request(kScale, kScaleEntry, "scale.cu");
   {
     ScopedEnv compiler("LUDA_CXX", cxx.string());
-    std::string what = error_of([&] { load_cpu_module(r, *cache_, fake_runtime(), nullptr); });
+    std::string what = test_support::error_of([&] { load_cpu_module(r, *cache_, fake_runtime(), nullptr); });
     std::string head = fmt::format("host C++ compiler '{}' wrote a damaged shared object for 'scale.cu': ", cxx.string());
     std::string tail = fmt::format(" of a 3000-byte file (is the disk that holds {} full?)", fs::temp_directory_path().string());
     EXPECT_EQ(what.substr(0, head.size()), head) << what;
@@ -321,13 +318,7 @@ TEST_F(HostCompilerTest, ATruncatedObjectIsRefusedAndNeverCached) {
   auto m = load_cpu_module(r, *cache_, fake_runtime(), &stats);
   EXPECT_EQ(stats.compiles, 1u);
   EXPECT_EQ(cache_->stats().writes, 1u);
-  std::vector<float> x = {1, 2};
-  float* data = x.data();
-  float a = 3;
-  int n = 2;
-  void* args[] = {&data, &a, &n};
-  run_sequentially(m->kernel("scale"), {1, 1, 1}, {2, 1, 1}, args);
-  EXPECT_EQ(x, (std::vector<float>{3, 7}));
+  EXPECT_EQ(scale_by_3(*m), (std::vector<float>{3, 7}));
 }
 
 // A damaged object in the cache, whether its entry checks out (stored so by an older
@@ -354,7 +345,7 @@ TEST_F(HostCompilerTest, ADamagedObjectInTheCacheIsRebuilt) {
   auto m = load_cpu_module(r, *cache_, fake_runtime(), &third);
   EXPECT_EQ(third.disk_hits, 1u);
   EXPECT_EQ(third.compiles, 0u);
-  EXPECT_TRUE(m->kernel("scale").run_thread != nullptr);
+  EXPECT_EQ(scale_by_3(*m), (std::vector<float>{3, 7}));
 }
 
 TEST_F(HostCompilerTest, EveryTruncationOfAnObjectIsSeen) {
