@@ -130,6 +130,7 @@ void run_repl(Session& session, LineReader& reader) {
       line = std::move(in->text);
     }
     if (!line.empty() && line[0] == '=') line = "return " + line.substr(1);  // Lua 5.1's "=expr"
+    session.begin_input();
 
     // An expression first, so that "x" and "f(1), 2" print their values.
     if (session.load("return " + line + ";") == Load::Ok) {

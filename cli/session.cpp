@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "stdlib/function_source.h"
+#include "stdlib/chunk_texts.h"
 #include "stdlib/module.h"
 
 namespace luda::cli {
@@ -69,6 +69,7 @@ int open_state(lua_State* L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
   }
   luaL_openlibs(L);
+  luda::lua::install_keeping_loaders(L);  // what the script loads keeps its text, for kernels
   luaL_requiref(L, "luda", luaopen_luda, 1);  // package.loaded.luda and the global
   lua_pop(L, 1);
   create_arg_table(L, req->argv, req->argc, req->options->script);
@@ -97,11 +98,11 @@ struct ScriptRequest {
 };
 
 // Leaves the compiled script and its arguments (arg[1..#arg]); a load error is raised as
-// is, without a traceback, as lua.c reports it.
+// is, without a traceback, as lua.c reports it. The script's text is kept for kernels.
 int load_script(lua_State* L) {
   const auto* req = static_cast<const ScriptRequest*>(lua_touserdata(L, 1));
   lua_settop(L, 0);
-  if (luaL_loadfile(L, req->path) != LUA_OK) return lua_error(L);
+  if (luda::load_file(L, req->path) != LUA_OK) return lua_error(L);
   if (!req->with_args) return 1;
   if (lua_getglobal(L, "arg") != LUA_TTABLE) return luaL_error(L, "'arg' is not a table");
   lua_Integer n = luaL_len(L, -1);
@@ -127,33 +128,6 @@ int print_values(lua_State* L) {
 }
 
 constexpr char kEofMark[] = "<eof>";
-
-// The text of a chunk the REPL or -e loaded, for luda.cuda.jit: their chunkname ("=stdin")
-// keeps error messages as lua.c's ("stdin:1:") but does not hold the text, so the text is
-// recorded beside the chunk (stdlib/function_source.h).
-struct ChunkText {
-  const char* data;
-  size_t size;
-};
-
-int remember_text(lua_State* L) {  // (chunk, ChunkText*)
-  const auto* text = static_cast<const ChunkText*>(lua_touserdata(L, 2));
-  lua_pushcfunction(L, luda::lua::remember_chunk);
-  lua_pushvalue(L, 1);
-  lua_pushlstring(L, text->data, text->size);
-  lua_call(L, 2, 0);
-  return 0;
-}
-
-// With the loaded chunk on top; it stays there. A failure (out of memory) only loses the
-// record: kernels defined in that chunk then ask for their source text.
-void remember_chunk_text(lua_State* L, std::string_view code) {
-  ChunkText text{code.data(), code.size()};
-  lua_pushcfunction(L, remember_text);
-  lua_pushvalue(L, -2);
-  lua_pushlightuserdata(L, &text);
-  if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
-}
 
 }  // namespace
 
@@ -200,8 +174,8 @@ bool Session::open(const Options& options, int argc, char** argv) {
 }
 
 bool Session::execute(const std::string& code) {
-  int status = luaL_loadbuffer(L_, code.data(), code.size(), "=(command line)");
-  if (status == LUA_OK) remember_chunk_text(L_, code);
+  std::string name = "=(command line " + std::to_string(++executed_) + ")";
+  int status = luda::load_chunk(L_, code, name.c_str());
   if (status == LUA_OK) status = call(0, 0);
   return report(status, "luda: ");
 }
@@ -239,12 +213,12 @@ bool Session::run_stdin() {
   return report(status, "luda: ");
 }
 
+void Session::begin_input() { input_name_ = "=stdin[" + std::to_string(++inputs_) + "]"; }
+
 Session::Load Session::load(std::string_view code) {
-  int status = luaL_loadbuffer(L_, code.data(), code.size(), "=stdin");
-  if (status == LUA_OK) {
-    remember_chunk_text(L_, code);
-    return Load::Ok;
-  }
+  if (inputs_ == 0) begin_input();
+  int status = luda::load_chunk(L_, code, input_name_.c_str());
+  if (status == LUA_OK) return Load::Ok;
   if (status == LUA_ERRSYNTAX) {
     size_t len = 0;
     const char* msg = lua_tolstring(L_, -1, &len);

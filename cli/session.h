@@ -30,7 +30,9 @@ class Session {
   // `luda`) and builds the global `arg` as lua.c does. False after reporting a failure.
   bool open(const Options& options, int argc, char** argv);
 
-  // -e: runs `code` as the chunk "(command line)". False after reporting an error.
+  // -e: runs `code` as the chunk "(command line N)" for the Nth -e. False after reporting
+  // an error. Every chunk a session loads keeps its text, for kernels defined in it
+  // (stdlib/chunk_texts.h), under a name of its own.
   bool execute(const std::string& code);
   // -l: "mod" requires mod into the global mod; "name=mod" into the global name.
   bool require_library(const std::string& spec);
@@ -42,7 +44,9 @@ class Session {
 
   // ---- REPL steps --------------------------------------------------------------------
   enum class Load { Ok, Incomplete, Failed };
-  // Compiles `code` as chunk "stdin". Ok leaves the chunk for call_and_print; Incomplete
+  // A new input: the chunks loaded until the next one are named "stdin[N]" for the Nth.
+  void begin_input();
+  // Compiles `code` as the current input's chunk. Ok leaves the chunk for call_and_print; Incomplete
   // (the source ends inside a statement) and Failed leave the message, which
   // discard_message or report_message then removes.
   Load load(std::string_view code);
@@ -61,6 +65,9 @@ class Session {
   bool report(int status, const char* prefix);
 
   lua_State* L_ = nullptr;
+  int executed_ = 0;  // -e chunks run
+  int inputs_ = 0;    // REPL inputs begun
+  std::string input_name_;
 };
 
 }  // namespace luda::cli

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "dsl/diagnostics.h"
+#include "dsl/lexer.h"
 #include "dsl/parser.h"
 
 namespace luda::dsl {
@@ -80,11 +82,37 @@ std::shared_ptr<const Ast> parsed_chunk(const Chunk& chunk, ChunkForm form) { re
 
 ParseCacheStats parse_cache_stats() { return cache().stats(); }
 
+std::vector<const FunctionExpr*> functions_at(const Ast& ast, int line_defined, int last_line_defined, int nparams) {
+  std::vector<const FunctionExpr*> out;
+  for (const FunctionExpr* f : ast.functions())
+    if (f->line_defined == line_defined && f->last_line_defined == last_line_defined &&
+        (nparams < 0 || f->nparams() == nparams))
+      out.push_back(f);
+  return out;
+}
+
+std::string_view function_text(const Ast& ast, const FunctionExpr& f) {
+  const Source& source = ast.source();
+  std::size_t begin = source.offset_of(f.loc);
+  std::size_t end = std::max(begin, source.offset_of(f.end) + 1);
+  return std::string_view(source.text()).substr(begin, end - begin);
+}
+
+bool is_function_text(std::string_view text) {
+  Source source("", std::string(text));
+  Lexer lexer(source);
+  Token t;
+  try {
+    lexer.next(t);
+  } catch (const SourceError&) {
+    return false;
+  }
+  return t.type == tok::Function || t.type == tok::Local || t.type == tok::Return;
+}
+
 const FunctionExpr& find_function(const Ast& ast, int line_defined, int last_line_defined, int nparams) {
   const FunctionExpr* found = nullptr;
-  for (const FunctionExpr* f : ast.functions()) {
-    if (f->line_defined != line_defined || f->last_line_defined != last_line_defined) continue;
-    if (nparams >= 0 && f->nparams() != nparams) continue;
+  for (const FunctionExpr* f : functions_at(ast, line_defined, last_line_defined, nparams)) {
     if (found) {
       std::string lines = line_defined == last_line_defined ? fmt::format("line {}", line_defined)
                                                             : fmt::format("lines {}-{}", line_defined, last_line_defined);

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "dsl/ast.h"
 #include "dsl/compile.h"
@@ -27,6 +29,18 @@ FoundFunction find_function(const FunctionSource& where);
 
 // The function of that span and parameter count (-1: any) in an already parsed chunk.
 const FunctionExpr& find_function(const Ast& ast, int line_defined, int last_line_defined, int nparams);
+
+// Every function of that span and parameter count (-1: any) in a parsed chunk: what
+// find_function chooses from.
+std::vector<const FunctionExpr*> functions_at(const Ast& ast, int line_defined, int last_line_defined, int nparams);
+
+// The text of a function of the chunk, from its `function` keyword to its `end`.
+std::string_view function_text(const Ast& ast, const FunctionExpr& f);
+
+// Whether `text` is written as source text of one function: its first token (after
+// blanks and comments) is `function`, or `local` or `return` before it. A Numba
+// signature ("float32(float32)") never is. False for text that does not lex.
+bool is_function_text(std::string_view text);
 
 // The parsed chunk, from the process-wide cache (key: chunk name and text). Thread-safe;
 // a chunk that fails to parse is not cached (its error is raised again on every call).

@@ -1,100 +1,70 @@
 #include "stdlib/function_source.h"
 
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cstring>
-#include <fstream>
-#include <map>
-#include <mutex>
-#include <sstream>
 
+#include "dsl/diagnostics.h"
+#include "dsl/find_function.h"
 #include "runtime/error.h"
+#include "stdlib/chunk_texts.h"
 
 namespace luda::lua {
 namespace {
 
-// registry["luda.chunks"]: [lightuserdata(id of a chunk's _ENV upvalue)] = its text, and
-// [chunk function] = true (keeping the chunk, hence that upvalue and its id, alive).
-constexpr const char* kChunks = "luda.chunks";
-constexpr const char* kNewest = "newest";  // chunks.newest: the text recorded last
-
 constexpr const char* kFix = "pass the source text instead: luda.cuda.jit([[ function(x, out) ... end ]])";
 
-// A file's text, read once and again when its size or mtime changes.
-std::shared_ptr<const dsl::Chunk> file_chunk(const std::string& path, const std::string& name, std::string* why) {
-  struct Entry {
-    long long size = -1;
-    long long mtime_ns = -1;
-    std::shared_ptr<const dsl::Chunk> chunk;
-  };
-  static std::mutex mutex;
-  static std::map<std::string, Entry> files;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    *why = fmt::format("cannot read {}: {}", path, std::strerror(errno));
-    return nullptr;
-  }
-  long long mtime = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
-  std::lock_guard lock(mutex);
-  Entry& e = files[path];
-  if (e.chunk && e.size == st.st_size && e.mtime_ns == mtime && e.chunk->name == name) return e.chunk;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) {
-    *why = fmt::format("cannot read {}", path);
-    return nullptr;
-  }
-  e.size = st.st_size;
-  e.mtime_ns = mtime;
-  e.chunk = std::make_shared<const dsl::Chunk>(dsl::Chunk{name, std::move(text).str()});
-  return e.chunk;
+std::string parameters(int n) { return n == 1 ? "1 parameter" : fmt::format("{} parameters", n); }
+
+std::string lines(int first, int last) {
+  return first == last ? fmt::format("line {}", first) : fmt::format("lines {}-{}", first, last);
 }
 
-std::size_t find_word(std::string_view line, std::string_view word);
-std::string_view line_of(std::string_view text, int line);
+// One text kept for a chunk, parsed, with the functions at the span asked for.
+struct Candidate {
+  std::shared_ptr<const dsl::Chunk> chunk;
+  std::shared_ptr<const dsl::Ast> ast;
+  const dsl::FunctionExpr* function;
+};
 
-int count_lines(std::string_view text) {
-  int n = 1;
-  for (char c : text) n += c == '\n';
-  return n;
-}
-
-// The text remember_chunk recorded for the chunk that defined the function at idx, found
-// by the identity of its _ENV upvalue (shared by every function of one chunk). A function
-// that reads no global has no _ENV: then the newest chunk is taken when it is long enough
-// and has a function at that line (the usual case: `k = cuda.jit(function ... end)` typed
-// as one input).
-std::optional<std::string> remembered_text(lua_State* L, int idx, int first_line, int last_line, std::string* why) {
-  int env = 0;
-  for (int n = 1;; ++n) {
-    const char* name = lua_getupvalue(L, idx, n);
-    if (!name) break;
-    lua_pop(L, 1);
-    if (std::strcmp(name, "_ENV") == 0) {
-      env = n;
-      break;
-    }
+// The text, among those kept for the chunk `chunkname`, that defines the function of that
+// span and parameter count: the only one that does, or several that hold the very same
+// function text. `display` is the chunk as messages show it (short_src).
+std::shared_ptr<const dsl::Chunk> choose_text(const std::vector<ChunkText>& texts, std::string_view chunkname,
+                                              const std::string& display, int first, int last, int nparams) {
+  std::vector<Candidate> found;
+  for (const ChunkText& t : texts) {
+    auto chunk = std::make_shared<const dsl::Chunk>(dsl::Chunk{display, t.text});
+    auto ast = dsl::parsed_chunk(*chunk);  // a syntax error is raised: Lua loaded this text
+    std::vector<const dsl::FunctionExpr*> at = dsl::functions_at(*ast, first, last, nparams);
+    if (at.size() > 1) dsl::find_function(*ast, first, last, nparams);  // raises: two on one span
+    if (!at.empty()) found.push_back({std::move(chunk), std::move(ast), at[0]});
   }
-  std::optional<std::string> text;
-  if (lua_getfield(L, LUA_REGISTRYINDEX, kChunks) == LUA_TTABLE) {
-    if (env > 0) lua_pushlightuserdata(L, lua_upvalueid(L, idx, env));
-    else lua_pushstring(L, kNewest);
-    if (lua_rawget(L, -2) == LUA_TSTRING) {
-      std::size_t n = 0;
-      const char* s = lua_tolstring(L, -1, &n);
-      text.emplace(s, n);
-    }
-    lua_pop(L, 1);
+  std::string what = fmt::format("function with {}", parameters(nparams));
+  if (found.empty()) {
+    std::string message;
+    if (texts.size() == 1 && texts[0].read_late)
+      message = fmt::format("no {} is defined on {} of {} as luda read it, after it was loaded: the file has "
+                            "changed since. Load the file after require \"luda\" (luda then keeps the text it was "
+                            "loaded from), or pass the kernel's source as a string",
+                            what, fmt::format("lines {}-{}", first, last), display);
+    else
+      message = fmt::format("no {} is defined on {} of the {} kept for the chunk name '{}': was the chunk "
+                            "loaded with another text than the one kept? Keep the text it is loaded from "
+                            "(luda::load_chunk), or pass the kernel's source as a string",
+                            what, fmt::format("lines {}-{}", first, last),
+                            texts.size() == 1 ? std::string("text") : fmt::format("{} texts", texts.size()),
+                            chunkname);
+    throw dsl::source_error(display, dsl::Location{first, 1}, dsl::error_kind::source, message);
   }
-  lua_pop(L, 1);
-  if (text && env == 0 &&
-      (count_lines(*text) < last_line || find_word(line_of(*text, first_line), "function") == std::string_view::npos))
-    text.reset();
-  if (!text)
-    *why = env > 0 ? "its chunk was not recorded (only the luda REPL and -e record what they run)"
-                   : "a function typed at the prompt that reads no global can only be traced to the latest input";
-  return text;
+  for (const Candidate& c : found)
+    if (dsl::function_text(*c.ast, *c.function) != dsl::function_text(*found[0].ast, *found[0].function))
+      throw dsl::source_error(
+          found[0].ast->source(), found[0].function->loc, dsl::error_kind::source,
+          fmt::format("the chunk name '{}' was loaded with {} different texts that each define a {} on {}, and "
+                      "luda cannot tell which one is meant: give each chunk its own name, or pass the kernel's "
+                      "source as a string, e.g. cuda.jit([[function(x, out) ... end]])",
+                      chunkname, found.size(), what, lines(first, last)));
+  return found[0].chunk;
 }
 
 // Lua's chunkid for a string chunk: [string "first line..."].
@@ -183,26 +153,31 @@ dsl::FunctionSource function_source(lua_State* L, int idx) {
   if (std::strcmp(ar.what, "C") == 0)
     fail("a C function cannot become a kernel: pass a Lua function, or its source text "
          "(luda.cuda.jit([[ function(x, out) ... end ]]))");
+  if (std::strcmp(ar.what, "main") == 0)
+    fail("the main chunk of {} cannot become a kernel: pass a function defined in it", ar.short_src);
   dsl::FunctionSource out;
   out.line_defined = ar.linedefined;
   out.last_line_defined = ar.lastlinedefined;
   out.nparams = ar.nparams;
-  std::string_view source(ar.source, ar.srclen);
-  std::string why;
-  if (source.starts_with("@")) {
-    out.chunk = file_chunk(std::string(source.substr(1)), ar.short_src, &why);
-  } else if (source.starts_with("=")) {
-    if (source == "=stdin" || source == "=(command line)") {
-      if (auto text = remembered_text(L, idx, ar.linedefined, ar.lastlinedefined, &why))
-        out.chunk = std::make_shared<const dsl::Chunk>(dsl::Chunk{ar.short_src, std::move(*text)});
-    } else {
-      why = fmt::format("its chunk was loaded under the name '{}', which does not hold its text",
-                        source.substr(1));
+  std::string_view chunkname(ar.source, ar.srclen);
+  std::vector<ChunkText> texts = chunk_texts(L, chunkname);
+  if (texts.empty()) {
+    if (chunkname.starts_with("@")) {  // a file nothing kept when it was loaded: read once, now
+      std::string why;
+      if (!keep_file_read_late(L, chunkname, &why))
+        fail("cannot find the source of the function defined at {}: {}; {}", where, why, kFix);
+      texts = chunk_texts(L, chunkname);
+    } else if (chunkname.starts_with("=")) {
+      fail("cannot find the source of the function defined at {}: its chunk '{}' was loaded without keeping its "
+           "text: load it with luda::load_chunk (from Lua: luda.load), or register the text with "
+           "luda::register_chunk, or {}",
+           where, chunkname, kFix);
+    } else {  // load(text) with no name: the name is the text
+      texts.push_back(ChunkText{std::string(chunkname), false});
     }
-  } else {  // load(text): the source is the text itself
-    out.chunk = std::make_shared<const dsl::Chunk>(dsl::Chunk{ar.short_src, std::string(source)});
+    if (texts.empty()) fail("cannot find the source of the function defined at {}: its text was not kept; {}", where, kFix);
   }
-  if (!out.chunk) fail("cannot find the source of the function defined at {}: {}; {}", where, why, kFix);
+  out.chunk = choose_text(texts, chunkname, ar.short_src, out.line_defined, out.last_line_defined, out.nparams);
   return out;
 }
 
@@ -244,27 +219,6 @@ std::vector<std::string> parameter_names(lua_State* L, int idx) {
   }
   lua_pop(L, 1);
   return out;
-}
-
-int remember_chunk(lua_State* L) {
-  if (lua_type(L, 1) != LUA_TFUNCTION || lua_type(L, 2) != LUA_TSTRING) return 0;
-  if (lua_getupvalue(L, 1, 1) == nullptr) return 0;  // a main chunk's only upvalue is _ENV
-  lua_pop(L, 1);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, kChunks) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, kChunks);
-  }
-  lua_pushlightuserdata(L, lua_upvalueid(L, 1, 1));
-  lua_pushvalue(L, 2);
-  lua_rawset(L, -3);
-  lua_pushvalue(L, 1);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, -3);
-  lua_pushvalue(L, 2);
-  lua_setfield(L, -2, kNewest);
-  return 0;
 }
 
 }  // namespace luda::lua

@@ -1,6 +1,6 @@
 // Where a Lua function's source is, for the kernel language's front end: the text of the
-// chunk it was defined in (a file, the string given to load(), or a line typed at the
-// REPL) and its span, from debug.getinfo(f, "Su").
+// chunk it was defined in, as kept when the chunk was loaded (stdlib/chunk_texts.h), and
+// its span and parameter count, from debug.getinfo(f, "Su").
 #pragma once
 
 #include <lua.hpp>
@@ -12,11 +12,15 @@
 
 namespace luda::lua {
 
-// The source of the Lua function at idx. A file's text is read once per file (again when
-// it changes on disk). REPL and `-e` chunks are found through what remember_chunk
-// recorded. Throws Error naming the function's place and the fix (pass the source text)
-// when the text cannot be had: a C function, a chunk loaded under a name of its own,
-// stripped bytecode, a file since removed.
+// The source of the Lua function at idx: the one text kept for its chunk name that
+// defines a function of its line span and parameter count (texts holding the very same
+// function count as one). load(text) chunks are their own name. A file nothing kept when
+// it was loaded (luda opened by a stock lua5.4 after the file was loaded) is read now,
+// once, and kept. Throws Error naming the function's place and the fix (pass the source
+// text) when the text cannot be had: a C function, a main chunk, a chunk loaded under a
+// name of its own without keeping its text, stripped bytecode, a file since removed; a
+// SourceError when no kept text defines the function (a file changed before luda read
+// it) or several different ones do.
 dsl::FunctionSource function_source(lua_State* L, int idx);
 
 // A function given as source text: luda.cuda.jit([[ function(x, out) ... end ]]). Its
@@ -30,10 +34,5 @@ std::string function_name(const dsl::FunctionSource& source);
 
 // The parameter names of the Lua function at idx (empty for a C function).
 std::vector<std::string> parameter_names(lua_State* L, int idx);
-
-// For cli/: remember_chunk(chunk, text) records the text of a chunk just loaded from the
-// REPL or -e (whose chunkname, "=stdin", does not hold the text), so that functions
-// defined there can become kernels. A lua_CFunction: call it under lua_pcall.
-int remember_chunk(lua_State* L);
 
 }  // namespace luda::lua

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "stdlib/bindings.h"
+#include "stdlib/chunk_texts.h"
 #include "stdlib/kind_bindings.h"
 
 namespace luda::lua {
@@ -17,6 +18,9 @@ int clock(lua_State* L) {
 }
 
 int open_module(lua_State* L) {
+  // Opened by a stock lua5.4's require: the files running now (the script requiring luda)
+  // were loaded without keeping their text; read them now, before they can change.
+  keep_stack_chunks(L);
   lua_newtable(L);
   lua_newtable(L);
   lua_setfield(L, -2, "cuda");
@@ -24,6 +28,8 @@ int open_module(lua_State* L) {
   lua_setfield(L, -2, "version");
   lua_pushcfunction(L, clock);
   lua_setfield(L, -2, "clock");
+  lua_pushcfunction(L, load_keeping_text);
+  lua_setfield(L, -2, "load");
   open_scalars(L);  // first: the dtype constructors are what check_dtype recognizes
   open_arrays(L);
   open_array_constructors(L);

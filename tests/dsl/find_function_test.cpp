@@ -141,3 +141,29 @@ TEST(FindFunction, EachChunkIsParsedOncePerProcess) {
 
 }  // namespace
 }  // namespace luda::dsl
+
+namespace luda::dsl {
+namespace {
+
+TEST(FindFunction, EveryFunctionAtASpanAndItsText) {
+  auto chunk = std::make_shared<Chunk>(
+      Chunk{"two.lua", "local a, b = f(function(x, y) end), g(function(p, q) return p end) -- c\n"});
+  auto ast = parsed_chunk(*chunk);
+  std::vector<const FunctionExpr*> both = functions_at(*ast, 1, 1, 2);
+  ASSERT_EQ(2u, both.size());
+  EXPECT_EQ("function(x, y) end", function_text(*ast, *both[0]));
+  EXPECT_EQ("function(p, q) return p end", function_text(*ast, *both[1]));
+  EXPECT_TRUE(functions_at(*ast, 1, 1, 3).empty());
+  EXPECT_EQ(2u, functions_at(*ast, 1, 1, -1).size());
+}
+
+TEST(FindFunction, SourceTextIsToldFromASignatureByItsFirstWord) {
+  for (const char* text : {"function(x) end", "  -- a kernel\n local function k(x) end", "return function() end",
+                           "--[[ long\n comment ]] function(a) return a end"})
+    EXPECT_TRUE(is_function_text(text)) << text;
+  for (const char* text : {"float32(float32, float32)", "void(int64[:])", "", "x = 1", "\"unterminated"})
+    EXPECT_FALSE(is_function_text(text)) << text;
+}
+
+}  // namespace
+}  // namespace luda::dsl

@@ -91,13 +91,15 @@ print(luda == require("luda"), package.loaded.luda == luda, type(luda.zeros))
 end)
 
 describe("luda options", function()
-  it("-e runs each string in order, as the chunk '(command line)'", function()
+  it("-e runs each string in order, as the chunks '(command line 1)', '(command line 2)'...", function()
     local out, err, code = luda("-e 'x = 20' -e 'print(x + 1, luda ~= nil)'")
     assert.are.same({"21\ttrue\n", "", 0}, {out, err, code})
     out, err, code = luda("-e 'error(\"bad\")' -e 'print(\"not reached\")'")
     assert.are.equal(1, code)
     assert.are.equal("", out)
-    assert.matches("^luda: %(command line%):1: bad\nstack traceback:\n", err)
+    assert.matches("^luda: %(command line 1%):1: bad\nstack traceback:\n", err)
+    _, err = luda("-e 'x = 1' -e 'error(\"bad\")'")
+    assert.matches("^luda: %(command line 2%):1: bad\nstack traceback:\n", err)
   end)
 
   it("-e runs before the script, which sees its arguments", function()
@@ -149,12 +151,13 @@ describe("the luda REPL", function()
     assert.matches(BANNER, banner)
     -- prompts: "> " first lines, ">> " continuation; stdin is not echoed
     assert.are.equal("> > 2\n> >> > 2\n> > still here\n> \n", rest)
-    assert.matches("^stdin:1: boom\nstack traceback:\n", err)
+    -- each input is a chunk of its own, "stdin[N]" for the Nth
+    assert.matches("^stdin%[5%]:1: boom\nstack traceback:\n", err)
   end)
 
   it("prints the error before what follows it", function()
     local out = luda("-i", session, true)
-    local at_error, at_after = out:find("stdin:1: boom\n", 1, true), out:find("still here\n", 1, true)
+    local at_error, at_after = out:find("stdin[5]:1: boom\n", 1, true), out:find("still here\n", 1, true)
     assert.is_truthy(at_error and at_after)
     assert.is_true(at_error < at_after)
   end)
@@ -162,14 +165,14 @@ describe("the luda REPL", function()
   it("continues a table constructor over lines, and reports other syntax errors at once", function()
     local out, err = luda("-i", 't = {\n1,\n2}\n=#t\nx = = 1\nprint("ok")\n')
     assert.are.equal("> >> >> > 2\n> > ok\n> \n", out:match("^.-\n(.*)$"))
-    assert.are.equal("stdin:1: unexpected symbol near '='\n", err)
+    assert.are.equal("stdin[3]:1: unexpected symbol near '='\n", err)
   end)
 
   it("reports a chunk left incomplete at the end of input", function()
     local out, err, code = luda("-i", "for i = 1, 2 do\n")
     assert.are.equal(0, code)
     assert.are.equal("> >> \n", out:match("^.-\n(.*)$"))
-    assert.are.equal("stdin:1: 'end' expected near <eof>\n", err)
+    assert.are.equal("stdin[1]:1: 'end' expected near <eof>\n", err)
   end)
 
   it("prints several results tab-separated, and arrays as NumPy does", function()
@@ -180,7 +183,7 @@ describe("the luda REPL", function()
   it("keeps running after a luda error", function()
     local out, err = luda("-i", 'luda.zeros({2}, "float33")\nprint("next")\n')
     assert.are.equal("> > next\n> \n", out:match("^.-\n(.*)$"))
-    assert.matches("^stdin:1: bad argument #2 to 'zeros' %(unknown dtype 'float33'", err)
+    assert.matches("^stdin%[1%]:1: bad argument #2 to 'zeros' %(unknown dtype 'float33'", err)
   end)
 
   it("runs the script first with -i, then reads from stdin", function()
@@ -189,6 +192,140 @@ describe("the luda REPL", function()
     os.remove(path)
     assert.are.same({"", 0}, {err, code})
     assert.are.equal("> 42\n> \n", out:match("^.-\n(.*)$"))
+  end)
+end)
+
+describe("kernels from every chunk luda runs", function()
+  -- Each chunk keeps the exact text it was loaded from, under its own name; a function is
+  -- found there by its line span and parameter count. The kernels run on the cpu device.
+  local CPU = { LUDA_DEVICE = "cpu" }
+
+  it("-e: each string is its own chunk, so a function is found in the one that defined it", function()
+    local out, err, code = luda("-e 'function f(x) x[0] = 3 end' " ..
+                                "-e 'k = luda.cuda.jit(f) local g = function(y) y[0] = 99 end' " ..
+                                "-e 'x = luda.zeros(1, \"float32\"); k[{1,1}](x); print(x[0])'", nil, false, CPU)
+    assert.are.same({ "3.0\n", "", 0 }, { out, err, code })
+  end)
+
+  it("the REPL: each input is its own chunk, however many define a one-line kernel", function()
+    local out, err, code = luda("-i", table.concat({
+      "f1 = function(x) x[0] = 1 end",
+      "f2 = function(x) x[0] = 2 end",
+      "k1 = luda.cuda.jit(f1) local g = function(y) y[0] = 99 end",
+      "k2 = luda.cuda.jit(f2)",
+      "k3 = luda.cuda.jit(function(x) x[0] = 3 end)",
+      "a, b, c = luda.zeros(1), luda.zeros(1), luda.zeros(1)",
+      "k1[{1, 1}](a) k2[{1, 1}](b) k3[{1, 1}](c)",
+      "=a[0], b[0], c[0]",
+    }, "\n") .. "\n", false, CPU)
+    assert.are.same({ "", 0 }, { err, code })
+    assert.are.equal("> > > > > > > > 1.0\t2.0\t3.0\n> \n", out:match("^.-\n(.*)$"))
+  end)
+
+  it("a script piped on stdin (luda < file, luda -)", function()
+    local text = "local k = luda.cuda.jit(function(x)\n  x[0] = 42\nend)\n" ..
+                 "local a = luda.zeros(1, 'int32')\nk[{1, 1}](a)\nprint(a[0])\n"
+    for _, args in ipairs({ "", "-" }) do
+      local out, err, code = luda(args, text, false, CPU)
+      assert.are.same({ "42\n", "", 0 }, { out, err, code }, "luda " .. args)
+    end
+  end)
+
+  it("a script that rewrites its own file still compiles the function it loaded", function()
+    local path = script([[
+local function fill(x) x[0] = 7 end
+local f = assert(io.open(arg[0], "rb"))
+local text = f:read("a")
+f:close()
+f = assert(io.open(arg[0], "wb"))
+f:write((text:gsub("= 7 end", "= 8 end", 1)))
+f:close()
+local a = luda.zeros(1, "int32")
+luda.cuda.jit(fill)[{1, 1}](a)
+print(a[0])
+]])
+    local out, err, code = luda(quote(path), nil, false, CPU)
+    os.remove(path)
+    assert.are.same({ "7\n", "", 0 }, { out, err, code })
+  end)
+
+  it("files loaded by require, dofile and loadfile, and load(text, name), keep the text they were loaded with", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir " .. quote(dir)))
+    local files = { "chunk_required", "chunk_done", "chunk_loaded" }
+    for i, name in ipairs(files) do
+      write_file(dir .. "/" .. name .. ".lua", ("-- %s\nreturn function(x) x[0] = %d end\n"):format(name, i))
+    end
+    -- A first line starting with '#' is skipped as Lua skips it; the lines keep their numbers.
+    write_file(dir .. "/chunk_shebang.lua", "#!/usr/bin/env luda\nreturn function(x) x[0] = 5 end\n")
+    local path = script(([[
+local dir = %q
+package.path = dir .. "/?.lua;" .. package.path
+local fns = {
+  require "chunk_required",
+  dofile(dir .. "/chunk_done.lua"),
+  loadfile(dir .. "/chunk_loaded.lua")(),
+  load("return function(x) x[0] = 4 end", "=generated")(),
+  loadfile(dir .. "/chunk_shebang.lua")(),
+  load(coroutine.wrap(function() coroutine.yield("return function(x) ") coroutine.yield("x[0] = 6 end") end), "=pieces")(),
+}
+for _, name in ipairs({ "chunk_required", "chunk_done", "chunk_loaded", "chunk_shebang" }) do
+  local f = assert(io.open(dir .. "/" .. name .. ".lua", "wb"))
+  f:write("-- rewritten\nreturn function(x) x[0] = 9 end\n")
+  f:close()
+end
+local out = {}
+for i, fn in ipairs(fns) do
+  local a = luda.zeros(1, "int32")
+  luda.cuda.jit(fn)[{1, 1}](a)
+  out[i] = a[0]
+end
+print(table.concat(out, " "))
+]]):format(dir))
+    local out, err, code = luda(quote(path), nil, false, CPU)
+    os.remove(path)
+    for _, name in ipairs({ "chunk_required", "chunk_done", "chunk_loaded", "chunk_shebang" }) do
+      os.remove(dir .. "/" .. name .. ".lua")
+    end
+    os.remove(dir)
+    assert.are.same({ "1 2 3 4 5 6\n", "", 0 }, { out, err, code })
+  end)
+
+  it("loads files with lua's own messages and results", function()
+    local lua = os.getenv("LUA_BIN")
+    if not lua then return pending("LUA_BIN (lua5.4) is not set; ctest sets it") end
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir " .. quote(dir)))
+    write_file(dir .. "/broken.lua", "x = = 1\n")
+    write_file(dir .. "/values.lua", "\239\187\191return ..., 2\n")
+    local path = script(([[
+local dir = %q
+package.path = dir .. "/?.lua"
+package.cpath = ""
+print(pcall(require, "absent"))
+print(pcall(require, "broken"))
+print(loadfile(dir .. "/none.lua"))
+print(loadfile(dir))
+print(pcall(dofile, dir .. "/none.lua"))
+print(loadfile(dir .. "/values.lua", "b"))
+print(loadfile(dir .. "/values.lua", "t", {})(1))
+print(dofile(dir .. "/values.lua"))
+print(load("return ...", "=x", "t", {})(7), load("syntax error here", "=x"))
+print((select(2, load(function() error("reader failed") end)):match("^[^\n]*")))  -- then a traceback
+local given = false
+print(load(function() if given then return nil end given = true return 42 end))
+print(pcall(load, function() return {} end))
+print(select("#", require("values")))
+]]):format(dir))
+    local expected = { io.popen(quote(lua) .. " " .. quote(path) .. " 2>&1"):read("a") }
+    local out, err, code = luda(quote(path), nil, true)
+    os.remove(path)
+    for _, name in ipairs({ "broken.lua", "values.lua" }) do os.remove(dir .. "/" .. name) end
+    os.remove(dir)
+    assert.are.equal(0, code, out)
+    assert.are.equal(expected[1]:gsub(literal(lua), "LUA"), (out:gsub(literal(quote(support.LUDA)), "LUA")))
   end)
 end)
 

@@ -236,18 +236,18 @@ describe("devices", function()
         assert.truthy(out:find("^<device cuda:0: .->\tcuda:0\ncuda:0\n$"), out)
       else
         assert.are.same({ "", 1 }, { out, code })
-        assert.truthy(err:find("^luda: %(command line%):1: LUDA_DEVICE=cuda: no CUDA device: " .. NO_GPU_REASON:gsub("%p", "%%%0") .. "\nstack traceback:\n"), err)
+        assert.truthy(err:find("^luda: %(command line 1%):1: LUDA_DEVICE=cuda: no CUDA device: " .. NO_GPU_REASON:gsub("%p", "%%%0") .. "\nstack traceback:\n"), err)
       end
     end)
 
     it("a malformed or missing LUDA_DEVICE is an error naming the variable", function()
       local out, err, code = luda_with("gpu")
       assert.are.same({ "", 1 }, { out, code })
-      assert.truthy(err:find("^luda: %(command line%):1: LUDA_DEVICE=gpu: invalid device 'gpu': expected 'cpu', 'cuda' or 'cuda:N'\nstack traceback:\n"), err)
+      assert.truthy(err:find("^luda: %(command line 1%):1: LUDA_DEVICE=gpu: invalid device 'gpu': expected 'cpu', 'cuda' or 'cuda:N'\nstack traceback:\n"), err)
       out, err, code = luda_with("cuda:99")
       assert.are.same({ "", 1 }, { out, code })
       local why = GPU and ("no CUDA device cuda:99: this machine has %d ("):format(NGPU) or ("no CUDA device: " .. NO_GPU_REASON .. "\n")
-      assert.truthy(err:find("^luda: %(command line%):1: LUDA_DEVICE=cuda:99: " .. why:gsub("%p", "%%%0")), err)
+      assert.truthy(err:find("^luda: %(command line 1%):1: LUDA_DEVICE=cuda:99: " .. why:gsub("%p", "%%%0")), err)
     end)
   end)
 
