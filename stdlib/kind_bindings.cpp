@@ -15,6 +15,7 @@
 #include <new>
 
 #include "dsl/device_function.h"
+#include "dsl/find_function.h"
 #include "dsl/kind_source.h"
 #include "jit/kinds.h"
 #include "stdlib/environment.h"
@@ -89,23 +90,34 @@ jit::JitOptions read_kind_options(lua_State* L, int idx, std::string_view fname,
   return o;
 }
 
+// The function at idx: a Lua function, or Lua source text of one ("function(a, b) ... end"),
+// whose names are then all globals.
 LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string_view fname, std::string name) {
   LuaFunction f;
-  f.source = function_source(L, idx);  // first: its error names a C function as such
-  lua_Debug ar;
-  lua_pushvalue(L, idx);
-  lua_getinfo(L, ">u", &ar);
-  if (ar.isvararg)
-    fail("{}: the function takes ... (a vararg); name each input as a parameter", fname);
-  f.handle = env.add_function(idx);
+  bool vararg = false;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    f.source = text_source(std::string(check_string(L, idx, fname)));
+    dsl::FoundFunction found = dsl::find_function(f.source);  // its syntax errors, now
+    vararg = found.function->is_vararg;
+    for (const dsl::Name& p : found.function->params) f.params.push_back(p.text);
+  } else {
+    f.source = function_source(L, idx);  // first: its error names a C function as such
+    lua_Debug ar;
+    lua_pushvalue(L, idx);
+    lua_getinfo(L, ">u", &ar);
+    vararg = ar.isvararg;
+    f.handle = env.add_function(idx);
+    f.params = parameter_names(L, idx);
+  }
+  if (vararg) fail("{}: the function takes ... (a vararg); name each input as a parameter", fname);
   f.env = &env;
   f.name = name.empty() ? function_name(f.source) : std::move(name);
   if (f.name.empty()) f.name = "fn";
-  f.params = parameter_names(L, idx);
   return f;
 }
 
-// luda.vectorize(fn [, options]), luda.vectorize(sigs, fn [, options]), luda.vectorize(sigs)(fn)
+// luda.vectorize(fn [, options]), luda.vectorize(sigs, fn [, options]), luda.vectorize(sigs)(fn);
+// fn may be source text.
 void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   std::string name;
   jit::JitOptions options = read_kind_options(L, opts, "vectorize", {"fastmath", "name"}, &name);
@@ -155,7 +167,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
 }
 
 int l_vectorize_decorate(lua_State* L) {
-  check_function(L, 1, "vectorize");
+  check_function_or_text(L, 1, "vectorize");
   lua_settop(L, 1);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, lua_upvalueindex(2));
@@ -163,9 +175,11 @@ int l_vectorize_decorate(lua_State* L) {
   return 1;
 }
 
+// A string first is the function's source text, or a signature: told apart by its first
+// word (dsl::is_function_text).
 int l_vectorize(lua_State* L) {
   int t1 = lua_type(L, 1);
-  if (t1 == LUA_TFUNCTION) {
+  if (t1 == LUA_TFUNCTION || (t1 == LUA_TSTRING && dsl::is_function_text(check_string(L, 1, "vectorize")))) {
     make_vectorize(L, 0, 1, 2);
     return 1;
   }
@@ -177,7 +191,7 @@ int l_vectorize(lua_State* L) {
     lua_pushcclosure(L, trampoline<l_vectorize_decorate>, 2);
     return 1;
   }
-  check_function(L, 2, "vectorize");
+  check_function_or_text(L, 2, "vectorize");
   make_vectorize(L, 1, 2, 3);
   return 1;
 }
@@ -279,9 +293,9 @@ int l_reduction(lua_State* L) {
   return 1;
 }
 
-// luda.fuse(fn [, {name =, fastmath =}])
+// luda.fuse(fn_or_source [, {name =, fastmath =}])
 int l_fuse(lua_State* L) {
-  check_function(L, 1, "fuse");
+  check_function_or_text(L, 1, "fuse");
   std::string name;
   jit::JitOptions options = read_kind_options(L, 2, "fuse", {"fastmath", "name"}, &name);
   KindObject k;

@@ -154,6 +154,11 @@ void check_function(lua_State* L, int arg, std::string_view fname) {
   if (lua_type(L, arg) != LUA_TFUNCTION) type_error(L, arg, fname, "function");
 }
 
+void check_function_or_text(lua_State* L, int arg, std::string_view fname) {
+  if (lua_type(L, arg) != LUA_TFUNCTION && lua_type(L, arg) != LUA_TSTRING)
+    type_error(L, arg, fname, "function or source string");
+}
+
 bool dtype_of_constructor(lua_State* L, int idx, DType* out) {
   if (lua_type(L, idx) != LUA_TFUNCTION) return false;
   idx = lua_absindex(L, idx);

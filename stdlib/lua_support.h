@@ -74,6 +74,8 @@ inline std::string_view string_at(lua_State* L, int idx) {
 }
 void check_table(lua_State* L, int arg, std::string_view fname);
 void check_function(lua_State* L, int arg, std::string_view fname);
+// A Lua function or its source text (a string).
+void check_function_or_text(lua_State* L, int arg, std::string_view fname);
 
 // Converts the Lua value at idx to an integer of a table entry or option; `what` names it in
 // the error ("shape[2]", "option 'shared_mem'").
