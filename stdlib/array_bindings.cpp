@@ -227,6 +227,7 @@ void push_field(lua_State* L, const NDArray& a, std::string_view key, int method
 int l_index(lua_State* L) {
   NDArray& a = check_array(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
+    check_upvalue_table(L, 1);  // the methods
     push_field(L, a, string_at(L, 2), lua_upvalueindex(1));
     return 1;
   }

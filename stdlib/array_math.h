@@ -50,7 +50,7 @@ NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, con
 
 // ---- reductions ----------------------------------------------------------------------
 
-enum class Reduce { Sum, Prod, Max, Min, Mean, Argmax, Argmin };
+enum class Reduce { Sum, Prod, Max, Min, Mean, Argmax, Argmin };  // ORDER REDUCE: Argmin last
 // "sum", "prod", "max", "min", "mean", "argmax", "argmin" (and back: nullopt otherwise).
 std::string_view reduce_name(Reduce op);
 std::optional<Reduce> parse_reduce(std::string_view name);

@@ -29,7 +29,7 @@ constexpr Operator kOperators[] = {
 
 // A metamethod: upvalue 1 is the ufunc's name. Lua passes __unm its operand twice.
 int l_operator(lua_State* L) {
-  std::string_view name = lua_tostring(L, lua_upvalueindex(1));
+  std::string_view name = upvalue_string(L, 1);
   int nin = array_math::ufunc_inputs(name);
   std::string who = fmt::format("ufunc '{}'", name);
   std::array<jit::KernelArg, 2> in;
@@ -41,8 +41,8 @@ int l_operator(lua_State* L) {
 // luda.<name>(operands... [, {out =, stream =}]): upvalue 1 is the ufunc's name, 2 the Lua
 // name; luda.log and luda.atan take a second operand (log_base, atan2).
 int l_function(lua_State* L) {
-  std::string_view name = lua_tostring(L, lua_upvalueindex(1));
-  std::string_view fname = lua_tostring(L, lua_upvalueindex(2));
+  std::string_view name = upvalue_string(L, 1);
+  std::string_view fname = upvalue_string(L, 2);
   int options = 0;
   int n = split_options(L, 1, &options);
   if (n == 2 && name == "log") name = "log_base";
@@ -76,7 +76,7 @@ bool is_axis_table(lua_State* L, int idx) {
 // The axis is an integer or a table of them (1-based, -1 the last); it may also be given
 // as options.axis.
 int l_reduce(lua_State* L) {
-  auto op = static_cast<Reduce>(lua_tointeger(L, lua_upvalueindex(1)));
+  auto op = static_cast<Reduce>(upvalue_integer(L, 1, 0, static_cast<int>(Reduce::Argmin)));  // ORDER REDUCE
   std::string_view name = array_math::reduce_name(op);
   NDArray& x = check_array(L, 1, name);
   int axis = 0, options = 0;

@@ -98,9 +98,7 @@ int l_device_index(lua_State* L) {
   Device& d = check_device(L, 1, "index");
   if (lua_type(L, 2) != LUA_TSTRING) fail("device has no field {}", describe(L, 2));
   std::string_view key = string_at(L, 2);
-  lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;  // a method
-  lua_pop(L, 1);
+  if (push_method(L, 2)) return 1;  // a method
   if (key == "kind") return lua_pushstring(L, d.is_cpu() ? "cpu" : "cuda"), 1;
   if (key == "index" || key == "id") return lua_pushinteger(L, d.index), 1;
   if (key == "name" && d.is_cpu()) return lua_pushstring(L, "cpu"), 1;
@@ -208,9 +206,7 @@ int l_stream_wait(lua_State* L) {
 int l_stream_index(lua_State* L) {
   Stream& s = check_stream(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
+    if (push_method(L, 2)) return 1;
     if (string_at(L, 2) == "device") {
       lua_pushstring(L, Device::cuda(s.device()).str().c_str());
       return 1;

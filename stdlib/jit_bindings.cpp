@@ -20,18 +20,18 @@
 namespace luda::lua {
 namespace {
 
-constexpr const char* kJitType = "jit_kernel";
-constexpr const char* kLauncherType = "jit_launcher";
+constexpr char kJitType[] = "jit_kernel";
+constexpr char kLauncherType[] = "jit_launcher";
 
 struct JitObject {
   std::unique_ptr<LuaEnvironment> env;
   std::unique_ptr<jit::JitKernel> kernel;
 };
 
-// A configured launch: the kernel userdata is its user value, which keeps it alive.
+// A configured launch: the kernel userdata is its user value, which keeps it alive (and
+// is read back at the launch: the debug library can replace a user value).
 struct Launcher {
   LaunchConfig config;
-  JitObject* target = nullptr;
 };
 static_assert(std::is_trivially_destructible_v<Box<Launcher>>);
 
@@ -78,9 +78,7 @@ void push_kernel(lua_State* L, int src, int opts) {
   setup.name = function_name(setup.function);
   setup.options = options;
   auto kernel = std::make_unique<jit::JitKernel>(std::move(setup), *env);
-  void* mem = lua_newuserdatauv(L, sizeof(Box<JitObject>), 1);
-  new (mem) Box<JitObject>{JitObject{std::move(env), std::move(kernel)}, true};
-  luaL_setmetatable(L, kJitType);
+  push_object<JitObject>(L, kJitType, JitObject{std::move(env), std::move(kernel)}, 1);
   lua_pushvalue(L, src);  // k.lua (the text, for a source-text kernel)
   lua_setiuservalue(L, -2, 1);
 }
@@ -231,9 +229,7 @@ int l_kernel_index(lua_State* L) {
   const std::string& name = k.kernel->name();
   switch (lua_type(L, 2)) {
     case LUA_TSTRING: {
-      lua_pushvalue(L, 2);
-      if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-      lua_pop(L, 1);
+      if (push_method(L, 2)) return 1;
       std::string_view key = string_at(L, 2);
       if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
       if (key == "name") return lua_pushlstring(L, name.data(), name.size()), 1;
@@ -242,9 +238,7 @@ int l_kernel_index(lua_State* L) {
     }
     case LUA_TTABLE: {
       LaunchConfig config = read_config(L, 2, name);
-      void* mem = lua_newuserdatauv(L, sizeof(Box<Launcher>), 1);
-      new (mem) Box<Launcher>{Launcher{config, &k}, true};
-      luaL_setmetatable(L, kLauncherType);
+      push_object<Launcher>(L, kLauncherType, Launcher{config}, 1);
       lua_pushvalue(L, 1);
       lua_setiuservalue(L, -2, 1);
       return 1;
@@ -262,7 +256,13 @@ int l_kernel_call(lua_State* L) {
 
 int l_launch(lua_State* L) {
   Launcher& launcher = check_object<Launcher>(L, 1, kLauncherType, "launch");
-  JitObject& k = *launcher.target;
+  lua_getiuservalue(L, 1, 1);
+  JitObject* kernel = test_object<JitObject>(L, -1, kJitType);
+  lua_pop(L, 1);  // the launcher still holds it
+  if (!kernel)
+    fail("this launcher's kernel was replaced through the debug library (debug.setuservalue): configure the "
+         "kernel again, k[{{blocks, threads}}](...)");
+  JitObject& k = *kernel;
   const std::string& name = k.kernel->name();
   int n = lua_gettop(L) - 1;
   if (n > jit::kMaxJitArgs) fail("kernel '{}': a cuda.jit kernel takes at most {} arguments, got {}", name, jit::kMaxJitArgs, n);
@@ -389,8 +389,9 @@ int l_kernel_tostring(lua_State* L) {
 }
 
 int l_kernel_gc(lua_State* L) {
+  if (metatable_type(L, 1) != kJitType || userdata_tag(L, 1) != kJitType) return 0;  // see gc_object
   auto* box = static_cast<Box<JitObject>*>(lua_touserdata(L, 1));
-  if (box && box->alive) {
+  if (box->alive) {
     if (box->value.env) box->value.env->release(L);
     box->alive = false;
     box->value.~JitObject();

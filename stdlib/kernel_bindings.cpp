@@ -186,9 +186,7 @@ int l_kernel_call(lua_State* L) {
 int l_kernel_index(lua_State* L) {
   jit::RawKernel& k = *check_kernel(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
+    if (push_method(L, 2)) return 1;
     std::string_view key = string_at(L, 2);
     if (key == "name") return lua_pushlstring(L, k.name().data(), k.name().size()), 1;
     if (key == "source") {
@@ -221,9 +219,7 @@ int l_module_inspect(lua_State* L) { return inspect(L, *check_module(L, 1, "insp
 int l_module_index(lua_State* L) {
   ModuleRef& m = check_module(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
+    if (push_method(L, 2)) return 1;
     if (string_at(L, 2) == "source")
       return lua_pushlstring(L, m->source().data(), m->source().size()), 1;
   }

@@ -48,17 +48,10 @@ KindObject& push_kind(lua_State* L, KindObject object, int lua) {
                                       : type == kReductionType   ? "reduction"
                                                                  : "fuse",
                            object.name);
-  for (auto [name, meta] : {std::pair{kArrayType, &object.array_meta}, std::pair{kScalarType, &object.scalar_meta}}) {
-    luaL_getmetatable(L, name);
-    *meta = lua_topointer(L, -1);
-    lua_pop(L, 1);
-  }
-  void* mem = lua_newuserdatauv(L, sizeof(Box<KindObject>), 1);
-  auto* box = new (mem) Box<KindObject>{std::move(object), true};
-  luaL_setmetatable(L, type);
+  KindObject& k = push_object<KindObject>(L, type, std::move(object), 1);
   lua_pushvalue(L, lua);
   lua_setiuservalue(L, -2, 1);
-  return box->value;
+  return k;
 }
 
 // Releases an environment's registry table when making its object fails (a made object
@@ -168,6 +161,9 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
 
 int l_vectorize_decorate(lua_State* L) {
   check_function_or_text(L, 1, "vectorize");
+  int sigs = lua_type(L, lua_upvalueindex(1)), options = lua_type(L, lua_upvalueindex(2));
+  if ((sigs != LUA_TSTRING && sigs != LUA_TTABLE) || (options != LUA_TTABLE && options > LUA_TNIL))
+    replaced_upvalue();
   lua_settop(L, 1);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, lua_upvalueindex(2));
@@ -422,9 +418,7 @@ int l_signatures(lua_State* L) {
 int l_index(lua_State* L) {
   KindObject& k = check_kind(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
+    if (push_method(L, 2)) return 1;
     std::string_view key = string_at(L, 2);
     if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
     if (key == "name") return lua_pushlstring(L, k.name.data(), k.name.size()), 1;
@@ -441,8 +435,10 @@ int l_tostring(lua_State* L) {
 }
 
 int l_gc(lua_State* L) {
+  const char* type = metatable_type(L, 1);
+  if (type == nullptr || userdata_tag(L, 1) != type) return 0;  // not this kind: see gc_object
   auto* box = static_cast<Box<KindObject>*>(lua_touserdata(L, 1));
-  if (box && box->alive) {
+  if (box->alive) {
     if (box->value.env) box->value.env->release(L);
     box->alive = false;
     box->value.~KindObject();

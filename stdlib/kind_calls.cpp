@@ -126,41 +126,6 @@ namespace {
 
 using ArgStorage = KernelArgStorage<kMaxKindArgs>;
 
-// The address of the metatable of the value at idx (a userdata), else null.
-const void* meta_address(lua_State* L, int idx) {
-  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return nullptr;
-  const void* meta = lua_topointer(L, -1);
-  lua_pop(L, 1);
-  return meta;
-}
-
-// test_array, by the metatable's address first (KindObject::array_meta).
-NDArray* array_at(lua_State* L, int idx, const KindObject& k) {
-  if (meta_address(L, idx) == k.array_meta) return &object_at<NDArray>(L, idx, kArrayType);
-  return test_array(L, idx);  // what test_array says of anything else
-}
-
-// to_kernel_arg, by the metatable's address first.
-bool operand_at(lua_State* L, int idx, const KindObject& k, jit::KernelArg* out) {
-  if (lua_type(L, idx) != LUA_TUSERDATA) return to_kernel_arg(L, idx, out);
-  const void* meta = meta_address(L, idx);
-  if (meta != k.array_meta && meta != k.scalar_meta) return to_kernel_arg(L, idx, out);
-  // Every field written in place, as to_kernel_arg does.
-  out->array = nullptr;
-  out->typed = Scalar{};
-  out->i = 0;
-  out->f = 0;
-  out->b = false;
-  if (meta == k.array_meta) {
-    out->kind = jit::KernelArg::Kind::Array;
-    out->array = &object_at<NDArray>(L, idx, kArrayType);
-  } else {
-    out->kind = jit::KernelArg::Kind::Typed;
-    out->typed = object_at<Scalar>(L, idx, kScalarType);
-  }
-  return true;
-}
-
 // The axes given (1-based, -1 the last) as 0-based, sorted, into axes; returns their count.
 // Errors as array_math::normalize_axes (which words them).
 int normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_view who, int* axes) {
@@ -184,7 +149,7 @@ int normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_vi
 // Reads the call's n operands (from stack index 2) into args.
 void read_operands(lua_State* L, const KindObject& k, int n, jit::KernelArg* args) {
   for (int i = 0; i < n; ++i) {
-    if (operand_at(L, i + 2, k, &args[i])) continue;
+    if (to_kernel_arg(L, i + 2, &args[i])) continue;
     auto at = static_cast<std::size_t>(i);  // not an operand: read_operand says why
     args[i] = read_operand(L, i + 2, k.who, i + 1, at < k.in_names.size() ? k.in_names[at] : std::string_view{});
   }
@@ -249,7 +214,7 @@ int call_single(lua_State* L, KindObject& k) {
   std::span<const jit::KernelArg> in(storage.data(), static_cast<std::size_t>(n));
   if (k.env) k.env->bind(L);
   if (o.out) {
-    NDArray* target = array_at(L, o.out, k);
+    NDArray* target = test_array(L, o.out);
     if (!target) fail("{}: option 'out' must be an ndarray, got {}", k.who, describe(L, o.out));
     k.elementwise->call(in, std::span<NDArray>(target, 1), o.stream);
     lua_pushvalue(L, o.out);
@@ -325,7 +290,7 @@ int call_elementwise(lua_State* L, KindObject& k) {
          k.who);
   NDArray* first = nullptr;
   for (int j = 0; j < nout && given; ++j) {
-    NDArray* a = array_at(L, 2 + nin + j, k);
+    NDArray* a = test_array(L, 2 + nin + j);
     if (!a)
       fail("{}: output {} '{}' must be an ndarray, got {}", k.who, j + 1,
            k.strings->out[static_cast<std::size_t>(j)].name, describe(L, 2 + nin + j));
@@ -385,7 +350,7 @@ int call_reduction(lua_State* L, KindObject& k) {
   if (naxes >= 0) axes = std::span<const int>(axis_list, static_cast<std::size_t>(naxes));
   if (k.env) k.env->bind(L);
   if (o.out && k.nout == 1) {  // the common case, with no copy of the output's handle
-    if (NDArray* target = array_at(L, o.out, k)) {
+    if (NDArray* target = test_array(L, o.out)) {
       k.reduction->call(in, std::span<NDArray>(target, 1), axes, keepdims, o.stream);
       lua_pushvalue(L, o.out);
       return 1;
@@ -405,26 +370,16 @@ int call_reduction(lua_State* L, KindObject& k) {
 }  // namespace
 
 KindObject* test_kind(lua_State* L, int idx) {
-  if (lua_type(L, idx) != LUA_TUSERDATA) return nullptr;
-  const char* t = userdata_type(L, idx);
+  const void* t = userdata_tag(L, idx);
   if (t != kVectorizeType && t != kElementwiseType && t != kReductionType && t != kFuseType) return nullptr;
-  return &object_at<KindObject>(L, idx, t);
+  return &object_at<KindObject>(L, idx, static_cast<const char*>(t));
 }
 
 namespace {
 
-// __call; upvalue 1 is the kind's metatable, 2 its name (a light userdata).
+// __call.
 int call_kind(lua_State* L) {
-  KindObject* k = nullptr;
-  if (meta_address(L, 1) == lua_topointer(L, lua_upvalueindex(1))) {
-    auto* box = static_cast<Box<KindObject>*>(lua_touserdata(L, 1));
-    if (!box->alive)
-      fail("the {} was already freed (closed or garbage-collected)",
-           static_cast<const char*>(lua_touserdata(L, lua_upvalueindex(2))));
-    k = &box->value;
-  } else {
-    k = test_kind(L, 1);
-  }
+  KindObject* k = test_kind(L, 1);
   if (!k) type_error(L, 1, "call", "kernel kind (vectorize, elementwise, reduction or fuse)");
   if (k->type == kElementwiseType) return call_elementwise(L, *k);
   if (k->reduction) return call_reduction(L, *k);
@@ -436,9 +391,7 @@ int call_kind(lua_State* L) {
 void set_call_metamethods(lua_State* L) {
   for (const char* type : {kVectorizeType, kElementwiseType, kReductionType, kFuseType}) {
     luaL_getmetatable(L, type);
-    lua_pushvalue(L, -1);
-    lua_pushlightuserdata(L, const_cast<char*>(type));
-    lua_pushcclosure(L, trampoline<call_kind>, 2);
+    lua_pushcfunction(L, trampoline<call_kind>);
     lua_setfield(L, -2, "__call");
     lua_pop(L, 1);
   }

@@ -13,8 +13,8 @@
 
 namespace luda::lua {
 
-// The metatable names, defined once (kind_bindings.cpp) so that a type tag compares by
-// address: telling the four kinds apart on a call is one metatable read.
+// The type names, defined once (kind_bindings.cpp) so that a type tag compares by
+// address: telling the four kinds apart on a call is one read of the userdata's tag.
 extern const char kVectorizeType[];     // "vectorize"
 extern const char kElementwiseType[];   // "elementwise_kernel"
 extern const char kReductionType[];     // "reduction_kernel"
@@ -32,18 +32,12 @@ struct KindObject {
   std::unique_ptr<jit::ElementwiseKind> elementwise;
   std::unique_ptr<jit::ReductionKind> reduction;
   std::string who;  // "vectorize 'add'": starts messages (made once: calls format nothing)
-  // The addresses of this state's ndarray and typed-scalar metatables (lua_topointer):
-  // a call tells its operands' types by comparing their metatables' addresses with these,
-  // not by looking up the type tag in each (userdata_type).
-  const void* array_meta = nullptr;
-  const void* scalar_meta = nullptr;
 };
 
 // The kind object at idx, else nullptr.
 KindObject* test_kind(lua_State* L, int idx);
 
-// Sets __call, k(...), in the metatables of the four kinds (made already): a closure over
-// its own metatable (kind_calls.cpp).
+// Sets __call, k(...), in the metatables of the four kinds (made already) (kind_calls.cpp).
 void set_call_metamethods(lua_State* L);
 
 }  // namespace luda::lua

@@ -66,7 +66,34 @@ int call_protected(lua_State* L, Impl impl) noexcept {
   return kRethrow;
 }
 
+namespace {
+
+// registry["luda.types"]: [lightuserdata(type name)] = true for every type new_metatable
+// made: which userdata tags are luda's, so that a tag may be read as a name.
+constexpr const char* kTypes = "luda.types";
+
+// The type name of the luda userdata at idx, by its tag (whatever its metatable), else
+// nullptr.
+const char* luda_type(lua_State* L, int idx) {
+  const void* tag = userdata_tag(L, idx);
+  if (tag == nullptr || !lua_checkstack(L, 2)) return nullptr;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kTypes) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return nullptr;
+  }
+  lua_pushlightuserdata(L, const_cast<void*>(tag));
+  bool known = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  return known ? static_cast<const char*>(tag) : nullptr;
+}
+
+}  // namespace
+
 std::string type_name(lua_State* L, int idx) {
+  // A luda object is what its tag says, whatever its metatable; a value given one of
+  // luda's metatables is not what that metatable's name says.
+  if (const char* own = luda_type(L, idx)) return own;
+  if (metatable_type(L, idx) != nullptr) return lua_type(L, idx) == LUA_TUSERDATA ? "userdata" : luaL_typename(L, idx);
   if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {  // raw access to a metatable
     std::string name = lua_tostring(L, -1);
     lua_pop(L, 1);
@@ -169,7 +196,8 @@ bool dtype_of_constructor(lua_State* L, int idx, DType* out) {
   }
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);
-  bool found = lua_isinteger(L, -1);
+  // (debug.getregistry() reaches this table: a value that is not a dtype is not taken)
+  bool found = lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 && lua_tointeger(L, -1) < kNumDTypes;
   if (found) *out = static_cast<DType>(lua_tointeger(L, -1));
   lua_pop(L, 2);
   return found;
@@ -278,7 +306,7 @@ namespace {
 constexpr lua_Integer kTypeTagKey = 0x6c756461;  // "luda"; past any array part, within int (a cheaper hash)
 }  // namespace
 
-const char* userdata_type(lua_State* L, int idx) {
+const char* metatable_type(lua_State* L, int idx) {
   if (!lua_getmetatable(L, idx)) return nullptr;
   lua_rawgeti(L, -1, kTypeTagKey);
   const char* type = lua_islightuserdata(L, -1) ? static_cast<const char*>(lua_touserdata(L, -1)) : nullptr;
@@ -286,7 +314,50 @@ const char* userdata_type(lua_State* L, int idx) {
   return type;
 }
 
+void replaced_upvalue() {
+  fail("a luda function's upvalue was replaced through the debug library, so it cannot run: put back the value "
+       "debug.getupvalue gives");
+}
+
+std::int64_t upvalue_integer(lua_State* L, int n, std::int64_t lo, std::int64_t hi) {
+  int at = lua_upvalueindex(n);
+  if (!lua_isinteger(L, at)) replaced_upvalue();
+  std::int64_t v = lua_tointeger(L, at);
+  if (v < lo || v > hi) replaced_upvalue();
+  return v;
+}
+
+std::string_view upvalue_string(lua_State* L, int n) {
+  int at = lua_upvalueindex(n);
+  if (lua_type(L, at) != LUA_TSTRING) replaced_upvalue();
+  std::size_t len = 0;
+  const char* s = lua_tolstring(L, at, &len);
+  return {s, len};
+}
+
+void check_upvalue_table(lua_State* L, int n) {
+  if (lua_type(L, lua_upvalueindex(n)) != LUA_TTABLE) replaced_upvalue();
+}
+
+bool push_method(lua_State* L, int key) {
+  check_upvalue_table(L, 1);
+  lua_pushvalue(L, key);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return true;
+  lua_pop(L, 1);
+  return false;
+}
+
 void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kTypes) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kTypes);
+  }
+  lua_pushlightuserdata(L, const_cast<char*>(tname));
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
   luaL_newmetatable(L, tname);  // sets __name
   lua_pushlightuserdata(L, const_cast<char*>(tname));
   lua_rawseti(L, -2, kTypeTagKey);
@@ -426,8 +497,8 @@ bool to_kernel_arg(lua_State* L, int idx, jit::KernelArg* out) {
       out->b = lua_toboolean(L, idx);
       return true;
     case LUA_TUSERDATA: {
-      // One metatable read decides between the two types (test_object would read twice).
-      const char* type = userdata_type(L, idx);
+      // One tag read decides between the two types (test_object would read twice).
+      const void* type = userdata_tag(L, idx);
       if (type == kArrayType) {
         const NDArray& a = object_at<NDArray>(L, idx, kArrayType);
         set(Kind::Array);

@@ -105,56 +105,81 @@ Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string
 // The `device` option of the options table at arg, else current_device().
 Device device_option(lua_State* L, int arg, std::string_view fname);
 
+// ---- upvalues -----------------------------------------------------------------------
+// A luda function's upvalues are what luda put there, unless the debug library replaced
+// them (debug.setupvalue); these read them checked, raising "a luda function's upvalue
+// was replaced..." otherwise.
+
+// Upvalue n, an integer in [lo, hi].
+std::int64_t upvalue_integer(lua_State* L, int n, std::int64_t lo, std::int64_t hi);
+// Upvalue n, a string.
+std::string_view upvalue_string(lua_State* L, int n);
+// Upvalue n is a table (lua_rawget on it is then safe).
+void check_upvalue_table(lua_State* L, int n);
+// Upvalue n, a userdata holding a T tagged tname.
+template <class T>
+T& upvalue_object(lua_State* L, int n, const char* tname);
+[[noreturn]] void replaced_upvalue();
+
+// Pushes methods[key] (key at index `key`) from the methods table that is upvalue 1 of
+// an __index made by new_metatable_with_index, and returns true; false (nothing pushed)
+// when there is no such method.
+bool push_method(lua_State* L, int key);
+
 // ---- userdata ------------------------------------------------------------------------
 
-// Metatable names (also their __name, which error messages show).
-inline constexpr const char* kArrayType = "ndarray";
-inline constexpr const char* kDeviceType = "device";
-inline constexpr const char* kStreamType = "stream";
-inline constexpr const char* kEventType = "event";
-inline constexpr const char* kScalarType = "scalar";
-inline constexpr const char* kKernelType = "raw_kernel";
-inline constexpr const char* kModuleType = "raw_module";
+// Type names: each metatable's __name (which error messages show), and the tag that the
+// userdata of that type carries (Box::tag). Arrays, so that each has one address.
+inline constexpr char kArrayType[] = "ndarray";
+inline constexpr char kDeviceType[] = "device";
+inline constexpr char kStreamType[] = "stream";
+inline constexpr char kEventType[] = "event";
+inline constexpr char kScalarType[] = "scalar";
+inline constexpr char kKernelType[] = "raw_kernel";
+inline constexpr char kModuleType[] = "raw_module";
 
-// A C++ object stored in a full userdata. `alive` turns false in __gc, so a resurrected
-// userdata is reported rather than used after destruction.
+// A C++ object stored in a full userdata. The type is told by `tag`, the address of its
+// type name, written when the userdata is made: a script can give a userdata any
+// metatable (debug.setmetatable) but cannot write into it, so what luda reads as an
+// ndarray is one. `alive` turns false in __gc, so a resurrected userdata is reported
+// rather than used after destruction.
 template <class T>
 struct Box {
+  const char* tag;
   T value;
   bool alive = true;
 };
 
-// Pushes a new userdata holding `value` with the metatable registered under `tname`.
+// The first word of the full userdata at idx (its tag when it is luda's), else nullptr.
+// Compare it with type names only: for another library's userdata it is any bits.
+inline const void* userdata_tag(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) < sizeof(const char*)) return nullptr;
+  return *static_cast<const char* const*>(lua_touserdata(L, idx));
+}
+
+// Pushes a new userdata holding `value`, tagged and given the metatable of type `tname`.
 template <class T>
-T& push_object(lua_State* L, const char* tname, T value) {
-  void* mem = lua_newuserdatauv(L, sizeof(Box<T>), 0);
-  auto* box = new (mem) Box<T>{std::move(value), true};
+T& push_object(lua_State* L, const char* tname, T value, int user_values = 0) {
+  void* mem = lua_newuserdatauv(L, sizeof(Box<T>), user_values);
+  auto* box = new (mem) Box<T>{tname, std::move(value), true};
   luaL_setmetatable(L, tname);
   return box->value;
 }
 
-// The type name (the very pointer new_metatable was given) of the metatable of the value
-// at idx, else nullptr. One metatable read and one integer-keyed lookup in it: cheaper
-// than luaL_testudata, which interns the name and looks it up in the registry, on every
-// argument of every kernel launch.
-const char* userdata_type(lua_State* L, int idx);
+// The type name that luda's metatable of the value at idx carries, else nullptr (no
+// metatable, or not one of luda's).
+const char* metatable_type(lua_State* L, int idx);
 
 // The object at idx when it is a live userdata of type tname, else nullptr.
 template <class T>
 T* test_object(lua_State* L, int idx, const char* tname) {
-  if (lua_type(L, idx) != LUA_TUSERDATA) return nullptr;
-  Box<T>* box = nullptr;
-  const char* type = userdata_type(L, idx);
-  if (type == tname || (type && std::strcmp(type, tname) == 0))
-    box = static_cast<Box<T>*>(lua_touserdata(L, idx));
-  else if (!type)  // a metatable not made by new_metatable: compare by name
-    box = static_cast<Box<T>*>(luaL_testudata(L, idx, tname));
-  if (!box) return nullptr;
+  if (userdata_tag(L, idx) != tname) return nullptr;
+  auto* box = static_cast<Box<T>*>(lua_touserdata(L, idx));
   if (!box->alive) fail("the {} was already freed (closed or garbage-collected)", tname);
   return &box->value;
 }
 
-// The object in the userdata at idx, whose type is known to be tname (userdata_type).
+// The object in the userdata at idx, whose tag is known to be tname.
 template <class T>
 T& object_at(lua_State* L, int idx, const char* tname) {
   auto* box = static_cast<Box<T>*>(lua_touserdata(L, idx));
@@ -168,18 +193,22 @@ T& check_object(lua_State* L, int arg, const char* tname, std::string_view fname
   type_error(L, arg, fname, tname);
 }
 
-// __gc for Box<T>: runs the destructor once.
+// __gc for Box<T>: runs the destructor once, of an object of the type whose metatable
+// this __gc was found in. Another type's object, or another library's userdata, given
+// that metatable is left alone.
 template <class T>
 int gc_object(lua_State* L) {
+  const char* type = metatable_type(L, 1);
+  if (type == nullptr || userdata_tag(L, 1) != type) return 0;
   auto* box = static_cast<Box<T>*>(lua_touserdata(L, 1));
-  if (box && box->alive) {
+  if (box->alive) {
     box->alive = false;
     box->value.~T();
   }
   return 0;
 }
 
-// Creates the metatable `tname` (with __name and userdata_type's tag), sets `funcs` into
+// Creates the metatable `tname` (with __name and the type tag metatable_type reads), sets `funcs` into
 // it, and, when `methods` is given, a methods table as __index. Leaves the metatable on
 // the stack. `tname` must outlive the state (a string literal or a constant).
 void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods);
@@ -191,6 +220,12 @@ void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* f
 
 // Pushes a Lua sequence of integers.
 void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n);
+
+template <class T>
+T& upvalue_object(lua_State* L, int n, const char* tname) {
+  if (userdata_tag(L, lua_upvalueindex(n)) != tname) replaced_upvalue();
+  return object_at<T>(L, lua_upvalueindex(n), tname);
+}
 
 // ---- launches -------------------------------------------------------------------------
 

@@ -112,7 +112,9 @@ std::uint64_t entropy_seed() {
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
-RandomStream& module_stream(lua_State* L) { return *static_cast<RandomStream*>(lua_touserdata(L, lua_upvalueindex(1))); }
+constexpr char kRandomStreamType[] = "random_stream";  // a tag only: the upvalue has no metatable
+
+RandomStream& module_stream(lua_State* L) { return upvalue_object<RandomStream>(L, 1, kRandomStreamType); }
 
 // A seed: any Lua integer (its 64 bits), or an integral float.
 std::uint64_t check_seed(lua_State* L, int idx, std::string_view fname, std::string_view what) {
@@ -159,8 +161,8 @@ int l_seed(lua_State* L) {
 
 void open_random(lua_State* L) {
   lua_newtable(L);
-  auto* stream = static_cast<RandomStream*>(lua_newuserdatauv(L, sizeof(RandomStream), 0));
-  new (stream) RandomStream{};
+  void* mem = lua_newuserdatauv(L, sizeof(Box<RandomStream>), 0);
+  auto* stream = &(new (mem) Box<RandomStream>{kRandomStreamType, RandomStream{}, true})->value;
   reseed(*stream, entropy_seed());
   static const luaL_Reg funcs[] = {
       {"random", trampoline<l_random>},

@@ -52,7 +52,7 @@ std::string value_text(const Scalar& s) {
 }
 
 int scalar_new(lua_State* L) {
-  auto t = static_cast<DType>(lua_tointeger(L, lua_upvalueindex(1)));
+  auto t = static_cast<DType>(upvalue_integer(L, 1, 0, kNumDTypes - 1));
   Scalar s = to_scalar(L, 1, t, dtype_name(t), "");
   push_object<Scalar>(L, kScalarType, s);
   return 1;

@@ -135,3 +135,73 @@ describe("errors", function()
     assert.are.same({ 0, 1, 2, 3 }, x:totable())
   end)
 end)
+
+describe("luda's objects are known by what they are, not by their metatable", function()
+  it("an ndarray given a scalar's metatable is still an ndarray, and a scalar still a scalar", function()
+    local x = luda.array({ 1, 2, 3 }, "int64", CPU)
+    local s = luda.int64(10)
+    local array_meta, scalar_meta = getmetatable(x), getmetatable(s)
+    local k = luda.cuda.jit(function(a, v, out)
+      local i = luda.cuda.grid(1)
+      if i < #a then out[i] = a[i] + v end
+    end)
+    local add = luda.vectorize(function(a, b) return a + b end)
+    local out = luda.zeros(3, "int64", CPU)
+    debug.setmetatable(x, scalar_meta)
+    debug.setmetatable(s, array_meta)
+    k[{ 1, 3 }](x, s, out)
+    local sum = add(x, s)
+    assert.are.equal(here() .. "bad argument #1 to 'tostring' (scalar expected, got ndarray)", error_of(function() return scalar_meta.__tostring(x) end))
+    debug.setmetatable(x, array_meta)
+    debug.setmetatable(s, scalar_meta)
+    assert.are.same({ 11, 12, 13 }, out:totable())
+    assert.are.same({ 11, 12, 13 }, sum:totable())
+  end)
+
+  it("a table or another userdata given an ndarray's metatable is not an ndarray", function()
+    local meta = getmetatable(luda.zeros(1, "int64", CPU))
+    local k = luda.cuda.jit(function(a) a[0] = 1 end)
+    local t = setmetatable({}, meta)
+    local pass = "; pass arrays, numbers, booleans or typed scalars (luda.int32(v))"
+    assert.are.equal(here() .. "kernel 'k': argument 1 is a table" .. pass, error_of(function() k[{ 1, 1 }](t) end))
+    assert.are.equal(here() .. "ufunc 'add': argument 1 is a table" .. pass, error_of(function() return t + 1 end))
+    assert.are.equal(here() .. "bad argument #1 to 'index' (ndarray expected, got table)", error_of(function() return t.shape end))
+    local file_meta = getmetatable(io.stdout)
+    local f = io.tmpfile()
+    debug.setmetatable(f, meta)
+    assert.are.equal(here() .. "kernel 'k': argument 1 is a userdata" .. pass, error_of(function() k[{ 1, 1 }](f) end))
+    debug.setmetatable(f, file_meta)
+    f:close()
+    -- Collected with an ndarray's metatable, a device object and a file are left alone by
+    -- the ndarray's finalizer.
+    debug.setmetatable(luda.device("cpu"), meta)
+    debug.setmetatable(io.tmpfile(), meta)
+    collectgarbage()
+    collectgarbage()
+    assert.are.same({ 0 }, luda.zeros(1, "int64", CPU):totable())
+  end)
+
+  it("refuses to run a luda function whose upvalue the debug library replaced", function()
+    local x = luda.zeros(2, "float32", CPU)
+    local BROKEN = "a luda function's upvalue was replaced through the debug library, so it cannot run: " ..
+                   "put back the value debug.getupvalue gives"
+    for _, case in ipairs({
+      { luda.float32, function() return luda.float32(1) end, 999 },
+      { luda.sum, function() return luda.sum(x) end, 999 },
+      { getmetatable(x).__add, function() return x + x end },
+      { luda.exp, function() return luda.exp(x) end },
+      { luda.random.seed, function() return luda.random.seed(1) end },
+    }) do
+      local fn, call, number = case[1], case[2], case[3]
+      local info = debug.getinfo(call, "S")
+      local _, value = debug.getupvalue(fn, 1)
+      for _, wrong in ipairs({ {}, number or io.stdout, 5.5 }) do
+        debug.setupvalue(fn, 1, wrong)
+        local ok, err = pcall(call)
+        debug.setupvalue(fn, 1, value)
+        assert.are.same({ false, info.short_src .. ":" .. info.linedefined .. ": " .. BROKEN }, { ok, err })
+      end
+      assert.is_true((pcall(call)))
+    end
+  end)
+end)
