@@ -2,6 +2,7 @@
 // luda.with_device(spec, fn, ...), luda.stream({device=}), luda.event({timing=, device=}),
 // luda.cuda.synchronize(), luda.cuda.is_available(), luda.cuda.device_count().
 #include <cstdio>
+#include <cstring>
 
 #include "runtime/driver.h"
 #include "stdlib/bindings.h"
@@ -50,18 +51,54 @@ int l_current_device(lua_State* L) {
   return 1;
 }
 
+int l_with_device(lua_State* L);
+
+// The message handler of with_device's call: a yield inside fn (refused, since fn runs in
+// a C call) is reported at the yield, with why; any other error is left as it is.
+int yield_message(lua_State* L) {
+  const char* msg = lua_tostring(L, 1);
+  if (msg == nullptr || std::strcmp(msg, "attempt to yield across a C-call boundary") != 0) return 1;
+  // Level 1 is coroutine.yield; the C function nearest above it must be with_device, for
+  // the yield to be with_device's to explain (not table.sort's, say).
+  lua_Debug ar;
+  lua_pushliteral(L, "");  // 2: the place of the yield
+  for (int level = 2; lua_getstack(L, level, &ar); ++level) {
+    lua_getinfo(L, "Slf", &ar);
+    bool with_device = lua_tocfunction(L, -1) == trampoline<l_with_device>;
+    lua_pop(L, 1);
+    if (std::strcmp(ar.what, "C") == 0) {
+      if (with_device) break;
+      lua_settop(L, 1);
+      return 1;
+    }
+    if (lua_rawlen(L, 2) == 0 && ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+      lua_replace(L, 2);
+    }
+  }
+  lua_pushliteral(L,
+                  "luda.with_device: the function yielded (coroutine.yield); with_device sets the device only "
+                  "while its function runs, so it cannot be left suspended: call coroutine.yield outside "
+                  "luda.with_device, or luda.with_device around the code between two yields");
+  lua_concat(L, 2);
+  return 1;
+}
+
 // luda.with_device(spec, fn, ...): fn(...) with spec as the thread's current device; the
-// previous device is restored even when fn raises, and fn's error propagates unchanged.
+// previous device is restored even when fn raises, and fn's error propagates unchanged
+// (a yield inside fn is refused at the yield, with why).
 int l_with_device(lua_State* L) {
   if (is_none_or_nil(L, 1)) type_error(L, 1, "with_device", "device");
   Device d = to_device_spec(L, 1, "with_device", "device");
   check_function(L, 2, "with_device");
   Device previous = current_device();
   use_device(d);
-  int status = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+  lua_pushcfunction(L, yield_message);
+  lua_insert(L, 2);
+  int status = lua_pcall(L, lua_gettop(L) - 3, LUA_MULTRET, 2);
   use_device(previous);
   if (status != LUA_OK) return kRethrow;
-  return lua_gettop(L) - 1;
+  return lua_gettop(L) - 2;
 }
 
 int l_synchronize(lua_State* L) {

@@ -16,11 +16,27 @@ namespace {
 // so that nothing on the C++ stack is alive when the Lua error is raised.
 thread_local std::string t_error_message;
 
+// "file:line: " of the Lua code that called into luda, as luaL_where(L, 1) writes it,
+// from the first level that runs Lua code: when a C function made the call (ipairs
+// indexing an array, tostring or print calling __tostring, pcall), the Lua line that
+// called that C function; "" when there is none.
+void push_where(lua_State* L) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); ++level) {
+    lua_getinfo(L, "Sl", &ar);
+    if (ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+      return;
+    }
+  }
+  lua_pushliteral(L, "");
+}
+
 void push_error(lua_State* L, bool located) {
-  // The calling Lua function's "file:line: ", as luaL_error does, unless the message is a
+  // The calling Lua code's "file:line: " (push_where), unless the message is a
   // dsl::SourceError already placed in that same file ("f.lua:9:10: ..."). One placed in a
   // string (a parameter string, an elementwise body) keeps the caller's place in front.
-  luaL_where(L, 1);
+  push_where(L);
   std::size_t n = 0;
   const char* where = lua_tolstring(L, -1, &n);
   std::string_view file(where, n);

@@ -136,6 +136,45 @@ describe("errors", function()
   end)
 end)
 
+describe("errors raised where C calls luda", function()
+  it("carry the place of the Lua code that made the call (ipairs, tostring, print)", function()
+    local a = luda.zeros(3, "float32", CPU)
+    local where, err = here(), error_of(function() for _ in ipairs(a) do end end)
+    assert.are.equal(where .. "index 3 is out of bounds for axis 0 with size 3", err)
+    local freed
+    do
+      local b <close> = luda.zeros(3, "float32", CPU)
+      freed = b
+    end
+    assert.are.equal(here() .. "the ndarray was already freed (closed or garbage-collected)", error_of(function() return tostring(freed) end))
+    assert.are.equal(here() .. "the ndarray was already freed (closed or garbage-collected)", error_of(function() print(freed) end))
+  end)
+
+  it("a yield inside luda.with_device is refused at the yield, and the device is restored", function()
+    local function current() return luda.zeros(1).device end
+    local before = current()
+    local yield_line
+    local co = coroutine.create(function()
+      luda.with_device("cpu", function()
+        yield_line = debug.getinfo(1, "l").currentline + 1
+        coroutine.yield(1)
+      end)
+    end)
+    local ok, err = coroutine.resume(co)
+    assert.is_false(ok)
+    assert.are.equal(debug.getinfo(1, "S").short_src .. ":" .. yield_line .. ": luda.with_device: the function " ..
+                     "yielded (coroutine.yield); with_device sets the device only while its function runs, so it " ..
+                     "cannot be left suspended: call coroutine.yield outside luda.with_device, or luda.with_device " ..
+                     "around the code between two yields", err)
+    assert.are.equal(before, current())
+    -- A yield across another C function is not with_device's to explain.
+    ok, err = coroutine.resume(coroutine.create(function()
+      luda.with_device("cpu", function() table.sort({ 3, 2, 1 }, function() coroutine.yield() end) end)
+    end))
+    assert.are.same({ false, "attempt to yield across a C-call boundary" }, { ok, err })
+  end)
+end)
+
 describe("luda's objects are known by what they are, not by their metatable", function()
   it("an ndarray given a scalar's metatable is still an ndarray, and a scalar still a scalar", function()
     local x = luda.array({ 1, 2, 3 }, "int64", CPU)
