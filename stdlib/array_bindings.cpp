@@ -317,8 +317,8 @@ void open_arrays(lua_State* L) {
       {"__newindex", trampoline<l_newindex>},
       {"__len", trampoline<l_len>},
       {"__tostring", trampoline<l_tostring>},
-      {"__gc", gc_object<NDArray>},
-      {"__close", gc_object<NDArray>},
+      {"__gc", gc_object<NDArray, kArrayType>},
+      {"__close", gc_object<NDArray, kArrayType>},
       {nullptr, nullptr},
   };
   new_metatable_with_index(L, kArrayType, meta, methods, trampoline<l_index>);

@@ -364,7 +364,7 @@ void open_devices(lua_State* L) {
 
   static const luaL_Reg stream_meta[] = {
       {"__tostring", trampoline<l_stream_tostring>},
-      {"__gc", gc_object<Stream>},
+      {"__gc", gc_object<Stream, kStreamType>},
       {nullptr, nullptr},
   };
   static const luaL_Reg stream_methods[] = {
@@ -377,7 +377,7 @@ void open_devices(lua_State* L) {
 
   static const luaL_Reg event_meta[] = {
       {"__tostring", trampoline<l_event_tostring>},
-      {"__gc", gc_object<Event>},
+      {"__gc", gc_object<Event, kEventType>},
       {nullptr, nullptr},
   };
   static const luaL_Reg event_methods[] = {

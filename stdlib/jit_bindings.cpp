@@ -389,7 +389,7 @@ int l_kernel_tostring(lua_State* L) {
 }
 
 int l_kernel_gc(lua_State* L) {
-  if (metatable_type(L, 1) != kJitType || userdata_tag(L, 1) != kJitType) return 0;  // see gc_object
+  if (userdata_tag(L, 1) != kJitType) return 0;  // see gc_object
   auto* box = static_cast<Box<JitObject>*>(lua_touserdata(L, 1));
   if (box->alive) {
     if (box->value.env) box->value.env->release(L);

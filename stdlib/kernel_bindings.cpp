@@ -233,7 +233,7 @@ void open_kernels(lua_State* L) {
   static const luaL_Reg kernel_meta[] = {
       {"__call", trampoline<l_kernel_call>},
       {"__tostring", trampoline<l_kernel_tostring>},
-      {"__gc", gc_object<KernelRef>},
+      {"__gc", gc_object<KernelRef, kKernelType>},
       {nullptr, nullptr},
   };
   static const luaL_Reg kernel_methods[] = {
@@ -242,7 +242,7 @@ void open_kernels(lua_State* L) {
   };
   new_metatable_with_index(L, kKernelType, kernel_meta, kernel_methods, trampoline<l_kernel_index>);
   static const luaL_Reg module_meta[] = {
-      {"__gc", gc_object<ModuleRef>},
+      {"__gc", gc_object<ModuleRef, kModuleType>},
       {nullptr, nullptr},
   };
   static const luaL_Reg module_methods[] = {

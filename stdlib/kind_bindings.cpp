@@ -435,8 +435,7 @@ int l_tostring(lua_State* L) {
 }
 
 int l_gc(lua_State* L) {
-  const char* type = metatable_type(L, 1);
-  if (type == nullptr || userdata_tag(L, 1) != type) return 0;  // not this kind: see gc_object
+  if (!is_kind_tag(userdata_tag(L, 1))) return 0;  // not a kind: see gc_object
   auto* box = static_cast<Box<KindObject>*>(lua_touserdata(L, 1));
   if (box->alive) {
     if (box->value.env) box->value.env->release(L);

@@ -371,7 +371,7 @@ int call_reduction(lua_State* L, KindObject& k) {
 
 KindObject* test_kind(lua_State* L, int idx) {
   const void* t = userdata_tag(L, idx);
-  if (t != kVectorizeType && t != kElementwiseType && t != kReductionType && t != kFuseType) return nullptr;
+  if (!is_kind_tag(t)) return nullptr;
   return &object_at<KindObject>(L, idx, static_cast<const char*>(t));
 }
 

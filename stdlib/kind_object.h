@@ -34,6 +34,11 @@ struct KindObject {
   std::string who;  // "vectorize 'add'": starts messages (made once: calls format nothing)
 };
 
+// Whether a userdata tag (userdata_tag) is one of the four kinds' (a Box<KindObject>).
+inline bool is_kind_tag(const void* t) {
+  return t == kVectorizeType || t == kElementwiseType || t == kReductionType || t == kFuseType;
+}
+
 // The kind object at idx, else nullptr.
 KindObject* test_kind(lua_State* L, int idx);
 

@@ -88,6 +88,21 @@ namespace {
 // made: which userdata tags are luda's, so that a tag may be read as a name.
 constexpr const char* kTypes = "luda.types";
 
+// The key of the type tag in luda's metatables (metatables are never indexed by integers
+// otherwise). A metatable says what it was made for, for messages only: what a userdata
+// is, its own tag says (Box::tag).
+constexpr lua_Integer kTypeTagKey = 0x6c756461;  // "luda"
+
+// The type name that luda's metatable of the value at idx carries, else nullptr (no
+// metatable, or not one of luda's).
+const char* metatable_type(lua_State* L, int idx) {
+  if (!lua_getmetatable(L, idx)) return nullptr;
+  lua_rawgeti(L, -1, kTypeTagKey);
+  const char* type = lua_islightuserdata(L, -1) ? static_cast<const char*>(lua_touserdata(L, -1)) : nullptr;
+  lua_pop(L, 2);
+  return type;
+}
+
 // The type name of the luda userdata at idx, by its tag (whatever its metatable), else
 // nullptr.
 const char* luda_type(lua_State* L, int idx) {
@@ -313,21 +328,6 @@ Device device_option(lua_State* L, int arg, std::string_view fname) {
   Device d = to_device_spec(L, -1, fname, "option 'device'");
   lua_pop(L, 1);
   return d;
-}
-
-namespace {
-// The key of the type tag in luda's metatables. An integer: Lua finds one in a table's
-// hash part faster than a light userdata (which takes its generic path) or a string
-// (which lua_getfield interns first). Metatables are never indexed by integers otherwise.
-constexpr lua_Integer kTypeTagKey = 0x6c756461;  // "luda"; past any array part, within int (a cheaper hash)
-}  // namespace
-
-const char* metatable_type(lua_State* L, int idx) {
-  if (!lua_getmetatable(L, idx)) return nullptr;
-  lua_rawgeti(L, -1, kTypeTagKey);
-  const char* type = lua_islightuserdata(L, -1) ? static_cast<const char*>(lua_touserdata(L, -1)) : nullptr;
-  lua_pop(L, 2);
-  return type;
 }
 
 void replaced_upvalue() {

@@ -166,10 +166,6 @@ T& push_object(lua_State* L, const char* tname, T value, int user_values = 0) {
   return box->value;
 }
 
-// The type name that luda's metatable of the value at idx carries, else nullptr (no
-// metatable, or not one of luda's).
-const char* metatable_type(lua_State* L, int idx);
-
 // The object at idx when it is a live userdata of type tname, else nullptr.
 template <class T>
 T* test_object(lua_State* L, int idx, const char* tname) {
@@ -193,13 +189,11 @@ T& check_object(lua_State* L, int arg, const char* tname, std::string_view fname
   type_error(L, arg, fname, tname);
 }
 
-// __gc for Box<T>: runs the destructor once, of an object of the type whose metatable
-// this __gc was found in. Another type's object, or another library's userdata, given
-// that metatable is left alone.
-template <class T>
+// __gc for Box<T> of type `tname`: runs the destructor once. Another type's object, or
+// another library's userdata, given this metatable is left alone (it is not finalized).
+template <class T, const char* tname>
 int gc_object(lua_State* L) {
-  const char* type = metatable_type(L, 1);
-  if (type == nullptr || userdata_tag(L, 1) != type) return 0;
+  if (userdata_tag(L, 1) != tname) return 0;
   auto* box = static_cast<Box<T>*>(lua_touserdata(L, 1));
   if (box->alive) {
     box->alive = false;
@@ -208,7 +202,7 @@ int gc_object(lua_State* L) {
   return 0;
 }
 
-// Creates the metatable `tname` (with __name and the type tag metatable_type reads), sets `funcs` into
+// Creates the metatable `tname` (with __name and a type tag, for messages), sets `funcs` into
 // it, and, when `methods` is given, a methods table as __index. Leaves the metatable on
 // the stack. `tname` must outlive the state (a string literal or a constant).
 void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods);

@@ -211,9 +211,12 @@ describe("luda's objects are known by what they are, not by their metatable", fu
     assert.are.equal(here() .. "kernel 'k': argument 1 is a userdata" .. pass, error_of(function() k[{ 1, 1 }](f) end))
     debug.setmetatable(f, file_meta)
     f:close()
-    -- Collected with an ndarray's metatable, a device object and a file are left alone by
-    -- the ndarray's finalizer.
+    -- Collected with an ndarray's metatable, or a copy of it, a device object and a file
+    -- are left alone by the ndarray's finalizer.
+    local copy = {}
+    for k, v in pairs(meta) do copy[k] = v end
     debug.setmetatable(luda.device("cpu"), meta)
+    debug.setmetatable(luda.device("cpu"), copy)
     debug.setmetatable(io.tmpfile(), meta)
     collectgarbage()
     collectgarbage()
