@@ -11,35 +11,15 @@
 #include <string_view>
 
 #include "luda.h"
+#include "tests/host/lua_host.h"
 
 namespace {
 
-struct Host {
-  lua_State* L = luaL_newstate();
-  Host() {
-    luaL_openlibs(L);
-    luaL_requiref(L, "luda", luaopen_luda, 1);
-    lua_pop(L, 1);
-  }
-  ~Host() { lua_close(L); }
-  Host(const Host&) = delete;
-  Host& operator=(const Host&) = delete;
-
-  // Calls the function on top of the stack (as loaded with `status`); the error message
-  // when loading or calling fails, else "".
-  std::string call(int status) {
-    if (status == LUA_OK) status = lua_pcall(L, 0, 0, 0);
-    if (status == LUA_OK) return "";
-    std::string message = lua_tostring(L, -1) ? lua_tostring(L, -1) : "(non-string error)";
-    lua_pop(L, 1);
-    return message;
-  }
+struct Host : luda::test::LuaHost {
   // Loads `text` under `chunkname` with luda::load_chunk and runs it.
   std::string load(std::string_view text, const char* chunkname) {
     return call(luda::load_chunk(L, text, chunkname));
   }
-  // Runs `code` as a plain string chunk (its name is its text, as luaL_loadstring gives).
-  std::string run(const std::string& code) { return call(luaL_loadstring(L, code.c_str())); }
   lua_Integer integer(const std::string& expression) {
     EXPECT_EQ("", run("result = " + expression));
     lua_getglobal(L, "result");

@@ -9,28 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "stdlib/module.h"
+#include "tests/host/lua_host.h"
 
 namespace {
 
-struct LuaState {
-  lua_State* L = luaL_newstate();
-  LuaState() {
-    luaL_openlibs(L);
-    luaL_requiref(L, "luda", luaopen_luda, 1);
-    lua_pop(L, 1);
-  }
-  ~LuaState() { lua_close(L); }
-  // Runs `code`; the error message when it fails, else "".
-  std::string run(const std::string& code) {
-    if (luaL_loadstring(L, code.c_str()) != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
-      std::string message = lua_tostring(L, -1) ? lua_tostring(L, -1) : "(non-string error)";
-      lua_pop(L, 1);
-      return message;
-    }
-    return "";
-  }
-};
+using LuaState = luda::test::LuaHost;
 
 TEST(Embed, HostStateRunsAKernelOnCpu) {
   std::mt19937 rng(12345);
