@@ -204,7 +204,8 @@ int gc_object(lua_State* L) {
 
 // Creates the metatable `tname` (with __name and a type tag, for messages), sets `funcs` into
 // it, and, when `methods` is given, a methods table as __index. Leaves the metatable on
-// the stack. `tname` must outlive the state (a string literal or a constant).
+// the stack. `tname` is a type-name constant (kArrayType, ...): its address is the tag of
+// the userdata of that type, and messages may read a tag registered here as a name.
 void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods);
 
 // As new_metatable, but __index is `index`, a closure whose upvalue 1 is the methods table
