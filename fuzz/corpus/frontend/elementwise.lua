@@ -1,0 +1,2 @@
+--elementwise T x, T y|T z
+z = x * y + i

@@ -1,0 +1,43 @@
+-- void(float32[:], int64[:], uint32[:], float32[:])
+local function families(x, n, u, out)
+  local i = cuda.grid(1)
+  local j, k = cuda.grid(2)
+  local gx, gy, gz = cuda.gridsize(3)
+  local t = cuda.local_array({2, 2}, luda.float32)
+  local s = cuda.shared.array(64, "int32")
+  local dyn = cuda.shared.dynamic("float32")
+  t[1][1] = math.pi + math.huge * 0 + j + k + gx + gy + gz + dyn[0]
+  s[cuda.threadIdx.x % 64] = cuda.laneid + cuda.warpsize + cuda.blockDim.y + cuda.gridDim.z
+  cuda.syncthreads(); cuda.syncwarp(); cuda.syncwarp(0xffff); cuda.threadfence()
+  cuda.threadfence_block(); cuda.threadfence_system()
+  local c = cuda.syncthreads_count(i > 3)
+  if cuda.syncthreads_and(i > 1) or cuda.syncthreads_or(i > 2) then c = c + 1 end
+  local v = x[i % #x]
+  local f = math.sqrt(v) + math.exp(v) + math.log(v) + math.log(v, 2) + math.sin(v) + math.cos(v)
+  f = f + math.tan(v) + math.asin(v) + math.acos(v) + math.atan(v) + math.atan(v, 2) + math.abs(v)
+  f = f + math.min(v, 1) + math.max(v, 2, 3) + math.fmod(v, 3) + math.floor(v) + math.ceil(v)
+  f = f + luda.math.exp2(v) + luda.math.log2(v) + luda.math.log10(v) + luda.math.log1p(v) + luda.math.expm1(v)
+  f = f + luda.math.sinh(v) + luda.math.cosh(v) + luda.math.tanh(v) + luda.math.erf(v) + luda.math.erfc(v)
+  f = f + luda.math.lgamma(v) + luda.math.tgamma(v) + luda.math.cbrt(v) + luda.math.rsqrt(v)
+  f = f + luda.math.round(v) + luda.math.trunc(v) + luda.math.hypot(v, 1) + luda.math.copysign(v, -1)
+  f = f + luda.math.fma(v, v, v) + v // 2 + v % 3 + v ^ 2.5 + -v + 0 / 0 + 1 / 0
+  if luda.math.isnan(f) or luda.math.isinf(f) or not luda.math.isfinite(f) then f = 0 end
+  local m = n[0]
+  m = (m // 3) + (m % 5) + (m << 2) + (m >> 1) + (m & 7) + (m | 8) + (m ~ 9) + ~m + math.abs(m) + math.fmod(m, 3)
+  m = m + math.min(m, 4) + math.max(m, 5) + luda.int32(f) + n.size + n.ndim + n.shape[1]
+  m = m + cuda.atomic.add(n, 0, 1) + cuda.atomic.sub(n, 0, 1) + cuda.atomic.min(n, 0, 1) + cuda.atomic.max(n, 0, 1)
+  m = m + cuda.atomic.exch(n, 0, 1) + cuda.atomic.cas(n, 0, 1, 2) + cuda.atomic.and_(n, 0, 1)
+  m = m + cuda.atomic.or_(n, 0, 1) + cuda.atomic.xor(n, 0, 1)
+  local w = cuda.atomic.inc(u, 0, 10) + cuda.atomic.dec(u, 0, 10) + cuda.ballot_sync(0xffffffff, m > 0)
+  if cuda.all_sync(0xffffffff, m > 0) or cuda.any_sync(0xffffffff, w > 0) then
+    f = f + cuda.shfl_sync(0xffffffff, f, 0) + cuda.shfl_up_sync(0xffffffff, f, 1)
+    f = f + cuda.shfl_down_sync(0xffffffff, f, 1) + cuda.shfl_xor_sync(0xffffffff, f, 1)
+  end
+  local a, b = 1, 2
+  a, b = b, a
+  while a < 10 do a = a + 1; if a == 5 then break end end
+  repeat local r = a; a = a - 1 until r < 3
+  for q = 1.0, 2.0, 0.5 do f = f + q end
+  out[i] = f + m + w + c + t[1][1] + s[0] + cuda.atomic.max(x, i, v) + cuda.atomic.min(x, i, v)
+  print("i =", i, "f =", f, m > 0, "100%")
+end

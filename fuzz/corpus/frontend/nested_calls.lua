@@ -1,0 +1,4 @@
+-- void(float64[:])
+local function k(out)
+  out[0] = math.abs(math.abs(math.abs(math.max(math.abs(out[0]), math.min(1, out[0])))))
+end

@@ -1,0 +1,1 @@
+--reduction T x, T w|T z|x * w|a + b|z = a|0
