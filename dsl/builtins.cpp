@@ -310,7 +310,7 @@ using A = Builtin::Alloc;
 #define ATOMIC(n, rule, fn, doc) \
   {"cuda.atomic." #n, F::Call, 3, 5, rule, "luda_atomic_" fn "(&$@, $v0)", "", Scalar::Float64, 0, A::None, "(a, i, v)", doc}
 #define SHFL(n, doc) {"cuda." #n, F::Call, 3, 3, rule_shuffle, "__" #n "($0, $1, $2)", "", Scalar::Float64, 0, A::None, "(mask, value, lane)", doc}
-#define CAST(n, S) {"luda." #n, F::Call, 1, 1, rule_cast, "($T)($0)", "", Scalar::S, 0, A::None, "(x)", "converts to " #n " (C++'s conversion: floats truncate towards zero)"}
+#define CAST(n, S) {"luda." #n, F::Call, 1, 1, rule_cast, "$C", "", Scalar::S, 0, A::None, "(x)", "converts to " #n " (integers wrap; floats truncate towards zero, saturate at the range, NaN gives 0)"}
 
 enum : int { kAny = -1 };
 
@@ -369,8 +369,8 @@ const Builtin kTable[] = {
     FLOAT1("math", sin, "sine"), FLOAT1("math", cos, "cosine"), FLOAT1("math", tan, "tangent"),
     FLOAT1("math", asin, "arc sine"), FLOAT1("math", acos, "arc cosine"),
     {"math.atan", F::Call, 1, 2, rule_float, "atan{f}($0)|atan2{f}($0, $1)", "", Scalar::Float64, 0, A::None, "(y [, x])", "arc tangent of y/x, in the right quadrant"},
-    {"math.floor", F::Call, 1, 1, rule_float_to_int, "(long long)floor{f}($0)", "$0", Scalar::Float64, 0, A::None, "(x)", "largest integer <= x (int64 for a float x)"},
-    {"math.ceil", F::Call, 1, 1, rule_float_to_int, "(long long)ceil{f}($0)", "$0", Scalar::Float64, 0, A::None, "(x)", "smallest integer >= x (int64 for a float x)"},
+    {"math.floor", F::Call, 1, 1, rule_float_to_int, "luda_ftoi<long long>(floor{f}($0))", "$0", Scalar::Float64, 0, A::None, "(x)", "largest integer <= x (int64 for a float x, saturated; NaN gives 0)"},
+    {"math.ceil", F::Call, 1, 1, rule_float_to_int, "luda_ftoi<long long>(ceil{f}($0))", "$0", Scalar::Float64, 0, A::None, "(x)", "smallest integer >= x (int64 for a float x, saturated; NaN gives 0)"},
     {"math.abs", F::Call, 1, 1, rule_number, "fabs{f}($0)", "luda_abs($0)", Scalar::Float64, 0, A::None, "(x)", "absolute value, in x's type"},
     {"math.min", F::Call, 1, 4, rule_number,
      "$0|luda_min($0, $1)|luda_min(luda_min($0, $1), $2)|luda_min(luda_min(luda_min($0, $1), $2), $3)", "",
@@ -534,6 +534,12 @@ std::string emit_print(const BuiltinEmitArgs& args) {
 
 }  // namespace
 
+std::string scalar_conversion(const std::string& text, Scalar from, Scalar to) {
+  if (from == to) return text;
+  if (is_float(from) && is_integer(to)) return fmt::format("luda_ftoi<{}>({})", scalar_c_type(to), text);
+  return fmt::format("({})({})", scalar_c_type(to), text);
+}
+
 std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args) {
   bool on_ints = args.operation.kind == Type::Kind::Scalar && is_integer(args.operation.scalar);
   std::string_view templ = (on_ints && !row.emit_int.empty()) ? row.emit_int : row.emit;
@@ -563,6 +569,11 @@ std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args) {
         const auto& c0 = args.constants.at(static_cast<std::size_t>(templ[i + 2] - '0'));
         out += c0 ? std::to_string(c0->i) : "?";
         i += 2;
+      } else if (n == 'C') {
+        const Type& from = args.types.at(0);
+        bool scalars = from.kind == Type::Kind::Scalar && args.result.kind == Type::Kind::Scalar;
+        out += scalars ? scalar_conversion(args.operands.at(0), from.scalar, args.result.scalar) : args.operands.at(0);
+        i += 1;
       } else if (n == 'T') {
         out += args.result.kind == Type::Kind::Scalar ? scalar_c_type(args.result.scalar) : "void";
         i += 1;

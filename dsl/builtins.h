@@ -57,7 +57,8 @@ struct Builtin {
   // CUDA C++ for a use: $0..$9 the converted operands, $* all of them comma-separated,
   // $@ the element an atomic addresses (operand 0 indexed by the next ndim operands),
   // $v0 $v1 the values after those indices, $c0 operand 0's constant, {f} "f" when the
-  // operation is in float32 (expf, sqrtf) else "", $T the result's C type. Alternatives
+  // operation is in float32 (expf, sqrtf) else "", $T the result's C type, $C operand 0
+  // converted to the result's type (scalar_conversion). Alternatives
   // by number of arguments are separated by '|', starting at min_args.
   std::string_view emit;
   std::string_view emit_int;  // used instead when the operation is on integers ("" none)
@@ -96,5 +97,10 @@ struct BuiltinEmitArgs {
   Type result;
 };
 std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args);
+
+// `text` (a C++ expression of type `from`, without outer parentheses) converted to `to` as
+// the kernel language converts: C++'s cast, except float to integer, which truncates,
+// saturates at the type's range and gives 0 for NaN (luda_ftoi, PTX's cvt.rzi).
+std::string scalar_conversion(const std::string& text, Scalar from, Scalar to);
 
 }  // namespace luda::dsl

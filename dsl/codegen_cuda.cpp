@@ -1,12 +1,15 @@
 #include "dsl/codegen_cuda.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "dsl/prelude.h"
+#include "dsl/stack_guard.h"
 
 namespace luda::dsl {
 
@@ -156,7 +159,7 @@ class Emitter {
   }
 
   // Barriers and warp functions: cuda.sync*, cuda.*_sync (shuffles and votes).
-  std::string builtin(const Builtin& row, const BuiltinEmitArgs& args) {
+  LUDA_DSL_NOINLINE std::string builtin(const Builtin& row, const BuiltinEmitArgs& args) {
     std::string_view name = row.name;
     if (name.starts_with("cuda.sync") || name.ends_with("_sync")) needs_fibers_ = true;
     return emit_builtin(row, args);
@@ -187,6 +190,7 @@ class Emitter {
   // ---------------------------------------------------------------- statements
 
   void stat(const Stat& s) {
+    if (stack_low()) throw node_error(*tf_.ast, s, error_kind::unsupported, kStackLowMessage);
     std::size_t mark = out_.size();
     line(s.loc.line);
     std::size_t after_line = out_.size();
@@ -198,14 +202,14 @@ class Emitter {
     switch (s.kind) {
       case NodeKind::Local: local(s.as<LocalStat>()); break;
       case NodeKind::Assign: assign(s.as<AssignStat>()); break;
-      case NodeKind::CallStat: put(strip(emit(*s.as<CallStat>().call)) + ";"); break;
+      case NodeKind::CallStat: call_stat(s.as<CallStat>()); break;
       case NodeKind::Do:
         put("{");
         body(*s.as<DoStat>().body);
         put("}");
         break;
       case NodeKind::While:
-        put(fmt::format("while ({}) {{", strip(emit(*s.as<WhileStat>().cond))));
+        open_while(s.as<WhileStat>());
         body(*s.as<WhileStat>().body);
         put("}");
         break;
@@ -214,19 +218,13 @@ class Emitter {
         const auto& r = s.as<RepeatStat>();
         put("for (;;) {");
         body(*r.body);
-        ++depth_;
-        line(r.cond->loc.line);
-        put(fmt::format("if ({}) break;", strip(emit(*r.cond))));
-        --depth_;
-        put("}");
+        close_repeat(r);
         break;
       }
       case NodeKind::If: {
         const auto& i = s.as<IfStat>();
         for (std::size_t k = 0; k < i.clauses.size(); ++k) {
-          if (k) line(i.clauses[k].loc.line);
-          std::string cond = strip(emit(*i.clauses[k].cond));
-          put(k ? fmt::format("}} else if ({}) {{", cond) : fmt::format("if ({}) {{", cond));
+          open_clause(i, k);
           body(*i.clauses[k].body);
         }
         if (i.else_body) {
@@ -241,6 +239,23 @@ class Emitter {
       case NodeKind::Break: put("break;"); break;
       default: LUDA_DSL_CHECK(!"statement rejected by inference");
     }
+  }
+
+  // The parts of compound statements around their bodies, out of the frames that repeat
+  // once per level of nesting.
+  LUDA_DSL_NOINLINE void call_stat(const CallStat& c) { put(strip(emit(*c.call)) + ";"); }
+  LUDA_DSL_NOINLINE void open_while(const WhileStat& w) { put(fmt::format("while ({}) {{", strip(emit(*w.cond)))); }
+  LUDA_DSL_NOINLINE void close_repeat(const RepeatStat& r) {
+    ++depth_;
+    line(r.cond->loc.line);
+    put(fmt::format("if ({}) break;", strip(emit(*r.cond))));
+    --depth_;
+    put("}");
+  }
+  LUDA_DSL_NOINLINE void open_clause(const IfStat& i, std::size_t k) {
+    if (k) line(i.clauses[k].loc.line);
+    std::string cond = strip(emit(*i.clauses[k].cond));
+    put(k ? fmt::format("}} else if ({}) {{", cond) : fmt::format("if ({}) {{", cond));
   }
 
   // The values of a list after Lua's adjustment: a last call gives all its values
@@ -269,7 +284,7 @@ class Emitter {
     return emit_as(*list[i], to);
   }
 
-  void local(const LocalStat& l) {
+  LUDA_DSL_NOINLINE void local(const LocalStat& l) {
     const auto& vars = tf_.declared.at(l.id);
     auto vals = values(l.values);
     for (std::size_t i = 0; i < vars.size(); ++i) {
@@ -308,7 +323,7 @@ class Emitter {
                     shape, strides));
   }
 
-  void assign(const AssignStat& a) {
+  LUDA_DSL_NOINLINE void assign(const AssignStat& a) {
     auto vals = values(a.values);
     auto target_of = [&](const Expr& t) -> std::pair<std::string, Type> {
       if (t.is<NameExpr>()) {
@@ -333,11 +348,28 @@ class Emitter {
     for (std::size_t i = 0; i < a.targets.size(); ++i) put(fmt::format("{} = {};", target_of(*a.targets[i]).first, temps[i]));
   }
 
+  // for v = start, limit [, step], with Lua 5.4's meaning. A float loop runs as written
+  // (the counter is added to and tested each time). An integer loop is Lua's forprep:
+  // start, limit and step are evaluated once, in that order; a float limit is floored
+  // (ceiled counting down) and clipped to the counter's range (luda_for_limit); the number
+  // of iterations is computed before the first, so the counter never overflows (a loop up
+  // to math.maxinteger ends) and the compiler sees a counted loop. Only a loop whose
+  // constant limit and step cannot overflow keeps the plain C++ form.
   void numeric_for(const NumericForStat& f) {
+    int blocks = numeric_for_open(f);
+    body(*f.body);
+    put("}");
+    for (int k = 0; k < blocks; ++k) {
+      --depth_;
+      put("}");
+    }
+  }
+
+  // Everything before the body; returns how many blocks around the C++ `for` to close.
+  LUDA_DSL_NOINLINE int numeric_for_open(const NumericForStat& f) {
     const Variable& v = var(tf_.declared.at(f.id)[0]);
     Type t = v.type;
     std::string type = c_type(t);
-    // Lua evaluates start, limit and step once, before the loop.
     auto hoist = [&](const Expr* e, std::string_view what) -> std::string {
       if (!e) return cuda_literal(Constant::of_int(1), t.scalar);
       const ExprInfo& ei = info(*e);
@@ -350,80 +382,117 @@ class Emitter {
     };
     put("{");
     ++depth_;
-    std::string limit;
-    const ExprInfo& li = info(*f.limit);
+    // The step's sign when it is a constant (as written: -1 counts down an unsigned loop
+    // too), else 0.
+    std::optional<Constant> step_value;
     int step_sign = 1;
     if (f.step && info(*f.step).constant) {
       const Constant& c = *info(*f.step).constant;
       step_sign = (c.kind == Constant::Kind::Float ? c.f < 0 : c.i < 0) ? -1 : 1;
+      step_value = convert_constant(c, info(*f.step).type.scalar, t.scalar);
     } else if (f.step) {
       step_sign = 0;
-    }
-    if (t.is_int() && li.type.is_floating()) {
-      // An integer loop with a float limit runs to floor(limit) (ceil counting down).
-      std::string fl = fmt::format("({})({}{}({}))", type, step_sign < 0 ? "ceil" : "floor",
-                                   li.type.scalar == Scalar::Float32 ? "f" : "", strip(emit(*f.limit)));
-      limit = temp("limit");
-      put(fmt::format("const {} {} = {};", type, limit, fl));
     } else {
-      limit = hoist(f.limit, "limit");
+      step_value = Constant::of_int(1);
     }
-    std::string step = hoist(f.step, "step");
-    std::string start = strip(emit_as(*f.start, t));
     std::string counter = v.assignments > 0 ? temp("i") : v.c_name;
-    if (t.is_int() && step_sign == 0) {
-      counted_for(f, v, type, counter, start, limit, step);
-      return;
+    const ExprInfo& li = info(*f.limit);
+    if (!t.is_int() || (step_value && li.constant && !li.type.is_floating() &&
+                        plain_loop_is_safe(convert_constant(*li.constant, li.type.scalar, t.scalar), *step_value,
+                                           step_sign, t.scalar))) {
+      std::string limit = hoist(f.limit, "limit");
+      std::string step = hoist(f.step, "step");
+      std::string start = strip(emit_as(*f.start, t));
+      std::string test = step_sign > 0   ? fmt::format("{} <= {}", counter, limit)
+                         : step_sign < 0 ? fmt::format("{} >= {}", counter, limit)
+                                         : fmt::format("{0} > 0 ? {1} <= {2} : {1} >= {2}", step, counter, limit);
+      std::string advance = step == "1LL" || step == "1" ? "++" + counter : fmt::format("{} += {}", counter, step);
+      put(fmt::format("for ({} {} = {}; {}; {}) {{", type, counter, start, test, advance));
+      loop_variable(v, type, counter);
+      return 1;
     }
-    std::string test = step_sign > 0   ? fmt::format("{} <= {}", counter, limit)
-                       : step_sign < 0 ? fmt::format("{} >= {}", counter, limit)
-                                       : fmt::format("{0} > 0 ? {1} <= {2} : {1} >= {2}", step, counter, limit);
-    std::string advance = step == "1LL" || step == "1" ? "++" + counter : fmt::format("{} += {}", counter, step);
-    put(fmt::format("for ({} {} = {}; {}; {}) {{", type, counter, start, test, advance));
-    if (counter != v.c_name) {
-      ++depth_;
-      put(fmt::format("{} {} = {};", type, v.c_name, counter));
-      --depth_;
+    std::string first = temp("first");
+    put(fmt::format("const {} {} = {};", type, first, strip(emit_as(*f.start, t))));
+    std::string limit, runs;
+    if (li.type.is_floating()) {
+      std::string bound = temp("bound");
+      put(fmt::format("const {} {} = {};", c_type(li.type), bound, strip(emit(*f.limit))));
+      std::string step = hoist(f.step, "step");
+      limit = temp("limit");
+      runs = temp("runs");
+      put(fmt::format("{} {};", type, limit));
+      std::string down = step_sign < 0 ? "1" : step_sign > 0 ? "0" : fmt::format("luda_negative({})", step);
+      put(fmt::format("const bool {} = luda_for_limit({}, {}, &{});", runs, bound, down, limit));
+      return counted_for_open(v, type, counter, first, limit, step, step_value, step_sign, runs, t.scalar);
     }
-    body(*f.body);
-    put("}");
-    --depth_;
-    put("}");
+    limit = hoist(f.limit, "limit");
+    std::string step = hoist(f.step, "step");
+    return counted_for_open(v, type, counter, first, limit, step, step_value, step_sign, runs, t.scalar);
   }
 
-  // An integer loop whose step is known only at run time (the grid-stride loop), in Lua's
-  // own form (lvm.c forprep): the iteration count is computed once, so the loop neither
-  // tests the step's sign each time nor wraps past math.maxinteger, and the compiler sees
-  // a counted loop it can unroll. A zero step runs no iteration (Lua raises an error).
-  // Called inside the block numeric_for opened; closes it.
-  void counted_for(const NumericForStat& f, const Variable& v, const std::string& type,
-                   const std::string& counter, const std::string& start, const std::string& limit,
-                   const std::string& step) {
-    std::string first = temp("first"), count = temp("count"), n = temp("n");
-    put(fmt::format("const {} {} = {};", type, first, start));
-    put(fmt::format("if ({0} != 0 && ({0} > 0 ? {1} <= {2} : {1} >= {2})) {{", step, first, limit));
+  // Whether `for (T i = start; i <= limit; i += step)` (>= counting down) ends without the
+  // counter overflowing: limit + step stays in T's range.
+  static bool plain_loop_is_safe(const Constant& limit, const Constant& step, int sign, Scalar t) {
+    using i128 = __int128;
+    int bits = scalar_bits(t);
+    bool sign_t = is_signed(t);
+    auto value = [&](const Constant& c) -> i128 {
+      if (sign_t) return static_cast<i128>(c.i);
+      return static_cast<i128>(static_cast<std::uint64_t>(c.i));
+    };
+    i128 lo = sign_t ? -(i128{1} << (bits - 1)) : 0;
+    i128 hi = sign_t ? (i128{1} << (bits - 1)) - 1 : (i128{1} << bits) - 1;
+    i128 l = value(limit);
+    // An unsigned counter adds a negative step as its wrapped value: it subtracts.
+    i128 s = value(step);
+    if (!sign_t && sign < 0) s -= i128{1} << bits;
+    return sign > 0 ? l + s <= hi : l + s >= lo;
+  }
+
+  // Lua's forprep: the iteration count first, then a loop that runs it down. Opens `if`
+  // and `for`; returns 2 (the blocks to close besides the `for`).
+  int counted_for_open(const Variable& v, const std::string& type, const std::string& counter,
+                       const std::string& first, const std::string& limit, const std::string& step,
+                       const std::optional<Constant>& step_value, int step_sign, const std::string& runs, Scalar t) {
+    std::string count = temp("count"), n = temp("n");
+    std::string test = step_sign > 0   ? fmt::format("{} <= {}", first, limit)
+                       : step_sign < 0 ? fmt::format("{} >= {}", first, limit)
+                                       : fmt::format("{0} != 0 && ({0} > 0 ? {1} <= {2} : {1} >= {2})", step, first, limit);
+    put(fmt::format("if ({}{}) {{", runs.empty() ? "" : runs + " && ", test));
     ++depth_;
-    put(fmt::format("const unsigned long long {} = {} > 0", count, step));
-    put(fmt::format("    ? ((unsigned long long){0} - (unsigned long long){1}) / (unsigned long long){2}", limit, first, step));
-    put(fmt::format("    : ((unsigned long long){0} - (unsigned long long){1}) / ((unsigned long long)(-({2} + 1)) + 1ull);",
-                    first, limit, step));
+    if (step_sign != 0) {
+      // The step's magnitude, known now: what one iteration adds (or takes away).
+      std::uint64_t magnitude = static_cast<std::uint64_t>(step_value->i);
+      int bits = scalar_bits(t);
+      std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+      if (step_sign < 0) magnitude = (0 - magnitude) & mask;
+      std::string distance = step_sign > 0 ? fmt::format("(unsigned long long){} - (unsigned long long){}", limit, first)
+                                           : fmt::format("(unsigned long long){} - (unsigned long long){}", first, limit);
+      put(magnitude == 1 ? fmt::format("const unsigned long long {} = {};", count, distance)
+                         : fmt::format("const unsigned long long {} = ({}) / {}ull;", count, distance, magnitude));
+    } else {
+      put(fmt::format("const unsigned long long {} = {} > 0", count, step));
+      put(fmt::format("    ? ((unsigned long long){0} - (unsigned long long){1}) / (unsigned long long){2}", limit, first, step));
+      put(fmt::format("    : ((unsigned long long){0} - (unsigned long long){1}) / ((unsigned long long)(-({2} + 1)) + 1ull);",
+                      first, limit, step));
+    }
     put(fmt::format("{} {} = {};", type, counter, first));
     put(fmt::format("for (unsigned long long {0} = {1} + 1; {0} != 0; --{0}, {2} = ({3})((unsigned long long){2} + (unsigned long long){4})) {{",
                     n, count, counter, type, step));
-    if (counter != v.c_name) {
-      ++depth_;
-      put(fmt::format("{} {} = {};", type, v.c_name, counter));
-      --depth_;
-    }
-    body(*f.body);
-    put("}");
-    --depth_;
-    put("}");
-    --depth_;
-    put("}");
+    loop_variable(v, type, counter);
+    return 2;
   }
 
-  void return_stat(const ReturnStat& r) {
+  // The loop variable is a fresh local in each iteration: assigning it does not change
+  // the loop (a copy of the counter when the body assigns it).
+  void loop_variable(const Variable& v, const std::string& type, const std::string& counter) {
+    if (counter == v.c_name) return;
+    ++depth_;
+    put(fmt::format("{} {} = {};", type, v.c_name, counter));
+    --depth_;
+  }
+
+  LUDA_DSL_NOINLINE void return_stat(const ReturnStat& r) {
     if (tf_.is_kernel || r.values.empty()) {
       put("return;");
       return;
@@ -443,9 +512,9 @@ class Emitter {
 
   // ---------------------------------------------------------------- expressions
 
-  static std::string convert(const std::string& text, const Type& from, const Type& to) {
+  LUDA_DSL_NOINLINE static std::string convert(const std::string& text, const Type& from, const Type& to) {
     if (to.kind != Type::Kind::Scalar || from.kind != Type::Kind::Scalar || from.scalar == to.scalar) return text;
-    return fmt::format("({})({})", scalar_c_type(to.scalar), strip(text));
+    return scalar_conversion(strip(text), from.scalar, to.scalar);
   }
 
   // `e` as a value of type `to`: constants become literals of `to`.
@@ -456,7 +525,11 @@ class Emitter {
     return convert(emit(e), ei.type, to);
   }
 
-  std::string emit(const Expr& e) {
+  // The recursion over expressions (emit, emit_as, and the functions that emit operands)
+  // keeps its frames small: formatting, which does not recurse, is in LUDA_DSL_NOINLINE
+  // functions (dsl/stack_guard.h).
+  LUDA_DSL_NOINLINE std::string emit(const Expr& e) {
+    if (stack_low()) throw node_error(*tf_.ast, e, error_kind::unsupported, kStackLowMessage);
     const ExprInfo& ei = info(e);
     if (ei.constant && ei.type.kind == Type::Kind::Scalar) return cuda_literal(*ei.constant, ei.type.scalar);
     std::string text;
@@ -466,7 +539,7 @@ class Emitter {
       case NodeKind::Field: text = field(e.as<FieldExpr>()); break;
       case NodeKind::Index: text = index(e.as<IndexExpr>()); break;
       case NodeKind::Call: text = call(e.as<CallExpr>()); break;
-      case NodeKind::Binary: text = binary(e.as<BinaryExpr>()); break;
+      case NodeKind::Binary: text = binary_chain(e.as<BinaryExpr>()); break;
       case NodeKind::Unary: text = unary(e.as<UnaryExpr>()); break;
       default: LUDA_DSL_CHECK(!"expression rejected by inference");
     }
@@ -474,31 +547,46 @@ class Emitter {
     return text;
   }
 
-  std::string field(const FieldExpr& e) {
+  LUDA_DSL_NOINLINE std::string field(const FieldExpr& e) {
     const ExprInfo& ei = info(e);
-    if (ei.builtin) return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, {}));
+    if (ei.builtin) return builtin_value(ei);
     LUDA_DSL_CHECK(e.field.text == "size");
-    return fmt::format("luda_size({})", emit(*e.object));
+    return "luda_size(" + emit(*e.object) + ")";
   }
 
-  std::string index(const IndexExpr& e) {
-    const ExprInfo& object = info(*e.object);
-    if (object.symbol.kind == Symbol::Kind::Shape) {
-      std::string array = emit(*e.object->as<FieldExpr>().object);
-      const ExprInfo& key = info(*e.key);
-      if (key.constant) return fmt::format("{}.shape[{}]", array, key.constant->i - 1);
-      return fmt::format("{}.shape[{} - 1]", array, emit_as(*e.key, Type::scalar_of(Scalar::Int64)));
-    }
-    if (info(e).type.kind == Type::Kind::Array) {
-      // A row of an N-d array used as a value.
-      return fmt::format("luda_row({}, {})", emit(*e.object), checked(*e.key, emit(*e.object), 0, e.loc.line));
-    }
+  LUDA_DSL_NOINLINE std::string builtin_value(const ExprInfo& ei) { return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, {})); }
+
+  LUDA_DSL_NOINLINE std::string index(const IndexExpr& e) {
+    if (info(*e.object).symbol.kind == Symbol::Kind::Shape) return shape_index(e);
+    if (info(e).type.kind == Type::Kind::Array) return row_index(e);
     return element(e);
+  }
+
+  LUDA_DSL_NOINLINE std::string shape_index(const IndexExpr& e) {
+    std::string array = emit(*e.object->as<FieldExpr>().object);
+    const ExprInfo& key = info(*e.key);
+    if (key.constant) return shape_text(array, std::to_string(key.constant->i - 1));
+    return shape_text(array, emit_as(*e.key, Type::scalar_of(Scalar::Int64)) + " - 1");
+  }
+
+  // A row of an N-d array used as a value.
+  LUDA_DSL_NOINLINE std::string row_index(const IndexExpr& e) {
+    std::string array = emit(*e.object);
+    std::string key = checked(*e.key, array, 0, e.loc.line);
+    return "luda_row(" + array + ", " + key + ")";
+  }
+
+  static std::string shape_text(const std::string& array, const std::string& axis) {
+    return array + ".shape[" + axis + "]";
   }
 
   // One index, converted to 64 bits and, with boundscheck, checked against `extent`.
   std::string checked(const Expr& key, const std::string& array, int axis, int line_no, std::string extent = "") {
-    std::string i = strip(emit_as(key, Type::scalar_of(Scalar::Int64)));
+    return checked_text(strip(emit_as(key, Type::scalar_of(Scalar::Int64))), array, axis, line_no, std::move(extent));
+  }
+
+  LUDA_DSL_NOINLINE std::string checked_text(std::string i, const std::string& array, int axis, int line_no,
+                                             std::string extent) {
     if (!options_.boundscheck) return i;
     if (extent.empty()) extent = fmt::format("{}.shape[{}]", array, axis);
     return fmt::format("luda_check({}, {}, luda_bounds, {}, {})", i, extent, line_no, axis);
@@ -518,8 +606,16 @@ class Emitter {
   }
 
   std::string element_of(const Expr& base, const std::vector<const Expr*>& keys, int line_no) {
-    const Type& t = info(base).type;
     std::string array = emit(base);
+    std::vector<std::string> indices(keys.size());
+    for (std::size_t k = 0; k < keys.size(); ++k) indices[k] = strip(emit_as(*keys[k], Type::scalar_of(Scalar::Int64)));
+    return element_text(base, array, indices, line_no);
+  }
+
+  // The element at `indices` (C++ expressions, one per axis) of `array`, the text of `base`.
+  LUDA_DSL_NOINLINE std::string element_text(const Expr& base, const std::string& array,
+                                             const std::vector<std::string>& indices, int line_no) {
+    const Type& t = info(base).type;
     const Variable* alloc = nullptr;
     if (base.is<NameExpr>() && info(base).var >= 0) {
       const Variable& v = var(info(base).var);
@@ -531,10 +627,10 @@ class Emitter {
       for (std::size_t k = alloc->shape.size(); k-- > 1;) stride[k - 1] = stride[k] * alloc->shape[k];
     }
     std::string offset;
-    for (std::size_t k = 0; k < keys.size(); ++k) {
+    for (std::size_t k = 0; k < indices.size(); ++k) {
       int axis = static_cast<int>(k);
       std::string extent = alloc ? std::to_string(alloc->shape[k]) : "";
-      std::string i = checked(*keys[k], array, axis, line_no, extent);
+      std::string i = checked_text(indices[k], array, axis, line_no, extent);
       std::string term;
       bool unit = alloc ? stride[k] == 1 : (t.c_contiguous && axis == t.ndim - 1);
       if (unit) term = i;
@@ -629,25 +725,66 @@ class Emitter {
     return b;
   }
 
-  std::string call(const CallExpr& e) {
+  LUDA_DSL_NOINLINE std::string call(const CallExpr& e) {
     const ExprInfo& ei = info(e);
-    if (ei.builtin) return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, e.args));
+    if (ei.builtin) {
+      BuiltinEmitArgs args = builtin_args(*ei.builtin, ei, e.args);
+      return builtin(*ei.builtin, args);
+    }
     LUDA_DSL_CHECK(ei.callee >= 0);
     const TypedFunction& callee = *program_.functions.at(static_cast<std::size_t>(ei.callee));
     std::string args;
-    for (std::size_t i = 0; i < e.args.size(); ++i)
-      args += (i ? ", " : "") + strip(emit_as(*e.args[i], callee.params[i]));
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+      if (i) args += ", ";
+      args += strip(emit_as(*e.args[i], callee.params[i]));
+    }
     if (options_.boundscheck) args += std::string(args.empty() ? "" : ", ") + "luda_bounds";
-    return fmt::format("{}({})", callee.c_name, args);
+    return callee.c_name + "(" + args + ")";
   }
 
-  std::string binary(const BinaryExpr& e) {
+  // A left-associative chain (a + b + c ..., each operator's left operand the next one
+  // down), emitted bottom-up in a loop rather than by recursion: generated code sums
+  // thousands of terms. A chain longer than kFlatChain becomes a lambda with one statement
+  // per operator, so that the C++ compilers do not nest calls and parentheses as deep;
+  // the operands still evaluate in order, and `and`/`or` still skip their right operands.
+  static constexpr std::size_t kFlatChain = 16;
+
+  LUDA_DSL_NOINLINE std::string binary_chain(const BinaryExpr& top) {
+    std::vector<const BinaryExpr*> spine{&top};
+    for (;;) {
+      const auto* lhs = spine.back()->lhs->dyn<BinaryExpr>();
+      if (!lhs || info(*lhs).constant) break;  // a constant is emitted as one literal
+      spine.push_back(lhs);
+    }
+    if (spine.size() > kFlatChain) return chain_lambda(spine);
+    std::string text = binary(*spine.back(), nullptr);
+    for (std::size_t k = spine.size() - 1; k-- > 0;) text = binary(*spine[k], &text);
+    return text;
+  }
+
+  LUDA_DSL_NOINLINE std::string chain_lambda(const std::vector<const BinaryExpr*>& spine) {
+    std::string body, last;
+    for (std::size_t k = spine.size(); k-- > 0;) {
+      std::string text = binary(*spine[k], k + 1 < spine.size() ? &last : nullptr);
+      last = temp("c");
+      body += fmt::format("const {} {} = {}; ", c_type(info(*spine[k]).type), last, strip(text));
+    }
+    return fmt::format("[&]() {{ {}return {}; }}()", body, last);
+  }
+
+  // `e` with its left operand's text given (`lhs`, of the operand's own type), or emitted
+  // here (nullptr).
+  std::string binary(const BinaryExpr& e, const std::string* lhs) {
     const ExprInfo& ei = info(e);
     const Type& t = ei.operand;
     bool shift = e.op == BinaryOp::Shl || e.op == BinaryOp::Shr;
     // Operands keep their parentheses; helper calls take them stripped.
-    std::string a = emit_as(*e.lhs, t);
-    std::string b = emit_as(*e.rhs, shift ? Type::scalar_of(Scalar::Int64) : t);
+    std::string a = lhs ? convert(*lhs, info(*e.lhs).type, t) : emit_as(*e.lhs, t);
+    return binary_text(e, a, emit_as(*e.rhs, shift ? Type::scalar_of(Scalar::Int64) : t));
+  }
+
+  LUDA_DSL_NOINLINE std::string binary_text(const BinaryExpr& e, const std::string& a, const std::string& b) {
+    const Type& t = info(e).operand;
     bool ints = t.is_int();
     // Wrap-around arithmetic is spelled with helpers where C++ would overflow (signed,
     // or promoted to int); 32- and 64-bit unsigned arithmetic already wraps.
@@ -661,12 +798,9 @@ class Emitter {
       case BinaryOp::Sub: return wrap_op("luda_sub", "-");
       case BinaryOp::Mul: return wrap_op("luda_mul", "*");
       case BinaryOp::Div: return fmt::format("({} / {})", a, b);
-      case BinaryOp::IDiv:
-        if (plain_ints) return fmt::format("({} / {})", a, b);
-        return fmt::format("luda_floordiv({}, {})", strip(a), strip(b));
-      case BinaryOp::Mod:
-        if (plain_ints) return fmt::format("({} % {})", a, b);
-        return fmt::format("luda_mod({}, {})", strip(a), strip(b));
+      // Integer // and % by zero give 0 on every target (the helpers test the divisor).
+      case BinaryOp::IDiv: return fmt::format("luda_floordiv({}, {})", strip(a), strip(b));
+      case BinaryOp::Mod: return fmt::format("luda_mod({}, {})", strip(a), strip(b));
       case BinaryOp::Pow: {
         const ExprInfo& r = info(*e.rhs);
         if (r.constant) {
@@ -700,7 +834,7 @@ class Emitter {
     return fmt::format("({})({})", scalar_c_type(t.scalar), strip(text));
   }
 
-  std::string unary(const UnaryExpr& e) {
+  LUDA_DSL_NOINLINE std::string unary(const UnaryExpr& e) {
     const ExprInfo& ei = info(e);
     switch (e.op) {
       case UnaryOp::Len: return fmt::format("{}.shape[0]", emit(*e.operand));

@@ -131,6 +131,6 @@ struct CudaKernel {
 CudaKernel compile_kernel(const KernelRequest& request, Environment& env);
 
 // The version of the generated code's prelude and conventions: part of every cache key.
-inline constexpr int kPreludeVersion = 2;
+inline constexpr int kPreludeVersion = 3;
 
 }  // namespace luda::dsl

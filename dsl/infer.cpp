@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "dsl/infer_internal.h"
+#include "dsl/stack_guard.h"
 
 namespace luda::dsl {
 
@@ -128,6 +129,7 @@ class Resolver {
   }
 
   void stat(const Stat& s) {
+    if (stack_low()) throw node_error(*tf_.ast, s, error_kind::unsupported, kStackLowMessage);
     switch (s.kind) {
       case NodeKind::Local: {
         const auto& l = s.as<LocalStat>();
@@ -187,29 +189,36 @@ class Resolver {
     }
   }
 
-  void expr(const Expr& e) {
-    switch (e.kind) {
-      case NodeKind::Name: name_var_[e.id] = lookup(e.as<NameExpr>().name); break;
-      case NodeKind::Index: expr(*e.as<IndexExpr>().object); expr(*e.as<IndexExpr>().key); break;
-      case NodeKind::Field: expr(*e.as<FieldExpr>().object); break;
-      case NodeKind::Call:
-        expr(*e.as<CallExpr>().callee);
-        for (const Expr* a : e.as<CallExpr>().args) expr(*a);
-        break;
-      case NodeKind::MethodCall:
-        expr(*e.as<MethodCallExpr>().object);
-        for (const Expr* a : e.as<MethodCallExpr>().args) expr(*a);
-        break;
-      case NodeKind::Binary: expr(*e.as<BinaryExpr>().lhs); expr(*e.as<BinaryExpr>().rhs); break;
-      case NodeKind::Unary: expr(*e.as<UnaryExpr>().operand); break;
-      case NodeKind::Paren: expr(*e.as<ParenExpr>().inner); break;
-      case NodeKind::Table:
-        for (const auto& f : e.as<TableExpr>().fields) {
-          if (f.key) expr(*f.key);
-          expr(*f.value);
-        }
-        break;
-      default: break;
+  // Every name in `root` (one statement's scope: the order does not matter), with a work
+  // list rather than recursion: chains of thousands of operators are ordinary.
+  void expr(const Expr& root) {
+    std::vector<const Expr*> work{&root};
+    while (!work.empty()) {
+      const Expr& e = *work.back();
+      work.pop_back();
+      switch (e.kind) {
+        case NodeKind::Name: name_var_[e.id] = lookup(e.as<NameExpr>().name); break;
+        case NodeKind::Index: work.push_back(e.as<IndexExpr>().object); work.push_back(e.as<IndexExpr>().key); break;
+        case NodeKind::Field: work.push_back(e.as<FieldExpr>().object); break;
+        case NodeKind::Call:
+          work.push_back(e.as<CallExpr>().callee);
+          work.insert(work.end(), e.as<CallExpr>().args.begin(), e.as<CallExpr>().args.end());
+          break;
+        case NodeKind::MethodCall:
+          work.push_back(e.as<MethodCallExpr>().object);
+          work.insert(work.end(), e.as<MethodCallExpr>().args.begin(), e.as<MethodCallExpr>().args.end());
+          break;
+        case NodeKind::Binary: work.push_back(e.as<BinaryExpr>().lhs); work.push_back(e.as<BinaryExpr>().rhs); break;
+        case NodeKind::Unary: work.push_back(e.as<UnaryExpr>().operand); break;
+        case NodeKind::Paren: work.push_back(e.as<ParenExpr>().inner); break;
+        case NodeKind::Table:
+          for (const auto& f : e.as<TableExpr>().fields) {
+            if (f.key) work.push_back(f.key);
+            work.push_back(f.value);
+          }
+          break;
+        default: break;
+      }
     }
   }
 
@@ -252,6 +261,16 @@ void FunctionTyper::run() {
   if (!result_seen_) tf_.result = Type::void_();
 }
 
+FunctionTyper::Nesting::Nesting(FunctionTyper& typer, const Node& at) : typer_(typer) {
+  if (typer_.inf_.depth >= kMaxTypingDepth)
+    throw typer_.error_node(at, error_kind::unsupported,
+                            fmt::format("nested too deeply: more than {} levels of expressions, statements and "
+                                        "device function calls (move parts into locals or functions)",
+                                        kMaxTypingDepth));
+  if (stack_low()) throw typer_.error_node(at, error_kind::unsupported, kStackLowMessage);
+  ++typer_.inf_.depth;
+}
+
 SourceError FunctionTyper::error_at(Location at, std::string_view kind, std::string_view message,
                                     std::optional<Span> range) const {
   return source_error(tf_.ast->source(), at, kind, message, range);
@@ -265,8 +284,9 @@ void FunctionTyper::block(const Block& b) {
   for (const Stat* s : b.stats) stat(*s);
 }
 
-void FunctionTyper::condition(const Expr& cond) {
-  const ExprInfo& c = value(cond);
+void FunctionTyper::condition(const Expr& cond) { condition_rule(cond, value(cond)); }
+
+void FunctionTyper::condition_rule(const Expr& cond, const ExprInfo& c) {
   if (c.unknown) return;
   if (!c.type.is_bool())
     throw error_node(cond, error_kind::type,
@@ -275,6 +295,7 @@ void FunctionTyper::condition(const Expr& cond) {
 }
 
 void FunctionTyper::stat(const Stat& s) {
+  Nesting level(*this, s);
   switch (s.kind) {
     case NodeKind::Local: local_stat(s.as<LocalStat>()); break;
     case NodeKind::Assign: assign_stat(s.as<AssignStat>()); break;
@@ -300,6 +321,12 @@ void FunctionTyper::stat(const Stat& s) {
     case NodeKind::NumericFor: numeric_for(s.as<NumericForStat>()); break;
     case NodeKind::Return: return_stat(s.as<ReturnStat>()); break;
     case NodeKind::Break: break;
+    default: unsupported_stat(s);
+  }
+}
+
+void FunctionTyper::unsupported_stat(const Stat& s) {
+  switch (s.kind) {
     case NodeKind::GenericFor:
       throw error_at(s.loc, error_kind::unsupported,
                      "the generic for (for k, v in ...) is not supported in kernels: use a numeric for");
@@ -484,6 +511,11 @@ void FunctionTyper::assign(Variable& v, const Type& t, bool unknown, Location wh
 }
 
 void FunctionTyper::numeric_for(const NumericForStat& f) {
+  numeric_for_head(f);
+  block(*f.body);
+}
+
+void FunctionTyper::numeric_for_head(const NumericForStat& f) {
   const ExprInfo& start = value(*f.start);
   const ExprInfo& limit = value(*f.limit);
   ExprInfo one;
@@ -521,7 +553,6 @@ void FunctionTyper::numeric_for(const NumericForStat& f) {
     ExprInfo& loop = tf_.exprs[static_cast<std::size_t>(f.id)];
     loop.type = v.type;
   }
-  block(*f.body);
 }
 
 void FunctionTyper::return_stat(const ReturnStat& r) {

@@ -55,9 +55,37 @@ std::string op_text(BinaryOp op) { return std::string(binary_op_text(op)); }
 
 }  // namespace
 
-const ExprInfo& FunctionTyper::expr(const Expr& e) {
+// The typer's recursion (expr, value, and the rules that type sub-expressions) keeps its
+// frames small: what does not recurse (rules, errors) lives in noinline functions, so that
+// the fixed depth limit fits in a small thread stack.
+ExprInfo& FunctionTyper::expr(const Expr& e) {
+  Nesting level(*this, e);
   ExprInfo& out = tf_.exprs.at(static_cast<std::size_t>(e.id));
-  out = ExprInfo{};
+  reset(out);
+  switch (e.kind) {
+    case NodeKind::Name: name(e.as<NameExpr>(), out); break;
+    case NodeKind::Index: index(e.as<IndexExpr>(), out); break;
+    case NodeKind::Field: field(e.as<FieldExpr>(), out); break;
+    case NodeKind::Call: call(e.as<CallExpr>(), out); break;
+    case NodeKind::Binary: binary_chain(e.as<BinaryExpr>()); break;
+    case NodeKind::Unary: unary(e.as<UnaryExpr>(), out); break;
+    case NodeKind::Paren: {
+      // Parentheses cut a call's values to one.
+      const Expr& inner = *e.as<ParenExpr>().inner;
+      ExprInfo& info = expr(inner);
+      out = info.type.kind == Type::Kind::Tuple ? as_value(inner, info) : info;
+      break;
+    }
+    default: leaf(e, out); break;
+  }
+  if (out.unknown) saw_unknown_ = true;
+  return out;
+}
+
+void FunctionTyper::reset(ExprInfo& out) { out = ExprInfo{}; }
+
+// Literals, and the expressions kernels do not have.
+void FunctionTyper::leaf(const Expr& e, ExprInfo& out) {
   switch (e.kind) {
     case NodeKind::True:
     case NodeKind::False:
@@ -91,27 +119,15 @@ const ExprInfo& FunctionTyper::expr(const Expr& e) {
     case NodeKind::MethodCall:
       throw error_node(e, error_kind::unsupported,
                        fmt::format("method calls (a:{}(...)) are not supported in kernels", e.as<MethodCallExpr>().method.text));
-    case NodeKind::Name: name(e.as<NameExpr>(), out); break;
-    case NodeKind::Index: index(e.as<IndexExpr>(), out); break;
-    case NodeKind::Field: field(e.as<FieldExpr>(), out); break;
-    case NodeKind::Call: call(e.as<CallExpr>(), out); break;
-    case NodeKind::Binary: binary(e.as<BinaryExpr>(), out); break;
-    case NodeKind::Unary: unary(e.as<UnaryExpr>(), out); break;
-    case NodeKind::Paren: {
-      // Parentheses cut a call's values to one.
-      const ExprInfo& inner = expr(*e.as<ParenExpr>().inner);
-      out = inner;
-      if (out.type.kind == Type::Kind::Tuple) out = value(*e.as<ParenExpr>().inner);
-      break;
-    }
     default: throw error_node(e, error_kind::unsupported, "this expression is not supported in kernels");
   }
-  if (out.unknown) saw_unknown_ = true;
-  return out;
 }
 
-const ExprInfo& FunctionTyper::value(const Expr& e) {
-  ExprInfo& out = const_cast<ExprInfo&>(expr(e));
+const ExprInfo& FunctionTyper::value(const Expr& e) { return as_value(e, expr(e)); }
+
+// `e`'s info, already typed, as a value: each node is typed once (typing it again for its
+// value made nested calls exponential).
+ExprInfo& FunctionTyper::as_value(const Expr& e, ExprInfo& out) {
   if (out.unknown) return out;
   if (out.symbol.kind != Symbol::Kind::None)
     throw error_node(e, error_kind::type, fmt::format("{} is not a value", describe(out)));
@@ -232,8 +248,9 @@ void FunctionTyper::builtin_value(const Builtin& row, const Expr& at, ExprInfo& 
 
 // ---------------------------------------------------------------- fields and indexing
 
-void FunctionTyper::field(const FieldExpr& e, ExprInfo& out) {
-  const ExprInfo& object = expr(*e.object);
+void FunctionTyper::field(const FieldExpr& e, ExprInfo& out) { field_rule(e, expr(*e.object), out); }
+
+void FunctionTyper::field_rule(const FieldExpr& e, const ExprInfo& object, ExprInfo& out) {
   const std::string& name = e.field.text;
   if (object.unknown) {
     out.unknown = true;
@@ -268,13 +285,17 @@ void FunctionTyper::field(const FieldExpr& e, ExprInfo& out) {
 
 void FunctionTyper::index(const IndexExpr& e, ExprInfo& out) {
   const ExprInfo& object = expr(*e.object);
+  // A constant table's key may be a string: typed as any expression, not as a value.
+  bool table = !object.unknown && object.symbol.kind == Symbol::Kind::Table;
+  index_rule(e, object, table ? expr(*e.key) : value(*e.key), out);
+}
+
+void FunctionTyper::index_rule(const IndexExpr& e, const ExprInfo& object, const ExprInfo& key, ExprInfo& out) {
   if (object.unknown) {
-    value(*e.key);
     out.unknown = true;
     return;
   }
   if (object.symbol.kind == Symbol::Kind::Table) {
-    const ExprInfo& key = expr(*e.key);
     std::string k;
     if (key.symbol.kind == Symbol::Kind::String) k = key.symbol.text;
     else if (key.constant && key.constant->kind == Constant::Kind::Int) k = std::to_string(key.constant->i);
@@ -284,7 +305,6 @@ void FunctionTyper::index(const IndexExpr& e, ExprInfo& out) {
       throw error_node(e, error_kind::name, fmt::format("the table '{}' has no field [{}]", object.symbol.path, k));
     return external(object.symbol.path + "[" + k + "]", inf_.keep(it->second), e, out);
   }
-  const ExprInfo& key = value(*e.key);
   if (key.unknown) {
     out.unknown = true;
     return;
@@ -325,52 +345,64 @@ void FunctionTyper::call(const CallExpr& e, ExprInfo& out) {
   if (callee.symbol.kind == Symbol::Kind::Builtin) return builtin_call(e, *callee.symbol.builtin, out);
   if (callee.symbol.kind == Symbol::Kind::Function)
     return device_call(e, *callee.symbol.function, callee.symbol.path, out);
+  not_callable(e, callee);
+}
+
+void FunctionTyper::not_callable(const CallExpr& e, const ExprInfo& callee) {
   if (callee.builtin && callee.builtin->form == Builtin::Form::Value)
     throw error_node(e, error_kind::type,
                      fmt::format("{} is a value, not a function: write {} without '()'", callee.builtin->name, callee.builtin->name));
   throw error_node(*e.callee, error_kind::type, fmt::format("cannot call {}", describe(callee)));
 }
 
-BuiltinOperand FunctionTyper::operand_of(const Expr& arg) {
-  BuiltinOperand op;
+void FunctionTyper::operand_of(const Expr& arg, BuiltinOperand& op) {
   if (const auto* t = arg.dyn<TableExpr>()) {
     std::vector<long long> shape;
-    for (const auto& f : t->fields) {
-      if (f.kind != TableExpr::Field::Kind::Positional)
-        throw error_at(f.loc, error_kind::type, "a shape table lists its extents: {32, 33}");
-      const ExprInfo& v = value(*f.value);
-      if (v.unknown || !v.constant || v.constant->kind != Constant::Kind::Int || !v.type.is_int())
-        throw error_node(*f.value, error_kind::type,
-                         "an extent must be an integer constant, known when the kernel is compiled");
-      shape.push_back(v.constant->i);
-    }
+    for (const auto& f : t->fields) shape.push_back(extent(f, value(*f.value)));
     op.shape = std::move(shape);
     op.describe = "a table";
-    return op;
+    return;
   }
-  const ExprInfo& info = expr(arg);
+  operand_rule(arg, expr(arg), op);
+}
+
+long long FunctionTyper::extent(const TableExpr::Field& f, const ExprInfo& v) {
+  if (f.kind != TableExpr::Field::Kind::Positional)
+    throw error_at(f.loc, error_kind::type, "a shape table lists its extents: {32, 33}");
+  if (v.unknown || !v.constant || v.constant->kind != Constant::Kind::Int || !v.type.is_int())
+    throw error_node(*f.value, error_kind::type, "an extent must be an integer constant, known when the kernel is compiled");
+  return v.constant->i;
+}
+
+void FunctionTyper::operand_rule(const Expr& arg, ExprInfo& info, BuiltinOperand& op) {
   if (info.unknown) {
     op.describe = "?";
-    return op;
+    return;
   }
   if (info.symbol.kind == Symbol::Kind::String) {
     op.is_string = true;
     op.dtype = parse_scalar(info.symbol.text);
-    return op;
+    return;
   }
   if (info.symbol.kind == Symbol::Kind::Builtin) op.dtype = builtin_dtype(*info.symbol.builtin);
   if (info.symbol.kind != Symbol::Kind::None) {
     op.describe = describe(info);
-    return op;
+    return;
   }
-  const ExprInfo& v = value(arg);
+  const ExprInfo& v = as_value(arg, info);
   op.type = v.type;
   op.constant = v.constant;
   if (v.constant && v.constant->kind == Constant::Kind::Int && v.type.is_int()) op.shape = std::vector<long long>{v.constant->i};
-  return op;
 }
 
 void FunctionTyper::builtin_call(const CallExpr& e, const Builtin& row, ExprInfo& out) {
+  check_arity(e, row);
+  std::vector<BuiltinOperand> ops(e.args.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) operand_of(*e.args[i], ops[i]);
+  builtin_rule(e, row, ops, out);
+}
+
+void FunctionTyper::check_arity(const CallExpr& e, const Builtin& row) {
   int n = static_cast<int>(e.args.size());
   if (row.form == Builtin::Form::Value)
     throw error_node(e, error_kind::type, fmt::format("{} is a value, not a function", row.name));
@@ -382,13 +414,12 @@ void FunctionTyper::builtin_call(const CallExpr& e, const Builtin& row, ExprInfo
     throw error_at(e.open, error_kind::type,
                    fmt::format("{} takes {} argument{}, got {}", row.name, want, one ? "" : "s", n), e.span());
   }
-  std::vector<BuiltinOperand> ops;
-  bool unknown = false;
-  for (const Expr* a : e.args) {
-    ops.push_back(operand_of(*a));
-    if (ops.back().describe == "?") unknown = true;
-  }
-  if (unknown) {
+}
+
+void FunctionTyper::builtin_rule(const CallExpr& e, const Builtin& row, const std::vector<BuiltinOperand>& ops,
+                                 ExprInfo& out) {
+  for (const BuiltinOperand& op : ops) {
+    if (op.describe != "?") continue;
     out.unknown = true;
     return;
   }
@@ -407,10 +438,15 @@ void FunctionTyper::builtin_call(const CallExpr& e, const Builtin& row, ExprInfo
 }
 
 void FunctionTyper::device_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name, ExprInfo& out) {
+  for (const Expr* a : e.args) value(*a);
+  device_rule(e, fn, lua_name, out);
+}
+
+void FunctionTyper::device_rule(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name, ExprInfo& out) {
   std::vector<Type> args;
   bool unknown = false;
   for (const Expr* a : e.args) {
-    const ExprInfo& v = value(*a);
+    const ExprInfo& v = tf_.info(*a);
     unknown = unknown || v.unknown;
     if (!v.unknown && v.type.kind != Type::Kind::Scalar && v.type.kind != Type::Kind::Array)
       throw error_node(*a, error_kind::type, fmt::format("cannot pass {} to a device function", v.type.str()));
@@ -489,11 +525,31 @@ void FunctionTyper::check_fits(const ExprInfo& operand, const Type& to, const Ex
                                  constant_text(*operand.constant, operand.type.scalar), scalar_name(to.scalar)));
 }
 
-void FunctionTyper::binary(const BinaryExpr& e, ExprInfo& out) {
-  if (e.op == BinaryOp::Concat)
-    throw error_node(e, error_kind::unsupported, "string concatenation ('..') is not supported in kernels");
-  const ExprInfo& a = value(*e.lhs);
-  const ExprInfo& b = value(*e.rhs);
+// A left-associative chain (a + b + c ..., each operator's left operand the next one down)
+// is typed bottom-up in a loop, not by recursion: generated code sums thousands of terms.
+// The operands are typed in the order recursion would type them.
+void FunctionTyper::binary_chain(const BinaryExpr& top) {
+  std::vector<const BinaryExpr*> spine{&top};
+  while (const auto* lhs = spine.back()->lhs->dyn<BinaryExpr>()) spine.push_back(lhs);
+  for (const BinaryExpr* e : spine)
+    if (e->op == BinaryOp::Concat) no_concat(*e);
+  const ExprInfo* lhs = &value(*spine.back()->lhs);
+  for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
+    ExprInfo& out = tf_.exprs.at(static_cast<std::size_t>((*it)->id));
+    if (*it != &top) reset(out);  // expr() reset the top's
+    binary(**it, *lhs, out);
+    if (out.unknown) saw_unknown_ = true;
+    lhs = &out;
+  }
+}
+
+void FunctionTyper::no_concat(const BinaryExpr& e) {
+  throw error_node(e, error_kind::unsupported, "string concatenation ('..') is not supported in kernels");
+}
+
+void FunctionTyper::binary(const BinaryExpr& e, const ExprInfo& a, ExprInfo& out) { binary_rule(e, a, value(*e.rhs), out); }
+
+void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const ExprInfo& b, ExprInfo& out) {
   if (a.unknown || b.unknown) {
     out.unknown = true;
     return;
@@ -564,8 +620,11 @@ void FunctionTyper::binary(const BinaryExpr& e, ExprInfo& out) {
 }
 
 void FunctionTyper::unary(const UnaryExpr& e, ExprInfo& out) {
+  unary_rule(e, e.op == UnaryOp::Len ? expr(*e.operand) : value(*e.operand), out);
+}
+
+void FunctionTyper::unary_rule(const UnaryExpr& e, const ExprInfo& a, ExprInfo& out) {
   if (e.op == UnaryOp::Len) {
-    const ExprInfo& a = expr(*e.operand);
     if (a.unknown) {
       out.unknown = true;
       return;
@@ -580,7 +639,6 @@ void FunctionTyper::unary(const UnaryExpr& e, ExprInfo& out) {
     out.type = Type::scalar_of(Scalar::Int64);
     return;
   }
-  const ExprInfo& a = value(*e.operand);
   if (a.unknown) {
     out.unknown = true;
     return;

@@ -51,12 +51,49 @@ void check_expression(const std::string& chunk, std::string_view text) {
                      fmt::format("one expression expected, got {}", r->values.size()));
 }
 
+// Whether expression `root` mentions `name`, with a work list rather than recursion:
+// chains of thousands of operators are ordinary.
+bool expr_reads(const Expr& root, const std::string& name) {
+  std::vector<const Expr*> work{&root};
+  while (!work.empty()) {
+    const Expr& e = *work.back();
+    work.pop_back();
+    switch (e.kind) {
+      case NodeKind::Name:
+        if (e.as<NameExpr>().name == name) return true;
+        break;
+      case NodeKind::Index: work.push_back(e.as<IndexExpr>().object); work.push_back(e.as<IndexExpr>().key); break;
+      case NodeKind::Field: work.push_back(e.as<FieldExpr>().object); break;
+      case NodeKind::Call:
+        work.push_back(e.as<CallExpr>().callee);
+        work.insert(work.end(), e.as<CallExpr>().args.begin(), e.as<CallExpr>().args.end());
+        break;
+      case NodeKind::MethodCall:
+        work.push_back(e.as<MethodCallExpr>().object);
+        work.insert(work.end(), e.as<MethodCallExpr>().args.begin(), e.as<MethodCallExpr>().args.end());
+        break;
+      case NodeKind::Binary: work.push_back(e.as<BinaryExpr>().lhs); work.push_back(e.as<BinaryExpr>().rhs); break;
+      case NodeKind::Unary: work.push_back(e.as<UnaryExpr>().operand); break;
+      case NodeKind::Paren: work.push_back(e.as<ParenExpr>().inner); break;
+      case NodeKind::Table:
+        for (const auto& f : e.as<TableExpr>().fields) {
+          if (f.key) work.push_back(f.key);
+          work.push_back(f.value);
+        }
+        break;
+      case NodeKind::Function: return true;  // rejected later; counting it as a read is safe
+      default: break;
+    }
+  }
+  return false;
+}
+
 // Whether `n` mentions the name `name` as a value (an assignment's plain Name target is
 // not a read; its index expressions are).
 bool reads(const Node& n, const std::string& name) {
   auto any = [&](const std::vector<const Expr*>& list) {
     for (const Expr* e : list)
-      if (reads(*e, name)) return true;
+      if (expr_reads(*e, name)) return true;
     return false;
   };
   auto block = [&](const Block* b) {
@@ -66,35 +103,28 @@ bool reads(const Node& n, const std::string& name) {
     return false;
   };
   switch (n.kind) {
-    case NodeKind::Name: return n.as<NameExpr>().name == name;
-    case NodeKind::Index: return reads(*n.as<IndexExpr>().object, name) || reads(*n.as<IndexExpr>().key, name);
-    case NodeKind::Field: return reads(*n.as<FieldExpr>().object, name);
-    case NodeKind::Call: return reads(*n.as<CallExpr>().callee, name) || any(n.as<CallExpr>().args);
-    case NodeKind::MethodCall: return reads(*n.as<MethodCallExpr>().object, name) || any(n.as<MethodCallExpr>().args);
-    case NodeKind::Binary: return reads(*n.as<BinaryExpr>().lhs, name) || reads(*n.as<BinaryExpr>().rhs, name);
-    case NodeKind::Unary: return reads(*n.as<UnaryExpr>().operand, name);
-    case NodeKind::Paren: return reads(*n.as<ParenExpr>().inner, name);
-    case NodeKind::Table:
-      for (const auto& f : n.as<TableExpr>().fields)
-        if ((f.key && reads(*f.key, name)) || reads(*f.value, name)) return true;
-      return false;
-    case NodeKind::Function: return true;  // rejected later; counting it as a read is safe
+    case NodeKind::Nil: case NodeKind::True: case NodeKind::False: case NodeKind::Integer: case NodeKind::Float:
+    case NodeKind::String: case NodeKind::Vararg: case NodeKind::Function: case NodeKind::Table: case NodeKind::Name:
+    case NodeKind::Index: case NodeKind::Field: case NodeKind::Call: case NodeKind::MethodCall: case NodeKind::Binary:
+    case NodeKind::Unary: case NodeKind::Paren:
+      return expr_reads(static_cast<const Expr&>(n), name);
     case NodeKind::Local: return any(n.as<LocalStat>().values);
     case NodeKind::Assign:
       for (const Expr* t : n.as<AssignStat>().targets)
-        if (!t->is<NameExpr>() && reads(*t, name)) return true;
+        if (!t->is<NameExpr>() && expr_reads(*t, name)) return true;
       return any(n.as<AssignStat>().values);
-    case NodeKind::CallStat: return reads(*n.as<CallStat>().call, name);
+    case NodeKind::CallStat: return expr_reads(*n.as<CallStat>().call, name);
     case NodeKind::Do: return block(n.as<DoStat>().body);
-    case NodeKind::While: return reads(*n.as<WhileStat>().cond, name) || block(n.as<WhileStat>().body);
-    case NodeKind::Repeat: return block(n.as<RepeatStat>().body) || reads(*n.as<RepeatStat>().cond, name);
+    case NodeKind::While: return expr_reads(*n.as<WhileStat>().cond, name) || block(n.as<WhileStat>().body);
+    case NodeKind::Repeat: return block(n.as<RepeatStat>().body) || expr_reads(*n.as<RepeatStat>().cond, name);
     case NodeKind::If:
       for (const auto& c : n.as<IfStat>().clauses)
-        if (reads(*c.cond, name) || block(c.body)) return true;
+        if (expr_reads(*c.cond, name) || block(c.body)) return true;
       return block(n.as<IfStat>().else_body);
     case NodeKind::NumericFor: {
       const auto& f = n.as<NumericForStat>();
-      return reads(*f.start, name) || reads(*f.limit, name) || (f.step && reads(*f.step, name)) || block(f.body);
+      return expr_reads(*f.start, name) || expr_reads(*f.limit, name) || (f.step && expr_reads(*f.step, name)) ||
+             block(f.body);
     }
     case NodeKind::GenericFor: return any(n.as<GenericForStat>().exprs) || block(n.as<GenericForStat>().body);
     case NodeKind::FunctionStat:

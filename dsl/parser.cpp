@@ -4,6 +4,7 @@
 
 #include "dsl/diagnostics.h"
 #include "dsl/lexer.h"
+#include "dsl/stack_guard.h"
 
 namespace luda::dsl {
 
@@ -149,6 +150,7 @@ class Parser {
   void enter_level() {
     if (++depth_ > kMaxDepth)
       error_near(fmt::format("chunk nested too deeply (more than {} levels)", kMaxDepth));
+    if (stack_low()) error_near(kStackLowMessage);
   }
 
   template <class T> T* make(Location loc) { return ast_->make<T>(loc); }

@@ -16,13 +16,17 @@ struct luda_i64x3 { long long v0, v1, v2; };
 
 // unsigned_type: same width (logical shifts); arith_type: where + - * wrap without UB
 // (8- and 16-bit values would be promoted to int, which can overflow).
-template <class T> struct luda_traits { typedef T unsigned_type; typedef T arith_type; enum { is_signed_int = 0 }; };
-template <> struct luda_traits<signed char> { typedef unsigned char unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1 }; };
-template <> struct luda_traits<short> { typedef unsigned short unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1 }; };
-template <> struct luda_traits<int> { typedef unsigned unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1 }; };
-template <> struct luda_traits<long long> { typedef unsigned long long unsigned_type; typedef unsigned long long arith_type; enum { is_signed_int = 1 }; };
-template <> struct luda_traits<unsigned char> { typedef unsigned char unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0 }; };
-template <> struct luda_traits<unsigned short> { typedef unsigned short unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0 }; };
+template <class T> struct luda_traits { typedef T unsigned_type; typedef T arith_type; enum { is_signed_int = 0, is_int = 0, is_float = 0 }; };
+template <> struct luda_traits<signed char> { typedef unsigned char unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<short> { typedef unsigned short unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<int> { typedef unsigned unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 1, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<long long> { typedef unsigned long long unsigned_type; typedef unsigned long long arith_type; enum { is_signed_int = 1, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<unsigned char> { typedef unsigned char unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<unsigned short> { typedef unsigned short unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<unsigned> { typedef unsigned unsigned_type; typedef unsigned arith_type; enum { is_signed_int = 0, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<unsigned long long> { typedef unsigned long long unsigned_type; typedef unsigned long long arith_type; enum { is_signed_int = 0, is_int = 1, is_float = 0 }; };
+template <> struct luda_traits<float> { typedef float unsigned_type; typedef float arith_type; enum { is_signed_int = 0, is_int = 0, is_float = 1 }; };
+template <> struct luda_traits<double> { typedef double unsigned_type; typedef double arith_type; enum { is_signed_int = 0, is_int = 0, is_float = 1 }; };
 #define LUDA_INLINE static __device__ __forceinline__
 
 )prelude";
@@ -64,8 +68,9 @@ template <class T> LUDA_INLINE T luda_sub(T a, T b) { typedef typename luda_trai
 template <class T> LUDA_INLINE T luda_mul(T a, T b) { typedef typename luda_traits<T>::arith_type U; return (T)((U)a * (U)b); }
 template <class T> LUDA_INLINE T luda_neg(T a) { typedef typename luda_traits<T>::arith_type U; return (T)((U)0 - (U)a); }
 // Floor division and modulo (Lua's luaV_idiv / luaV_mod): the result takes the divisor's sign.
-// An integer divisor of 0 gives 0, as NumPy does: the GPU does not trap, but the cpu target
-// would take the host process down with SIGFPE.
+// An integer divisor of 0 gives 0, as NumPy does, for every integer type: the GPU does not
+// trap, but the cpu target would take the host process down with SIGFPE; x // -1 is -x
+// (wrapping, so INT_MIN // -1 is INT_MIN, where C's division traps).
 template <class T> LUDA_INLINE T luda_floordiv(T a, T b) {
   if (b == (T)0) return (T)0;
   if (!luda_traits<T>::is_signed_int) return a / b;
@@ -97,6 +102,47 @@ template <class T> LUDA_INLINE T luda_shl(T x, long long n) {
   return n >= 0 ? (T)((A)(U)x << n) : (T)((U)x >> -n);
 }
 template <class T> LUDA_INLINE T luda_shr(T x, long long n) { return luda_shl(x, (long long)(0ull - (unsigned long long)n)); }
+// Float to integer as PTX's cvt.rzi converts on the GPU: towards zero, saturated to T's
+// range, NaN to 0 (C++ leaves a value out of range undefined). The cpu prelude gives the
+// __float2*_rz / __double2*_rz intrinsics this meaning too.
+LUDA_INLINE int luda_f2i(float x) { return __float2int_rz(x); }
+LUDA_INLINE int luda_f2i(double x) { return __double2int_rz(x); }
+LUDA_INLINE unsigned luda_f2u(float x) { return __float2uint_rz(x); }
+LUDA_INLINE unsigned luda_f2u(double x) { return __double2uint_rz(x); }
+LUDA_INLINE long long luda_f2ll(float x) { return __float2ll_rz(x); }
+LUDA_INLINE long long luda_f2ll(double x) { return __double2ll_rz(x); }
+LUDA_INLINE unsigned long long luda_f2ull(float x) { return __float2ull_rz(x); }
+LUDA_INLINE unsigned long long luda_f2ull(double x) { return __double2ull_rz(x); }
+template <class T> LUDA_INLINE T luda_max_of() { return luda_traits<T>::is_signed_int ? (T)((1ull << (8 * sizeof(T) - 1)) - 1) : (T)~0ull; }
+template <class T> LUDA_INLINE T luda_min_of() { return luda_traits<T>::is_signed_int ? (T)(-(long long)luda_max_of<T>() - 1) : (T)0; }
+template <class T, class F> LUDA_INLINE T luda_ftoi(F x) {
+  if (sizeof(T) == 8) return luda_traits<T>::is_signed_int ? (T)luda_f2ll(x) : (T)luda_f2ull(x);
+  if (sizeof(T) == 4) return luda_traits<T>::is_signed_int ? (T)luda_f2i(x) : (T)luda_f2u(x);
+  const int v = luda_f2i(x), lo = (int)luda_min_of<T>(), hi = (int)luda_max_of<T>();
+  return (T)(v < lo ? lo : v > hi ? hi : v);
+}
+// A conversion as the kernel language makes it (stores, arguments, the kinds' operands and
+// results): C++'s, except floats to integers as luda_ftoi.
+template <class T, class F, bool = luda_traits<F>::is_float && luda_traits<T>::is_int> struct luda_convert {
+  static __device__ __forceinline__ T run(F x) { return (T)x; }
+};
+template <class T, class F> struct luda_convert<T, F, true> {
+  static __device__ __forceinline__ T run(F x) { return luda_ftoi<T>(x); }
+};
+template <class T, class F> LUDA_INLINE T luda_cvt(F x) { return luda_convert<T, F>::run(x); }
+// An integer for loop's float limit as Lua's forlimit takes it: floored (ceiled counting
+// down), clipped to the counter type's range; false when the loop cannot run (a limit
+// beyond the range on the side the loop leaves from; NaN counts as below every integer).
+template <class T> LUDA_INLINE bool luda_for_limit_of(double v, double limit, int down, T* out) {
+  const double lo = (double)luda_min_of<T>();
+  const double hi = luda_traits<T>::is_signed_int ? -lo : 2.0 * (double)((luda_max_of<T>() >> 1) + 1);
+  if (v >= lo && v < hi) { *out = (T)v; return true; }
+  if (0 < limit) { *out = luda_max_of<T>(); return !down; }
+  *out = luda_min_of<T>();
+  return down;
+}
+template <class T> LUDA_INLINE bool luda_for_limit(float limit, int down, T* out) { return luda_for_limit_of<T>(down ? ceilf(limit) : floorf(limit), limit, down, out); }
+template <class T> LUDA_INLINE bool luda_for_limit(double limit, int down, T* out) { return luda_for_limit_of<T>(down ? ceil(limit) : floor(limit), limit, down, out); }
 // math.log(x, base) as Lua computes it.
 LUDA_INLINE float luda_log_base(float x, float b) { return b == 2.0f ? log2f(x) : b == 10.0f ? log10f(x) : logf(x) / logf(b); }
 LUDA_INLINE double luda_log_base(double x, double b) { return b == 2.0 ? log2(x) : b == 10.0 ? log10(x) : log(x) / log(b); }

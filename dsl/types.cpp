@@ -1,6 +1,7 @@
 #include "dsl/types.h"
 
 #include <array>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -166,16 +167,19 @@ Constant convert_constant(const Constant& c, Scalar from, Scalar to) {
   }
   if (c.kind == Constant::Kind::Bool) return Constant::of_int(c.b ? 1 : 0);
   if (c.kind == Constant::Kind::Int) return Constant::of_int(wrap_to(static_cast<std::uint64_t>(c.i), to));
+  // Float to integer as the device converts (prelude luda_ftoi, PTX's cvt.rzi): towards
+  // zero, saturated at `to`'s range, NaN to 0. The bounds are powers of two, exact in a double.
   double d = c.f;
   if (d != d) return Constant::of_int(0);
+  int b = scalar_bits(to);
   if (!is_signed(to)) {
     if (d <= 0) return Constant::of_int(0);
-    if (d >= 18446744073709551615.0) return Constant::of_int(wrap_to(~std::uint64_t{0}, to));
-    return Constant::of_int(wrap_to(static_cast<std::uint64_t>(d), to));
+    if (d >= std::ldexp(1.0, b)) return Constant::of_int(wrap_to(~std::uint64_t{0}, to));
+    return Constant::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(d)));
   }
-  if (d >= 9223372036854775807.0) return Constant::of_int(wrap_to(0x7fffffffffffffffull, to));
-  if (d <= -9223372036854775808.0) return Constant::of_int(wrap_to(0x8000000000000000ull, to));
-  return Constant::of_int(wrap_to(static_cast<std::uint64_t>(static_cast<std::int64_t>(d)), to));
+  if (d >= std::ldexp(1.0, b - 1)) return Constant::of_int(wrap_to(~std::uint64_t{0} >> (65 - b), to));
+  if (d <= -std::ldexp(1.0, b - 1)) return Constant::of_int(wrap_to(std::uint64_t{1} << (b - 1), to));
+  return Constant::of_int(static_cast<std::int64_t>(d));
 }
 
 bool constant_fits(const Constant& c, Scalar from, Scalar to) {

@@ -193,8 +193,23 @@ static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 #define __powf powf
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x == x ? x : 0.0f)); }
-static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
-static inline int __float2int_rz(float x) { return (int)x; }
+// Float to integer as PTX's cvt.rni / cvt.rzi convert: saturated at the type's range, NaN to
+// 0 (C++ leaves a value out of range undefined; the generated code's luda_ftoi uses these).
+template <class I, class F> static inline I luda_cpu_f2i(F x, I lo, I hi) {
+  if (x != x) return 0;
+  if (x <= (F)lo) return lo;  // lo is 0 or -2^(n-1): exact
+  if (x >= (F)hi) return hi;  // (F)hi is hi, or 2^n when F cannot hold hi
+  return (I)x;
+}
+static inline int __float2int_rn(float x) { return luda_cpu_f2i<int>(nearbyintf(x), INT32_MIN, INT32_MAX); }
+static inline int __float2int_rz(float x) { return luda_cpu_f2i<int>(x, INT32_MIN, INT32_MAX); }
+static inline unsigned int __float2uint_rz(float x) { return luda_cpu_f2i<unsigned int>(x, 0u, UINT32_MAX); }
+static inline long long __float2ll_rz(float x) { return luda_cpu_f2i<long long>(x, INT64_MIN, INT64_MAX); }
+static inline unsigned long long __float2ull_rz(float x) { return luda_cpu_f2i<unsigned long long>(x, 0ull, UINT64_MAX); }
+static inline int __double2int_rz(double x) { return luda_cpu_f2i<int>(x, INT32_MIN, INT32_MAX); }
+static inline unsigned int __double2uint_rz(double x) { return luda_cpu_f2i<unsigned int>(x, 0u, UINT32_MAX); }
+static inline long long __double2ll_rz(double x) { return luda_cpu_f2i<long long>(x, INT64_MIN, INT64_MAX); }
+static inline unsigned long long __double2ull_rz(double x) { return luda_cpu_f2i<unsigned long long>(x, 0ull, UINT64_MAX); }
 static inline float __int2float_rn(int x) { return (float)x; }
 // CUDA's min/max: float ones as fminf/fmaxf, the rest in the usual arithmetic conversions.
 static inline float min(float a, float b) { return fminf(a, b); }

@@ -392,7 +392,7 @@ struct ElementAccess {
 std::string element_statement(const ElementCode& c, const ElementwiseTemplate& t, const ElementAccess& a) {
   std::vector<std::string> args;
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
-    if (t.inputs[k].kind == Kind::Array) args.push_back(fmt::format("({}){}", c_of(c.params[k].scalar), a.input(k)));
+    if (t.inputs[k].kind == Kind::Array) args.push_back(fmt::format("luda_cvt<{}>({})", c_of(c.params[k].scalar), a.input(k)));
     else args.push_back(fmt::format("luda_in{}", k));
   }
   for (std::size_t k = 0; k < t.outputs.size(); ++k)
@@ -404,10 +404,10 @@ std::string element_statement(const ElementCode& c, const ElementwiseTemplate& t
   if (c.bounds_record) args.push_back("luda_bounds");
   std::string call = fmt::format("{}({})", c.call, join(args));
   if (t.outputs.empty()) return call + ";";
-  if (t.outputs.size() == 1) return fmt::format("{} = ({})({});", a.write(0), c_of(t.outputs[0]), call);
+  if (t.outputs.size() == 1) return fmt::format("{} = luda_cvt<{}>({});", a.write(0), c_of(t.outputs[0]), call);
   std::string out = fmt::format("{{ const auto luda_r = {};", call);
   for (std::size_t k = 0; k < t.outputs.size(); ++k)
-    out += fmt::format(" {} = ({})luda_r.v{};", a.write(k), c_of(t.outputs[k]), k);
+    out += fmt::format(" {} = luda_cvt<{}>(luda_r.v{});", a.write(k), c_of(t.outputs[k]), k);
   return out + " }";
 }
 
@@ -656,19 +656,19 @@ std::string map_call(const ReductionCode& c, const ReductionTemplate& t, const s
                      std::string_view j) {
   std::vector<std::string> args;
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
-    if (t.inputs[k].kind == Kind::Array) args.push_back(fmt::format("({}){}", c_of(c.map_params[k].scalar), value(k)));
+    if (t.inputs[k].kind == Kind::Array) args.push_back(fmt::format("luda_cvt<{}>({})", c_of(c.map_params[k].scalar), value(k)));
     else args.push_back(fmt::format("in.a{}", k));
   }
   args.push_back(fmt::format("(long long)({})", j));
-  return fmt::format("(luda_R){}({})", c.map, join(args));
+  return fmt::format("luda_cvt<luda_R>({}({}))", c.map, join(args));
 }
 
 // The glue the skeletons call: operand structs, row bases, map at an element, store.
 std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
   const int K = t.kept_ndim, R = t.reduced_ndim, V = t.vector;
   std::string s = fmt::format("typedef {} luda_R;\n", c_of(c.reduce_type));
-  s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ return (luda_R){}(); }}\n", c.identity);
-  s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return (luda_R){}(a, b); }}\n", c.reduce);
+  s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ return luda_cvt<luda_R>({}()); }}\n", c.identity);
+  s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return luda_cvt<luda_R>({}(a, b)); }}\n", c.reduce);
   s += "struct luda_k_in {";
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
     if (t.inputs[k].kind == Kind::Array)
@@ -740,11 +740,11 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
                    K);
   std::string post = fmt::format("{}({})", c.post, join(post_args));
   if (t.outputs.size() == 1) {
-    s += fmt::format("  out.o0.data[luda_k_dot<{}>(c, out.o0.strides)] = ({})({});\n", K, c_of(t.outputs[0]), post);
+    s += fmt::format("  out.o0.data[luda_k_dot<{}>(c, out.o0.strides)] = luda_cvt<{}>({});\n", K, c_of(t.outputs[0]), post);
   } else {
     s += fmt::format("  const auto luda_r = {};\n", post);
     for (std::size_t k = 0; k < t.outputs.size(); ++k)
-      s += fmt::format("  out.o{0}.data[luda_k_dot<{1}>(c, out.o{0}.strides)] = ({2})luda_r.v{0};\n", k, K, c_of(t.outputs[k]));
+      s += fmt::format("  out.o{0}.data[luda_k_dot<{1}>(c, out.o{0}.strides)] = luda_cvt<{2}>(luda_r.v{0});\n", k, K, c_of(t.outputs[k]));
   }
   s += "}\n";
   return s;

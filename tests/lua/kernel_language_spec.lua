@@ -10,28 +10,47 @@ local f32 = support.f32
 
 local NO_JIT = not cuda.jit and "luda.cuda.jit is not in this build yet (issue 3 item 2)" or nil
 
--- Conversions that a store into an array of `dtype` makes (C's, as the device does).
+-- Conversions that a store into an array of `dtype` makes (docs/language.md): an integer
+-- wraps to the width; a float truncates towards zero, saturates at the dtype's range, and
+-- NaN gives 0 (PTX's cvt.rzi, which the cpu target computes too).
 local function wrap(v, bits)
   v = v & ((1 << bits) - 1)
   if v >= 1 << (bits - 1) then v = v - (1 << bits) end
   return v
 end
-local function trunc(v)
-  if math.type(v) == "float" then v = math.tointeger(v >= 0 and math.floor(v) or math.ceil(v)) end
-  return v
+local function saturate(v, lo, hi)
+  if v ~= v then return 0 end
+  if v <= lo then return lo end
+  if v >= hi then return hi end
+  return math.tointeger(v >= 0 and math.floor(v) or math.ceil(v))
+end
+local function signed(bits)
+  return function(v)
+    if math.type(v) == "float" then
+      if bits == 64 then return saturate(v, math.mininteger, math.maxinteger) end
+      return saturate(v, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    end
+    return bits == 64 and v or wrap(v, bits)
+  end
+end
+local function unsigned(bits)
+  return function(v)
+    if math.type(v) == "float" then return saturate(v, 0, (1 << bits) - 1) end
+    return v & ((1 << bits) - 1)
+  end
 end
 local STORE = {
   float32 = function(v) return f32(v) end,
   float64 = function(v) return v + 0.0 end,
-  int32 = function(v) return wrap(trunc(v), 32) end,
-  int64 = function(v) return trunc(v) end,
-  uint32 = function(v) return trunc(v) & 0xffffffff end,
+  int8 = signed(8), int16 = signed(16), int32 = signed(32), int64 = signed(64),
+  uint8 = unsigned(8), uint16 = unsigned(16), uint32 = unsigned(32),
+  -- uint64 values stay below 2^63 here (totable gives larger ones as floats)
+  uint64 = function(v) return math.type(v) == "float" and saturate(v, 0, math.maxinteger) or v end,
   bool = function(v) return v end,
 }
 -- Inputs are rounded to their dtype before plain Lua sees them.
-local LOAD = { float32 = f32, float64 = function(v) return v + 0.0 end,
-               int32 = function(v) return wrap(v, 32) end, int64 = function(v) return v end,
-               bool = function(v) return v end }
+local LOAD = { float32 = f32, float64 = function(v) return v + 0.0 end, bool = function(v) return v end }
+for _, d in ipairs({ "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64" }) do LOAD[d] = STORE[d] end
 
 local function close(got, want, tol)
   if got ~= got and want ~= want then return true end  -- both NaN
@@ -174,6 +193,112 @@ map_case("x ^ 0.5 and x ^ 3 in float32", {
   f = function(x) return x ^ 0.5 + x ^ 3 end,
   dtypes = { "float32" }, gens = { uniform(0, 10) }, out = "float32", tol = F32 })
 
+---------------------------------------------------------------- defined results where C++ has none
+-- Integer // and % by zero give 0 on every device and for every integer type (NumPy's
+-- value; Lua raises): the reference does the same.
+local function idiv0(a, b) if b == 0 then return 0 end return a // b end
+local function mod0(a, b) if b == 0 then return 0 end return a % b end
+local INT_RANGE = {
+  int8 = { -128, 127 }, uint8 = { 0, 255 }, int16 = { -32768, 32767 }, uint16 = { 0, 65535 },
+  int32 = { -2147483648, 2147483647 }, uint32 = { 0, 4294967295 },
+  int64 = { math.mininteger, math.maxinteger }, uint64 = { 0, math.maxinteger },
+}
+for _, dtype in ipairs({ "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64" }) do
+  local lo, hi = INT_RANGE[dtype][1], INT_RANGE[dtype][2]
+  local zero_rows = { { 5, 0 }, { 0, 0 }, { hi, 0 }, { lo, 0 }, { 7, 2 } }
+  map_case(("// by zero gives 0 on %s"):format(dtype), {
+    f = function(a, b) return a // b end, ref = idiv0,
+    dtypes = { dtype, dtype }, gens = { ints(lo, hi), ints(0, 3) }, out = dtype, edges = zero_rows })
+  map_case(("%% by zero gives 0 on %s"):format(dtype), {
+    f = function(a, b) return a % b end, ref = mod0,
+    dtypes = { dtype, dtype }, gens = { ints(lo, hi), ints(0, 3) }, out = dtype, edges = zero_rows })
+  map_case(("x // x and x %% x of 0 are 0 on %s (not folded to 1 and 0)"):format(dtype), {
+    f = function(a) return (a // a) * 2 + a % a end,
+    ref = function(a) return idiv0(a, a) * 2 + mod0(a, a) end,
+    dtypes = { dtype }, gens = { ints(lo, hi) }, out = dtype, edges = { { 0 }, { 1 }, { hi } } })
+end
+for _, dtype in ipairs({ "int8", "int16", "int32", "int64" }) do
+  local lo = INT_RANGE[dtype][1]
+  map_case(("the minimum // -1 and %% -1 wrap on %s (C traps)"):format(dtype), {
+    f = function(a, b) return (a // b) ~ (a % b) end,
+    dtypes = { dtype, dtype }, gens = { ints(lo, lo + 3), function() return -1 end }, out = dtype,
+    edges = { { lo, -1 }, { lo + 1, -1 } } })
+end
+
+-- Shifts are Lua's at each type's width: logical, a count of the width or more gives 0, a
+-- negative count shifts the other way. The reference shifts the width's bit pattern.
+local function shift(a, n, bits)
+  local mask = bits == 64 and -1 or (1 << bits) - 1
+  local u = a & mask
+  if n <= -bits or n >= bits then return 0 end
+  if n >= 0 then return (u << n) & mask end
+  return u >> -n
+end
+for _, dtype in ipairs({ "int8", "uint8", "int16", "uint16", "int32", "uint32", "uint64" }) do
+  local bits = tonumber(dtype:match("%d+"))
+  local lo, hi = INT_RANGE[dtype][1], INT_RANGE[dtype][2]
+  -- (uint64 results are shifted down a bit at the end: totable gives those >= 2^63 as floats)
+  local last = dtype == "uint64" and 1 or 0
+  map_case(("shifts on %s by -70 .. 70"):format(dtype), {
+    f = function(a, n) return ((a << n) ~ (a >> (n // 2))) >> last end,
+    ref = function(a, n) return shift(shift(a, n, bits) ~ shift(a, -(n // 2), bits), -last, bits) end,
+    dtypes = { dtype, "int64" }, gens = { ints(lo, hi), ints(-70, 70) }, out = dtype,
+    edges = { { hi, bits }, { hi, bits - 1 }, { lo, -bits }, { 1, 64 }, { hi, -1 } } })
+end
+
+-- Float to integer: towards zero, saturated at the type's range, NaN gives 0 (stores,
+-- luda.<int type>(x), math.floor / math.ceil); constants fold to the same values.
+local SPECIAL = { 0 / 0, 1 / 0, -1 / 0, 1e300, -1e300, 300.75, -300.75, 2.0 ^ 31, -2.0 ^ 31 - 0.5, 2.0 ^ 63,
+                  -2.0 ^ 63, 2.0 ^ 64, 4294967295.5, -0.5, 0.99 }
+local function special_rows() local rows = {} for i, v in ipairs(SPECIAL) do rows[i] = { v } end return rows end
+for _, dtype in ipairs({ "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64" }) do
+  map_case(("float64 stored into %s saturates, NaN gives 0"):format(dtype), {
+    f = function(x) return x end,
+    dtypes = { "float64" }, gens = { uniform(-1e20, 1e20) }, out = dtype, edges = special_rows() })
+  map_case(("float32 stored into %s saturates, NaN gives 0"):format(dtype), {
+    f = function(x) return x end,
+    dtypes = { "float32" }, gens = { uniform(-1e10, 1e10) }, out = dtype, edges = special_rows() })
+end
+map_case("luda.int32 / luda.uint8 / luda.int64 of a float saturate, NaN gives 0", {
+  f = function(x) return luda.int32(x) // 2 + luda.uint8(x) + luda.int64(x) // 4 end,
+  ref = function(x)
+    local i32, u8, i64 = STORE.int32(x), STORE.uint8(x), STORE.int64(x)
+    return (i32 // 2) + u8 + i64 // 4
+  end,
+  dtypes = { "float64" }, gens = { uniform(-1e12, 1e12) }, out = "int64", edges = special_rows() })
+map_case("math.floor and math.ceil of a float are int64, saturated, NaN gives 0", {
+  f = function(x) return (math.floor(x) // 2) ~ math.ceil(x * 0.5) end,
+  ref = function(x)
+    local fl, ce = math.floor(x), math.ceil(x * 0.5)
+    return (STORE.int64(fl + 0.0) // 2) ~ STORE.int64(ce + 0.0)
+  end,
+  dtypes = { "float64" }, gens = { uniform(-1e12, 1e12) }, out = "int64", edges = special_rows() })
+custom_case("float constants fold to the values the device computes", "void(float64[:], int64[:])",
+  function()
+    return cuda.jit(function(x, out)
+      local i = cuda.grid(1)
+      if i == 0 then
+        out[0] = luda.int8(300.75)
+        out[1] = luda.int8(x[0])
+        out[2] = luda.uint16(-1e300)
+        out[3] = luda.uint16(x[1])
+        out[4] = luda.int32(0 / 0)
+        out[5] = luda.int32(x[2])
+        out[6] = luda.uint32(4294967296.5)
+        out[7] = luda.uint32(x[3])
+        out[8] = luda.int64(-1e300)
+        out[9] = luda.int64(x[1])
+      end
+    end)
+  end,
+  function(kernel)
+    local x = luda.array({ 300.75, -1e300, 0 / 0, 4294967296.5 }, "float64")
+    local out = luda.zeros(10, "int64")
+    kernel[{1, 1}](x, out)
+    assert.are.same({ 127, 127, 0, 0, 0, 0, 4294967295, 4294967295, math.mininteger, math.mininteger },
+                    out:totable())
+  end)
+
 ---------------------------------------------------------------- bitwise, comparisons, logic
 map_case("bitwise & | ~ and unary ~ on int64", {
   f = function(a, b) return (a & b) ~ (a | ~b) end,
@@ -260,6 +385,32 @@ map_case("numeric for with a step known at run time, either sign, empty ranges t
   dtypes = { "int64", "int64", "int64" }, gens = { ints(-60, 60), ints(-60, 60), nonzero(-7, 7) }, out = "int64",
   edges = { { 5, 5, 1 }, { 5, 5, -1 }, { 5, 4, 1 }, { 4, 5, -1 }, { 0, 9, 3 }, { 9, 0, -3 },
             { 9223372036854775800, 9223372036854775807, 3 }, { -9223372036854775800, -9223372036854775807, -4 } } })
+map_case("integer loops up to math.maxinteger (or down to math.mininteger) end, as Lua's do", {
+  f = function(a)
+    local n = 0
+    for i = math.maxinteger - 2, math.maxinteger do n = n + 1 end
+    for i = math.maxinteger - 6, math.maxinteger, 4 do n = n + 10 end
+    for i = math.mininteger + 1, math.mininteger, -1 do n = n + 100 end
+    for i = a, math.maxinteger do n = n + 1000 end
+    for i = -a, math.mininteger, -2 do n = n + 10000 end
+    return n
+  end,
+  dtypes = { "int64" }, gens = { ints(math.maxinteger - 5, math.maxinteger) }, out = "int64",
+  edges = { { math.maxinteger }, { math.maxinteger - 1 } } })
+map_case("an integer loop with a float limit: floored, clipped, NaN and infinities as Lua", {
+  f = function(x)
+    local up, down = 0, 0
+    for i = 1, x do
+      up = up + 1
+      if up >= 50 then break end
+    end
+    for i = 3, x, -1 do
+      down = down + 1
+      if down >= 50 then break end
+    end
+    return up * 100 + down
+  end,
+  dtypes = { "float64" }, gens = { uniform(-60, 60) }, out = "int64", edges = special_rows() })
 map_case("the for variable is a fresh local: assigning it does not change the loop", {
   f = function(n)
     local s = 0

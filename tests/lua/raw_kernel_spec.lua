@@ -182,6 +182,54 @@ describe("raw kernels", function()
     for yy = 0, 7 do for xx = 0, 11 do assert.are.equal(1000 * yy + xx, o[yy + 1][xx + 1]) end end
   end)
 
+  -- Float to integer out of range is undefined in C++; the GPU's conversions saturate
+  -- (PTX cvt.rzi / cvt.rni: towards zero or to nearest even, clipped to the range, NaN to
+  -- 0), and the cpu prelude's intrinsics compute the same.
+  on_devices("float-to-integer intrinsics saturate and give 0 for NaN, as PTX's cvt does", function()
+    local k = luda.raw_kernel([[
+extern "C" __global__ void convert(const double* x, const float* f, int* i32, unsigned* u32, long long* i64,
+                                   unsigned long long* u64, int* fi32, unsigned* fu32, long long* fi64, int* rn, int n) {
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  i32[k] = __double2int_rz(x[k]); u32[k] = __double2uint_rz(x[k]);
+  i64[k] = __double2ll_rz(x[k]); u64[k] = __double2ull_rz(x[k]);
+  fi32[k] = __float2int_rz(f[k]); fu32[k] = __float2uint_rz(f[k]);
+  fi64[k] = __float2ll_rz(f[k]) + (long long)__float2ull_rz(f[k]) * 0; rn[k] = __float2int_rn(f[k]);
+}]], "convert")
+    local values = { 0 / 0, 1 / 0, -1 / 0, 1e300, -1e300, 2.5, -2.5, 3.5, -0.75, 2147483647.5, -2147483648.75,
+                     4294967296.5, 2 ^ 63, -2 ^ 63, 1e10, -1e10, 123.999 }
+    local n = #values
+    local x, f = luda.array(values, "float64"), luda.array(values, "float32")
+    local outs = { luda.zeros(n, "int32"), luda.zeros(n, "uint32"), luda.zeros(n, "int64"), luda.zeros(n, "uint64"),
+                   luda.zeros(n, "int32"), luda.zeros(n, "uint32"), luda.zeros(n, "int64"), luda.zeros(n, "int32") }
+    k(1, 32, { x, f, outs[1], outs[2], outs[3], outs[4], outs[5], outs[6], outs[7], outs[8], n })
+    local function conv(v, lo, hi, round)
+      if v ~= v then return 0 end
+      if round then
+        local r = math.floor(v + 0.5)
+        if r - v == 0.5 and r % 2 == 1 then r = r - 1 end  -- halves to even
+        v = r
+      end
+      if v <= lo then return lo end
+      if v >= hi then return hi end
+      return math.tointeger(v >= 0 and math.floor(v) or math.ceil(v))
+    end
+    local U64_MAX = 18446744073709551615.0  -- totable gives uint64 values past 2^63 as floats
+    local got = {}
+    for j = 1, 8 do got[j] = outs[j]:totable() end
+    for i, v in ipairs(values) do
+      local fv = f32(v)
+      local want = { conv(v, -2147483648, 2147483647), conv(v, 0, 4294967295), conv(v, math.mininteger, math.maxinteger),
+                     v >= 2 ^ 63 and U64_MAX or conv(v, 0, math.maxinteger),
+                     conv(fv, -2147483648, 2147483647), conv(fv, 0, 4294967295),
+                     conv(fv, math.mininteger, math.maxinteger), conv(fv, -2147483648, 2147483647, true) }
+      if v >= 2 ^ 63 and v < 2 ^ 64 then want[4] = v end
+      for j = 1, 8 do
+        assert.are.equal(want[j], got[j][i], ("value %.17g, output %d"):format(v, j))
+      end
+    end
+  end)
+
   it("compile PTX for the current device by default", on_gpu(function()
     local k = luda.raw_kernel(ADD, "my_add")
     local arch = luda.current_device().arch
