@@ -744,9 +744,13 @@ class Emitter {
 
   // A left-associative chain (a + b + c ..., each operator's left operand the next one
   // down), emitted bottom-up in a loop rather than by recursion: generated code sums
-  // thousands of terms. A chain longer than kFlatChain becomes a lambda with one statement
-  // per operator, so that the C++ compilers do not nest calls and parentheses as deep;
-  // the operands still evaluate in order, and `and`/`or` still skip their right operands.
+  // thousands of terms. A short chain nests as any expression does. A chain longer than
+  // kFlatChain must not nest as deep in the C++ either (the compilers recurse on it, and
+  // NVVM takes minutes over thousands of statements, seconds over one flat expression):
+  // runs of operators that C++ evaluates left to right alike are written flat
+  // (`a + b - c`, in the unsigned type for wrapping integers), and where kFlatChain
+  // levels still nest (helper calls: // % << ...), the value so far goes into a local of
+  // a lambda. Operands evaluate in the same order; `and`/`or` still skip their right ones.
   static constexpr std::size_t kFlatChain = 16;
 
   LUDA_DSL_NOINLINE std::string binary_chain(const BinaryExpr& top) {
@@ -756,20 +760,108 @@ class Emitter {
       if (!lhs || info(*lhs).constant) break;  // a constant is emitted as one literal
       spine.push_back(lhs);
     }
-    if (spine.size() > kFlatChain) return chain_lambda(spine);
+    if (spine.size() > kFlatChain) return long_chain(spine);
     std::string text = binary(*spine.back(), nullptr);
     for (std::size_t k = spine.size() - 1; k-- > 0;) text = binary(*spine[k], &text);
     return text;
   }
 
-  LUDA_DSL_NOINLINE std::string chain_lambda(const std::vector<const BinaryExpr*>& spine) {
-    std::string body, last;
-    for (std::size_t k = spine.size(); k-- > 0;) {
-      std::string text = binary(*spine[k], k + 1 < spine.size() ? &last : nullptr);
-      last = temp("c");
-      body += fmt::format("const {} {} = {}; ", c_type(info(*spine[k]).type), last, strip(text));
+  // Which operators chain flat in C++ (same class and operand type), and how.
+  struct FlatRun {
+    const char* kind = nullptr;  // nullptr: not flat; else "f+", "f*", "i+", "i*", "&&", "||", "==", "&", "|", "^"
+    Scalar type = Scalar::Bool;
+    std::string text;
+  };
+
+  FlatRun flat_kind(const BinaryExpr& e) const {
+    const Type& t = info(e).operand;
+    FlatRun r;
+    r.type = t.scalar;
+    bool f = t.is_floating(), i = t.is_int();
+    switch (e.op) {
+      case BinaryOp::Add: case BinaryOp::Sub: r.kind = f ? "f+" : i ? "i+" : nullptr; break;
+      case BinaryOp::Mul: r.kind = f ? "f*" : i ? "i*" : nullptr; break;
+      case BinaryOp::Div: r.kind = f ? "f*" : nullptr; break;
+      case BinaryOp::And: r.kind = "&&"; break;
+      case BinaryOp::Or: r.kind = "||"; break;
+      case BinaryOp::Eq: case BinaryOp::Ne: r.kind = t.is_bool() ? "==" : nullptr; break;
+      case BinaryOp::BAnd: r.kind = "&"; break;
+      case BinaryOp::BOr: r.kind = "|"; break;
+      case BinaryOp::BXor: r.kind = "^"; break;
+      default: break;
     }
-    return fmt::format("[&]() {{ {}return {}; }}()", body, last);
+    return r;
+  }
+
+  static const char* op_text(BinaryOp op) {
+    switch (op) {
+      case BinaryOp::Add: return "+";
+      case BinaryOp::Sub: return "-";
+      case BinaryOp::Mul: return "*";
+      case BinaryOp::Div: return "/";
+      case BinaryOp::And: return "&&";
+      case BinaryOp::Or: return "||";
+      case BinaryOp::Eq: return "==";
+      case BinaryOp::Ne: return "!=";
+      case BinaryOp::BAnd: return "&";
+      case BinaryOp::BOr: return "|";
+      default: return "^";
+    }
+  }
+
+  // Integer + - * wrap: computed in the unsigned type that C++ does not promote.
+  static const char* wrap_type(Scalar t) { return scalar_bits(t) == 64 ? "unsigned long long" : "unsigned"; }
+
+  // An operand of a flat run: integers cast to the unsigned type they wrap in.
+  std::string flat_operand(const FlatRun& run, const std::string& text) const {
+    bool wraps = run.kind[0] == 'i';
+    return wraps ? fmt::format("({}){}", wrap_type(run.type), text) : text;
+  }
+
+  std::string close_run(const FlatRun& run) const {
+    bool wraps = run.kind[0] == 'i';
+    bool bits = run.kind[1] == '\0' && (run.kind[0] == '&' || run.kind[0] == '|' || run.kind[0] == '^');
+    if (wraps) return fmt::format("({})({})", scalar_c_type(run.type), run.text);
+    if (bits) return narrow("(" + run.text + ")", Type::scalar_of(run.type));
+    return "(" + run.text + ")";
+  }
+
+  LUDA_DSL_NOINLINE std::string long_chain(const std::vector<const BinaryExpr*>& spine) {
+    std::string text, lambda;
+    FlatRun run;
+    std::size_t levels = 0;  // how deep `text` nests since the last local
+    for (std::size_t k = spine.size(); k-- > 0;) {
+      const BinaryExpr& e = *spine[k];
+      const Type& t = info(e).operand;
+      FlatRun kind = flat_kind(e);
+      bool first = k + 1 == spine.size();
+      bool shift = e.op == BinaryOp::Shl || e.op == BinaryOp::Shr;
+      std::string rhs = emit_as(*e.rhs, shift ? Type::scalar_of(Scalar::Int64) : t);
+      if (run.kind && kind.kind && std::string_view(run.kind) == kind.kind && run.type == kind.type) {
+        run.text += fmt::format(" {} {}", op_text(e.op), flat_operand(run, rhs));
+        continue;
+      }
+      if (run.kind) {
+        text = close_run(run);
+        run.kind = nullptr;
+        ++levels;
+      }
+      std::string lhs = first ? emit_as(*e.lhs, t) : convert(text, info(*e.lhs).type, t);
+      if (kind.kind) {
+        run = kind;
+        run.text = fmt::format("{} {} {}", flat_operand(run, lhs), op_text(e.op), flat_operand(run, rhs));
+        continue;
+      }
+      text = binary_text(e, lhs, rhs);
+      if (++levels < kFlatChain) continue;
+      std::string local = temp("c");
+      lambda += fmt::format("const {} {} = {}; ", c_type(info(e).type), local, strip(text));
+      text = local;
+      levels = 0;
+    }
+    if (run.kind) text = close_run(run);
+    if (lambda.empty()) return text;
+    return fmt::format("[&]() {{ {}return {}; }}()", lambda, strip(text));
   }
 
   // `e` with its left operand's text given (`lhs`, of the operand's own type), or emitted

@@ -143,13 +143,27 @@ TEST(Limits, TenThousandTermLogicAndComparisonChainsCompileOnASmallStack) {
               "no error");
 }
 
-TEST(Limits, IntegerChainsKeepLuaSemanticsAcrossTheLambda) {
-  // Past 16 operators a chain is one statement per operator; the value is the same.
-  TestChunk c("local function k(a) a[0] = " + chain("+", "a[1] * 3", 40) + " - a[2] end");
-  std::string code = c.compile("k", {arr(Scalar::Int32, 1, true)}).code;
+// The emitted form of a long chain (past 16 operators): flat runs, wrapping integers in
+// their unsigned type, a lambda's locals where helper calls would nest deeper.
+std::string emitted_body(const std::string& expr, Type arg) {
+  TestChunk c("local function k(a) a[0] = " + expr + " end");
+  std::string code = c.compile("k", {arg}).code;
   code = code.substr(code.find("luda_generated"));
-  EXPECT_NE(code.find("[&]() { const int luda_c"), std::string::npos) << code;
-  EXPECT_NE(code.find("luda_add("), std::string::npos) << code;
+  return code.substr(code.find("a.data[0LL] = ") + 14);
+}
+
+TEST(Limits, LongChainsAreEmittedFlat) {
+  Type i32c = arr(Scalar::Int32, 1, true), f32c = arr(Scalar::Float32, 1, true);
+  EXPECT_EQ(emitted_body(chain("+", "a[1]", 20) + " - a[2]", i32c).substr(0, 60),
+            "(int)((unsigned)a.data[1LL] + (unsigned)a.data[1LL] + (unsig");
+  std::string product = emitted_body(chain("*", "a[1]", 18) + " / 2 + 1", f32c);
+  EXPECT_EQ(product.substr(0, 47), "(a.data[1LL] * a.data[1LL] * a.data[1LL] * a.da") << product;
+  EXPECT_NE(product.find("a.data[1LL] / 2.0f) + 1.0f;"), std::string::npos) << product;
+  std::string mixed = emitted_body("a[1] * 2 + " + chain("+", "a[1] * 3", 20), f32c);
+  EXPECT_EQ(mixed.substr(0, 44), "(a.data[1LL] * 2.0f) + (a.data[1LL] * 3.0f) ") << mixed;
+  std::string idiv = emitted_body(chain("//", "a[1]", 40), i32c);
+  EXPECT_EQ(idiv.substr(0, 40), "[&]() { const int luda_c1 = luda_floordi") << idiv.substr(0, 200);
+  EXPECT_EQ(idiv.find("luda_c3 "), std::string::npos) << "40 // make two locals of 16";
 }
 
 TEST(Limits, ElementwiseBodyWithALongChainOnASmallStack) {

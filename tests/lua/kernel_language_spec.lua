@@ -482,6 +482,39 @@ map_case("nested device functions, one specialized for two types", {
   dtypes = { "float32", "float32", "int32" }, gens = { uniform(-10, 10), uniform(-10, 10), ints(-1000, 1000) },
   out = "float32", tol = F32 })
 
+---------------------------------------------------------------- generated code: long chains
+-- Sums of thousands of terms are ordinary in generated code: each pass handles such a
+-- chain without recursion, and the C++ it becomes is flat (NVRTC and the host compiler
+-- nest neither calls nor parentheses thousands deep). Compared with the same source run
+-- as plain Lua; the float terms are exact, so FMA contraction cannot change the sum.
+local LONG_CHAINS = (function()
+  local float_terms, int_terms, conds, divs = {}, {}, {}, {}
+  for j = 1, 10000 do
+    float_terms[j] = ("%s * %d"):format(j % 3 == 0 and "b" or "a", j % 7 - 3)
+    int_terms[j] = j % 2 == 0 and ("i * %d"):format(j % 5 + 1) or "j"
+  end
+  for j = 1, 2000 do conds[j] = ("a > %d"):format(-j) end
+  for j = 1, 100 do divs[j] = j % 3 + 1 end
+  return ("function(x, n, out)\n  local a, b, i, j = x[0], x[1], n[0], n[1]\n"
+    .. "  out[0] = %s\n  out[1] = %s\n  if %s then out[2] = 1 else out[2] = 0 end\n"
+    .. "  out[3] = i // %s\nend"):format(table.concat(float_terms, " + "), table.concat(int_terms, " - "),
+                                       table.concat(conds, " and "), table.concat(divs, " // "))
+end)()
+custom_case("chains of 10000 terms (+ and * of float64, wrapping int64 - and *), 2000 and, 100 //",
+  "void(float64[:], int64[:], float64[:])",
+  function() return cuda.jit(LONG_CHAINS) end,
+  function(kernel)
+    local ref = load("return " .. LONG_CHAINS)()
+    for _, v in ipairs({ { 1.5, 2.25, 4611686018427400000, 987654321 }, { -0.5, 3.0, -7, math.mininteger } }) do
+      local x, n = luda.array({ v[1], v[2] }, "float64"), luda.array({ v[3], v[4] }, "int64")
+      local out = luda.zeros(4, "float64")
+      kernel[{1, 1}](x, n, out)
+      local want = {}
+      ref({ [0] = v[1], v[2] }, { [0] = v[3], v[4] }, want)
+      assert.are.same({ want[0] + 0.0, want[1] + 0.0, want[2] + 0.0, want[3] + 0.0 }, out:totable())
+    end
+  end)
+
 ---------------------------------------------------------------- upvalues, globals, constants
 local SCALE, OFFSET = 3, 0.25
 -- The global lives in the real _G: busted runs specs in an environment whose writes go
