@@ -5,7 +5,9 @@
 // Expression rules live in infer_expr.cpp; this file holds statements, names and calls.
 #include "dsl/infer.h"
 
+#include <algorithm>
 #include <deque>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -259,6 +261,94 @@ void FunctionTyper::run() {
     final_ = true;  // one more pass, in which reading an untyped local is the error
   }
   if (!result_seen_) tf_.result = Type::void_();
+  if (!tf_.is_kernel && tf_.result.kind != Type::Kind::Void) check_returns(f);
+}
+
+namespace {
+
+// Whether `b` can complete normally (control reaches the statement after it), and if so
+// how, for the error: "when the 'if' at line 3 takes none of its branches".
+std::optional<std::string> falls_through(const Block& b);
+
+bool is_constant(const Expr& e, bool value) {
+  const Expr* x = &e;
+  while (const auto* p = x->dyn<ParenExpr>()) x = p->inner;
+  return value ? x->is<TrueExpr>() : x->is<FalseExpr>();
+}
+
+// Whether a `break` in `b` (not inside a nested loop) leaves the loop `b` is the body of.
+bool breaks(const Block& b) {
+  for (const Stat* s : b.stats) {
+    switch (s->kind) {
+      case NodeKind::Break: return true;
+      case NodeKind::Do:
+        if (breaks(*s->as<DoStat>().body)) return true;
+        break;
+      case NodeKind::If: {
+        const auto& i = s->as<IfStat>();
+        for (const auto& c : i.clauses)
+          if (breaks(*c.body)) return true;
+        if (i.else_body && breaks(*i.else_body)) return true;
+        break;
+      }
+      default: break;  // loops: their breaks are their own
+    }
+  }
+  return false;
+}
+
+std::optional<std::string> stat_falls_through(const Stat& s) {
+  switch (s.kind) {
+    case NodeKind::Return: return std::nullopt;
+    case NodeKind::Do: return falls_through(*s.as<DoStat>().body);
+    case NodeKind::If: {
+      const auto& i = s.as<IfStat>();
+      for (const auto& c : i.clauses)
+        if (auto how = falls_through(*c.body)) return how;
+      if (!i.else_body)
+        return fmt::format("when the 'if' at line {} takes none of its branches (it has no 'else')", s.loc.line);
+      return falls_through(*i.else_body);
+    }
+    case NodeKind::While: {
+      // `while true do ... end` without a break never ends but by returning.
+      const auto& w = s.as<WhileStat>();
+      if (is_constant(*w.cond, true) && !breaks(*w.body)) return std::nullopt;
+      return fmt::format("after the 'while' loop at line {}", s.loc.line);
+    }
+    case NodeKind::Repeat: {
+      const auto& r = s.as<RepeatStat>();
+      if (is_constant(*r.cond, false) && !breaks(*r.body)) return std::nullopt;
+      return fmt::format("after the 'repeat' loop at line {}", s.loc.line);
+    }
+    case NodeKind::NumericFor: return fmt::format("after the 'for' loop at line {}", s.loc.line);
+    default: return fmt::format("after line {}", s.end.line);
+  }
+}
+
+std::optional<std::string> falls_through(const Block& b) {
+  if (b.stats.empty()) return fmt::format("through the empty block at line {}", b.loc.line);
+  for (const Stat* s : b.stats) {
+    if (stack_low()) return std::nullopt;  // too deep to tell: C++'s `return {}` stands
+    std::optional<std::string> how = stat_falls_through(*s);
+    if (!how) return std::nullopt;  // this statement never completes: nothing after it runs
+    if (s == b.stats.back()) return how;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// A device function that returns a value on one path must return one on every path: Lua
+// would give nil where control reaches the end, which a kernel cannot hold (C++ compilers
+// say "control reaches end of non-void function").
+void FunctionTyper::check_returns(const FunctionExpr& f) {
+  std::optional<std::string> how = falls_through(*f.body);
+  if (!how) return;
+  Location at{f.end.line, std::max(1, f.end.col - 2)};  // the closing `end`
+  throw error_at(at, error_kind::type,
+                 fmt::format("'{}' returns a value (line {}) but can reach its end without one, {}: return a "
+                             "value on that path too (Lua would return nil, which a kernel cannot hold)",
+                             tf_.lua_name, result_origin_.line, *how));
 }
 
 FunctionTyper::Nesting::Nesting(FunctionTyper& typer, const Node& at) : typer_(typer) {

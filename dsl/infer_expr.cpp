@@ -327,6 +327,10 @@ void FunctionTyper::index_rule(const IndexExpr& e, const ExprInfo& object, const
     throw error_node(*e.key, error_kind::type,
                      fmt::format("an array index must be an integer, got {} (convert with math.floor(x) or luda.int64(x))",
                                  key.type.str()));
+  if (object.type.ndim == 0)
+    throw error_at(e.bracket, error_kind::type,
+                   "too many indices: this is a 0-d array, which has no dimension to index; pass its value as a "
+                   "number (a:item()) or as a 1-element array (a:reshape(1))", e.span());
   if (object.type.ndim == 1) {
     out.type = Type::scalar_of(object.type.scalar);
   } else {
@@ -636,6 +640,8 @@ void FunctionTyper::unary_rule(const UnaryExpr& e, const ExprInfo& a, ExprInfo& 
     }
     if (a.symbol.kind != Symbol::Kind::None || a.type.kind != Type::Kind::Array)
       throw error_node(e, error_kind::type, fmt::format("'#' gives the length of an array, not of {}", describe(a)));
+    if (a.type.ndim == 0)
+      throw error_node(e, error_kind::type, "'#' of a 0-d array: it has no first dimension (a.size is its 1 element)");
     out.type = Type::scalar_of(Scalar::Int64);
     return;
   }

@@ -67,6 +67,7 @@ class FunctionTyper {
   // LUDA_DSL_NOINLINE rule (dsl/stack_guard.h).
 
   // statements (infer.cpp)
+  void check_returns(const FunctionExpr& f);
   void block(const Block& b);
   void stat(const Stat& s);
   void condition(const Expr& cond);

@@ -254,6 +254,14 @@ std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view
   return params;
 }
 
+KindParams parse_kind_signature(std::string_view in_params, std::string_view out_params, std::string_view kind,
+                                std::string_view name, bool reduction) {
+  KindParams p;
+  p.in = parse_kind_params(in_params, "in_params", kind, name, reduction);
+  p.out = parse_kind_params(out_params, "out_params", kind, name, reduction, &p.in);
+  return p;
+}
+
 ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const std::vector<KindParam>& out,
                                          const std::vector<Scalar>& types, std::string_view body,
                                          std::string_view name) {

@@ -37,6 +37,15 @@ std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view
                                          std::string_view name, bool reduction,
                                          const std::vector<KindParam>* taken = nullptr);
 
+// Both parameter strings of a kind, in_params then out_params: a name in both is an error
+// in out_params (one name would stand for two parameters of the element function: CuPy
+// refuses it too).
+struct KindParams {
+  std::vector<KindParam> in, out;
+};
+KindParams parse_kind_signature(std::string_view in_params, std::string_view out_params, std::string_view kind,
+                                std::string_view name, bool reduction);
+
 // The element function of an elementwise kernel, for one binding of its placeholders:
 //   function(<in params>, <read out params>, i, n)
 //     local <unread out> = <its dtype>(0) ...

@@ -203,8 +203,9 @@ int l_elementwise(lua_State* L) {
   state->kind = "elementwise";
   state->name = std::string(name);
   state->options = read_kind_options(L, opts, "elementwise", {"fastmath", "boundscheck"}, nullptr);
-  state->in = dsl::parse_kind_params(in, "in_params", "elementwise", name, false);
-  state->out = dsl::parse_kind_params(out, "out_params", "elementwise", name, false);
+  dsl::KindParams params = dsl::parse_kind_signature(in, out, "elementwise", name, false);
+  state->in = std::move(params.in);
+  state->out = std::move(params.out);
   if (state->out.empty()) fail("{}: out_params names no output; an elementwise kernel writes at least one", state->who());
   state->body = std::string(body);
   // The body's syntax and which outputs it reads, known now (any dtypes will do).
@@ -250,8 +251,9 @@ int l_reduction(lua_State* L) {
   else if (type != LUA_TNIL)
     fail("{}: option 'reduce_type' must be a dtype (\"float32\") or a placeholder, got {}", state->who(), describe(L, -1));
   lua_pop(L, 1);
-  state->in = dsl::parse_kind_params(text[0], "in_params", "reduction", name, true);
-  state->out = dsl::parse_kind_params(text[1], "out_params", "reduction", name, true);
+  dsl::KindParams params = dsl::parse_kind_signature(text[0], text[1], "reduction", name, true);
+  state->in = std::move(params.in);
+  state->out = std::move(params.out);
   if (state->out.empty()) fail("{}: out_params names no output; a reduction writes at least one", state->who());
   state->map = std::string(text[2]);
   state->reduce = std::string(text[3]);

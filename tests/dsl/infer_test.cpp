@@ -306,5 +306,52 @@ TEST(InferErrors, AtomicIndexCount) {
             "    ~~~~~~~~~~~~~~~^~~~~~~~~");
 }
 
+// ---------------------------------------------------------------- every path returns
+
+TEST(Infer, DeviceFunctionsThatReturnOnEveryPathCompile) {
+  const char* forms[] = {
+      "local function f(x) if x > 0 then return 1 else return 2 end end",
+      "local function f(x) if x > 0 then return 1 elseif x < 0 then return -1 else do return 0 end end end",
+      "local function f(x) while true do if x > 0 then return x end x = x + 1 end end",
+      "local function f(x) repeat x = x - 1 if x < 0 then return x end until false end",
+      "local function f(x) if x > 0 then return 1 end return 2 end",
+      "local function f(x) local y = x do return y end end",
+  };
+  for (const char* form : forms) {
+    std::string src = std::string(form) + "\nlocal function k(out) out[0] = f(out[0]) end";
+    EXPECT_EQ(error_of(src, {arr(Scalar::Int64)}), "no error") << form;
+  }
+}
+
+TEST(Infer, ControlReachingTheEndOfAValueFunctionIsAnError) {
+  auto first_line = [](const std::string& what) { return what.substr(0, what.find('\n')); };
+  const std::pair<const char*, const char*> cases[] = {
+      {"local function f(x) while true do if x > 0 then return x end break end end",
+       "after the 'while' loop at line 1"},
+      {"local function f(x) repeat if x > 0 then return x end until x < 5 end", "after the 'repeat' loop at line 1"},
+      {"local function f(x) if x > 0 then return 1 else x = 2 end end", "after line 1"},
+      {"local function f(x) if x > 0 then return 1 else end end", "through the empty block at line 1"},
+  };
+  for (const auto& [form, how] : cases) {
+    std::string src = std::string(form) + "\nlocal function k(out) out[0] = f(out[0]) end";
+    std::string what = first_line(error_of(src, {arr(Scalar::Int64)}));
+    EXPECT_NE(what.find(std::string("can reach its end without one, ") + how), std::string::npos) << what;
+  }
+}
+
+TEST(InferErrors, ZeroDimensionalArrays) {
+  EXPECT_EQ(error_of("local function k(a, out) out[0] = a[0] end", {arr(Scalar::Float64, 0), arr(Scalar::Float64)}),
+            "test.lua:1:36: type error: too many indices: this is a 0-d array, which has no dimension to index; pass "
+            "its value as a number (a:item()) or as a 1-element array (a:reshape(1))\n"
+            "    local function k(a, out) out[0] = a[0] end\n"
+            "                                      ~^~~");
+  EXPECT_EQ(error_of("local function k(a, out) out[0] = #a end", {arr(Scalar::Float64, 0), arr(Scalar::Float64)}),
+            "test.lua:1:35: type error: '#' of a 0-d array: it has no first dimension (a.size is its 1 element)\n"
+            "    local function k(a, out) out[0] = #a end\n"
+            "                                      ^~");
+  EXPECT_EQ(error_of("local function k(a, out) out[0] = a.size + a.ndim end", {arr(Scalar::Float64, 0), arr(Scalar::Float64)}),
+            "no error");
+}
+
 }  // namespace
 }  // namespace luda::dsl

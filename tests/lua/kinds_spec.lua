@@ -412,6 +412,17 @@ describe("luda.elementwise", function()
       bad("in_params of elementwise 'k':1:3: name error: 'i' is a reserved name: i is the element index and n the size\n" ..
           "    T i\n      ^",
           "T i", "T z")
+      -- an input and an output of one name: the output would come back uninitialised
+      bad("out_params of elementwise 'k':1:8: name error: duplicate parameter 'x': in_params has it too\n" ..
+          "    T z, T x\n           ^",
+          "T x", "T z, T x")
+    end)
+
+    it("an input and an output of one name in a reduction", function()
+      local line = debug.getinfo(1, "l").currentline + 1
+      local got = error_of(function() return luda.reduction("T x", "T x", "x", "a + b", "x = a", "0", "r") end)
+      assert.are.equal(debug.getinfo(1, "S").short_src .. ":" .. line .. ": out_params of reduction 'r':1:3: name " ..
+                       "error: duplicate parameter 'x': in_params has it too\n    T x\n      ^", got)
     end)
 
     on_devices("a placeholder that no argument binds", function()
