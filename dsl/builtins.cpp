@@ -311,6 +311,7 @@ using A = Builtin::Alloc;
   {"cuda.atomic." #n, F::Call, 3, 5, rule, "luda_atomic_" fn "(&$@, $v0)", "", Scalar::Float64, 0, A::None, "(a, i, v)", doc}
 #define SHFL(n, doc) {"cuda." #n, F::Call, 3, 3, rule_shuffle, "__" #n "($0, $1, $2)", "", Scalar::Float64, 0, A::None, "(mask, value, lane)", doc}
 #define CAST(n, S) {"luda." #n, F::Call, 1, 1, rule_cast, "$C", "", Scalar::S, 0, A::None, "(x)", "converts to " #n " (integers wrap; floats truncate towards zero, saturate at the range, NaN gives 0)"}
+#define FLOAT_CAST(n, S) {"luda." #n, F::Call, 1, 1, rule_cast, "$C", "", Scalar::S, 0, A::None, "(x)", "converts to " #n " (rounds to nearest)"}
 
 enum : int { kAny = -1 };
 
@@ -401,8 +402,8 @@ const Builtin kTable[] = {
     {"luda.math.isfinite", F::Call, 1, 1, rule_float_predicate, "isfinite($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is neither infinite nor NaN"},
     // ---- luda: conversions (the names are also dtypes for cuda.shared.array)
     CAST(int8, Int8), CAST(int16, Int16), CAST(int32, Int32), CAST(int64, Int64), CAST(uint8, UInt8),
-    CAST(uint16, UInt16), CAST(uint32, UInt32), CAST(uint64, UInt64), CAST(float32, Float32),
-    CAST(float64, Float64),
+    CAST(uint16, UInt16), CAST(uint32, UInt32), CAST(uint64, UInt64), FLOAT_CAST(float32, Float32),
+    FLOAT_CAST(float64, Float64),
 };
 
 #undef FLOAT1
@@ -411,6 +412,7 @@ const Builtin kTable[] = {
 #undef ATOMIC
 #undef SHFL
 #undef CAST
+#undef FLOAT_CAST
 
 }  // namespace
 
