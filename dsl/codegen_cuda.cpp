@@ -846,6 +846,12 @@ class Emitter {
         run.kind = nullptr;
         ++levels;
       }
+      if (levels >= kFlatChain) {
+        std::string local = temp("c");
+        lambda += fmt::format("const {} {} = {}; ", c_type(info(*e.lhs).type), local, strip(text));
+        text = local;
+        levels = 0;
+      }
       std::string lhs = first ? emit_as(*e.lhs, t) : convert(text, info(*e.lhs).type, t);
       if (kind.kind) {
         run = kind;
@@ -853,11 +859,7 @@ class Emitter {
         continue;
       }
       text = binary_text(e, lhs, rhs);
-      if (++levels < kFlatChain) continue;
-      std::string local = temp("c");
-      lambda += fmt::format("const {} {} = {}; ", c_type(info(e).type), local, strip(text));
-      text = local;
-      levels = 0;
+      ++levels;
     }
     if (run.kind) text = close_run(run);
     if (lambda.empty()) return text;

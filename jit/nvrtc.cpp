@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <glob.h>
 #include <nvrtc.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -226,6 +227,37 @@ std::vector<int> nvrtc_supported_archs() {
   return archs;
 }
 
+namespace {
+
+// NVRTC compiles in the calling thread, and its optimizer recurses along a kernel's chains
+// of dependent operations: a sum of 10000 terms needs about 1 MiB of stack, more than a
+// host's worker thread may have (musl gives 128 KiB). The compile runs on a thread of its
+// own with kCompileStack bytes (reserved, touched only as deep as it goes), so that a long
+// kernel is never a crash of the host.
+constexpr std::size_t kCompileStack = std::size_t{64} << 20;
+
+template <class F> nvrtcResult on_compile_stack(F&& compile) {
+  struct Call {
+    F* compile;
+    nvrtcResult result;
+  } call{&compile, NVRTC_ERROR_INTERNAL_ERROR};
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started = pthread_attr_init(&attr) == 0;
+  started = started && pthread_attr_setstacksize(&attr, kCompileStack) == 0 &&
+            pthread_create(&thread, &attr, [](void* p) -> void* {
+              auto* c = static_cast<Call*>(p);
+              c->result = (*c->compile)();
+              return nullptr;
+            }, &call) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) return compile();  // no thread to be had: the caller's own stack
+  pthread_join(thread, nullptr);
+  return call.result;
+}
+
+}  // namespace
+
 CompiledProgram compile(const CompileRequest& request) {
   const Api& nv = api();
   std::vector<int> archs = nvrtc_supported_archs();
@@ -260,8 +292,9 @@ CompiledProgram compile(const CompileRequest& request) {
 
   std::vector<const char*> argv;
   for (const auto& o : out.options) argv.push_back(o.c_str());
-  nvrtcResult result =
-      nv.nvrtcCompileProgram(guard.program, static_cast<int>(argv.size()), argv.data());
+  nvrtcResult result = on_compile_stack([&] {
+    return nv.nvrtcCompileProgram(guard.program, static_cast<int>(argv.size()), argv.data());
+  });
 
   // The log is read whatever the result: it holds the errors, or the warnings.
   std::size_t log_size = 0;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <pthread.h>
 
 #include "dsl/compile.h"
 #include "dsl/diagnostics.h"
@@ -243,6 +244,40 @@ TEST_F(CodegenNvrtc, CompileTimeOfATypicalKernel) {
   double front_ms = std::chrono::duration<double, std::milli>(t2 - t1).count() / n;
   std::printf("add_kernel: NVRTC %.1f ms per compile (sm_90 cubin), luda front end %.3f ms\n", nvrtc_ms, front_ms);
   EXPECT_LT(front_ms, 0.25 * nvrtc_ms);
+}
+
+// Generated code sums thousands of terms, and a host may call luda from a thread with a
+// small stack: NVRTC (which compiles in the calling process) gets a stack of its own, so
+// that such a kernel compiles there too (it needs about 1 MiB for 10000 terms).
+TEST_F(CodegenNvrtc, TenThousandTermSumsCompileFromASmallStackThread) {
+  std::string terms;
+  for (int j = 1; j <= 10000; ++j) terms += (j > 1 ? " + " : "") + std::string(j % 2 ? "a * 3" : "b");
+  TestChunk chunk("local function k(x, out) local a, b = x[0], x[1] out[0] = " + terms + " out[1] = " +
+                  std::string(terms).replace(0, 5, "(a // 2)") + " end");
+  jit::CompileRequest req;
+  req.source = chunk.compile("k", {arr(Scalar::Int64, 1, true), arr(Scalar::Float64, 1, true)}).code;
+  req.cubin = false;
+  struct Run {
+    const jit::CompileRequest* req;
+    std::string image, error;
+  } run{&req, "", ""};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, [](void* p) -> void* {
+              auto* r = static_cast<Run*>(p);
+              try {
+                r->image = jit::compile(*r->req).image;
+              } catch (const std::exception& e) {
+                r->error = e.what();
+              }
+              return nullptr;
+            }, &run), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  EXPECT_EQ(run.error.substr(0, 2000), "");
+  EXPECT_NE(run.image.find(".entry"), std::string::npos);
 }
 
 }  // namespace
