@@ -3,8 +3,8 @@
 //
 // An input is a chunk of Lua whose first line may name the kernel's argument types as a
 // signature in Numba's notation (`-- void(float32[:], int64)`); without one (or with one
-// that does not parse) the types are drawn from a hash of that line. Every function of
-// the chunk with as many parameters as there are types is compiled as a kernel and as a
+// that does not parse, or of another length) the types are drawn from a hash of that
+// line. The first four functions of the chunk are each compiled as a kernel and as a
 // device function (the kinds' path, its array parameters as scalars); every named
 // function is visible to the others as a device function, and a few globals stand for
 // upvalues of each kind. A SourceError (a user's mistake) is a normal outcome; anything
@@ -92,38 +92,39 @@ void add_globals(FuzzEnvironment& env) {
   env.values["str"] = other;
 }
 
-// Argument types from the bytes of the first line: 0 to 5 of them, scalars and arrays
-// of every dtype, 1 to 3 dimensions, some C-contiguous.
 std::uint64_t hash_of(std::string_view text) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
   return h;
 }
 
-std::vector<Type> hashed_types(std::string_view line) {
-  std::uint64_t h = hash_of(line);
-  std::vector<Type> types(h % 6);
-  h /= 6;
+// `n` argument types from a hash: scalars and arrays of every dtype, 0 to 3 dimensions,
+// some C-contiguous.
+std::vector<Type> hashed_types(std::uint64_t h, std::size_t n) {
+  std::vector<Type> types(n);
   for (Type& t : types) {
     auto scalar = static_cast<Scalar>(h % 11);
     h /= 11;
-    if (h % 2) t = Type::array_of(scalar, 1 + static_cast<int>((h / 2) % 3), (h / 6) % 2 != 0);
+    if (h % 2) t = Type::array_of(scalar, static_cast<int>((h / 2) % 4), (h / 8) % 2 != 0);
     else t = Type::scalar_of(scalar);
-    h = h / 12 + (h % 12) * 0x9e3779b97f4a7c15ull;
+    h = h / 16 + (h % 16) * 0x9e3779b97f4a7c15ull;
   }
   return types;
 }
 
-std::vector<Type> argument_types(const std::string& text) {
+// The types for function number `index` of the chunk (`nparams` parameters): the first
+// line's signature when it has that many, else drawn from the first line's hash.
+std::vector<Type> argument_types(const std::string& text, std::size_t index, std::size_t nparams) {
   std::string_view line(text);
   line = line.substr(0, line.find('\n'));
   if (line.substr(0, 3) == "-- ") {
     try {
-      return parse_signature(line.substr(3)).params;
+      std::vector<Type> types = parse_signature(line.substr(3)).params;
+      if (types.size() == nparams) return types;
     } catch (const SourceError&) {
     }
   }
-  return hashed_types(line);
+  return hashed_types(hash_of(line) + 0x9e3779b97f4a7c15ull * (index + 1), nparams);
 }
 
 // Runs one compile; a user error is a fine outcome.
@@ -233,10 +234,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     v.handle = f;
     env.values[f->name] = v;
   }
-  std::vector<Type> types = argument_types(text);
-  int tried = 0;
+  std::size_t index = 0;
   for (const FunctionExpr* f : ast->functions()) {
-    if (f->nparams() != static_cast<int>(types.size()) || ++tried > 4) continue;
+    if (++index > 4) break;
+    std::vector<Type> types = argument_types(text, index, static_cast<std::size_t>(f->nparams()));
     for (int variant = 0; variant < 4; ++variant) {
       KernelRequest request;
       request.function = FunctionSource{chunk, f->line_defined, f->last_line_defined, f->nparams()};
