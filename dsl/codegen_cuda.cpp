@@ -566,7 +566,8 @@ class Emitter {
     std::string array = emit(*e.object->as<FieldExpr>().object);
     const ExprInfo& key = info(*e.key);
     if (key.constant) return shape_text(array, std::to_string(key.constant->i - 1));
-    return shape_text(array, emit_as(*e.key, Type::scalar_of(Scalar::Int64)) + " - 1");
+    // An axis known only at run time may be out of 1..ndim: luda_shape_at gives 0 there.
+    return "luda_shape_at(" + array + ", " + strip(emit_as(*e.key, Type::scalar_of(Scalar::Int64))) + ")";
   }
 
   // A row of an N-d array used as a value.

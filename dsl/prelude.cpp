@@ -54,6 +54,11 @@ template <class T, int N> static __device__ __forceinline__ luda_Array<T, N - 1>
   for (int k = 1; k < N; ++k) { r.shape[k - 1] = a.shape[k]; r.strides[k - 1] = a.strides[k]; }
   return r;
 }
+// a.shape[k] for an axis k known only at run time: 0 when k is not in 1..N (the array has
+// no such dimension; reading past shape[] would be undefined).
+template <class T, int N> static __device__ __forceinline__ long long luda_shape_at(const luda_Array<T, N>& a, long long k) {
+  return (unsigned long long)(k - 1) < (unsigned long long)N ? a.shape[k - 1] : 0;
+}
 template <class T, int N> static __device__ __forceinline__ long long luda_size(const luda_Array<T, N>& a) {
   long long n = 1;
   for (int k = 0; k < N; ++k) n *= a.shape[k];

@@ -171,7 +171,7 @@ static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((u
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 static inline unsigned int __brev(unsigned int x) { unsigned int r = 0; for (int i = 0; i < 32; ++i, x >>= 1) r = (r << 1) | (x & 1u); return r; }
-static inline int __mul24(int a, int b) { return (int)((unsigned int)(a << 8 >> 8) * (unsigned int)(b << 8 >> 8)); }
+static inline int __mul24(int a, int b) { return (int)((unsigned int)((int)((unsigned int)a << 8) >> 8) * (unsigned int)((int)((unsigned int)b << 8) >> 8)); }
 static inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffffu) * (b & 0xffffffu); }
 static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a * b) >> 32); }

@@ -482,6 +482,19 @@ map_case("nested device functions, one specialized for two types", {
   dtypes = { "float32", "float32", "int32" }, gens = { uniform(-10, 10), uniform(-10, 10), ints(-1000, 1000) },
   out = "float32", tol = F32 })
 
+custom_case("a.shape[k] for an axis known at run time: 0 outside 1 .. ndim", "void(float32[:, :], int64[:])",
+  function()
+    return cuda.jit(function(x, out)
+      local k = cuda.grid(1)
+      if k < #out then out[k] = x.shape[k] end
+    end)
+  end,
+  function(kernel)
+    local out = luda.full(5, -1, "int64")
+    kernel[{1, 8}](luda.zeros({ 3, 5 }, "float32"), out)
+    assert.are.same({ 0, 3, 5, 0, 0 }, out:totable())
+  end)
+
 ---------------------------------------------------------------- generated code: long chains
 -- Sums of thousands of terms are ordinary in generated code: each pass handles such a
 -- chain without recursion, and the C++ it becomes is flat (NVRTC and the host compiler
