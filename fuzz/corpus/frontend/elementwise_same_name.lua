@@ -1,0 +1,2 @@
+--elementwise T x|T x
+x = x + 1

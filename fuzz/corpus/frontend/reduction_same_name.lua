@@ -1,0 +1,1 @@
+--reduction T x|T x|x|a + b|x = a|0
