@@ -822,6 +822,24 @@ TEST(KindTemplatesNvrtc, ElementwiseTemplatesCompileWithVectorLoadsAndNoFloat64)
   }
 }
 
+// A float result stored into an integer output converts as the kernel language does
+// (towards zero, saturated, NaN to 0): PTX's cvt.rzi, clamped for 8- and 16-bit outputs.
+TEST(KindTemplatesNvrtc, FloatToIntegerOutputsConvertWithCvtRzi) {
+  ElementCode code = element_code({Scalar::Float64}, Scalar::Float64, "a0 * 2.0");
+  ElementwiseTemplate t;
+  t.inputs = {operand(KindOperand::Kind::Array, Scalar::Float64)};
+  t.out_read = {false};
+  const std::pair<Scalar, const char*> outputs[] = {{Scalar::Int64, "cvt.rzi.s64.f64"},
+                                                    {Scalar::UInt32, "cvt.rzi.u32.f64"},
+                                                    {Scalar::Int8, "cvt.rzi.s32.f64"}};
+  for (const auto& [out, cvt] : outputs) {
+    t.outputs = {out};
+    code.outputs = {out};
+    std::string ptx = ptx_of(elementwise_source(code, t, "store"));
+    EXPECT_NE(ptx.find(cvt), std::string::npos) << dsl::scalar_name(out) << "\n" << ptx;
+  }
+}
+
 TEST(KindTemplatesNvrtc, ReductionTemplatesCompileWithShufflesAndNoFloat64) {
   ReductionCode code = reduction_code(Scalar::Float32, 2, "a0 * a1", "a + b", "a + a1", "0.0f", {1});
   code.map_params = {dsl::Type::scalar_of(Scalar::Float32), dsl::Type::scalar_of(Scalar::Float32)};
