@@ -250,6 +250,37 @@ class Dumper {
 
 }  // namespace
 
+void push_children(const Expr& e, std::vector<const Expr*>& out) {
+  switch (e.kind) {
+    case NodeKind::Index:
+      out.push_back(e.as<IndexExpr>().object);
+      out.push_back(e.as<IndexExpr>().key);
+      break;
+    case NodeKind::Field: out.push_back(e.as<FieldExpr>().object); break;
+    case NodeKind::Call:
+      out.push_back(e.as<CallExpr>().callee);
+      out.insert(out.end(), e.as<CallExpr>().args.begin(), e.as<CallExpr>().args.end());
+      break;
+    case NodeKind::MethodCall:
+      out.push_back(e.as<MethodCallExpr>().object);
+      out.insert(out.end(), e.as<MethodCallExpr>().args.begin(), e.as<MethodCallExpr>().args.end());
+      break;
+    case NodeKind::Binary:
+      out.push_back(e.as<BinaryExpr>().lhs);
+      out.push_back(e.as<BinaryExpr>().rhs);
+      break;
+    case NodeKind::Unary: out.push_back(e.as<UnaryExpr>().operand); break;
+    case NodeKind::Paren: out.push_back(e.as<ParenExpr>().inner); break;
+    case NodeKind::Table:
+      for (const auto& f : e.as<TableExpr>().fields) {
+        if (f.key) out.push_back(f.key);
+        out.push_back(f.value);
+      }
+      break;
+    default: break;
+  }
+}
+
 std::string dump(const Node& node) {
   Dumper d;
   d.node(node);

@@ -377,6 +377,11 @@ class Ast {
   std::vector<const FunctionExpr*> functions_;
 };
 
+// Appends `e`'s direct sub-expressions to `out` (objects, callees, operands, keys,
+// arguments, table fields): for passes that walk expressions with a work list rather than
+// by recursion, as chains thousands of operators long require.
+void push_children(const Expr& e, std::vector<const Expr*>& out);
+
 // A compact S-expression of a subtree, for tests and debugging:
 //   (+ 1 (* 2 3))   (call (. math sqrt) x)   (local (a b) (1 2))   (if (< x 0) (block ...))
 // Exact forms are documented in ast.cpp; stable enough to assert on in tests.

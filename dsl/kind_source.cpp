@@ -58,32 +58,9 @@ bool expr_reads(const Expr& root, const std::string& name) {
   while (!work.empty()) {
     const Expr& e = *work.back();
     work.pop_back();
-    switch (e.kind) {
-      case NodeKind::Name:
-        if (e.as<NameExpr>().name == name) return true;
-        break;
-      case NodeKind::Index: work.push_back(e.as<IndexExpr>().object); work.push_back(e.as<IndexExpr>().key); break;
-      case NodeKind::Field: work.push_back(e.as<FieldExpr>().object); break;
-      case NodeKind::Call:
-        work.push_back(e.as<CallExpr>().callee);
-        work.insert(work.end(), e.as<CallExpr>().args.begin(), e.as<CallExpr>().args.end());
-        break;
-      case NodeKind::MethodCall:
-        work.push_back(e.as<MethodCallExpr>().object);
-        work.insert(work.end(), e.as<MethodCallExpr>().args.begin(), e.as<MethodCallExpr>().args.end());
-        break;
-      case NodeKind::Binary: work.push_back(e.as<BinaryExpr>().lhs); work.push_back(e.as<BinaryExpr>().rhs); break;
-      case NodeKind::Unary: work.push_back(e.as<UnaryExpr>().operand); break;
-      case NodeKind::Paren: work.push_back(e.as<ParenExpr>().inner); break;
-      case NodeKind::Table:
-        for (const auto& f : e.as<TableExpr>().fields) {
-          if (f.key) work.push_back(f.key);
-          work.push_back(f.value);
-        }
-        break;
-      case NodeKind::Function: return true;  // rejected later; counting it as a read is safe
-      default: break;
-    }
+    if (e.is<NameExpr>() && e.as<NameExpr>().name == name) return true;
+    if (e.is<FunctionExpr>()) return true;  // rejected later; counting it as a read is safe
+    push_children(e, work);
   }
   return false;
 }
