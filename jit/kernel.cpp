@@ -34,9 +34,19 @@ double seconds_since(Clock::time_point t0) {
 // ---------------------------------------------------------------------------------------
 // options and signature keys
 
-bool boundscheck_from_env() {
+std::optional<bool> boundscheck_from_env() {
   const char* v = std::getenv("LUDA_BOUNDSCHECK");
-  return v && *v && std::strcmp(v, "0") != 0;
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  if (std::strcmp(v, "0") == 0) return false;
+  if (std::strcmp(v, "1") == 0) return true;
+  fail("LUDA_BOUNDSCHECK is '{}': expected 0 (bounds checks off) or 1 (on), or leave it unset for each "
+       "kernel's boundscheck option (default: on for the cpu device, off for cuda)",
+       v);
+}
+
+std::optional<bool> boundscheck_with_env(std::optional<bool> option) {
+  std::optional<bool> env = boundscheck_from_env();
+  return env ? env : option;
 }
 
 bool SignatureKey::operator==(const SignatureKey& o) const {
@@ -172,7 +182,7 @@ JitKernel::JitKernel(Setup setup, dsl::Environment& env)
       frontend_(setup.frontend ? std::move(setup.frontend) : Frontend(dsl::compile_kernel)),
       cache_(setup.cache ? setup.cache : &DiskCache::global()),
       env_(env) {
-  options_.boundscheck = options_.boundscheck || boundscheck_from_env();
+  options_.boundscheck = boundscheck_with_env(options_.boundscheck);
 }
 
 JitKernel::~JitKernel() {
@@ -208,7 +218,7 @@ JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& t
   request.name = name_;
   request.args = types;
   request.options.target = target;
-  request.options.boundscheck = options_.boundscheck;
+  request.options.boundscheck = checks_bounds(options_.boundscheck, target);
   request.options.fastmath = options_.fastmath;
   request.options.debug = options_.debug;
   request.options.noalias = noalias;

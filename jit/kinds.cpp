@@ -164,7 +164,7 @@ ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const CallKey& key) {
 
 ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setup)) {
   if (!setup_.frontend) fail("{} '{}' has no frontend", setup_.kind, setup_.name);
-  if (setup_.options.boundscheck || boundscheck_from_env()) setup_.options.boundscheck = true;
+  setup_.options.boundscheck = boundscheck_with_env(setup_.options.boundscheck);
   impl_ = std::make_unique<Impl>(setup_);
 }
 

@@ -226,4 +226,61 @@ describe("cuda.jit", function()
     os.remove(path)
     assert.are.equal(where .. "kernel 'hist' at " .. path .. ":5: index 1024 out of range for axis 0 of size 1024", err)
   end))
+
+  -- A view of the first 16 of 32 elements: reading past the view stays inside its buffer,
+  -- so an unchecked kernel reads the next elements (as a GPU does) instead of faulting.
+  local function past_view()
+    local whole = luda.arange(32, "int32")
+    return whole:slice({ 0, 16 }), luda.zeros(16, "int32")
+  end
+  local PEEK = "function peek(x, out) local i = cuda.grid(1) out[i] = x[i + 16] end"
+  local function beyond() local t = {} for i = 1, 16 do t[i] = i + 15 end return t end
+
+  local peek_line = debug.getinfo(1, "l").currentline + 1
+  local function peek(x, out) local i = cuda.grid(1) out[i] = x[i + 16] end
+  local PEEK_ERROR = "kernel 'peek' at " .. debug.getinfo(1, "S").short_src .. ":" .. peek_line ..
+                     ": index 16 out of range for axis 0 of size 16"
+
+  on_devices("check indices by default on cpu, not on cuda; boundscheck = true or false decides", function(device)
+    local x, out = past_view()
+    local default = cuda.jit(peek)
+    if device == "cpu" then
+      local where = here(); local err = error_of(function() default[{ 1, 16 }](x, out) end)
+      assert.are.equal(where .. PEEK_ERROR, err)
+    else
+      default[{ 1, 16 }](x, out)
+      assert.are.same(beyond(), out:totable())
+    end
+    local unchecked = cuda.jit(peek, { boundscheck = false })
+    out = luda.zeros(16, "int32")
+    unchecked[{ 1, 16 }](x, out)
+    assert.are.same(beyond(), out:totable())
+    assert.is_nil(unchecked:inspect("cuda"):find("luda_bounds,", 1, true))
+    local checked = cuda.jit(peek, { boundscheck = true })
+    local where = here(); local err = error_of(function() checked[{ 1, 16 }](x, out) end)
+    assert.are.equal(where .. PEEK_ERROR, err)
+  end)
+
+  it("take LUDA_BOUNDSCHECK=0 or 1 over the option and the default, and refuse other values", function()
+    local script = "local x = luda.arange(32, 'int32'):slice({0, 16}) local out = luda.zeros(16, 'int32') " ..
+                   "local k = luda.cuda.jit(" .. string.format("%q", PEEK) .. ", {boundscheck = %s}) " ..
+                   "k[{1, 16}](x, out) print(table.concat(out:totable(), ' '))"
+    local env = { LUDA_DEVICE = "cpu" }
+    local function run(value, option)
+      env.LUDA_BOUNDSCHECK = value
+      return support.run_luda("-e " .. support.quote(script:format(option)), nil, false, env)
+    end
+    local out, err, code = run("0", "true")
+    assert.are.same({ table.concat(beyond(), " ") .. "\n", "", 0 }, { out, err, code })
+    out, err, code = run("", "nil")
+    assert.are.equal("", out)
+    assert.truthy(err:find("luda: (command line):1: kernel 'peek' at [string \"function peek(x, out) local i = cuda.gri...\"]:1: " ..
+                           "index 16 out of range for axis 0 of size 16", 1, true), err)
+    out, err = run("1", "false")
+    assert.truthy(err:find("index 16 out of range for axis 0 of size 16", 1, true), err)
+    out, err = run("maybe", "nil")
+    assert.are.equal("", out)
+    assert.truthy(err:find("luda: (command line):1: LUDA_BOUNDSCHECK is 'maybe': expected 0 (bounds checks off) or 1 (on), " ..
+                           "or leave it unset for each kernel's boundscheck option (default: on for the cpu device, off for cuda)", 1, true), err)
+  end)
 end)
