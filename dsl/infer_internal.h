@@ -44,6 +44,8 @@ class FunctionTyper {
   void stat(const Stat& s);
   void condition(const Expr& cond);
   void local_stat(const LocalStat& l);
+  // A shared or local allocation past what a GPU allows: a located error.
+  void check_allocation_size(const Variable& v, const Type& type, const Expr& at);
   void assign_stat(const AssignStat& a);
   void numeric_for(const NumericForStat& f);
   void return_stat(const ReturnStat& r);
