@@ -238,6 +238,31 @@ TEST_F(CpuKernelTest, CompileErrorIsToldAtTheLuaLine) {
   EXPECT_NE(what.find("host C++ compiler failed to compile 'scaled.cu' for the cpu target"), std::string::npos);
 }
 
+// NVRTC's diagnostics are told at the Lua line the same way (PTX: no GPU needed). The
+// kernel language refuses what used to reach NVRTC only (a shared array larger than any
+// address space), so the front end here writes the failing code itself.
+TEST_F(CpuKernelTest, NvrtcCompileErrorIsToldAtTheLuaLine) {
+  JitKernel::Setup s;
+  const dsl::FunctionExpr& f = chunk_.function("scaled");
+  s.function = chunk_.source_of(f);
+  s.name = "scaled";
+  s.cache = cache_.get();
+  s.frontend = [](const dsl::KernelRequest& r, dsl::Environment&) {
+    dsl::CudaKernel k;
+    k.entry = "scaled";
+    k.params = r.args;
+    k.code = "#line 11 \"kernels.lua\"\nextern \"C\" __global__ void scaled() { not_a_function(); }\n";
+    return k;
+  };
+  JitKernel k(std::move(s), chunk_.env);
+  std::string what = error_of([&] { k.inspect("ptx", "void(float32[:], float32[:], float32)", 90); });
+  EXPECT_EQ(what.find("kernels.lua:11:3: compile error: identifier \"not_a_function\" is undefined\n"
+                      "    out[i] = a * x[i]\n    ^"),
+            0u)
+      << what;
+  EXPECT_NE(what.find("NVRTC failed to compile 'scaled.cu' for compute_90"), std::string::npos) << what;
+}
+
 // The prelude provides every name generated code uses: one kernel per builtin family.
 TEST_F(CpuKernelTest, EveryBuiltinFamilyCompilesForTheCpu) {
   TestChunk c(kEveryBuiltinFamily, "families.lua");
