@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <map>
+#include <set>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -75,11 +76,26 @@ std::string quoted(std::string_view s) {
   return out + "\"";
 }
 
+// What the Emitters of one program share. What the program needs is known only once all
+// of it is emitted, so emit_cuda_functions emits it again when the first pass found that
+// it needs the record or yielding back-edges that the pass did not assume.
+struct EmitState {
+  // Assumed by a pass:
+  bool record = false;  // every function takes the luda_BoundsRecord* (checks, 'for' steps)
+  bool yields = false;  // cpu: open loops let the block's other threads run (fibers)
+  // Found by a pass:
+  bool fibers = false;       // a barrier or a warp function is called
+  bool step_checks = false;  // a 'for' step is tested against zero at run time
+  bool atomics = false;      // an atomic or a fence: threads may wait for one another
+  bool open_loops = false;   // a while or repeat loop
+  std::size_t local_bytes = 0;  // cuda.local_array storage
+};
+
 class Emitter {
  public:
   Emitter(const TypedProgram& program, const TypedFunction& tf, const KernelOptions& options, std::string& out,
-          bool& needs_fibers)
-      : program_(program), tf_(tf), options_(options), out_(out), needs_fibers_(needs_fibers) {}
+          EmitState& state)
+      : program_(program), tf_(tf), options_(options), out_(out), state_(state) {}
 
   void function() {
     const FunctionExpr& f = *tf_.function;
@@ -95,7 +111,7 @@ class Emitter {
     std::string params;
     for (std::size_t i = 0; i < tf_.params.size(); ++i)
       params += fmt::format("{}{} {}", i ? ", " : "", c_type(tf_.params[i]), tf_.vars[i].c_name);
-    if (options_.boundscheck) params += std::string(params.empty() ? "" : ", ") + "luda_BoundsRecord* luda_bounds";
+    if (state_.record) params += std::string(params.empty() ? "" : ", ") + "luda_BoundsRecord* luda_bounds";
     if (tf_.is_kernel) out_ += fmt::format("extern \"C\" __global__ void {}({}) {{\n", tf_.c_name, params);
     else out_ += fmt::format("static __device__ {} {}({}) {{\n", result, tf_.c_name, params);
     depth_ = 1;
@@ -113,7 +129,7 @@ class Emitter {
 
  private:
   // The cpu target's per-thread entry (compile.h, Target). A thread that fails a bounds
-  // check ends by throwing luda_cpu_exit (jit/cpu_prelude.cpp), caught here.
+  // check or a 'for' step ends by throwing luda_cpu_exit (jit/cpu_prelude.cpp), caught here.
   void cpu_entry() {
     std::string args, block_locals, block_args;
     for (std::size_t i = 0; i < tf_.params.size(); ++i) {
@@ -122,22 +138,22 @@ class Emitter {
       block_locals += fmt::format("  const {0} luda_a{1} = *({0}*)luda_args[{1}];\n", type, i);
       block_args += fmt::format("{}luda_a{}", i ? ", " : "", i);
     }
-    if (options_.boundscheck) {
+    if (state_.record) {
       std::size_t n = tf_.params.size();
       args += fmt::format("{}*(luda_BoundsRecord**)luda_args[{}]", n ? ", " : "", n);
       block_locals += fmt::format("  luda_BoundsRecord* const luda_a{0} = *(luda_BoundsRecord**)luda_args[{0}];\n", n);
       block_args += fmt::format("{}luda_a{}", n ? ", " : "", n);
     }
-    // Only a bounds check throws; without one the call needs no handler.
+    // Only a failed check throws; without the record the call needs no handler.
     auto guarded = [&](const std::string& call) {
-      return options_.boundscheck ? fmt::format("try {{ {}; }} catch (const luda_cpu_exit&) {{}}", call) : call + ";";
+      return state_.record ? fmt::format("try {{ {}; }} catch (const luda_cpu_exit&) {{}}", call) : call + ";";
     };
     out_ += "#line 1 \"luda_cpu_entry\"\n";
     out_ += fmt::format("LUDA_CPU_EXPORT void {}_cpu(void* const* luda_args) {{\n  {}\n}}\n", tf_.c_name,
                         guarded(fmt::format("{}({})", tf_.c_name, args)));
     out_ += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_needs_fibers = {}; }}\n", tf_.c_name,
-                        needs_fibers_ ? 1 : 0);
-    if (needs_fibers_) return;
+                        state_.fibers ? 1 : 0);
+    if (state_.fibers) return;
     // A whole block in one call (runtime/cpu_abi.h): the kernel inlines into the loop.
     out_ += fmt::format(
         "LUDA_CPU_EXPORT void {0}_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {{\n"
@@ -155,11 +171,46 @@ class Emitter {
         tf_.c_name, block_locals, guarded(fmt::format("{}({})", tf_.c_name, block_args)));
   }
 
-  // Barriers and warp functions: cuda.sync*, cuda.*_sync (shuffles and votes).
+  // Barriers and warp functions: cuda.sync*, cuda.*_sync (shuffles and votes). Atomics and
+  // fences: how threads may wait for one another (a spin-wait).
   std::string builtin(const Builtin& row, const BuiltinEmitArgs& args) {
     std::string_view name = row.name;
-    if (name.starts_with("cuda.sync") || name.ends_with("_sync")) needs_fibers_ = true;
+    if (name.starts_with("cuda.sync") || name.ends_with("_sync")) state_.fibers = true;
+    if (name.starts_with("cuda.atomic.") || name.starts_with("cuda.threadfence")) state_.atomics = true;
     return emit_builtin(row, args);
+  }
+
+  // A loop's body and its back-edge. On the cpu target the back-edge polls for a stop
+  // request (luda_poll: a load and a branch); in a kernel whose threads may wait for one
+  // another (atomics or fences, and a while or repeat loop) an open loop's back-edge lets
+  // the block's other threads run (luda_yield), as a GPU's scheduler would, so that a
+  // spin-wait between threads of a block ends.
+  void loop_body(const Block& b, bool open) {
+    ++depth_;
+    block(b);
+    back_edge(open);
+    --depth_;
+  }
+  void back_edge(bool open) {
+    if (options_.target != Target::Cpu) return;
+    put(open && state_.yields ? "luda_yield();" : "luda_poll();");
+  }
+
+  // Whether `e`, converted to `t`, is known to be positive: a positive constant, the
+  // grid's or a block's size, or a local that holds one and is never assigned again.
+  // Such a 'for' step needs no test against zero.
+  bool positive(const Expr& e, const Type& t) const {
+    const ExprInfo& ei = info(e);
+    if (ei.constant)
+      return ei.constant->kind == Constant::Kind::Float ? ei.constant->f > 0 : ei.constant->i > 0;
+    if (const auto* p = e.dyn<ParenExpr>()) return positive(*p->inner, t);
+    if (ei.var >= 0) return positive_locals_.count(ei.var) != 0;
+    if (!ei.builtin || t.kind != Type::Kind::Scalar) return false;
+    std::string_view name = ei.builtin->name;
+    bool wide = is_float(t.scalar) || scalar_bits(t.scalar) == 64;  // holds every grid size
+    if (name == "cuda.gridsize") return wide;
+    bool dims = name.starts_with("cuda.blockDim.") || name.starts_with("cuda.gridDim.");
+    return dims && (is_float(t.scalar) || scalar_bits(t.scalar) >= 32);
   }
 
   const ExprInfo& info(const Node& n) const { return tf_.info(n); }
@@ -205,18 +256,21 @@ class Emitter {
         put("}");
         break;
       case NodeKind::While:
+        state_.open_loops = true;
         put(fmt::format("while ({}) {{", strip(emit(*s.as<WhileStat>().cond))));
-        body(*s.as<WhileStat>().body);
+        loop_body(*s.as<WhileStat>().body, true);
         put("}");
         break;
       case NodeKind::Repeat: {
         // The condition sees the body's locals, so it is tested inside the body's block.
         const auto& r = s.as<RepeatStat>();
+        state_.open_loops = true;
         put("for (;;) {");
         body(*r.body);
         ++depth_;
         line(r.cond->loc.line);
         put(fmt::format("if ({}) break;", strip(emit(*r.cond))));
+        back_edge(true);
         --depth_;
         put("}");
         break;
@@ -281,6 +335,8 @@ class Emitter {
       }
       if (i < vals.size()) put(fmt::format("{} {} = {};", c_type(v.type), v.c_name, strip(value_as(l.values, vals, i, v.type))));
       else put(fmt::format("{} {}{{}};", c_type(v.type), v.c_name));
+      if (v.assignments == 0 && i < l.values.size() && vals[i].first.empty() && positive(*l.values[i], v.type))
+        positive_locals_.insert(vars[i]);
     }
     // Values beyond the names are still evaluated (a call may have effects).
     for (std::size_t i = vars.size(); i < l.values.size(); ++i)
@@ -303,6 +359,7 @@ class Emitter {
       shape += fmt::format("{}{}", k ? ", " : "", v.shape[k]);
       strides += fmt::format("{}{}", k ? ", " : "", stride[k]);
     }
+    if (v.alloc == Builtin::Alloc::Local) state_.local_bytes += static_cast<std::size_t>(total) * static_cast<std::size_t>(scalar_bits(v.type.scalar) / 8);
     put(fmt::format("{}{} {}_storage[{}];", v.alloc == Builtin::Alloc::Shared ? "__shared__ " : "", elem, v.c_name, total));
     put(fmt::format("luda_Array<{}, {}> {} = {{{}_storage, {{{}}}, {{{}}}}};", elem, v.shape.size(), v.c_name, v.c_name,
                     shape, strides));
@@ -369,6 +426,16 @@ class Emitter {
       limit = hoist(f.limit, "limit");
     }
     std::string step = hoist(f.step, "step");
+    // Lua raises "'for' step is zero" before the first iteration: so does the kernel,
+    // through the record, unless the step is known to be positive.
+    bool zero = f.step && info(*f.step).constant &&
+                (info(*f.step).constant->kind == Constant::Kind::Float ? info(*f.step).constant->f == 0
+                                                                       : info(*f.step).constant->i == 0);
+    if (zero || (step_sign == 0 && !positive(*f.step, t))) {
+      state_.step_checks = true;
+      put(zero ? fmt::format("luda_step_zero(luda_bounds, {});", f.loc.line)
+               : fmt::format("if ({} == 0) luda_step_zero(luda_bounds, {});", step, f.loc.line));
+    }
     std::string start = strip(emit_as(*f.start, t));
     std::string counter = v.assignments > 0 ? temp("i") : v.c_name;
     if (t.is_int() && step_sign == 0) {
@@ -385,7 +452,7 @@ class Emitter {
       put(fmt::format("{} {} = {};", type, v.c_name, counter));
       --depth_;
     }
-    body(*f.body);
+    loop_body(*f.body, false);
     put("}");
     --depth_;
     put("}");
@@ -394,7 +461,7 @@ class Emitter {
   // An integer loop whose step is known only at run time (the grid-stride loop), in Lua's
   // own form (lvm.c forprep): the iteration count is computed once, so the loop neither
   // tests the step's sign each time nor wraps past math.maxinteger, and the compiler sees
-  // a counted loop it can unroll. A zero step runs no iteration (Lua raises an error).
+  // a counted loop it can unroll. A zero step has raised before (numeric_for).
   // Called inside the block numeric_for opened; closes it.
   void counted_for(const NumericForStat& f, const Variable& v, const std::string& type,
                    const std::string& counter, const std::string& start, const std::string& limit,
@@ -415,7 +482,7 @@ class Emitter {
       put(fmt::format("{} {} = {};", type, v.c_name, counter));
       --depth_;
     }
-    body(*f.body);
+    loop_body(*f.body, false);
     put("}");
     --depth_;
     put("}");
@@ -637,7 +704,7 @@ class Emitter {
     std::string args;
     for (std::size_t i = 0; i < e.args.size(); ++i)
       args += (i ? ", " : "") + strip(emit_as(*e.args[i], callee.params[i]));
-    if (options_.boundscheck) args += std::string(args.empty() ? "" : ", ") + "luda_bounds";
+    if (state_.record) args += std::string(args.empty() ? "" : ", ") + "luda_bounds";
     return fmt::format("{}({})", callee.c_name, args);
   }
 
@@ -717,7 +784,8 @@ class Emitter {
   const TypedFunction& tf_;
   const KernelOptions& options_;
   std::string& out_;
-  bool& needs_fibers_;  // shared by the Emitters of one program (callees come first)
+  EmitState& state_;  // shared by the Emitters of one program (callees come first)
+  std::set<int> positive_locals_;  // vars that hold a positive value (positive())
   std::map<std::string, std::string> data_alias_;  // array parameter -> its __restrict__ data pointer
   int depth_ = 0;
   int temps_ = 0;
@@ -725,17 +793,26 @@ class Emitter {
 
 }  // namespace
 
-std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers) {
+std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options, EmitInfo* info) {
+  EmitState state;
+  state.record = options.boundscheck;
   std::string out;
-  bool fibers = false;
-  for (const TypedFunction* f : reachable_functions(program)) Emitter(program, *f, options, out, fibers).function();
-  if (needs_fibers) *needs_fibers = fibers;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const TypedFunction* f : reachable_functions(program)) Emitter(program, *f, options, out, state).function();
+    bool record = state.record || state.step_checks;
+    bool yields = options.target == Target::Cpu && program.kernel().is_kernel && state.atomics && state.open_loops;
+    if (record == state.record && yields == state.yields) break;
+    state = EmitState{record, yields};
+    state.fibers = yields;  // a thread can only let others run as a fiber
+    out.clear();
+  }
+  if (info) *info = EmitInfo{state.fibers, state.record, state.local_bytes};
   return out;
 }
 
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers) {
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info) {
   std::string out(cuda_prelude());
-  out += emit_cuda_functions(program, options, needs_fibers);
+  out += emit_cuda_functions(program, options, info);
   return out;
 }
 

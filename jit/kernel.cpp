@@ -266,6 +266,7 @@ ProgramText JitKernel::program_text(const Specialization& spec) const {
   p.name = name_;
   p.what = what_;
   if (function_.chunk) p.chunks = {&function_.chunk, 1};
+  p.local_bytes = spec.kernel.local_bytes;
   return p;
 }
 
@@ -299,14 +300,12 @@ void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span
     *record = dsl::BoundsRecord{};
     buffer.put(&record, sizeof record);
   }
-  cpu_launch(loaded.program.cpu, config, buffer.pointers());
+  cpu_launch(loaded.program.cpu, config, buffer.pointers(), what_);
   if (record && record->hit) bounds_error(*record);
 }
 
 void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
-  std::string chunk = function_.chunk ? function_.chunk->name : "?";
-  fail("kernel '{}' at {}:{}: index {} out of range for axis {} of size {}", name_, chunk, r.line, r.index, r.axis,
-       r.extent);
+  throw Error(dsl::record_message(what_, function_.chunk ? function_.chunk->name : "?", r));
 }
 
 // The launch's arguments laid out as the kernel's parameters expect (the same ABI on both

@@ -250,10 +250,10 @@ int resident_blocks_per_sm(CUfunction f, int ordinal, int threads) {
   return std::max(blocks, 1);
 }
 
-void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args) {
+void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args, std::string_view who) {
   LaunchConfig config;
   config.grid = grid;
-  cpu_launch(k, config, args);
+  cpu_launch(k, config, args, who);
 }
 
 }  // namespace luda::jit::kind

@@ -128,7 +128,7 @@ inline Extent extent_of(const NDArray& x) {
 // The launch, on cuda (the context made current only when it is not) or on the cpu.
 void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
                  const std::string& who);
-void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args);
+void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args, std::string_view who);
 
 // Blocks of `threads` threads of `f` that one SM of `ordinal` holds at once (registers,
 // static shared memory, thread and block slots): grids of that many per SM run in one wave,

@@ -10,6 +10,7 @@
 
 #include "runtime/driver.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace luda {
 
@@ -181,7 +182,7 @@ void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src
   driver::check(r, call,
                 fmt::format("{} from {} to {}", driver::format_bytes(n), src_device.str(),
                             dst_device.str()));
-  if (!async) LUDA_CU(cuStreamSynchronize, stream);
+  if (!async) wait_for_stream(stream, "cuStreamSynchronize", ordinal);
 }
 
 void zero_bytes(Device device, void* dst, std::size_t n, CUstream stream) {

@@ -261,6 +261,31 @@ describe("cuda.jit", function()
     assert.are.equal(where .. PEEK_ERROR, err)
   end)
 
+  local for_line = debug.getinfo(1, "l").currentline + 2
+  local function stepped(out, step, fstep)
+    for i = 0, 9, step do out[i] = out[i] + 1 end
+    for x = 0.5, 2.0, fstep do out[0] = out[0] + 10 end
+  end
+  local SRC = debug.getinfo(1, "S").short_src
+
+  on_devices("raise Lua's error for a 'for' step that is zero at run time, at the loop", function()
+    local k = cuda.jit(stepped)
+    local out = luda.zeros(10, "int32")
+    k[{ 1, 1 }](out, 3, 0.75)
+    local want = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    stepped(setmetatable({}, { __index = function(_, i) return want[i + 1] end,
+                               __newindex = function(_, i, v) want[i + 1] = v end }), 3, 0.75)
+    assert.are.same(want, out:totable())
+    local where = here(); local err = error_of(function() k[{ 1, 1 }](out, 0, 0.75) end)
+    assert.are.equal(where .. "kernel 'stepped' at " .. SRC .. ":" .. for_line .. ": 'for' step is zero", err)
+    where = here(); err = error_of(function() k[{ 1, 1 }](out, 3, 0.0) end)
+    assert.are.equal(where .. "kernel 'stepped' at " .. SRC .. ":" .. (for_line + 1) .. ": 'for' step is zero", err)
+    -- what Lua says
+    assert.truthy(select(2, pcall(stepped, {}, 0, 1.0)):find("'for' step is zero", 1, true))
+    -- A grid-stride loop's step, the grid's size, is never zero: it needs no record.
+    assert.is_nil(add_kernel:inspect("cuda", "void(float32[:], float32[:], float32[:])"):find("luda_bounds", 1, true))
+  end)
+
   it("take LUDA_BOUNDSCHECK=0 or 1 over the option and the default, and refuse other values", function()
     local script = "local x = luda.arange(32, 'int32'):slice({0, 16}) local out = luda.zeros(16, 'int32') " ..
                    "local k = luda.cuda.jit(" .. string.format("%q", PEEK) .. ", {boundscheck = %s}) " ..

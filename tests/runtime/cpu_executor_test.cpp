@@ -43,7 +43,14 @@ T& arg(void* const* args, int i) {
   return *static_cast<T*>(args[i]);
 }
 
-CpuKernel kernel(void (*f)(void* const*), bool fibers) { return {f, &current_slot, fibers}; }
+CpuKernel kernel(void (*f)(void* const*), bool fibers) {
+  CpuKernel k;
+  k.run_thread = f;
+  k.current_slot = &current_slot;
+  k.needs_fibers = fibers;
+  k.polls = true;  // these kernels end on their own
+  return k;
+}
 
 // What the prelude's <entry>_cpu_block does: the block's threads in order, x fastest.
 template <void (*Body)(void* const*)>
