@@ -180,11 +180,11 @@ class Emitter {
     return emit_builtin(row, args);
   }
 
-  // A loop's body and its back-edge. On the cpu target the back-edge polls for a stop
-  // request (luda_poll: a load and a branch); in a kernel whose threads may wait for one
-  // another (atomics or fences, and a while or repeat loop) an open loop's back-edge lets
-  // the block's other threads run (luda_yield), as a GPU's scheduler would, so that a
-  // spin-wait between threads of a block ends.
+  // A loop's body and its back-edge. In a cpu kernel whose threads may wait for one another
+  // (atomics or fences, and a while or repeat loop) an open loop's back-edge lets the
+  // block's other threads run (luda_yield), as a GPU's scheduler would, so that a
+  // spin-wait between threads of a block ends. (A stop request needs nothing here: the
+  // executor stops kernel code by a signal, runtime/cpu_guard.h.)
   void loop_body(const Block& b, bool open) {
     ++depth_;
     block(b);
@@ -192,8 +192,7 @@ class Emitter {
     --depth_;
   }
   void back_edge(bool open) {
-    if (options_.target != Target::Cpu) return;
-    put(open && state_.yields ? "luda_yield();" : "luda_poll();");
+    if (options_.target == Target::Cpu && open && state_.yields) put("luda_yield();");
   }
 
   // Whether `e`, converted to `t`, is known to be positive: a positive constant, the

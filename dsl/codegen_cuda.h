@@ -27,8 +27,7 @@ struct EmitInfo {
 };
 
 // Only the generated functions, without the prelude (golden tests compare this part).
-// For Target::Cpu, the kernel is followed by its per-thread entry (compile.h, Target),
-// and loop back-edges poll for a stop request (runtime/cpu_abi.h).
+// For Target::Cpu, the kernel is followed by its per-thread entry (compile.h, Target).
 std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options,
                                 EmitInfo* info = nullptr);
 

@@ -48,12 +48,7 @@ constexpr std::string_view kSubset = R"cpu(#line 1 "luda_cpu_prelude"
 
 static const luda_cpu_runtime* luda_cpu_rt;
 static thread_local luda_cpu_thread* luda_cpu_current_thread;
-static const volatile int luda_cpu_no_stop = 0;
-static const volatile int* luda_cpu_stop_flag = &luda_cpu_no_stop;
-LUDA_CPU_EXPORT void luda_cpu_bind(const luda_cpu_runtime* rt) {
-  luda_cpu_rt = rt;
-  if (rt->stop_requested) luda_cpu_stop_flag = rt->stop_requested;
-}
+LUDA_CPU_EXPORT void luda_cpu_bind(const luda_cpu_runtime* rt) { luda_cpu_rt = rt; }
 LUDA_CPU_EXPORT luda_cpu_thread** luda_cpu_current_slot(void) { return &luda_cpu_current_thread; }
 static inline luda_cpu_thread* luda_cpu_self() { return luda_cpu_current_thread; }
 // Thrown to end the calling CUDA thread (a failed bounds check); <entry>_cpu catches it.
@@ -107,11 +102,8 @@ using ::luda_cpu_abort_;
 #define abort luda_cpu_abort_
 #define __assert_fail luda_cpu_assert_fail
 
-// Loop back-edges of generated kernels (dsl/codegen_cuda.h): a stop request ends the
-// kernel there (a load and a branch); luda_yield lets the block's other threads run.
-static inline void luda_poll() {
-  if (__builtin_expect(*luda_cpu_stop_flag != 0, 0)) luda_cpu_rt->stop(luda_cpu_current_thread);
-}
+// Open-loop back-edges of generated kernels whose threads may wait for one another
+// (dsl/codegen_cuda.h): the block's other threads run.
 static inline void luda_yield() { luda_cpu_rt->yield(luda_cpu_current_thread); }
 
 typedef luda_cpu_dim3 uint3;

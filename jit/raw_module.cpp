@@ -321,15 +321,14 @@ void RawKernel::launch_cpu(const LaunchConfig& config, PackedArgs& packed) {
   cpu_launch(cpu_kernel(), config, packed.data(), who_);
 }
 
-// Raw code does not poll for a stop request: the executor stops it by a signal while it
-// runs its own code (runtime/cpu_executor.h), which lies in its shared object.
+// Made once: the executor stops a kernel by a signal while it runs its own code, which lies
+// in its shared object (runtime/cpu_executor.h).
 const CpuKernel& RawKernel::cpu_kernel() {
   if (const CpuKernel* k = cpu_kernel_.load(std::memory_order_acquire)) return *k;
   std::shared_ptr<const CpuModule> module = module_->cpu_module();
   std::lock_guard lock(mutex_);
   if (!cpu_kernel_storage_) {
     auto k = std::make_unique<CpuKernel>(module->kernel(cpu_entry_name(name_)));
-    k->polls = false;
     cpu_code_range(reinterpret_cast<const void*>(k->run_thread), &k->code_begin, &k->code_end);
     cpu_kernel_storage_ = std::move(k);
     cpu_kernel_.store(cpu_kernel_storage_.get(), std::memory_order_release);

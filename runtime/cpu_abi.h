@@ -64,15 +64,10 @@ typedef struct luda_cpu_runtime {
    * assert, an exception thrown out of the kernel. `message` follows the kernel's name
    * ("failed an assertion: x > 0 (k.cu:3)"). Never returns. */
   void (*fail)(luda_cpu_thread* t, const char* message);
-  /* A loop back-edge of generated code found *stop_requested set: ends the kernel with
-   * "was interrupted". Never returns. */
-  void (*stop)(luda_cpu_thread* t);
   /* A back-edge of an open loop in a kernel whose threads may wait for one another (it
-   * runs as fibers): lets the block's other threads run, then returns; stops as `stop`
-   * does when a stop is requested. */
+   * runs as fibers): lets the block's other threads run, then returns; ends the kernel
+   * with "was interrupted" when a stop is requested. */
   void (*yield)(luda_cpu_thread* t);
-  /* Nonzero while a stop (Ctrl-C) is requested: generated loops poll it at back-edges. */
-  const volatile int* stop_requested;
 } luda_cpu_runtime;
 
 #ifdef __cplusplus

@@ -76,8 +76,7 @@ struct FiberThread {
   bool done = false;
   bool quit = false;  // set by drop_fibers: return instead of running again
   sigjmp_buf jump;    // where a stop of its kernel code lands (cpu_guard.h), on its own stack
-  const char* stack_low = nullptr;
-  std::size_t stack_bytes = 0;
+  cpu_guard::Stack stack;
 };
 
 // A warp's exchange slots. A lane deposits its operands and sets its bit in `arrived`;
@@ -136,9 +135,9 @@ void suspend(FiberThread& f) { f.sched = std::move(f.sched).resume(); }
 // its kernel code for its jump point as soon as it is resumed.
 void suspend_in_kernel(FiberThread& f) {
   State& s = *f.block;
-  cpu_guard::leave(*s.guard);
+  cpu_guard::disarm(*s.guard);
   suspend(f);
-  cpu_guard::enter(*s.guard, &f.jump, s.kernel, f.stack_low, f.stack_bytes);
+  cpu_guard::arm(*s.guard, &f.jump, &f.stack);
   if (s.aborting) siglongjmp(f.jump, cpu_guard::kAbandon);
 }
 
@@ -329,8 +328,6 @@ void rt_print(const char* text, unsigned long long length) noexcept {
 
 void rt_fail(luda_cpu_thread*, const char* message) noexcept { cpu_guard::stop_here(cpu_guard::kFailed, message); }
 
-void rt_stop(luda_cpu_thread*) noexcept { cpu_guard::stop_here(cpu_guard::kInterrupt); }
-
 // A back-edge of an open loop in a kernel whose threads may wait for one another: the
 // others run before this one goes on, so a spin-wait on a flag that another thread of the
 // block sets ends, as on a GPU (sm_70 and later schedule a block's threads independently).
@@ -344,44 +341,48 @@ void rt_yield(luda_cpu_thread* t) noexcept {
 }
 
 const luda_cpu_runtime kRuntime = {LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_syncwarp, rt_shfl,
-                                   rt_ballot,            rt_print,       rt_fail,     rt_stop,
-                                   rt_yield,             &detail::g_interrupt};
+                                   rt_ballot,            rt_print,       rt_fail,     rt_yield};
 
-// One CUDA thread's run of its kernel code, between a jump point on the fiber's own stack
-// and the end of the thread (noinline: the jump point's frame must stay live while the
-// kernel runs).
-__attribute__((noinline)) void run_guarded(State& st, FiberThread& f) {
+// The body of a fiber: one CUDA thread after another, each of a block that resumes it.
+// Its jump point is set once (noinline: the frame that holds it lives as long as the
+// fiber), so a thread's run costs no sigsetjmp; a stop lands there and the loop goes on.
+__attribute__((noinline)) void fiber_main(FiberThread& f) {
   if (int why = sigsetjmp(f.jump, 0)) {
-    cpu_guard::leave(*st.guard);
-    stopped(st, why);
-    return;
+    cpu_guard::disarm(*f.block->guard);
+    stopped(*f.block, why);
+    goto ended;
   }
-  cpu_guard::enter(*st.guard, &f.jump, st.kernel, f.stack_low, f.stack_bytes);
-  try {
-    st.kernel->run_thread(st.args);
-  } catch (const ctx::detail::forced_unwind&) {
-    cpu_guard::leave(*st.guard);
-    throw;  // Boost.Context unwinding this fiber: not the kernel's
-  } catch (...) {
-    if (!st.error) st.error = std::current_exception();
+  while (!f.quit) {
+    {
+      State& st = *f.block;
+      if (!st.aborting) {
+        cpu_guard::arm(*st.guard, &f.jump, &f.stack);
+        try {
+          st.kernel->run_thread(st.args);
+        } catch (const ctx::detail::forced_unwind&) {
+          cpu_guard::disarm(*st.guard);
+          throw;  // Boost.Context unwinding this fiber: not the kernel's
+        } catch (...) {
+          if (!st.error) st.error = std::current_exception();
+        }
+        cpu_guard::disarm(*st.guard);
+      }
+    }
+  ended:
+    thread_exited(*f.block, f);
+    suspend(f);
   }
-  cpu_guard::leave(*st.guard);
 }
 
 std::unique_ptr<FiberThread> make_fiber_thread(State* s) {
   auto owned = std::make_unique<FiberThread>();
   FiberThread* f = owned.get();
   f->block = s;
-  f->stack_bytes = s->fiber_stack;
-  f->self = ctx::fiber(std::allocator_arg, GuardedStack{s->fiber_stack, &f->stack_low},
+  f->stack.bytes = s->fiber_stack;
+  f->self = ctx::fiber(std::allocator_arg, GuardedStack{s->fiber_stack, &f->stack.low},
                        [f](ctx::fiber&& sched) {
                          f->sched = std::move(sched);
-                         while (!f->quit) {
-                           State& st = *f->block;
-                           if (!st.aborting) run_guarded(st, *f);
-                           thread_exited(st, *f);
-                           suspend(*f);
-                         }
+                         fiber_main(*f);
                          return std::move(f->sched);
                        });
   return owned;
@@ -402,15 +403,15 @@ void run_loop(State& s, luda_cpu_thread t) {
   luda_cpu_thread** slot = s.kernel->current_slot();
   sigjmp_buf jump;
   if (int why = sigsetjmp(jump, 0)) {
-    cpu_guard::leave(*s.guard);
+    cpu_guard::disarm(*s.guard);
     *slot = nullptr;
     stopped(s, why);
     return;
   }
-  cpu_guard::enter(*s.guard, &jump, s.kernel);
+  cpu_guard::arm(*s.guard, &jump, nullptr);
   if (s.kernel->run_block) {  // the kernel's own loop over the block's threads
     s.kernel->run_block(s.args, &t);
-    cpu_guard::leave(*s.guard);
+    cpu_guard::disarm(*s.guard);
     *slot = nullptr;
     return;
   }
@@ -425,7 +426,7 @@ void run_loop(State& s, luda_cpu_thread t) {
         *slot = &t;
         run(args);
       }
-  cpu_guard::leave(*s.guard);
+  cpu_guard::disarm(*s.guard);
   *slot = nullptr;
 }
 
@@ -460,7 +461,9 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
     bool resumed = false;
     for (unsigned i = 0; i < n; ++i) {
       FiberThread& f = *s.threads[i];
-      if (f.done || (f.wait != Wait::None && !s.aborting)) continue;
+      if (f.done || f.wait != Wait::None) [[unlikely]] {
+        if (f.done || !s.aborting) continue;  // an abandoned block resumes its waiting threads too
+      }
       *slot = &f.t;  // the kernel reads its thread through the slot: set it every resume
       f.self = std::move(f.self).resume();
       resumed = true;
@@ -524,12 +527,17 @@ std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* arg
     proto.dynamic_shared = s.shared;
     proto.dynamic_shared_bytes = dynamic_shared_bytes;
     proto.block = &s;
+    cpu_guard::set_kernel(*s.guard, &kernel);
     if (s.fibers)
       run_fibers(s, proto);
     else
       run_loop(s, proto);
+    cpu_guard::set_kernel(*s.guard, nullptr);
   } catch (...) {  // a loop-mode thread's exception, or a failed allocation
-    if (s.guard) cpu_guard::leave(*s.guard);
+    if (s.guard) {
+      cpu_guard::disarm(*s.guard);
+      cpu_guard::set_kernel(*s.guard, nullptr);
+    }
     if (!s.error) s.error = std::current_exception();
   }
   if (!s.error && s.misuse)

@@ -213,7 +213,7 @@ void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const
                 std::string_view who) {
   validate_cpu_launch(config);
   LUDA_INTERNAL_CHECK(kernel.run_thread != nullptr && kernel.current_slot != nullptr);
-  if (!kernel.polls) cpu_guard::start_watchdog();
+  cpu_guard::start_watchdog();
   Pool& p = pool();
   detail::InterruptScope interrupt_scope;
   Job job;

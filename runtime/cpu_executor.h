@@ -8,8 +8,9 @@
 //
 // A kernel runs in the host's own process, so the executor contains it (cpu_guard.h): a
 // fault, exit/abort/assert or an exception in its code, and a stop request
-// (runtime/interrupt.h), end the launch with an error naming the kernel, and the process
-// and the executor stay usable.
+// (runtime/interrupt.h: between blocks, at barriers, and by a signal while its own code
+// runs) end the launch with an error naming the kernel, and the process and the executor
+// stay usable.
 #pragma once
 
 #include <cstddef>
@@ -28,10 +29,9 @@ struct CpuKernel {
   bool needs_fibers = false;                        // <entry>_cpu_needs_fibers
   // <entry>_cpu_block when the object exports it: loop mode then makes one call per block.
   void (*run_block)(void* const* args, luda_cpu_thread* block) = nullptr;
-  // Generated code: its loops poll for a stop request at their back-edges, so between two
-  // polls it runs a bounded time. Code that does not (raw kernels) is stopped by a signal
-  // while it executes its own code, which lies in [code_begin, code_end) (cpu_code_range).
-  bool polls = false;
+  // Its shared object's code (cpu_code_range): a stop request ends the kernel by a signal
+  // while it executes there (runtime/cpu_guard.h); empty, only between blocks and at
+  // barriers.
   const void* code_begin = nullptr;
   const void* code_end = nullptr;
   // The bytes of local arrays one CUDA thread keeps on its stack (generated code knows);

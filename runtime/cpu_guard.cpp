@@ -28,29 +28,8 @@ namespace {
 constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 constexpr std::size_t kMaxSlots = 4096;           // OS threads that run kernel code at once
 constexpr std::size_t kAltStackBytes = 64 * 1024;  // where the handlers run
-constexpr std::size_t kMessageBytes = 512;
+constexpr std::size_t kMessageBytes = sizeof(Slot::message);
 
-// One OS thread that runs kernel code. Signal handlers find it by pthread_self() in a
-// fixed table: reading a thread_local of a dlopened library (luda.so) may allocate, which
-// a handler must not do.
-struct Slot {
-  std::atomic<bool> used{false};
-  std::atomic<bool> signalling{false};  // the watchdog is sending this thread stop_signal()
-  std::atomic<pthread_t> thread{};
-  // Set by the owning thread around kernel code; read by its signal handlers and the
-  // watchdog.
-  std::atomic<sigjmp_buf*> jump{nullptr};
-  std::atomic<const CpuKernel*> kernel{nullptr};
-  const char* stack_low = nullptr;  // the lowest address of the stack the kernel runs on
-  std::size_t stack_bytes = 0;      // its size
-  const char* thread_stack_low = nullptr;
-  std::size_t thread_stack_bytes = 0;
-  // The last stop, written before the jump and read after it.
-  int sig = 0, code = 0;
-  const void* addr = nullptr;
-  const void* sp = nullptr;
-  char message[kMessageBytes] = {};
-};
 static_assert(std::atomic<pthread_t>::is_always_lock_free && std::atomic<sigjmp_buf*>::is_always_lock_free);
 
 Slot g_slots[kMaxSlots];
@@ -75,7 +54,7 @@ const void* context_pc(void* context) noexcept {
   return reinterpret_cast<const void*>(static_cast<ucontext_t*>(context)->uc_mcontext.pc);
 #else
   (void)context;
-  return nullptr;  // unknown: a raw kernel is then never stopped by the signal
+  return nullptr;  // unknown: kernel code is then stopped only between blocks and at barriers
 #endif
 }
 
@@ -128,7 +107,7 @@ void on_fault(int sig, siginfo_t* info, void* context) noexcept {
   siglongjmp(*jump, kFault);
 }
 
-// The watchdog's signal: stop a raw kernel, but only while the thread executes the kernel's
+// The watchdog's signal: stop a kernel, but only while the thread executes the kernel's
 // own code (a library call may hold a lock; the watchdog tries again).
 void on_stop_signal(int sig, siginfo_t* info, void* context) noexcept {
   Slot* s = find_self();
@@ -169,14 +148,6 @@ void install_handlers() {
 
 }  // namespace
 
-struct Thread {
-  Slot* slot = nullptr;
-  void* alt_stack = nullptr;  // mapped here when the thread had none
-
-  void register_self();
-  ~Thread();
-};
-
 void Thread::register_self() {
   install_handlers();
   for (std::size_t i = 0; i < kMaxSlots && !slot; ++i) {
@@ -195,10 +166,7 @@ void Thread::register_self() {
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     void* low = nullptr;
     std::size_t bytes = 0;
-    if (pthread_attr_getstack(&attr, &low, &bytes) == 0) {
-      slot->thread_stack_low = static_cast<const char*>(low);
-      slot->thread_stack_bytes = bytes;
-    }
+    if (pthread_attr_getstack(&attr, &low, &bytes) == 0) slot->thread_stack = Stack{static_cast<const char*>(low), bytes};
     pthread_attr_destroy(&attr);
   }
   stack_t current{};
@@ -218,6 +186,7 @@ Thread::~Thread() {
   if (slot) {
     slot->jump.store(nullptr);
     slot->kernel.store(nullptr);
+    slot->stack.store(nullptr);
     while (slot->signalling.load()) std::this_thread::yield();
     slot->thread.store(pthread_t{});
     slot->used.store(false, std::memory_order_release);
@@ -244,22 +213,6 @@ int stop_signal() {
   return g_stop_signal;
 }
 
-void enter(Thread& t, sigjmp_buf* jump, const CpuKernel* kernel, const void* stack_low,
-           std::size_t stack_bytes) noexcept {
-  Slot& s = *t.slot;
-  s.stack_low = stack_low ? static_cast<const char*>(stack_low) : s.thread_stack_low;
-  s.stack_bytes = stack_low ? stack_bytes : s.thread_stack_bytes;
-  s.kernel.store(kernel, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  s.jump.store(jump, std::memory_order_relaxed);
-}
-
-void leave(Thread& t) noexcept {
-  t.slot->jump.store(nullptr, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  t.slot->kernel.store(nullptr, std::memory_order_relaxed);
-}
-
 void stop_here(Stop why, std::string_view message) noexcept {
   Slot& s = *this_thread().slot;
   sigjmp_buf* jump = s.jump.load(std::memory_order_relaxed);
@@ -279,14 +232,16 @@ std::string fault_message(const Slot& s, std::string_view who) {
   constexpr std::size_t kPage = 4096;
   const char* addr = static_cast<const char*>(s.addr);
   const char* sp = static_cast<const char*>(s.sp);
-  const char* low = s.stack_low;
+  const Stack* stack = s.stack.load(std::memory_order_relaxed);
+  if (!stack) stack = &s.thread_stack;
+  const char* low = stack->low;
   bool overflow = (s.sig == SIGSEGV || s.sig == SIGBUS) && low != nullptr &&
                   ((sp != nullptr && sp < low + kPage) || (addr >= low - 64 * 1024 && addr < low + kPage));
   if (overflow)
     return fmt::format(
         "{} crashed on the cpu device: stack overflow (a thread of it has {} of stack: deep recursion, or local "
         "arrays too large); luda stopped the kernel",
-        who, driver::format_bytes(s.stack_bytes));
+        who, driver::format_bytes(stack->bytes));
   std::string what;
   switch (s.sig) {
     case SIGSEGV:
@@ -325,7 +280,7 @@ std::exception_ptr stop_error(Thread& t, int why, std::string_view who) {
   }
 }
 
-// ---- the watchdog: stops kernels that do not poll, by a signal -----------------------------
+// ---- the watchdog: stops running kernel code by a signal -----------------------------------
 
 namespace {
 
@@ -347,8 +302,8 @@ struct Watchdog {
     sem_destroy(&wake);
   }
 
-  // Signals every thread running a kernel that does not poll, every 20 ms while a stop is
-  // requested and such a kernel runs.
+  // Signals every thread running kernel code, every 20 ms while a stop is requested and
+  // such code runs.
   void run() {
     sigset_t all;
     sigfillset(&all);
@@ -364,7 +319,7 @@ struct Watchdog {
           Slot& s = g_slots[i];
           s.signalling.store(true);
           const CpuKernel* k = s.kernel.load();
-          if (s.used.load() && k && !k->polls) {
+          if (s.used.load() && k && k->code_begin) {
             pthread_kill(s.thread.load(), g_stop_signal);
             any = true;
           }

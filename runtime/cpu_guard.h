@@ -3,24 +3,28 @@
 // stack overflow), a call of exit/abort/assert, a thrown exception or an endless loop
 // would otherwise crash, end or hang the process. Internal to the cpu executor.
 //
-// Every stretch of kernel code (one block in loop mode, one CUDA thread's run in fiber
-// mode) runs between enter() and leave() after a sigsetjmp; what stops it longjmps back
-// there with a Stop:
+// Kernel code runs armed with a jump point set by sigsetjmp (one per block in loop mode,
+// one per fiber in fiber mode); what stops it longjmps back there with a Stop:
 //   - synchronous signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL) on a thread inside kernel
 //     code, caught by handlers installed at the first cpu launch (on an alternate signal
 //     stack, so that a stack overflow is caught too); elsewhere the handlers chain to the
 //     ones they replaced, so the process behaves as it would without luda;
-//   - the runtime's services (runtime/cpu_abi.h): fail (exit, abort, assert, throw), stop
-//     and yield (a loop back-edge saw a stop request);
-//   - for kernels that do not poll (raw kernels), a watchdog thread that, while a stop is
-//     requested, sends stop_signal() to the threads running them; the handler jumps only
-//     when the thread is executing the kernel's own code, never inside a library call
-//     (which may hold a lock), and the watchdog tries again until the kernel has stopped.
+//   - the runtime's services (runtime/cpu_abi.h): fail (exit, abort, assert, throw) and
+//     yield (a spin-wait's back-edge met a stop request);
+//   - a stop request: a watchdog thread sends stop_signal() to the threads running kernel
+//     code, every 20 ms while the request stands; the handler jumps only when the thread
+//     executes the kernel's own code (its shared object), never inside a library call,
+//     which may hold a lock (printf's buffer, malloc). Kernel loops pay nothing for it,
+//     where a poll at every back-edge would cost a load and a branch per iteration.
 // A longjmp skips the kernel's C++ destructors: what its frames owned leaks, and a lock it
 // held stays held. Memory the kernel wrote wildly before a fault cannot be repaired.
 #pragma once
 
+#include <pthread.h>
+
+#include <atomic>
 #include <csetjmp>
+#include <cstddef>
 #include <exception>
 #include <string_view>
 
@@ -37,21 +41,61 @@ enum Stop : int {
   kAbandon = 4,    // fiber mode: another thread of the block stopped; this one is let go
 };
 
-// The signal the watchdog sends to stop a raw kernel: SIGRTMIN + 6.
+// The signal the watchdog sends to stop kernel code: SIGRTMIN + 6.
 int stop_signal();
+
+// A stack kernel code runs on: a fiber's (the OS thread's own when none is given), to tell
+// a stack overflow from another fault and to say its size.
+struct Stack {
+  const char* low = nullptr;  // the lowest usable address
+  std::size_t bytes = 0;
+};
+
+// One OS thread that runs kernel code, as its signal handlers see it (cpu_guard.cpp keeps
+// these in a table they search, since reading a thread_local of a dlopened library may
+// allocate, which a handler must not do).
+struct Slot {
+  std::atomic<bool> used{false};
+  std::atomic<bool> signalling{false};  // the watchdog is sending this thread stop_signal()
+  std::atomic<pthread_t> thread{};
+  // Set by the owning thread; read by its signal handlers and by the watchdog.
+  std::atomic<sigjmp_buf*> jump{nullptr};           // armed: kernel code runs
+  std::atomic<const CpuKernel*> kernel{nullptr};    // the kernel of the block being run
+  std::atomic<const Stack*> stack{nullptr};         // null: the thread's own
+  Stack thread_stack;
+  // The last stop, written before the jump and read after it.
+  int sig = 0, code = 0;
+  const void* addr = nullptr;
+  const void* sp = nullptr;
+  char message[512] = {};
+};
 
 // The calling OS thread, ready to run kernel code: registered where the signal handlers
 // look, with an alternate signal stack (its own, unless the thread already had one) and,
 // at the first call in the process, the handlers installed.
-struct Thread;
+struct Thread {
+  Slot* slot = nullptr;
+  void* alt_stack = nullptr;  // mapped here when the thread had none
+  void register_self();
+  ~Thread();
+};
 Thread& this_thread();
 
-// Kernel code of `kernel` runs from here to leave(), with `jump` as its jump point;
-// `stack_low` and `stack_bytes` describe the stack it runs on (a fiber's; null and 0 for
-// the thread's own), to tell a stack overflow from another fault.
-void enter(Thread& t, sigjmp_buf* jump, const CpuKernel* kernel, const void* stack_low = nullptr,
-           std::size_t stack_bytes = 0) noexcept;
-void leave(Thread& t) noexcept;
+// The kernel whose block this thread runs now (null after it).
+inline void set_kernel(Thread& t, const CpuKernel* kernel) noexcept {
+  t.slot->kernel.store(kernel, std::memory_order_relaxed);
+}
+// Kernel code runs from arm() to disarm(), with `jump` as its jump point, on `stack`
+// (null: the thread's own). A few stores: fibers arm and disarm at every switch.
+inline void arm(Thread& t, sigjmp_buf* jump, const Stack* stack) noexcept {
+  t.slot->stack.store(stack, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t.slot->jump.store(jump, std::memory_order_relaxed);
+}
+inline void disarm(Thread& t) noexcept {
+  t.slot->jump.store(nullptr, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
 
 // Longjmps to the calling thread's jump point with `why`; `message` (kFailed) is copied.
 [[noreturn]] void stop_here(Stop why, std::string_view message = {}) noexcept;
@@ -61,8 +105,7 @@ void leave(Thread& t) noexcept;
 // ..."). Null for kAbandon.
 std::exception_ptr stop_error(Thread& t, int why, std::string_view who);
 
-// Arms the watchdog that stops raw kernels (once per process; the executor calls it at the
-// first launch of a kernel that does not poll).
+// Arms the watchdog that stops kernels (once per process, at the first launch).
 void start_watchdog();
 
 }  // namespace luda::cpu_guard

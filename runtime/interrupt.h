@@ -1,10 +1,10 @@
 // Stopping running work from outside it: Ctrl-C at luda's REPL and script runner, or a
 // host application's own signal handler or thread.
 //
-// request_interrupt() asks every cpu kernel running now to stop (generated kernels at
-// their next loop back-edge, barrier or block; raw kernels also at once by a signal,
-// runtime/cpu_guard.h) and every host wait for a GPU (stream, event and copy waits) to
-// give up; each raises Interrupted. The GPU's own work goes on: a GPU kernel cannot be
+// request_interrupt() asks every cpu kernel running now to stop (between blocks, at
+// barriers, and by a signal while its own code runs: runtime/cpu_guard.h) and every host
+// wait for a GPU (stream, event, copy and device waits) to give up; each raises
+// Interrupted. The GPU's own work goes on: a GPU kernel cannot be
 // stopped from the host. When nothing runs, the request waits for the next launch or wait
 // to meet it, or for clear_interrupt(). A launch or wait that raises Interrupted clears
 // the request when no other is in progress.
@@ -38,8 +38,8 @@ void wait_for_event(CUevent event, const char* call, int ordinal);
 void wait_for_context(int ordinal);
 
 namespace detail {
-// The flag that kernels poll (runtime/cpu_abi.h stop_requested): nonzero while a request
-// is pending.
+// Nonzero while a request is pending: the cpu executor reads it between blocks and at
+// barriers, the watchdog while it stops kernels, host waits for a GPU as they poll.
 extern volatile int g_interrupt;
 // A launch or a wait in progress, for request_interrupt()'s bookkeeping (see above).
 class InterruptScope {

@@ -48,7 +48,6 @@ CpuKernel kernel(void (*f)(void* const*), bool fibers) {
   k.run_thread = f;
   k.current_slot = &current_slot;
   k.needs_fibers = fibers;
-  k.polls = true;  // these kernels end on their own
   return k;
 }
 
