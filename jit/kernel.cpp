@@ -177,6 +177,9 @@ JitKernel::JitKernel(Setup setup, dsl::Environment& env)
       handle_(setup.handle),
       name_(setup.name.empty() ? "kernel" : std::move(setup.name)),
       what_(fmt::format("kernel '{}'", name_)),
+      label_(driver::intern_label(function_.chunk ? fmt::format("{} ({}:{})", what_, function_.chunk->name,
+                                                                 function_.line_defined)
+                                                  : what_)),
       param_names_(std::move(setup.param_names)),
       options_(setup.options),
       frontend_(setup.frontend ? std::move(setup.frontend) : Frontend(dsl::compile_kernel)),
@@ -375,6 +378,7 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     buffer.put(&record, sizeof record);
     zero_bytes(Device::cuda(ordinal), record, sizeof(dsl::BoundsRecord), config.stream);
   }
+  driver::note_launch(label_);
   luda::launch(loaded->program.function, config, buffer.pointers());
 
   if (kernel.bounds_record) {  // a synchronous copy on the launch's stream: waits for the kernel

@@ -171,6 +171,7 @@ class JitKernel {
   dsl::FunctionHandle handle_;
   std::string name_;
   std::string what_;  // "kernel '<name>'"
+  const char* label_;  // "kernel '<name>' (<chunk>:<line>)": driver::note_launch
   std::vector<std::string> param_names_;
   JitOptions options_;
   Frontend frontend_;

@@ -387,7 +387,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     long long work = contiguous ? kind::ceil_div(n, vector) : n;
     long long blocks = std::min(kind::ceil_div(work, kKindBlock), loaded->resident_blocks);
     kind::launch_cuda(loaded->program.function, Dim3{std::max(blocks, 1LL), 1, 1}, Dim3{kKindBlock, 1, 1}, cu_stream,
-                      buffer.pointers(), ordinal, core.who());
+                      buffer.pointers(), ordinal, core.label());
   }
   if (record) {
     dsl::BoundsRecord r{};

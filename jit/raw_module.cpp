@@ -340,7 +340,10 @@ const CpuKernel& RawKernel::cpu_kernel() {
 // RawKernel
 
 RawKernel::RawKernel(std::shared_ptr<RawModule> module, std::string name)
-    : module_(std::move(module)), name_(std::move(name)), who_(fmt::format("raw_kernel '{}'", name_)) {
+    : module_(std::move(module)),
+      name_(std::move(name)),
+      who_(fmt::format("raw_kernel '{}'", name_)),
+      label_(driver::intern_label(who_)) {
   module_->add_kernel(name_);
   signature_ = find_kernel_signature(module_->source(), name_);
 }
@@ -406,6 +409,7 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   }
   ContextScope scope(ordinal);
   CUfunction f = function(ordinal);
+  driver::note_launch(label_);
   luda::launch(f, config, packed.data());
 }
 

@@ -117,6 +117,7 @@ class RawKernel {
   std::shared_ptr<RawModule> module_;
   std::string name_;
   std::string who_;  // "raw_kernel 'name'"
+  const char* label_;  // who_, for driver::note_launch
   std::atomic<const CpuKernel*> cpu_kernel_{nullptr};  // made on the first cpu launch
   std::unique_ptr<CpuKernel> cpu_kernel_storage_;
   std::optional<KernelSignature> signature_;

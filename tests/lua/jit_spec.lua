@@ -286,6 +286,23 @@ describe("cuda.jit", function()
     assert.is_nil(add_kernel:inspect("cuda", "void(float32[:], float32[:], float32[:])"):find("luda_bounds", 1, true))
   end)
 
+  -- A GPU fault makes the context unusable, so it runs in a process of its own. The fault
+  -- surfaces at the copy back; the message names the kernel and how to find the access.
+  it("name the kernel of an illegal address on a GPU, and how to find the access", function()
+    local why = support.gpu_missing()
+    if why then return pending(why) end
+    local script = "local cuda = luda.cuda " ..
+                   "local wild = cuda.jit(function(x) x[cuda.grid(1) + 1099511627776] = 1 end, {boundscheck = false}) " ..
+                   "local x = luda.zeros(16, 'float32') wild[{1, 16}](x) print(x:totable()[1])"
+    local out, err, code = support.run_luda("-e " .. support.quote(script), nil, false, { LUDA_DEVICE = "cuda" }, 120)
+    assert.are.equal("", out)
+    assert.are.equal(1, code)
+    assert.truthy(err:find("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered. This error is sticky: " ..
+                           "the device's CUDA context is now unusable, and the process must be restarted to use that " ..
+                           "device again. The last kernel this thread launched was kernel 'wild' ((command line):1): an " ..
+                           "index out of range is the usual cause", 1, true), err)
+  end)
+
   it("take LUDA_BOUNDSCHECK=0 or 1 over the option and the default, and refuse other values", function()
     local script = "local x = luda.arange(32, 'int32'):slice({0, 16}) local out = luda.zeros(16, 'int32') " ..
                    "local k = luda.cuda.jit(" .. string.format("%q", PEEK) .. ", {boundscheck = %s}) " ..
