@@ -143,6 +143,20 @@ void install_handlers() {
     a.sa_flags |= SA_RESTART;
     a.sa_sigaction = on_stop_signal;
     sigaction(g_stop_signal, &a, &g_previous[g_stop_signal]);
+    // At exit, or when luda.so is unloaded: the handlers they replaced come back, so that
+    // no handler points into unloaded code.
+    static struct Restore {
+      ~Restore() {
+        for (int sig : kFaultSignals) restore(sig);
+        restore(g_stop_signal);
+      }
+      static void restore(int sig) {
+        struct sigaction current {};
+        if (sigaction(sig, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+            (current.sa_sigaction == on_fault || current.sa_sigaction == on_stop_signal))
+          sigaction(sig, &g_previous[sig], nullptr);
+      }
+    } restore_at_exit;
   });
 }
 
