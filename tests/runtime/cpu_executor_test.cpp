@@ -507,6 +507,16 @@ TEST(CpuExecutor, PrintWritesEachCallInOnePiece) {
           << b << " " << t;
 }
 
+// After a launch that failed: the pool and this thread's runner still work.
+void expect_still_works(bool fibers) {
+  std::vector<Seen> seen(2 * 32);
+  Seen* sp = seen.data();
+  void* record_args[] = {&sp};
+  cpu_launch(kernel(record, fibers), config(dims(2), dims(32)), record_args);
+  EXPECT_EQ(seen[63].lane, 31u);
+  EXPECT_EQ(seen[63].bid.x, 1u);
+}
+
 // --- containment (cpu_guard.h) -------------------------------------------------------------
 
 // Thread 77 faults or fails; with `fibers` the others wait at barriers meanwhile.
@@ -537,13 +547,7 @@ TEST(CpuExecutor, FaultsAndFailuresEndTheLaunchNotTheProcess) {
     } catch (const Error& e) {
       EXPECT_STREQ(e.what(), "raw_kernel 'k' called exit(3)");
     }
-    // The pool and this thread's runner still work afterwards.
-    std::vector<Seen> seen(2 * 32);
-    Seen* sp = seen.data();
-    void* record_args[] = {&sp};
-    cpu_launch(kernel(record, fibers), config(dims(2), dims(32)), record_args);
-    EXPECT_EQ(seen[63].lane, 31u);
-    EXPECT_EQ(seen[63].bid.x, 1u);
+    expect_still_works(fibers);
   }
 }
 
@@ -591,13 +595,7 @@ TEST(CpuExecutor, ExceptionFromAThreadReachesTheCaller) {
     void* args[] = {&rp, &fibers};
     EXPECT_EQ(launch_error(kernel(throwing_kernel, fibers), config(dims(64), dims(32)), args),
               "thread 77 failed");
-    // The pool and this thread's runner still work afterwards.
-    std::vector<Seen> seen(2 * 32);
-    Seen* sp = seen.data();
-    void* record_args[] = {&sp};
-    cpu_launch(kernel(record, fibers), config(dims(2), dims(32)), record_args);
-    EXPECT_EQ(seen[63].lane, 31u);
-    EXPECT_EQ(seen[63].bid.x, 1u);
+    expect_still_works(fibers);
   }
 }
 
