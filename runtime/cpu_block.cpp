@@ -75,8 +75,7 @@ struct FiberThread {
   Wait wait = Wait::None;
   bool done = false;
   bool quit = false;  // set by drop_fibers: return instead of running again
-  sigjmp_buf jump;    // where a stop of its kernel code lands (cpu_guard.h), on its own stack
-  cpu_guard::Stack stack;
+  cpu_guard::JumpPoint jump;  // where a stop of its kernel code lands, on its own stack
 };
 
 // A warp's exchange slots. A lane deposits its operands and sets its bit in `arrived`;
@@ -110,7 +109,7 @@ struct CpuBlockRunner::State {
   std::vector<std::unique_ptr<FiberThread>> threads;  // grown to the largest block seen
   std::size_t fiber_stack = kFiberStackBytes;          // their stacks' size
   Warp warps[kMaxThreads / kWarpSize];
-  cpu_guard::Thread* guard = nullptr;  // this OS thread's
+  cpu_guard::Slot* guard = nullptr;  // this OS thread's (cpu_guard.h)
 
   void* shared = nullptr;  // dynamic shared memory, grown to the largest request
   std::size_t shared_capacity = 0;
@@ -137,8 +136,8 @@ void suspend_in_kernel(FiberThread& f) {
   State& s = *f.block;
   cpu_guard::disarm(*s.guard);
   suspend(f);
-  cpu_guard::arm(*s.guard, &f.jump, &f.stack);
-  if (s.aborting) siglongjmp(f.jump, cpu_guard::kAbandon);
+  cpu_guard::arm(*s.guard, &f.jump);
+  if (s.aborting) siglongjmp(f.jump.buf, cpu_guard::kAbandon);
 }
 
 // A stretch of kernel code came back to its jump point: the first error is the block's,
@@ -347,7 +346,7 @@ const luda_cpu_runtime kRuntime = {LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_sync
 // Its jump point is set once (noinline: the frame that holds it lives as long as the
 // fiber), so a thread's run costs no sigsetjmp; a stop lands there and the loop goes on.
 __attribute__((noinline)) void fiber_main(FiberThread& f) {
-  if (int why = sigsetjmp(f.jump, 0)) {
+  if (int why = sigsetjmp(f.jump.buf, 0)) {
     cpu_guard::disarm(*f.block->guard);
     stopped(*f.block, why);
     goto ended;
@@ -356,7 +355,7 @@ __attribute__((noinline)) void fiber_main(FiberThread& f) {
     {
       State& st = *f.block;
       if (!st.aborting) {
-        cpu_guard::arm(*st.guard, &f.jump, &f.stack);
+        cpu_guard::arm(*st.guard, &f.jump);
         try {
           st.kernel->run_thread(st.args);
         } catch (const ctx::detail::forced_unwind&) {
@@ -378,8 +377,8 @@ std::unique_ptr<FiberThread> make_fiber_thread(State* s) {
   auto owned = std::make_unique<FiberThread>();
   FiberThread* f = owned.get();
   f->block = s;
-  f->stack.bytes = s->fiber_stack;
-  f->self = ctx::fiber(std::allocator_arg, GuardedStack{s->fiber_stack, &f->stack.low},
+  f->jump.stack.bytes = s->fiber_stack;
+  f->self = ctx::fiber(std::allocator_arg, GuardedStack{s->fiber_stack, &f->jump.stack.low},
                        [f](ctx::fiber&& sched) {
                          f->sched = std::move(sched);
                          fiber_main(*f);
@@ -401,14 +400,14 @@ void drop_fibers(State& s) {
 
 void run_loop(State& s, luda_cpu_thread t) {
   luda_cpu_thread** slot = s.kernel->current_slot();
-  sigjmp_buf jump;
-  if (int why = sigsetjmp(jump, 0)) {
+  cpu_guard::JumpPoint jump;  // on the OS thread's own stack
+  if (int why = sigsetjmp(jump.buf, 0)) {
     cpu_guard::disarm(*s.guard);
     *slot = nullptr;
     stopped(s, why);
     return;
   }
-  cpu_guard::arm(*s.guard, &jump, nullptr);
+  cpu_guard::arm(*s.guard, &jump);
   if (s.kernel->run_block) {  // the kernel's own loop over the block's threads
     s.kernel->run_block(s.args, &t);
     cpu_guard::disarm(*s.guard);
@@ -459,11 +458,10 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
   while (s.live != 0) {
     if (detail::g_interrupt && !s.aborting) stopped(s, cpu_guard::kInterrupt);
     bool resumed = false;
+    const bool abandon = s.aborting;  // then every thread is resumed, to leave
     for (unsigned i = 0; i < n; ++i) {
       FiberThread& f = *s.threads[i];
-      if (f.done || f.wait != Wait::None) [[unlikely]] {
-        if (f.done || !s.aborting) continue;  // an abandoned block resumes its waiting threads too
-      }
+      if (f.done || (f.wait != Wait::None && !abandon)) continue;
       *slot = &f.t;  // the kernel reads its thread through the slot: set it every resume
       f.self = std::move(f.self).resume();
       resumed = true;
@@ -496,7 +494,7 @@ std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* arg
                                        std::string_view who) noexcept {
   State& s = *state_;
   try {
-    if (!s.guard) s.guard = &cpu_guard::this_thread();
+    if (!s.guard) s.guard = cpu_guard::this_thread().slot;
     if (dynamic_shared_bytes > s.shared_capacity || !s.shared) {
       std::size_t bytes = (dynamic_shared_bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
       if (bytes == 0) bytes = kSharedAlign;  // a valid address even for 0 bytes, as on a GPU

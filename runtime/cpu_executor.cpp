@@ -128,7 +128,7 @@ void Pool::run_blocks(Job& job) {
                         static_cast<unsigned>(b / gxy)};
       std::exception_ptr e;
       if (detail::g_interrupt) [[unlikely]]
-        e = cpu_guard::stop_error(cpu_guard::this_thread(), cpu_guard::kInterrupt, job.who);
+        e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
       else
         e = runner.run(*job.kernel, job.args, idx, job.block, job.grid, job.shared, job.who);
       if (e) {

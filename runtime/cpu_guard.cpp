@@ -30,7 +30,7 @@ constexpr std::size_t kMaxSlots = 4096;           // OS threads that run kernel 
 constexpr std::size_t kAltStackBytes = 64 * 1024;  // where the handlers run
 constexpr std::size_t kMessageBytes = sizeof(Slot::message);
 
-static_assert(std::atomic<pthread_t>::is_always_lock_free && std::atomic<sigjmp_buf*>::is_always_lock_free);
+static_assert(std::atomic<pthread_t>::is_always_lock_free && std::atomic<JumpPoint*>::is_always_lock_free);
 
 Slot g_slots[kMaxSlots];
 std::atomic<std::size_t> g_slot_end{0};  // slots in use lie below
@@ -92,7 +92,7 @@ void chain(int sig, siginfo_t* info, void* context) noexcept {
 
 void on_fault(int sig, siginfo_t* info, void* context) noexcept {
   Slot* s = find_self();
-  sigjmp_buf* jump = s ? s->jump.load(std::memory_order_relaxed) : nullptr;
+  JumpPoint* jump = s ? s->jump.load(std::memory_order_relaxed) : nullptr;
   if (jump == nullptr) {
     int saved = errno;
     chain(sig, info, context);
@@ -103,15 +103,16 @@ void on_fault(int sig, siginfo_t* info, void* context) noexcept {
   s->code = info->si_code;
   s->addr = info->si_addr;
   s->sp = context_sp(context);
+  s->stopped_on = &jump->stack;
   s->jump.store(nullptr, std::memory_order_relaxed);
-  siglongjmp(*jump, kFault);
+  siglongjmp(jump->buf, kFault);
 }
 
 // The watchdog's signal: stop a kernel, but only while the thread executes the kernel's
 // own code (a library call may hold a lock; the watchdog tries again).
 void on_stop_signal(int sig, siginfo_t* info, void* context) noexcept {
   Slot* s = find_self();
-  sigjmp_buf* jump = s ? s->jump.load(std::memory_order_relaxed) : nullptr;
+  JumpPoint* jump = s ? s->jump.load(std::memory_order_relaxed) : nullptr;
   const CpuKernel* k = s ? s->kernel.load(std::memory_order_relaxed) : nullptr;
   const bool from_watchdog = info->si_code == SI_TKILL && info->si_pid == getpid();
   if (jump && k && from_watchdog && detail::g_interrupt) {
@@ -119,7 +120,7 @@ void on_stop_signal(int sig, siginfo_t* info, void* context) noexcept {
     if (pc && k->code_begin <= pc && pc < k->code_end) {
       s->sig = 0;
       s->jump.store(nullptr, std::memory_order_relaxed);
-      siglongjmp(*jump, kInterrupt);
+      siglongjmp(jump->buf, kInterrupt);
     }
   }
   if (!from_watchdog) {
@@ -200,7 +201,6 @@ Thread::~Thread() {
   if (slot) {
     slot->jump.store(nullptr);
     slot->kernel.store(nullptr);
-    slot->stack.store(nullptr);
     while (slot->signalling.load()) std::this_thread::yield();
     slot->thread.store(pthread_t{});
     slot->used.store(false, std::memory_order_release);
@@ -229,7 +229,7 @@ int stop_signal() {
 
 void stop_here(Stop why, std::string_view message) noexcept {
   Slot& s = *this_thread().slot;
-  sigjmp_buf* jump = s.jump.load(std::memory_order_relaxed);
+  JumpPoint* jump = s.jump.load(std::memory_order_relaxed);
   // Every call of kernel code is guarded (cpu_block.cpp), and only kernel code calls here.
   if (jump == nullptr) std::abort();
   std::size_t n = std::min(message.size(), kMessageBytes - 1);
@@ -237,7 +237,7 @@ void stop_here(Stop why, std::string_view message) noexcept {
   s.message[n] = '\0';
   s.sig = 0;
   s.jump.store(nullptr, std::memory_order_relaxed);
-  siglongjmp(*jump, why);
+  siglongjmp(jump->buf, why);
 }
 
 namespace {
@@ -246,8 +246,7 @@ std::string fault_message(const Slot& s, std::string_view who) {
   constexpr std::size_t kPage = 4096;
   const char* addr = static_cast<const char*>(s.addr);
   const char* sp = static_cast<const char*>(s.sp);
-  const Stack* stack = s.stack.load(std::memory_order_relaxed);
-  if (!stack) stack = &s.thread_stack;
+  const Stack* stack = s.stopped_on && s.stopped_on->low ? s.stopped_on : &s.thread_stack;
   const char* low = stack->low;
   bool overflow = (s.sig == SIGSEGV || s.sig == SIGBUS) && low != nullptr &&
                   ((sp != nullptr && sp < low + kPage) || (addr >= low - 64 * 1024 && addr < low + kPage));
@@ -282,8 +281,7 @@ std::string fault_message(const Slot& s, std::string_view who) {
 
 }  // namespace
 
-std::exception_ptr stop_error(Thread& t, int why, std::string_view who) {
-  const Slot& s = *t.slot;
+std::exception_ptr stop_error(const Slot& s, int why, std::string_view who) {
   switch (why) {
     case kFault: return std::make_exception_ptr(Error(fault_message(s, who)));
     case kInterrupt:

@@ -44,11 +44,18 @@ enum Stop : int {
 // The signal the watchdog sends to stop kernel code: SIGRTMIN + 6.
 int stop_signal();
 
-// A stack kernel code runs on: a fiber's (the OS thread's own when none is given), to tell
-// a stack overflow from another fault and to say its size.
+// A stack kernel code runs on, to tell a stack overflow from another fault and to say its
+// size.
 struct Stack {
   const char* low = nullptr;  // the lowest usable address
   std::size_t bytes = 0;
+};
+
+// Where a stop of kernel code lands: a sigsetjmp buffer, and the stack the code runs on (a
+// fiber's; low null: the OS thread's own).
+struct JumpPoint {
+  sigjmp_buf buf;
+  Stack stack;
 };
 
 // One OS thread that runs kernel code, as its signal handlers see it (cpu_guard.cpp keeps
@@ -59,10 +66,10 @@ struct Slot {
   std::atomic<bool> signalling{false};  // the watchdog is sending this thread stop_signal()
   std::atomic<pthread_t> thread{};
   // Set by the owning thread; read by its signal handlers and by the watchdog.
-  std::atomic<sigjmp_buf*> jump{nullptr};           // armed: kernel code runs
+  std::atomic<JumpPoint*> jump{nullptr};            // armed: kernel code runs
   std::atomic<const CpuKernel*> kernel{nullptr};    // the kernel of the block being run
-  std::atomic<const Stack*> stack{nullptr};         // null: the thread's own
   Stack thread_stack;
+  const Stack* stopped_on = nullptr;                // the stack of the last stop
   // The last stop, written before the jump and read after it.
   int sig = 0, code = 0;
   const void* addr = nullptr;
@@ -82,28 +89,25 @@ struct Thread {
 Thread& this_thread();
 
 // The kernel whose block this thread runs now (null after it).
-inline void set_kernel(Thread& t, const CpuKernel* kernel) noexcept {
-  t.slot->kernel.store(kernel, std::memory_order_relaxed);
-}
-// Kernel code runs from arm() to disarm(), with `jump` as its jump point, on `stack`
-// (null: the thread's own). A few stores: fibers arm and disarm at every switch.
-inline void arm(Thread& t, sigjmp_buf* jump, const Stack* stack) noexcept {
-  t.slot->stack.store(stack, std::memory_order_relaxed);
+inline void set_kernel(Slot& s, const CpuKernel* kernel) noexcept { s.kernel.store(kernel, std::memory_order_relaxed); }
+// Kernel code runs from arm() to disarm(), with `jump` as its jump point: one store each,
+// as fibers arm and disarm at every switch.
+inline void arm(Slot& s, JumpPoint* jump) noexcept {
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  t.slot->jump.store(jump, std::memory_order_relaxed);
+  s.jump.store(jump, std::memory_order_relaxed);
 }
-inline void disarm(Thread& t) noexcept {
-  t.slot->jump.store(nullptr, std::memory_order_relaxed);
+inline void disarm(Slot& s) noexcept {
+  s.jump.store(nullptr, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
 // Longjmps to the calling thread's jump point with `why`; `message` (kFailed) is copied.
 [[noreturn]] void stop_here(Stop why, std::string_view message = {}) noexcept;
 
-// The error for a Stop that came back to a jump point of `t`, naming the kernel by `who`
+// The error for a Stop that came back to a jump point of slot `s`, naming the kernel by `who`
 // ("kernel 'k' crashed on the cpu device: ...", Interrupted "kernel 'k' was interrupted;
 // ..."). Null for kAbandon.
-std::exception_ptr stop_error(Thread& t, int why, std::string_view who);
+std::exception_ptr stop_error(const Slot& s, int why, std::string_view who);
 
 // Arms the watchdog that stops kernels (once per process, at the first launch).
 void start_watchdog();
