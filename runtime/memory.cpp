@@ -167,6 +167,10 @@ void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src
     call = "cuMemcpyHtoDAsync";
     r = cu.cuMemcpyHtoDAsync(device_ptr(dst), src, n, stream);
   } else if (dst_device.is_cpu()) {
+    // A copy into pageable memory returns only when it is done, after the work queued
+    // before it: wait for that work first, where a stop request can end the wait (no
+    // copy is then left to land in `dst` later).
+    if (!async) wait_for_stream(stream, "cuStreamSynchronize", ordinal);
     call = "cuMemcpyDtoHAsync";
     r = cu.cuMemcpyDtoHAsync(dst, device_ptr(src), n, stream);
   } else if (src_device.index == dst_device.index) {

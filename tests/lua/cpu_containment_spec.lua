@@ -182,13 +182,13 @@ describe("Ctrl-C", function()
   local LUDA = support.LUDA
 
   -- Runs `sh` with $LUDA and $DIR (a fresh directory) set; returns what it printed.
-  local function shell(sh)
+  local function shell(sh, device)
     assert(LUDA, "set LUDA_BIN to the luda binary (ctest does)")
     local dir = os.tmpname()
     os.remove(dir)
     assert(os.execute("mkdir " .. support.quote(dir)))
     local p = assert(io.popen("LUDA=" .. support.quote(LUDA) .. " DIR=" .. support.quote(dir) ..
-                              " LUDA_DEVICE=cpu sh -c " .. support.quote(sh) .. " 2>&1"))
+                              " LUDA_DEVICE=" .. (device or "cpu") .. " sh -c " .. support.quote(sh) .. " 2>&1"))
     local out = p:read("a")
     p:close()
     os.execute("rm -rf " .. support.quote(dir))
@@ -259,8 +259,37 @@ kill $killer
 cat "$DIR/out"
 ]==])
     assert.truthy(out:find("^status 0\n"), out)
-    assert.truthy(out:find("stdin:1: kernel 'spin' was interrupted; the arrays it was writing may hold partial results\n", 1, true), out)
-    assert.truthy(out:find("stdin:1: raw_kernel 'raw' was interrupted; the arrays it was writing may hold partial results\n", 1, true), out)
+    assert.truthy(out:find("stdin[3]:1: kernel 'spin' was interrupted; the arrays it was writing may hold partial results\n", 1, true), out)
+    assert.truthy(out:find("stdin[6]:1: raw_kernel 'raw' was interrupted; the arrays it was writing may hold partial results\n", 1, true), out)
     assert.truthy(out:find("> session goes on\t5\n", 1, true), out)
+  end)
+
+  -- A GPU kernel cannot be stopped from the host: the wait for it is, and says so. The
+  -- kernel (a few seconds of dependent multiply-adds in one thread) goes on meanwhile.
+  it("at the REPL stops a wait for a GPU kernel, and the session goes on", function()
+    local why = support.gpu_missing()
+    if why then return pending(why) end
+    local out = shell(INTERRUPT_AFTER .. [==[
+mkfifo "$DIR/in"
+"$LUDA" -i < "$DIR/in" > "$DIR/out" 2>&1 &
+pid=$!
+limit
+exec 3> "$DIR/in"
+echo 'burn = luda.cuda.jit(function(out, n) local a = 0.0 for i = 1, n do a = a * 0.999999 + 1.0 end out[0] = a end)' >&3
+echo 'x = luda.zeros(1, "float64"); burn[{1, 1}](x, 10); print("warm", x[0] > 0)' >&3
+echo 'io.open(os.getenv("DIR") .. "/one", "w"):close(); burn[{1, 1}](x, 4000000000); print(x[0])' >&3
+interrupt_after "$DIR/one"
+echo 'print("session goes on")' >&3
+exec 3>&-
+wait $pid
+echo "status $?"
+kill $killer
+cat "$DIR/out"
+]==], "cuda")
+    assert.truthy(out:find("^status 0\n"), out)
+    assert.truthy(out:find("warm\ttrue\n", 1, true), out)
+    assert.truthy(out:find(": interrupted while waiting for cuda:0 (cuStreamSynchronize); the GPU goes on with the " ..
+                           "work queued before the wait", 1, true), out)
+    assert.truthy(out:find("> session goes on\n", 1, true), out)
   end)
 end)

@@ -299,7 +299,7 @@ describe("cuda.jit", function()
     assert.are.equal(1, code)
     assert.truthy(err:find("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered. This error is sticky: " ..
                            "the device's CUDA context is now unusable, and the process must be restarted to use that " ..
-                           "device again. The last kernel this thread launched was kernel 'wild' ((command line):1): an " ..
+                           "device again. The last kernel this thread launched was kernel 'wild' ((command line 1):1): an " ..
                            "index out of range is the usual cause", 1, true), err)
   end)
 
@@ -316,13 +316,13 @@ describe("cuda.jit", function()
     assert.are.same({ table.concat(beyond(), " ") .. "\n", "", 0 }, { out, err, code })
     out, err, code = run("", "nil")
     assert.are.equal("", out)
-    assert.truthy(err:find("luda: (command line):1: kernel 'peek' at [string \"function peek(x, out) local i = cuda.gri...\"]:1: " ..
+    assert.truthy(err:find("luda: (command line 1):1: kernel 'peek' at [string \"function peek(x, out) local i = cuda.gri...\"]:1: " ..
                            "index 16 out of range for axis 0 of size 16", 1, true), err)
     out, err = run("1", "false")
     assert.truthy(err:find("index 16 out of range for axis 0 of size 16", 1, true), err)
     out, err = run("maybe", "nil")
     assert.are.equal("", out)
-    assert.truthy(err:find("luda: (command line):1: LUDA_BOUNDSCHECK is 'maybe': expected 0 (bounds checks off) or 1 (on), " ..
+    assert.truthy(err:find("luda: (command line 1):1: LUDA_BOUNDSCHECK is 'maybe': expected 0 (bounds checks off) or 1 (on), " ..
                            "or leave it unset for each kernel's boundscheck option (default: on for the cpu device, off for cuda)", 1, true), err)
   end)
 end)
