@@ -209,6 +209,20 @@ limit() {
   (sleep 90; kill -KILL $pid) > /dev/null 2>&1 &
   killer=$!
 }
+repl_start() {  # a REPL reading what is written to descriptor 3
+  mkfifo "$DIR/in"
+  "$LUDA" -i < "$DIR/in" > "$DIR/out" 2>&1 &
+  pid=$!
+  limit
+  exec 3> "$DIR/in"
+}
+repl_end() {
+  exec 3>&-
+  wait $pid
+  echo "status $?"
+  kill $killer
+  cat "$DIR/out"
+}
 ]]
 
   it("stops a kernel that never ends in a script, which then ends with the error", function()
@@ -238,11 +252,7 @@ cat "$DIR/out" "$DIR/err"
 
   it("at the REPL stops a generated and a raw kernel, and the session goes on", function()
     local out = shell(INTERRUPT_AFTER .. [==[
-mkfifo "$DIR/in"
-"$LUDA" -i < "$DIR/in" > "$DIR/out" 2>&1 &
-pid=$!
-limit
-exec 3> "$DIR/in"
+repl_start
 echo 'x = luda.zeros(4, "int32"); x[0] = 1' >&3
 echo 'spin = luda.cuda.jit(function(x) while x[0] == 0 do end end); spin[{4, 32}](x); x[0] = 0' >&3
 echo 'io.open(os.getenv("DIR") .. "/one", "w"):close(); spin[{4, 32}](x)' >&3
@@ -252,11 +262,7 @@ echo 'x[0] = 1; raw({4}, {32}, {x}); x[0] = 0' >&3
 echo 'io.open(os.getenv("DIR") .. "/two", "w"):close(); raw({4}, {32}, {x})' >&3
 interrupt_after "$DIR/two"
 echo 'x[0] = 5; spin[{4, 32}](x); print("session goes on", x[0])' >&3
-exec 3>&-
-wait $pid
-echo "status $?"
-kill $killer
-cat "$DIR/out"
+repl_end
 ]==])
     assert.truthy(out:find("^status 0\n"), out)
     assert.truthy(out:find("stdin[3]:1: kernel 'spin' was interrupted; the arrays it was writing may hold partial results\n", 1, true), out)
@@ -270,21 +276,13 @@ cat "$DIR/out"
     local why = support.gpu_missing()
     if why then return pending(why) end
     local out = shell(INTERRUPT_AFTER .. [==[
-mkfifo "$DIR/in"
-"$LUDA" -i < "$DIR/in" > "$DIR/out" 2>&1 &
-pid=$!
-limit
-exec 3> "$DIR/in"
+repl_start
 echo 'burn = luda.cuda.jit(function(out, n) local a = 0.0 for i = 1, n do a = a * 0.999999 + 1.0 end out[0] = a end)' >&3
 echo 'x = luda.zeros(1, "float64"); burn[{1, 1}](x, 10); print("warm", x[0] > 0)' >&3
 echo 'io.open(os.getenv("DIR") .. "/one", "w"):close(); burn[{1, 1}](x, 4000000000); print(x[0])' >&3
 interrupt_after "$DIR/one"
 echo 'print("session goes on")' >&3
-exec 3>&-
-wait $pid
-echo "status $?"
-kill $killer
-cat "$DIR/out"
+repl_end
 ]==], "cuda")
     assert.truthy(out:find("^status 0\n"), out)
     assert.truthy(out:find("warm\ttrue\n", 1, true), out)
