@@ -222,11 +222,6 @@ Thread& this_thread() {
   return t;
 }
 
-int stop_signal() {
-  install_handlers();
-  return g_stop_signal;
-}
-
 void stop_here(Stop why, std::string_view message) noexcept {
   Slot& s = *this_thread().slot;
   JumpPoint* jump = s.jump.load(std::memory_order_relaxed);

@@ -11,7 +11,7 @@
 //     ones they replaced, so the process behaves as it would without luda;
 //   - the runtime's services (runtime/cpu_abi.h): fail (exit, abort, assert, throw) and
 //     yield (a spin-wait's back-edge met a stop request);
-//   - a stop request: a watchdog thread sends stop_signal() to the threads running kernel
+//   - a stop request: a watchdog thread sends SIGRTMIN + 6 to the threads running kernel
 //     code, every 20 ms while the request stands; the handler jumps only when the thread
 //     executes the kernel's own code (its shared object), never inside a library call,
 //     which may hold a lock (printf's buffer, malloc). Kernel loops pay nothing for it,
@@ -41,9 +41,6 @@ enum Stop : int {
   kAbandon = 4,    // fiber mode: another thread of the block stopped; this one is let go
 };
 
-// The signal the watchdog sends to stop kernel code: SIGRTMIN + 6.
-int stop_signal();
-
 // A stack kernel code runs on, to tell a stack overflow from another fault and to say its
 // size.
 struct Stack {
@@ -63,7 +60,7 @@ struct JumpPoint {
 // allocate, which a handler must not do).
 struct Slot {
   std::atomic<bool> used{false};
-  std::atomic<bool> signalling{false};  // the watchdog is sending this thread stop_signal()
+  std::atomic<bool> signalling{false};  // the watchdog is sending this thread its signal
   std::atomic<pthread_t> thread{};
   // Set by the owning thread; read by its signal handlers and by the watchdog.
   std::atomic<JumpPoint*> jump{nullptr};            // armed: kernel code runs
