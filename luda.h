@@ -4,9 +4,12 @@
 //   luaL_requiref(L, "luda", luaopen_luda, 0);
 // and load chunks with luda::load_chunk / luda::load_file (stdlib/chunk_texts.h), so that
 // kernels defined in them compile from the text they were loaded from.
+// luda::request_interrupt() (runtime/interrupt.h), async-signal-safe, stops a running cpu
+// kernel or a wait for a GPU from a host's own signal handler or thread.
 #pragma once
 
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 #include "runtime/dtype.h"
 #include "runtime/driver.h"
 #include "runtime/device.h"

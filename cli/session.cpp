@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/interrupt.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/module.h"
 
@@ -22,11 +23,16 @@ void stop_hook(lua_State* L, lua_Debug*) {
   luaL_error(L, "interrupted!");
 }
 
-// lua_sethook is safe to call from a signal handler (the hook runs at the next call,
-// return, line or instruction count). A second Ctrl-C kills the process as usual.
+// lua_sethook is safe to call from a signal handler, and so is request_interrupt, which
+// stops a running cpu kernel or a wait for a GPU with an error of its own
+// (runtime/interrupt.h). The hook counts instructions only (lua.c also hooks calls): a
+// kernel's error then reaches the message handler, a C function, without the hook
+// replacing it, and Lua code stops at its next instruction. A second Ctrl-C kills the
+// process as usual.
 void on_interrupt(int sig) {
   std::signal(sig, SIG_DFL);
-  lua_sethook(g_running, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+  luda::request_interrupt();
+  lua_sethook(g_running, stop_hook, LUA_MASKCOUNT, 1);
 }
 
 // ---- protected functions: they hold no C++ object, so a Lua error may cross them -------
@@ -149,6 +155,7 @@ int Session::call(int nargs, int nresults) {
   int status = lua_pcall(L_, nargs, nresults, base);
   sigaction(SIGINT, &previous, nullptr);
   if (lua_gethook(L_) == stop_hook) lua_sethook(L_, nullptr, 0, 0);  // a late Ctrl-C
+  luda::clear_interrupt();  // one that no kernel met stops nothing later
   lua_remove(L_, base);
   return status;
 }

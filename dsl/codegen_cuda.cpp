@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -78,11 +79,26 @@ std::string quoted(std::string_view s) {
   return out + "\"";
 }
 
+// What the Emitters of one program share. What the program needs is known only once all
+// of it is emitted, so emit_cuda_functions emits it again when the first pass found that
+// it needs the record or yielding back-edges that the pass did not assume.
+struct EmitState {
+  // Assumed by a pass:
+  bool record = false;  // every function takes the luda_BoundsRecord* (checks, 'for' steps)
+  bool yields = false;  // cpu: open loops let the block's other threads run (fibers)
+  // Found by a pass:
+  bool fibers = false;       // a barrier or a warp function is called
+  bool step_checks = false;  // a 'for' step is tested against zero at run time
+  bool atomics = false;      // an atomic or a fence: threads may wait for one another
+  bool open_loops = false;   // a while or repeat loop
+  std::size_t local_bytes = 0;  // cuda.local_array storage
+};
+
 class Emitter {
  public:
   Emitter(const TypedProgram& program, const TypedFunction& tf, const KernelOptions& options, std::string& out,
-          bool& needs_fibers)
-      : program_(program), tf_(tf), options_(options), out_(out), needs_fibers_(needs_fibers) {}
+          EmitState& state)
+      : program_(program), tf_(tf), options_(options), out_(out), state_(state) {}
 
   void function() {
     const FunctionExpr& f = *tf_.function;
@@ -98,7 +114,7 @@ class Emitter {
     std::string params;
     for (std::size_t i = 0; i < tf_.params.size(); ++i)
       params += fmt::format("{}{} {}", i ? ", " : "", c_type(tf_.params[i]), tf_.vars[i].c_name);
-    if (options_.boundscheck) params += std::string(params.empty() ? "" : ", ") + "luda_BoundsRecord* luda_bounds";
+    if (state_.record) params += std::string(params.empty() ? "" : ", ") + "luda_BoundsRecord* luda_bounds";
     if (tf_.is_kernel) out_ += fmt::format("extern \"C\" __global__ void {}({}) {{\n", tf_.c_name, params);
     else out_ += fmt::format("static __device__ {} {}({}) {{\n", result, tf_.c_name, params);
     depth_ = 1;
@@ -116,7 +132,7 @@ class Emitter {
 
  private:
   // The cpu target's per-thread entry (compile.h, Target). A thread that fails a bounds
-  // check ends by throwing luda_cpu_exit (jit/cpu_prelude.cpp), caught here.
+  // check or a 'for' step ends by throwing luda_cpu_exit (jit/cpu_prelude.cpp), caught here.
   void cpu_entry() {
     std::string args, block_locals, block_args;
     for (std::size_t i = 0; i < tf_.params.size(); ++i) {
@@ -125,22 +141,22 @@ class Emitter {
       block_locals += fmt::format("  const {0} luda_a{1} = *({0}*)luda_args[{1}];\n", type, i);
       block_args += fmt::format("{}luda_a{}", i ? ", " : "", i);
     }
-    if (options_.boundscheck) {
+    if (state_.record) {
       std::size_t n = tf_.params.size();
       args += fmt::format("{}*(luda_BoundsRecord**)luda_args[{}]", n ? ", " : "", n);
       block_locals += fmt::format("  luda_BoundsRecord* const luda_a{0} = *(luda_BoundsRecord**)luda_args[{0}];\n", n);
       block_args += fmt::format("{}luda_a{}", n ? ", " : "", n);
     }
-    // Only a bounds check throws; without one the call needs no handler.
+    // Only a failed check throws; without the record the call needs no handler.
     auto guarded = [&](const std::string& call) {
-      return options_.boundscheck ? fmt::format("try {{ {}; }} catch (const luda_cpu_exit&) {{}}", call) : call + ";";
+      return state_.record ? fmt::format("try {{ {}; }} catch (const luda_cpu_exit&) {{}}", call) : call + ";";
     };
     out_ += "#line 1 \"luda_cpu_entry\"\n";
     out_ += fmt::format("LUDA_CPU_EXPORT void {}_cpu(void* const* luda_args) {{\n  {}\n}}\n", tf_.c_name,
                         guarded(fmt::format("{}({})", tf_.c_name, args)));
     out_ += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_needs_fibers = {}; }}\n", tf_.c_name,
-                        needs_fibers_ ? 1 : 0);
-    if (needs_fibers_) return;
+                        state_.fibers ? 1 : 0);
+    if (state_.fibers) return;
     // A whole block in one call (runtime/cpu_abi.h): the kernel inlines into the loop.
     out_ += fmt::format(
         "LUDA_CPU_EXPORT void {0}_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {{\n"
@@ -158,11 +174,45 @@ class Emitter {
         tf_.c_name, block_locals, guarded(fmt::format("{}({})", tf_.c_name, block_args)));
   }
 
-  // Barriers and warp functions: cuda.sync*, cuda.*_sync (shuffles and votes).
+  // Barriers and warp functions: cuda.sync*, cuda.*_sync (shuffles and votes). Atomics and
+  // fences: how threads may wait for one another (a spin-wait).
   LUDA_DSL_NOINLINE std::string builtin(const Builtin& row, const BuiltinEmitArgs& args) {
     std::string_view name = row.name;
-    if (name.starts_with("cuda.sync") || name.ends_with("_sync")) needs_fibers_ = true;
+    if (name.starts_with("cuda.sync") || name.ends_with("_sync")) state_.fibers = true;
+    if (name.starts_with("cuda.atomic.") || name.starts_with("cuda.threadfence")) state_.atomics = true;
     return emit_builtin(row, args);
+  }
+
+  // A loop's body and its back-edge. In a cpu kernel whose threads may wait for one another
+  // (atomics or fences, and a while or repeat loop) an open loop's back-edge lets the
+  // block's other threads run (luda_yield), as a GPU's scheduler would, so that a
+  // spin-wait between threads of a block ends. (A stop request needs nothing here: the
+  // executor stops kernel code by a signal, runtime/cpu_guard.h.)
+  void loop_body(const Block& b, bool open) {
+    ++depth_;
+    block(b);
+    back_edge(open);
+    --depth_;
+  }
+  void back_edge(bool open) {
+    if (options_.target == Target::Cpu && open && state_.yields) put("luda_yield();");
+  }
+
+  // Whether `e`, converted to `t`, is known to be positive: a positive constant, the
+  // grid's or a block's size, or a local that holds one and is never assigned again.
+  // Such a 'for' step needs no test against zero.
+  bool positive(const Expr& e, const Type& t) const {
+    const ExprInfo& ei = info(e);
+    if (ei.constant)
+      return ei.constant->kind == Constant::Kind::Float ? ei.constant->f > 0 : ei.constant->i > 0;
+    if (const auto* p = e.dyn<ParenExpr>()) return positive(*p->inner, t);
+    if (ei.var >= 0) return positive_locals_.count(ei.var) != 0;
+    if (!ei.builtin || t.kind != Type::Kind::Scalar) return false;
+    std::string_view name = ei.builtin->name;
+    bool wide = is_float(t.scalar) || scalar_bits(t.scalar) == 64;  // holds every grid size
+    if (name == "cuda.gridsize") return wide;
+    bool dims = name.starts_with("cuda.blockDim.") || name.starts_with("cuda.gridDim.");
+    return dims && (is_float(t.scalar) || scalar_bits(t.scalar) >= 32);
   }
 
   const ExprInfo& info(const Node& n) const { return tf_.info(n); }
@@ -209,13 +259,15 @@ class Emitter {
         put("}");
         break;
       case NodeKind::While:
+        state_.open_loops = true;
         open_while(s.as<WhileStat>());
-        body(*s.as<WhileStat>().body);
+        loop_body(*s.as<WhileStat>().body, true);
         put("}");
         break;
       case NodeKind::Repeat: {
         // The condition sees the body's locals, so it is tested inside the body's block.
         const auto& r = s.as<RepeatStat>();
+        state_.open_loops = true;
         put("for (;;) {");
         body(*r.body);
         close_repeat(r);
@@ -249,6 +301,7 @@ class Emitter {
     ++depth_;
     line(r.cond->loc.line);
     put(fmt::format("if ({}) break;", strip(emit(*r.cond))));
+    back_edge(true);
     --depth_;
     put("}");
   }
@@ -296,6 +349,8 @@ class Emitter {
       }
       if (i < vals.size()) put(fmt::format("{} {} = {};", c_type(v.type), v.c_name, strip(value_as(l.values, vals, i, v.type))));
       else put(fmt::format("{} {}{{}};", c_type(v.type), v.c_name));
+      if (v.assignments == 0 && i < l.values.size() && vals[i].first.empty() && positive(*l.values[i], v.type))
+        positive_locals_.insert(vars[i]);
     }
     // Values beyond the names are still evaluated (a call may have effects).
     for (std::size_t i = vars.size(); i < l.values.size(); ++i)
@@ -318,6 +373,7 @@ class Emitter {
       shape += fmt::format("{}{}", k ? ", " : "", v.shape[k]);
       strides += fmt::format("{}{}", k ? ", " : "", stride[k]);
     }
+    if (v.alloc == Builtin::Alloc::Local) state_.local_bytes += static_cast<std::size_t>(total) * static_cast<std::size_t>(scalar_bits(v.type.scalar) / 8);
     put(fmt::format("{}{} {}_storage[{}];", v.alloc == Builtin::Alloc::Shared ? "__shared__ " : "", elem, v.c_name, total));
     put(fmt::format("luda_Array<{}, {}> {} = {{{}_storage, {{{}}}, {{{}}}}};", elem, v.shape.size(), v.c_name, v.c_name,
                     shape, strides));
@@ -357,7 +413,7 @@ class Emitter {
   // constant limit and step cannot overflow keeps the plain C++ form.
   void numeric_for(const NumericForStat& f) {
     int blocks = numeric_for_open(f);
-    body(*f.body);
+    loop_body(*f.body, false);
     put("}");
     for (int k = 0; k < blocks; ++k) {
       --depth_;
@@ -386,7 +442,12 @@ class Emitter {
     // too), else 0.
     std::optional<Constant> step_value;
     int step_sign = 1;
-    if (f.step && info(*f.step).constant) {
+    // A constant step of zero raises (step_zero_check) and is then treated as a run-time
+    // step, whose loop runs no iteration.
+    bool zero = f.step && info(*f.step).constant &&
+                (info(*f.step).constant->kind == Constant::Kind::Float ? info(*f.step).constant->f == 0
+                                                                       : info(*f.step).constant->i == 0);
+    if (f.step && info(*f.step).constant && !zero) {
       const Constant& c = *info(*f.step).constant;
       step_sign = (c.kind == Constant::Kind::Float ? c.f < 0 : c.i < 0) ? -1 : 1;
       step_value = convert_constant(c, info(*f.step).type.scalar, t.scalar);
@@ -402,6 +463,7 @@ class Emitter {
                                            step_sign, t.scalar))) {
       std::string limit = hoist(f.limit, "limit");
       std::string step = hoist(f.step, "step");
+      step_zero_check(f, step, t, zero, step_sign);
       std::string start = strip(emit_as(*f.start, t));
       std::string test = step_sign > 0   ? fmt::format("{} <= {}", counter, limit)
                          : step_sign < 0 ? fmt::format("{} >= {}", counter, limit)
@@ -418,6 +480,7 @@ class Emitter {
       std::string bound = temp("bound");
       put(fmt::format("const {} {} = {};", c_type(li.type), bound, strip(emit(*f.limit))));
       std::string step = hoist(f.step, "step");
+      step_zero_check(f, step, t, zero, step_sign);
       limit = temp("limit");
       runs = temp("runs");
       put(fmt::format("{} {};", type, limit));
@@ -427,7 +490,17 @@ class Emitter {
     }
     limit = hoist(f.limit, "limit");
     std::string step = hoist(f.step, "step");
+    step_zero_check(f, step, t, zero, step_sign);
     return counted_for_open(v, type, counter, first, limit, step, step_value, step_sign, runs, t.scalar);
+  }
+
+  // Lua raises "'for' step is zero" before the first iteration: so does the kernel,
+  // through the record, unless the step is known to be nonzero.
+  void step_zero_check(const NumericForStat& f, const std::string& step, const Type& t, bool zero, int step_sign) {
+    if (!zero && (step_sign != 0 || positive(*f.step, t))) return;
+    state_.step_checks = true;
+    put(zero ? fmt::format("luda_step_zero(luda_bounds, {});", f.loc.line)
+             : fmt::format("if ({} == 0) luda_step_zero(luda_bounds, {});", step, f.loc.line));
   }
 
   // Whether `for (T i = start; i <= limit; i += step)` (>= counting down) ends without the
@@ -739,7 +812,7 @@ class Emitter {
       if (i) args += ", ";
       args += strip(emit_as(*e.args[i], callee.params[i]));
     }
-    if (options_.boundscheck) args += std::string(args.empty() ? "" : ", ") + "luda_bounds";
+    if (state_.record) args += std::string(args.empty() ? "" : ", ") + "luda_bounds";
     return callee.c_name + "(" + args + ")";
   }
 
@@ -946,7 +1019,8 @@ class Emitter {
   const TypedFunction& tf_;
   const KernelOptions& options_;
   std::string& out_;
-  bool& needs_fibers_;  // shared by the Emitters of one program (callees come first)
+  EmitState& state_;  // shared by the Emitters of one program (callees come first)
+  std::set<int> positive_locals_;  // vars that hold a positive value (positive())
   std::map<std::string, std::string> data_alias_;  // array parameter -> its __restrict__ data pointer
   int depth_ = 0;
   int temps_ = 0;
@@ -954,17 +1028,26 @@ class Emitter {
 
 }  // namespace
 
-std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers) {
+std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options, EmitInfo* info) {
+  EmitState state;
+  state.record = options.boundscheck;
   std::string out;
-  bool fibers = false;
-  for (const TypedFunction* f : reachable_functions(program)) Emitter(program, *f, options, out, fibers).function();
-  if (needs_fibers) *needs_fibers = fibers;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const TypedFunction* f : reachable_functions(program)) Emitter(program, *f, options, out, state).function();
+    bool record = state.record || state.step_checks;
+    bool yields = options.target == Target::Cpu && program.kernel().is_kernel && state.atomics && state.open_loops;
+    if (record == state.record && yields == state.yields) break;
+    state = EmitState{record, yields};
+    state.fibers = yields;  // a thread can only let others run as a fiber
+    out.clear();
+  }
+  if (info) *info = EmitInfo{state.fibers, state.record, state.local_bytes};
   return out;
 }
 
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers) {
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info) {
   std::string out(cuda_prelude());
-  out += emit_cuda_functions(program, options, needs_fibers);
+  out += emit_cuda_functions(program, options, info);
   return out;
 }
 

@@ -12,14 +12,27 @@
 
 namespace luda::dsl {
 
+// What emitted code needs from the launcher.
+struct EmitInfo {
+  // Its threads must interleave on the cpu target (fibers): it calls a barrier or a warp
+  // function, or its threads may wait for one another through memory (atomics or fences,
+  // and a while or repeat loop, whose back-edges then let the others run).
+  bool needs_fibers = false;
+  // Its functions take the trailing luda_BoundsRecord* (compile.h): boundscheck, or a
+  // 'for' loop whose step may be zero at run time (Lua raises "'for' step is zero").
+  bool error_record = false;
+  // The cuda.local_array storage of one thread, every function together (an upper bound of
+  // what they hold at once: device functions do not recurse).
+  std::size_t local_bytes = 0;
+};
+
 // Only the generated functions, without the prelude (golden tests compare this part).
 // For Target::Cpu, the kernel is followed by its per-thread entry (compile.h, Target).
-// `needs_fibers`, when given, is set to whether the code calls a barrier or a warp function.
 std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options,
-                                bool* needs_fibers = nullptr);
+                                EmitInfo* info = nullptr);
 
 // The whole source: prelude + emit_cuda_functions.
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, bool* needs_fibers = nullptr);
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info = nullptr);
 
 // A constant as a CUDA C++ literal of `type` ("0.5f", "3LL", "__int_as_float(0x7f800000)").
 std::string cuda_literal(const Constant& c, Scalar type);

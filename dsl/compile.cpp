@@ -2,6 +2,8 @@
 // process, dsl/find_function.h), type it for the call's arguments, emit CUDA C++.
 #include "dsl/compile.h"
 
+#include <fmt/format.h>
+
 #include "dsl/codegen_cuda.h"
 #include "dsl/find_function.h"
 #include "dsl/infer.h"
@@ -13,16 +15,25 @@ CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
   TypedProgram program = infer_kernel(found, request.handle, request.name, request.args, request.options, env);
   CudaKernel kernel;
   bool cpu = request.options.target == Target::Cpu;
-  kernel.code = cpu ? emit_cuda_functions(program, request.options, &kernel.needs_fibers)
-                    : emit_cuda(program, request.options, &kernel.needs_fibers);
+  EmitInfo emitted;
+  kernel.code = cpu ? emit_cuda_functions(program, request.options, &emitted)
+                    : emit_cuda(program, request.options, &emitted);
+  kernel.needs_fibers = emitted.needs_fibers;
+  kernel.local_bytes = emitted.local_bytes;
   kernel.entry = program.kernel().c_name;
   kernel.typed = typed_listing(program);
   kernel.params = request.args;
-  kernel.bounds_record = request.options.boundscheck;
+  kernel.bounds_record = emitted.error_record;
   kernel.dynamic_shared = program.dynamic_shared;
   if (request.options.fastmath) kernel.nvrtc_options.push_back("--use_fast_math");
   if (request.options.debug) kernel.nvrtc_options.push_back("-G");  // device debug info: cuda-gdb, compute-sanitizer
   return kernel;
+}
+
+std::string record_message(std::string_view who, std::string_view chunk, const BoundsRecord& r) {
+  if (r.hit == BoundsRecord::kForStep) return fmt::format("{} at {}:{}: 'for' step is zero", who, chunk, r.line);
+  return fmt::format("{} at {}:{}: index {} out of range for axis {} of size {}", who, chunk, r.line, r.index, r.axis,
+                     r.extent);
 }
 
 }  // namespace luda::dsl

@@ -99,28 +99,34 @@ struct KernelRequest {
 // - an array parameter of element type T and ndim N is passed by value as
 //     struct { T* data; long long shape[N]; long long strides[N]; }   (strides in elements)
 // - a scalar parameter is passed as its C type;
-// - with boundscheck, one more trailing parameter: a pointer to a BoundsRecord in device
-//   memory, zeroed before launch; a thread that indexes out of range fills it (first one
-//   wins) and exits.
+// - with boundscheck, or when a 'for' step may be zero at run time (bounds_record), one
+//   more trailing parameter: a pointer to a BoundsRecord in device memory, zeroed before
+//   launch; a thread that indexes out of range or meets a zero 'for' step fills it (the
+//   first one wins) and exits.
 struct BoundsRecord {
-  int hit;          // 0 none, 1 out of range
-  int line;         // Lua line of the indexing expression
-  int axis;         // 0-based axis
+  enum : int { kNone = 0, kIndex = 1, kForStep = 2 };  // ORDER RECORD: dsl/prelude.cpp luda_fail
+  int hit;          // what happened: kIndex (index out of range), kForStep ('for' step is zero)
+  int line;         // Lua line of the indexing expression or the 'for'
+  int axis;         // kIndex: 0-based axis
   int pad;
-  long long index;  // the offending index
-  long long extent; // the size of that axis
+  long long index;  // kIndex: the offending index
+  long long extent; // kIndex: the size of that axis
 };
+// The host's error for a filled record: "<who> at <chunk>:<line>: index 7 out of range for
+// axis 0 of size 5", or "<who> at <chunk>:<line>: 'for' step is zero" (Lua's message).
+std::string record_message(std::string_view who, std::string_view chunk, const BoundsRecord& r);
 
 struct CudaKernel {
   std::string code;    // complete CUDA C++ source (prelude included), with #line directives
   std::string entry;   // extern "C" name: the Lua name plus a short signature hash
   std::string typed;   // the typed function, for inspect("types")
   std::vector<Type> params;  // as launched (the BoundsRecord pointer not included)
-  bool bounds_record = false;
+  bool bounds_record = false;  // takes the BoundsRecord (above)
   bool dynamic_shared = false;  // uses cuda.shared.dynamic (sized at launch)
   // Calls a barrier (syncthreads*, syncwarp) or a warp function (shuffles, votes): on the
   // cpu target its threads must interleave (fibers) rather than run one after another.
   bool needs_fibers = false;
+  std::size_t local_bytes = 0;  // cuda.local_array storage of one thread, all functions together
   // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math,
   // debug -> -lineinfo. jit/ passes them (and hashes them into the cache key).
   std::vector<std::string> nvrtc_options;

@@ -72,17 +72,18 @@ DeviceFunction compile_device_function(const DeviceFunctionRequest& request, Env
   program.uses_bounds = options.boundscheck;
 
   // Names: a first emission gives the content, whose hash every name then carries.
-  bool fibers = false;
-  std::string first = emit_cuda_functions(program, options, &fibers);
+  std::string first = emit_cuda_functions(program, options);
   std::string suffix(1, '_');  // appended, not "_" + ...: GCC 12's -Wrestrict false positive
   suffix += short_hash(first);
   for (auto& f : program.functions) f->c_name += suffix;
 
   DeviceFunction out;
-  out.code = emit_cuda_functions(program, options, &out.needs_fibers);
+  EmitInfo emitted;
+  out.code = emit_cuda_functions(program, options, &emitted);
+  out.needs_fibers = emitted.needs_fibers;
   out.c_name = program.functions.back()->c_name;
   out.result = strong(program.functions.back()->result);
-  out.uses_bounds = options.boundscheck;
+  out.uses_bounds = emitted.error_record;
   out.typed = typed_listing(program);
   if (options.fastmath) out.nvrtc_options.push_back("--use_fast_math");
   if (options.debug) out.nvrtc_options.push_back("-G");

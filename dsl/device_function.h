@@ -38,8 +38,9 @@ struct DeviceFunction {
   // (int64 / float64), as NumPy gives.
   Type result;
   bool needs_fibers = false;        // calls barriers or warp functions (an error for kinds)
-  bool uses_bounds = false;         // a raw array is indexed with boundscheck on: the last
-                                    // C parameter is a luda_BoundsRecord*
+  bool uses_bounds = false;         // an array is indexed with boundscheck on, or a 'for'
+                                    // step may be zero: the last C parameter is a
+                                    // luda_BoundsRecord* (EmitInfo::error_record)
   std::string typed;                // the typed listing, for :inspect("types")
   std::vector<std::string> nvrtc_options;  // as CudaKernel::nvrtc_options
 };

@@ -6,6 +6,7 @@
 #include "dsl/infer.h"
 
 #include <algorithm>
+#include <climits>
 #include <deque>
 #include <optional>
 #include <set>
@@ -432,6 +433,42 @@ std::vector<FunctionTyper::Slot> FunctionTyper::values_for(const std::vector<con
   return slots;
 }
 
+// What a GPU allows, so that a kernel that runs on the cpu device runs on a GPU too:
+// static shared arrays of a block take at most 48 KiB (ptxas refuses more: larger shared
+// memory must be dynamic), and one thread's local memory is at most 512 KiB.
+constexpr long long kMaxStaticShared = 48 * 1024;
+constexpr long long kMaxLocal = 512 * 1024;
+
+void FunctionTyper::check_allocation_size(const Variable& v, const Type& type, const Expr& at) {
+  if (v.alloc != Builtin::Alloc::Shared && v.alloc != Builtin::Alloc::Local) return;
+  auto bytes_of = [&](const std::vector<long long>& shape, Scalar scalar) {
+    long long n = std::max(scalar_bits(scalar) / 8, 1);
+    for (long long e : shape)
+      if (e < 0 || __builtin_mul_overflow(n, e, &n)) return LLONG_MAX;
+    return n;
+  };
+  long long bytes = bytes_of(v.shape, type.scalar);
+  long long total = bytes;  // with the function's other arrays of the same kind
+  for (const Variable& other : tf_.vars)
+    if (&other != &v && other.alloc == v.alloc && other.has_type)
+      total = total > LLONG_MAX - bytes_of(other.shape, other.type.scalar) ? LLONG_MAX
+                                                                           : total + bytes_of(other.shape, other.type.scalar);
+  auto shown = [](long long n) { return n == LLONG_MAX ? std::string("more than 2^63 bytes") : fmt::format("{} bytes", n); };
+  if (v.alloc == Builtin::Alloc::Shared && total > kMaxStaticShared)
+    throw error_node(at, error_kind::type,
+                     fmt::format("cuda.shared.array: the function's shared arrays take {}{}; a GPU block has at most "
+                                 "{} bytes (48 KiB) of static shared memory: use cuda.shared.dynamic for more (up to "
+                                 "227 KiB, sized at launch)",
+                                 shown(total), total == bytes ? "" : fmt::format(" ({} of them this one)", shown(bytes)),
+                                 kMaxStaticShared));
+  if (v.alloc == Builtin::Alloc::Local && total > kMaxLocal)
+    throw error_node(at, error_kind::type,
+                     fmt::format("cuda.local_array: the function's local arrays take {}{}; a GPU thread has at most "
+                                 "{} bytes (512 KiB) of local memory: use an array argument (global memory)",
+                                 shown(total), total == bytes ? "" : fmt::format(" ({} of them this one)", shown(bytes)),
+                                 kMaxLocal));
+}
+
 void FunctionTyper::local_stat(const LocalStat& l) {
   const auto& vars = tf_.declared.at(l.id);
   for (const auto& v : l.vars)
@@ -455,6 +492,7 @@ void FunctionTyper::local_stat(const LocalStat& l) {
       v.alloc = alloc->alloc;
       v.shape = info.builtin_typing.shape;
       if (alloc->alloc == Builtin::Alloc::DynamicShared) inf_.program.dynamic_shared = true;
+      check_allocation_size(v, info.type, *slot.expr);
     }
     bool compile_time = slot.element < 0 && (info.constant || info.symbol.kind != Symbol::Kind::None);
     if (compile_time && v.assignments == 0) {

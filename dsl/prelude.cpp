@@ -31,10 +31,8 @@ template <> struct luda_traits<double> { typedef double unsigned_type; typedef d
 
 )prelude";
 
-// Bounds checks: the first thread out of range fills the record, then every such thread
-// exits (the host raises the error after the launch).
-constexpr std::string_view kGpuBoundsFail = R"prelude(static __device__ __noinline__ void luda_bounds_fail(luda_BoundsRecord* r, int line, int axis, long long index, long long extent) {
-  if (atomicCAS(&r->hit, 0, 1) == 0) {
+constexpr std::string_view kGpuBoundsFail = R"prelude(static __device__ __noinline__ void luda_fail(luda_BoundsRecord* r, int what, int line, int axis, long long index, long long extent) {
+  if (atomicCAS(&r->hit, 0, what) == 0) {
     r->line = line; r->axis = axis; r->index = index; r->extent = extent;
     __threadfence();
   }
@@ -42,10 +40,12 @@ constexpr std::string_view kGpuBoundsFail = R"prelude(static __device__ __noinli
 }
 )prelude";
 
+// ORDER RECORD: what = 1 an index out of range, 2 a 'for' step of zero (dsl/compile.h).
 constexpr std::string_view kCommonArithmetic = R"prelude(LUDA_INLINE long long luda_check(long long i, long long n, luda_BoundsRecord* r, int line, int axis) {
-  if ((unsigned long long)i >= (unsigned long long)n) luda_bounds_fail(r, line, axis, i, n);
+  if ((unsigned long long)i >= (unsigned long long)n) luda_fail(r, 1, line, axis, i, n);
   return i;
 }
+static __device__ __noinline__ void luda_step_zero(luda_BoundsRecord* r, int line) { luda_fail(r, 2, line, 0, 0, 0); }
 
 // Arrays: a[i] of an N-d array is an (N-1)-d view; a.size.
 template <class T, int N> static __device__ __forceinline__ luda_Array<T, N - 1> luda_row(const luda_Array<T, N>& a, long long i) {
@@ -239,8 +239,9 @@ std::string prelude_with(std::string_view bounds_fail, std::string_view lane_and
   out.reserve(kHead.size() + bounds_fail.size() + kCommonArithmetic.size() + lane_and_shared.size() +
               kCommonAtomics.size() + kTail.size() + 160);
   out += kHead;
-  out += "// Bounds checks: the first thread out of range fills the record, then every such thread\n"
-         "// exits (the host raises the error after the launch).\n";
+  out += "// Run-time errors (an index out of range, a 'for' step of zero): the first thread to\n"
+         "// meet one fills the record, then every such thread exits (the host raises the error\n"
+         "// after the launch).\n";
   out += bounds_fail;
   out += kCommonArithmetic;
   out += lane_and_shared;

@@ -18,9 +18,9 @@ std::string_view cuda_prelude();
 
 // The prelude with a target's own definitions of its two GPU-only pieces (the cpu target,
 // jit/cpu_prelude.h, gives plain C++ ones; everything else is shared text):
-//   bounds_fail:     static void luda_bounds_fail(luda_BoundsRecord*, int line, int axis,
+//   bounds_fail:     static void luda_fail(luda_BoundsRecord*, int what, int line, int axis,
 //                    long long index, long long extent): fill the record (first thread
-//                    wins) and end the calling CUDA thread;
+//                    wins; what = BoundsRecord::hit) and end the calling CUDA thread;
 //   lane_and_shared: luda_laneid(), luda_dynamic_shared_bytes() and luda_dynamic_shared
 //                    (the block's dynamic shared memory, unsigned char*).
 // cuda_prelude() is prelude_with(the PTX versions).

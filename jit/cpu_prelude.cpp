@@ -16,6 +16,9 @@ namespace {
 // them. <math.h> from libstdc++/libc++ also gives the float overloads (sqrt(float)).
 constexpr std::string_view kIncludes = R"cpu(#line 1 "luda_cpu_includes"
 // luda cpu prelude: the CUDA C++ subset for kernels compiled by the host C++ compiler.
+#include <assert.h>
+#include <cxxabi.h>
+#include <exception>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +26,7 @@ constexpr std::string_view kIncludes = R"cpu(#line 1 "luda_cpu_includes"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <typeinfo>
 )cpu";
 
 constexpr std::string_view kSubset = R"cpu(#line 1 "luda_cpu_prelude"
@@ -49,6 +53,58 @@ LUDA_CPU_EXPORT luda_cpu_thread** luda_cpu_current_slot(void) { return &luda_cpu
 static inline luda_cpu_thread* luda_cpu_self() { return luda_cpu_current_thread; }
 // Thrown to end the calling CUDA thread (a failed bounds check); <entry>_cpu catches it.
 struct luda_cpu_exit {};
+
+// ---- what would end the process ends the kernel instead (runtime/cpu_abi.h fail)
+[[noreturn]] static void luda_cpu_fail(const char* message) {
+  luda_cpu_rt->fail(luda_cpu_current_thread, message);
+  __builtin_unreachable();
+}
+[[noreturn]] static void luda_cpu_exit_(int code) {
+  char m[96];
+  snprintf(m, sizeof m, "called exit(%d); a kernel cannot end the process, so luda stopped the kernel", code);
+  luda_cpu_fail(m);
+}
+[[noreturn]] static void luda_cpu_quick_exit_(int code) { luda_cpu_exit_(code); }
+[[noreturn]] static void luda_cpu__Exit_(int code) { luda_cpu_exit_(code); }
+[[noreturn]] static void luda_cpu_abort_() { luda_cpu_fail("called abort(); luda stopped the kernel instead of the process"); }
+[[noreturn]] static void __trap() { luda_cpu_fail("called __trap(); luda stopped the kernel"); }
+// assert's failure path (glibc's <assert.h>, here or included again by the kernel).
+extern "C" __attribute__((visibility("hidden"), noreturn)) void luda_cpu_assert_fail(
+    const char* expression, const char* file, unsigned int line, const char* function) noexcept {
+  char m[512];
+  snprintf(m, sizeof m, "failed an assertion: %s (%s:%u, in %s)", expression, file, line, function);
+  luda_cpu_fail(m);
+}
+// An exception that leaves a raw kernel, described while it is being handled.
+static void luda_cpu_describe_exception(char* out, size_t size) {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  int status = 0;
+  char* name = type ? abi::__cxa_demangle(type->name(), nullptr, nullptr, &status) : nullptr;
+  const char* shown = name ? name : type ? type->name() : "unknown";
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    snprintf(out, size, "threw %s: %s", shown, e.what());
+  } catch (...) {
+    snprintf(out, size, "threw an exception of type %s", shown);
+  }
+  free(name);
+}
+namespace std {
+using ::luda_cpu_exit_;
+using ::luda_cpu_quick_exit_;
+using ::luda_cpu__Exit_;
+using ::luda_cpu_abort_;
+}
+#define exit luda_cpu_exit_
+#define quick_exit luda_cpu_quick_exit_
+#define _Exit luda_cpu__Exit_
+#define abort luda_cpu_abort_
+#define __assert_fail luda_cpu_assert_fail
+
+// Open-loop back-edges of generated kernels whose threads may wait for one another
+// (dsl/codegen_cuda.h): the block's other threads run.
+static inline void luda_yield() { luda_cpu_rt->yield(luda_cpu_current_thread); }
 
 typedef luda_cpu_dim3 uint3;
 struct dim3 {
@@ -249,8 +305,8 @@ static int luda_cpu_printf(const char* format, ...) {
 )cpu";
 
 // The cpu versions of the generated-kernel prelude's GPU-only pieces (dsl/prelude.h).
-constexpr std::string_view kBoundsFail = R"cpu(static __noinline__ void luda_bounds_fail(luda_BoundsRecord* r, int line, int axis, long long index, long long extent) {
-  if (atomicCAS(&r->hit, 0, 1) == 0) {
+constexpr std::string_view kBoundsFail = R"cpu(static __noinline__ void luda_fail(luda_BoundsRecord* r, int what, int line, int axis, long long index, long long extent) {
+  if (atomicCAS(&r->hit, 0, what) == 0) {
     r->line = line; r->axis = axis; r->index = index; r->extent = extent;
     __threadfence();
   }

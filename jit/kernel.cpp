@@ -34,9 +34,19 @@ double seconds_since(Clock::time_point t0) {
 // ---------------------------------------------------------------------------------------
 // options and signature keys
 
-bool boundscheck_from_env() {
+std::optional<bool> boundscheck_from_env() {
   const char* v = std::getenv("LUDA_BOUNDSCHECK");
-  return v && *v && std::strcmp(v, "0") != 0;
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  if (std::strcmp(v, "0") == 0) return false;
+  if (std::strcmp(v, "1") == 0) return true;
+  fail("LUDA_BOUNDSCHECK is '{}': expected 0 (bounds checks off) or 1 (on), or leave it unset for each "
+       "kernel's boundscheck option (default: on for the cpu device, off for cuda)",
+       v);
+}
+
+std::optional<bool> boundscheck_with_env(std::optional<bool> option) {
+  std::optional<bool> env = boundscheck_from_env();
+  return env ? env : option;
 }
 
 bool SignatureKey::operator==(const SignatureKey& o) const {
@@ -167,12 +177,15 @@ JitKernel::JitKernel(Setup setup, dsl::Environment& env)
       handle_(setup.handle),
       name_(setup.name.empty() ? "kernel" : std::move(setup.name)),
       what_(fmt::format("kernel '{}'", name_)),
+      label_(driver::intern_label(function_.chunk ? fmt::format("{} ({}:{})", what_, function_.chunk->name,
+                                                                 function_.line_defined)
+                                                  : what_)),
       param_names_(std::move(setup.param_names)),
       options_(setup.options),
       frontend_(setup.frontend ? std::move(setup.frontend) : Frontend(dsl::compile_kernel)),
       cache_(setup.cache ? setup.cache : &DiskCache::global()),
       env_(env) {
-  options_.boundscheck = options_.boundscheck || boundscheck_from_env();
+  options_.boundscheck = boundscheck_with_env(options_.boundscheck);
 }
 
 JitKernel::~JitKernel() {
@@ -208,7 +221,7 @@ JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& t
   request.name = name_;
   request.args = types;
   request.options.target = target;
-  request.options.boundscheck = options_.boundscheck;
+  request.options.boundscheck = checks_bounds(options_.boundscheck, target);
   request.options.fastmath = options_.fastmath;
   request.options.debug = options_.debug;
   request.options.noalias = noalias;
@@ -256,6 +269,7 @@ ProgramText JitKernel::program_text(const Specialization& spec) const {
   p.name = name_;
   p.what = what_;
   if (function_.chunk) p.chunks = {&function_.chunk, 1};
+  p.local_bytes = spec.kernel.local_bytes;
   return p;
 }
 
@@ -289,14 +303,12 @@ void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span
     *record = dsl::BoundsRecord{};
     buffer.put(&record, sizeof record);
   }
-  cpu_launch(loaded.program.cpu, config, buffer.pointers());
+  cpu_launch(loaded.program.cpu, config, buffer.pointers(), what_);
   if (record && record->hit) bounds_error(*record);
 }
 
 void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
-  std::string chunk = function_.chunk ? function_.chunk->name : "?";
-  fail("kernel '{}' at {}:{}: index {} out of range for axis {} of size {}", name_, chunk, r.line, r.index, r.axis,
-       r.extent);
+  throw Error(dsl::record_message(what_, function_.chunk ? function_.chunk->name : "?", r));
 }
 
 // The launch's arguments laid out as the kernel's parameters expect (the same ABI on both
@@ -366,6 +378,7 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     buffer.put(&record, sizeof record);
     zero_bytes(Device::cuda(ordinal), record, sizeof(dsl::BoundsRecord), config.stream);
   }
+  driver::note_launch(label_);
   luda::launch(loaded->program.function, config, buffer.pointers());
 
   if (kernel.bounds_record) {  // a synchronous copy on the launch's stream: waits for the kernel

@@ -36,16 +36,27 @@
 
 namespace luda::jit {
 
-// luda.cuda.jit's options. boundscheck is also turned on by LUDA_BOUNDSCHECK=1 (read when
-// the kernel is made); fastmath passes --use_fast_math; debug passes -G (device debug
-// information, no optimization) so cuda-gdb and compute-sanitizer can show Lua lines.
+// luda.cuda.jit's options (and the kinds'). boundscheck unset means the target's default:
+// on for the cpu device, where an index out of range would corrupt the host process, off
+// for cuda, where checks cost a synchronous launch; LUDA_BOUNDSCHECK=0 or 1 (read when the
+// kernel is made) overrides it either way, as NUMBA_BOUNDSCHECK does. fastmath passes
+// --use_fast_math; debug passes -G (device debug information, no optimization) so
+// cuda-gdb and compute-sanitizer can show Lua lines.
 struct JitOptions {
-  bool boundscheck = false;
+  std::optional<bool> boundscheck;
   bool fastmath = false;
   bool debug = false;
 };
-// True when LUDA_BOUNDSCHECK is set to something other than "" or "0".
-bool boundscheck_from_env();
+// LUDA_BOUNDSCHECK: "0" false, "1" true, unset or "" nullopt. Anything else is an error:
+//   LUDA_BOUNDSCHECK is 'maybe': expected 0 (bounds checks off) or 1 (on), or leave it
+//   unset for each kernel's boundscheck option (default: on for the cpu device, off for cuda)
+std::optional<bool> boundscheck_from_env();
+// `option` with LUDA_BOUNDSCHECK applied: what a kernel made now keeps.
+std::optional<bool> boundscheck_with_env(std::optional<bool> option);
+// Whether code for `target` checks indices under the (env-applied) option.
+inline bool checks_bounds(std::optional<bool> option, dsl::Target target) {
+  return option.value_or(target == dsl::Target::Cpu);
+}
 
 inline constexpr int kMaxJitArgs = 64;
 
@@ -160,6 +171,7 @@ class JitKernel {
   dsl::FunctionHandle handle_;
   std::string name_;
   std::string what_;  // "kernel '<name>'"
+  const char* label_;  // "kernel '<name>' (<chunk>:<line>)": driver::note_launch
   std::vector<std::string> param_names_;
   JitOptions options_;
   Frontend frontend_;

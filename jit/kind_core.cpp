@@ -19,6 +19,7 @@ std::size_t CallKey::hash() const { return static_cast<std::size_t>(XXH3_64bits(
 Core::Core(std::string kind, std::string name, std::vector<std::string> in_names, std::vector<std::string> out_names,
            DiskCache* cache)
     : who_(fmt::format("{} '{}'", kind, name)),
+      label_(driver::intern_label(who_)),
       name_(std::move(name)),
       nin_(in_names.size()),
       cache_(cache ? cache : &DiskCache::global()) {
@@ -216,8 +217,9 @@ ProgramText Core::program(const KindSource& source, const std::vector<std::strin
 }
 
 void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
-                 const std::string& who) {
+                 const char* who) {
   ContextScope scope(ordinal);  // one cuCtxGetCurrent when the context is current already
+  driver::note_launch(who);
   CUresult r = driver::api().cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y),
                                             static_cast<unsigned>(grid.z), static_cast<unsigned>(block.x),
                                             static_cast<unsigned>(block.y), static_cast<unsigned>(block.z), 0, stream,
@@ -250,10 +252,10 @@ int resident_blocks_per_sm(CUfunction f, int ordinal, int threads) {
   return std::max(blocks, 1);
 }
 
-void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args) {
+void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args, std::string_view who) {
   LaunchConfig config;
   config.grid = grid;
-  cpu_launch(k, config, args);
+  cpu_launch(k, config, args, who);
 }
 
 }  // namespace luda::jit::kind

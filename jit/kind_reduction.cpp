@@ -477,8 +477,8 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   buffer.put(&partials, sizeof partials);
   buffer.put(&counters, sizeof counters);
 
-  if (cpu) kind::launch_cpu(loaded->program.cpu, g.grid, buffer.pointers());
-  else kind::launch_cuda(loaded->program.function, g.grid, g.block, cu_stream, buffer.pointers(), ordinal, core.who());
+  if (cpu) kind::launch_cpu(loaded->program.cpu, g.grid, buffer.pointers(), core.who());
+  else kind::launch_cuda(loaded->program.function, g.grid, g.block, cu_stream, buffer.pointers(), ordinal, core.label());
 }
 
 std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device) {

@@ -164,7 +164,7 @@ ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const CallKey& key) {
 
 ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setup)) {
   if (!setup_.frontend) fail("{} '{}' has no frontend", setup_.kind, setup_.name);
-  if (setup_.options.boundscheck || boundscheck_from_env()) setup_.options.boundscheck = true;
+  setup_.options.boundscheck = boundscheck_with_env(setup_.options.boundscheck);
   impl_ = std::make_unique<Impl>(setup_);
 }
 
@@ -382,12 +382,12 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
 
   if (cpu) {
     long long chunks = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
-    kind::launch_cpu(loaded->program.cpu, Dim3{chunks, 1, 1}, buffer.pointers());
+    kind::launch_cpu(loaded->program.cpu, Dim3{chunks, 1, 1}, buffer.pointers(), core.who());
   } else {
     long long work = contiguous ? kind::ceil_div(n, vector) : n;
     long long blocks = std::min(kind::ceil_div(work, kKindBlock), loaded->resident_blocks);
     kind::launch_cuda(loaded->program.function, Dim3{std::max(blocks, 1LL), 1, 1}, Dim3{kKindBlock, 1, 1}, cu_stream,
-                      buffer.pointers(), ordinal, core.who());
+                      buffer.pointers(), ordinal, core.label());
   }
   if (record) {
     dsl::BoundsRecord r{};
@@ -395,8 +395,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     else copy_bytes(Device::cpu(), &r, device, record, sizeof r, cu_stream);  // waits for the kernel
     if (r.hit) {
       const auto& chunks = code->chunks;
-      fail("{} at {}:{}: index {} out of range for axis {} of size {}", core.who(),
-           chunks.empty() || !chunks[0] ? "?" : chunks[0]->name, r.line, r.index, r.axis, r.extent);
+      throw Error(dsl::record_message(core.who(), chunks.empty() || !chunks[0] ? "?" : chunks[0]->name, r));
     }
   }
 }

@@ -112,6 +112,8 @@ void load_cpu(const ProgramText& program, LoadedProgram& l, DiskCache& cache, Ji
   stats.nvrtc_seconds += hs.compile_seconds;
   stats.load_seconds += hs.load_seconds;
   l.cpu = l.cpu_module->kernel(program.entry);
+  cpu_code_range(reinterpret_cast<const void*>(l.cpu.run_thread), &l.cpu.code_begin, &l.cpu.code_end);
+  l.cpu.local_bytes = program.local_bytes;
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ struct ProgramText {
   // Where the code's #line directives point; a compiler failure is told at the first of
   // these that its log names.
   std::span<const std::shared_ptr<const dsl::Chunk>> chunks;
+  std::size_t local_bytes = 0;  // the cpu target: local arrays per CUDA thread (CpuKernel)
 };
 
 // A program loaded on one device: a CUDA module and its entry, or the cpu target's shared

@@ -242,7 +242,16 @@ std::string RawModule::cpu_source() const {
       else args += fmt::format("*({}*)luda_args[{}]", t.spelling, i);
     }
     std::string entry = cpu_entry_name(k.name);
-    out += fmt::format("LUDA_CPU_EXPORT void {}_cpu(void* const* luda_args) {{ {}({}); }}\n", entry, k.name, args);
+    // An exception leaving the kernel ends it with an error that says what was thrown;
+    // the catch is left before the kernel is ended (the runtime's fail does not return).
+    out += fmt::format(
+        "LUDA_CPU_EXPORT void {}_cpu(void* const* luda_args) {{\n"
+        "  char luda_what[384];\n"
+        "  bool luda_threw = false;\n"
+        "  try {{ {}({}); }} catch (...) {{ luda_cpu_describe_exception(luda_what, sizeof luda_what); luda_threw = true; }}\n"
+        "  if (luda_threw) luda_cpu_fail(luda_what);\n"
+        "}}\n",
+        entry, k.name, args);
     out += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_needs_fibers = {}; }}\n", entry, fibers);
   }
   return out;
@@ -309,15 +318,32 @@ void RawKernel::launch_cpu(const LaunchConfig& config, PackedArgs& packed) {
   } catch (const Error& e) {
     throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
   }
-  CpuKernel kernel = module_->cpu_module()->kernel(cpu_entry_name(name_));
-  cpu_launch(kernel, config, packed.data());
+  cpu_launch(cpu_kernel(), config, packed.data(), who_);
+}
+
+// Made once: the executor stops a kernel by a signal while it runs its own code, which lies
+// in its shared object (runtime/cpu_executor.h).
+const CpuKernel& RawKernel::cpu_kernel() {
+  if (const CpuKernel* k = cpu_kernel_.load(std::memory_order_acquire)) return *k;
+  std::shared_ptr<const CpuModule> module = module_->cpu_module();
+  std::lock_guard lock(mutex_);
+  if (!cpu_kernel_storage_) {
+    auto k = std::make_unique<CpuKernel>(module->kernel(cpu_entry_name(name_)));
+    cpu_code_range(reinterpret_cast<const void*>(k->run_thread), &k->code_begin, &k->code_end);
+    cpu_kernel_storage_ = std::move(k);
+    cpu_kernel_.store(cpu_kernel_storage_.get(), std::memory_order_release);
+  }
+  return *cpu_kernel_storage_;
 }
 
 // ---------------------------------------------------------------------------------------
 // RawKernel
 
 RawKernel::RawKernel(std::shared_ptr<RawModule> module, std::string name)
-    : module_(std::move(module)), name_(std::move(name)) {
+    : module_(std::move(module)),
+      name_(std::move(name)),
+      who_(fmt::format("raw_kernel '{}'", name_)),
+      label_(driver::intern_label(who_)) {
   module_->add_kernel(name_);
   signature_ = find_kernel_signature(module_->source(), name_);
 }
@@ -383,6 +409,7 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   }
   ContextScope scope(ordinal);
   CUfunction f = function(ordinal);
+  driver::note_launch(label_);
   luda::launch(f, config, packed.data());
 }
 

@@ -112,9 +112,14 @@ class RawKernel {
 
  private:
   void launch_cpu(const LaunchConfig& config, PackedArgs& packed);
+  const CpuKernel& cpu_kernel();
 
   std::shared_ptr<RawModule> module_;
   std::string name_;
+  std::string who_;  // "raw_kernel 'name'"
+  const char* label_;  // who_, for driver::note_launch
+  std::atomic<const CpuKernel*> cpu_kernel_{nullptr};  // made on the first cpu launch
+  std::unique_ptr<CpuKernel> cpu_kernel_storage_;
   std::optional<KernelSignature> signature_;
   std::mutex mutex_;
   std::map<int, CUfunction> functions_;

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define LUDA_CPU_ABI_VERSION 1
+#define LUDA_CPU_ABI_VERSION 2
 
 typedef struct luda_cpu_dim3 {
   unsigned int x, y, z;
@@ -60,6 +60,14 @@ typedef struct luda_cpu_runtime {
                              int mode, int arg, int width);
   unsigned int (*ballot)(luda_cpu_thread* t, unsigned int mask, int predicate);
   void (*print)(const char* text, unsigned long long length);  /* one piece per call */
+  /* Ends the kernel with an error instead of ending the process: exit, abort, a failed
+   * assert, an exception thrown out of the kernel. `message` follows the kernel's name
+   * ("failed an assertion: x > 0 (k.cu:3)"). Never returns. */
+  void (*fail)(luda_cpu_thread* t, const char* message);
+  /* A back-edge of an open loop in a kernel whose threads may wait for one another (it
+   * runs as fibers): lets the block's other threads run, then returns; ends the kernel
+   * with "was interrupted" when a stop is requested. */
+  void (*yield)(luda_cpu_thread* t);
 } luda_cpu_runtime;
 
 #ifdef __cplusplus

@@ -4,14 +4,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
+#include <csetjmp>
 #include <cstdio>
 #include <mutex>
 #include <new>
 #include <vector>
 
 #include "runtime/cpu_executor.h"
+#include "runtime/cpu_guard.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace luda {
 
@@ -21,10 +25,13 @@ namespace {
 
 constexpr unsigned kWarpSize = 32;
 constexpr unsigned kMaxThreads = 1024;  // validate_cpu_launch's limit
-// Each CUDA thread's stack. Kernels keep little on the stack (locals, a printf buffer);
-// the pages are only committed when touched, and a guard page below turns an overflow
-// into a fault instead of silent corruption, as a GPU's stack overflow faults.
+// Each CUDA thread's stack, sized from the kernel: room for calls (kFiberStackBytes) plus
+// its local arrays (CpuKernel::local_bytes), or for raw code, whose needs are unknown,
+// plus what a GPU thread may use (512 KiB of local memory). The pages are only committed
+// when touched, and a guard page below turns an overflow into a fault (contained by
+// cpu_guard.h) instead of silent corruption, as a GPU's stack overflow faults.
 constexpr std::size_t kFiberStackBytes = 128 * 1024;
+constexpr std::size_t kGpuLocalBytes = 512 * 1024;
 constexpr std::size_t kSharedAlign = 64;  // the ABI promises 16; a cache line costs nothing
 
 // A fiber stack with a guard page below it (what Boost's protected_fixedsize_stack does).
@@ -33,13 +40,15 @@ constexpr std::size_t kSharedAlign = 64;  // the ABI promises 16; a cache line c
 // into luda.so too.
 struct GuardedStack {
   std::size_t bytes;
+  const char** low;  // set to the lowest usable address
 
   ctx::stack_context allocate() {
     static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t total = (bytes + page - 1) / page * page + page;
-    void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) throw std::bad_alloc();
     mprotect(base, page, PROT_NONE);  // the stack grows down into this page: a fault
+    *low = static_cast<const char*>(base) + page;
     ctx::stack_context sc;
     sc.size = total;
     sc.sp = static_cast<char*>(base) + total;
@@ -65,7 +74,8 @@ struct FiberThread {
   CpuBlockRunner::State* block = nullptr;
   Wait wait = Wait::None;
   bool done = false;
-  bool quit = false;  // set by the runner's destructor: return instead of running again
+  bool quit = false;  // set by drop_fibers: return instead of running again
+  cpu_guard::JumpPoint jump;  // where a stop of its kernel code lands, on its own stack
 };
 
 // A warp's exchange slots. A lane deposits its operands and sets its bit in `arrived`;
@@ -86,8 +96,10 @@ struct Warp {
 struct CpuBlockRunner::State {
   // The block being run.
   const CpuKernel* kernel = nullptr;
+  std::string_view who;  // "kernel 'k'", for errors
   void* const* args = nullptr;
   bool fibers = false;
+  bool aborting = false;  // a thread stopped (cpu_guard.h): the others are let go
   unsigned count = 0;           // threads in the block
   unsigned live = 0;            // threads that have not returned
   unsigned barrier_arrived = 0; // threads waiting in syncthreads
@@ -95,7 +107,9 @@ struct CpuBlockRunner::State {
   const char* misuse = nullptr; // a service a loop-mode kernel called
 
   std::vector<std::unique_ptr<FiberThread>> threads;  // grown to the largest block seen
+  std::size_t fiber_stack = kFiberStackBytes;          // their stacks' size
   Warp warps[kMaxThreads / kWarpSize];
+  cpu_guard::Slot* guard = nullptr;  // this OS thread's (cpu_guard.h)
 
   void* shared = nullptr;  // dynamic shared memory, grown to the largest request
   std::size_t shared_capacity = 0;
@@ -114,6 +128,24 @@ unsigned linear_index(const luda_cpu_thread& t) {
 State& state_of(luda_cpu_thread* t) { return *static_cast<State*>(t->block); }
 
 void suspend(FiberThread& f) { f.sched = std::move(f.sched).resume(); }
+
+// A thread suspended inside its kernel code (a barrier, a warp exchange, a yield). Its
+// jump point is disarmed while others run; when the block is being abandoned, it leaves
+// its kernel code for its jump point as soon as it is resumed.
+void suspend_in_kernel(FiberThread& f) {
+  State& s = *f.block;
+  cpu_guard::disarm(*s.guard);
+  suspend(f);
+  cpu_guard::arm(*s.guard, &f.jump);
+  if (s.aborting) siglongjmp(f.jump.buf, cpu_guard::kAbandon);
+}
+
+// A stretch of kernel code came back to its jump point: the first error is the block's,
+// and the block's other threads are let go.
+void stopped(State& s, int why) {
+  if (why != cpu_guard::kAbandon && !s.error) s.error = cpu_guard::stop_error(*s.guard, why, s.who);
+  s.aborting = true;
+}
 
 void release_barrier(State& s) {
   s.barrier_arrived = 0;
@@ -249,7 +281,7 @@ unsigned long long exchange(luda_cpu_thread* t, WarpOp op, const char* name, uns
   if (!try_complete(s, warp, lane)) {
     FiberThread& f = *s.threads[lin];
     f.wait = Wait::Warp;
-    suspend(f);
+    suspend_in_kernel(f);
   }
   return w.result[lane];
 }
@@ -268,7 +300,7 @@ void rt_syncthreads(luda_cpu_thread* t) noexcept {
   }
   FiberThread& f = *s.threads[linear_index(*t)];
   f.wait = Wait::Barrier;
-  suspend(f);
+  suspend_in_kernel(f);
 }
 
 void rt_syncwarp(luda_cpu_thread* t, unsigned mask) noexcept {
@@ -293,37 +325,92 @@ void rt_print(const char* text, unsigned long long length) noexcept {
   std::fwrite(text, 1, static_cast<std::size_t>(length), stdout);
 }
 
-const luda_cpu_runtime kRuntime = {LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_syncwarp,
-                                   rt_shfl,              rt_ballot,      rt_print};
+void rt_fail(luda_cpu_thread*, const char* message) noexcept { cpu_guard::stop_here(cpu_guard::kFailed, message); }
+
+// A back-edge of an open loop in a kernel whose threads may wait for one another: the
+// others run before this one goes on, so a spin-wait on a flag that another thread of the
+// block sets ends, as on a GPU (sm_70 and later schedule a block's threads independently).
+void rt_yield(luda_cpu_thread* t) noexcept {
+  if (detail::g_interrupt) cpu_guard::stop_here(cpu_guard::kInterrupt);
+  State& s = state_of(t);
+  if (!s.fibers) return;  // not marked as needing fibers: there is no one to yield to
+  FiberThread& f = *s.threads[linear_index(*t)];
+  f.wait = Wait::None;
+  suspend_in_kernel(f);
+}
+
+const luda_cpu_runtime kRuntime = {LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_syncwarp, rt_shfl,
+                                   rt_ballot,            rt_print,       rt_fail,     rt_yield};
+
+// The body of a fiber: one CUDA thread after another, each of a block that resumes it.
+// Its jump point is set once (noinline: the frame that holds it lives as long as the
+// fiber), so a thread's run costs no sigsetjmp; a stop lands there and the loop goes on.
+__attribute__((noinline)) void fiber_main(FiberThread& f) {
+  if (int why = sigsetjmp(f.jump.buf, 0)) {
+    cpu_guard::disarm(*f.block->guard);
+    stopped(*f.block, why);
+    goto ended;
+  }
+  while (!f.quit) {
+    {
+      State& st = *f.block;
+      if (!st.aborting) {
+        cpu_guard::arm(*st.guard, &f.jump);
+        try {
+          st.kernel->run_thread(st.args);
+        } catch (const ctx::detail::forced_unwind&) {
+          cpu_guard::disarm(*st.guard);
+          throw;  // Boost.Context unwinding this fiber: not the kernel's
+        } catch (...) {
+          if (!st.error) st.error = std::current_exception();
+        }
+        cpu_guard::disarm(*st.guard);
+      }
+    }
+  ended:
+    thread_exited(*f.block, f);
+    suspend(f);
+  }
+}
 
 std::unique_ptr<FiberThread> make_fiber_thread(State* s) {
   auto owned = std::make_unique<FiberThread>();
   FiberThread* f = owned.get();
   f->block = s;
-  f->self = ctx::fiber(std::allocator_arg, GuardedStack{kFiberStackBytes},
+  f->jump.stack.bytes = s->fiber_stack;
+  f->self = ctx::fiber(std::allocator_arg, GuardedStack{s->fiber_stack, &f->jump.stack.low},
                        [f](ctx::fiber&& sched) {
                          f->sched = std::move(sched);
-                         while (!f->quit) {
-                           State& st = *f->block;
-                           try {
-                             st.kernel->run_thread(st.args);
-                           } catch (const ctx::detail::forced_unwind&) {
-                             throw;  // Boost.Context unwinding this fiber: not the kernel's
-                           } catch (...) {
-                             if (!st.error) st.error = std::current_exception();
-                           }
-                           thread_exited(st, *f);
-                           suspend(*f);
-                         }
+                         fiber_main(*f);
                          return std::move(f->sched);
                        });
   return owned;
 }
 
+// Lets each parked fiber leave its loop and return, so that its stack is freed cleanly
+// (destroying a suspended fiber would unwind it with an exception instead).
+void drop_fibers(State& s) {
+  for (auto& f : s.threads) {
+    if (!f->self) continue;
+    f->quit = true;
+    f->self = std::move(f->self).resume();
+  }
+  s.threads.clear();
+}
+
 void run_loop(State& s, luda_cpu_thread t) {
   luda_cpu_thread** slot = s.kernel->current_slot();
+  cpu_guard::JumpPoint jump;  // on the OS thread's own stack
+  if (int why = sigsetjmp(jump.buf, 0)) {
+    cpu_guard::disarm(*s.guard);
+    *slot = nullptr;
+    stopped(s, why);
+    return;
+  }
+  cpu_guard::arm(*s.guard, &jump);
   if (s.kernel->run_block) {  // the kernel's own loop over the block's threads
     s.kernel->run_block(s.args, &t);
+    cpu_guard::disarm(*s.guard);
     *slot = nullptr;
     return;
   }
@@ -338,11 +425,13 @@ void run_loop(State& s, luda_cpu_thread t) {
         *slot = &t;
         run(args);
       }
+  cpu_guard::disarm(*s.guard);
   *slot = nullptr;
 }
 
 // Round-robin: each pass resumes every runnable thread once, and each runs until it
-// waits or returns. A pass that resumes nobody while threads remain is a stall.
+// waits or returns. A pass that resumes nobody while threads remain is a stall. A stop
+// request, met at each pass, abandons the block: every thread is resumed to leave.
 void run_fibers(State& s, const luda_cpu_thread& proto) {
   const unsigned n = s.count;
   while (s.threads.size() < n) s.threads.push_back(make_fiber_thread(&s));
@@ -367,10 +456,12 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
   s.barrier_arrived = 0;
   luda_cpu_thread** slot = s.kernel->current_slot();
   while (s.live != 0) {
+    if (detail::g_interrupt && !s.aborting) stopped(s, cpu_guard::kInterrupt);
     bool resumed = false;
+    const bool abandon = s.aborting;  // then every thread is resumed, to leave
     for (unsigned i = 0; i < n; ++i) {
       FiberThread& f = *s.threads[i];
-      if (f.done || f.wait != Wait::None) continue;
+      if (f.done || (f.wait != Wait::None && !abandon)) continue;
       *slot = &f.t;  // the kernel reads its thread through the slot: set it every resume
       f.self = std::move(f.self).resume();
       resumed = true;
@@ -385,13 +476,7 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
 const luda_cpu_runtime* cpu_runtime() { return &kRuntime; }
 
 CpuBlockRunner::State::~State() {
-  // Let each parked fiber leave its loop and return, so that its stack is freed cleanly
-  // (destroying a suspended fiber would unwind it with an exception instead).
-  for (auto& f : threads) {
-    if (!f->self) continue;
-    f->quit = true;
-    f->self = std::move(f->self).resume();
-  }
+  drop_fibers(*this);
   ::operator delete(shared, std::align_val_t(kSharedAlign));
 }
 
@@ -405,10 +490,11 @@ CpuBlockRunner& CpuBlockRunner::for_this_thread() {
 
 std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* args,
                                        luda_cpu_dim3 block_idx, luda_cpu_dim3 block_dim,
-                                       luda_cpu_dim3 grid_dim,
-                                       std::size_t dynamic_shared_bytes) noexcept {
+                                       luda_cpu_dim3 grid_dim, std::size_t dynamic_shared_bytes,
+                                       std::string_view who) noexcept {
   State& s = *state_;
   try {
+    if (!s.guard) s.guard = cpu_guard::this_thread().slot;
     if (dynamic_shared_bytes > s.shared_capacity || !s.shared) {
       std::size_t bytes = (dynamic_shared_bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
       if (bytes == 0) bytes = kSharedAlign;  // a valid address even for 0 bytes, as on a GPU
@@ -418,8 +504,17 @@ std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* arg
       s.shared_capacity = bytes;
     }
     s.kernel = &kernel;
+    s.who = who;
     s.args = args;
     s.fibers = kernel.needs_fibers;
+    s.aborting = false;
+    if (s.fibers) {
+      std::size_t stack = kFiberStackBytes + kernel.local_bytes.value_or(kGpuLocalBytes);
+      if (stack > s.fiber_stack) {  // the fibers made so far are too small for this kernel
+        drop_fibers(s);
+        s.fiber_stack = stack;
+      }
+    }
     s.count = block_dim.x * block_dim.y * block_dim.z;
     s.error = nullptr;
     s.misuse = nullptr;
@@ -430,11 +525,17 @@ std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* arg
     proto.dynamic_shared = s.shared;
     proto.dynamic_shared_bytes = dynamic_shared_bytes;
     proto.block = &s;
+    cpu_guard::set_kernel(*s.guard, &kernel);
     if (s.fibers)
       run_fibers(s, proto);
     else
       run_loop(s, proto);
+    cpu_guard::set_kernel(*s.guard, nullptr);
   } catch (...) {  // a loop-mode thread's exception, or a failed allocation
+    if (s.guard) {
+      cpu_guard::disarm(*s.guard);
+      cpu_guard::set_kernel(*s.guard, nullptr);
+    }
     if (!s.error) s.error = std::current_exception();
   }
   if (!s.error && s.misuse)

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <exception>
 #include <memory>
+#include <string_view>
 
 #include "runtime/cpu_abi.h"
 
@@ -36,9 +37,11 @@ class CpuBlockRunner {
   // Runs every thread of block `block_idx` to its end. Returns the first exception a
   // thread's code threw, or an InternalError when the kernel broke the ABI's contract;
   // null when the block ran cleanly. Never throws (a failed allocation is returned too).
+  // A fault, a stop request or a fail() in its code (cpu_guard.h) ends the block with an
+  // error naming the kernel by `who`; the runner stays usable.
   std::exception_ptr run(const CpuKernel& kernel, void* const* args, luda_cpu_dim3 block_idx,
-                         luda_cpu_dim3 block_dim, luda_cpu_dim3 grid_dim,
-                         std::size_t dynamic_shared_bytes) noexcept;
+                         luda_cpu_dim3 block_dim, luda_cpu_dim3 grid_dim, std::size_t dynamic_shared_bytes,
+                         std::string_view who) noexcept;
 
   // This OS thread's runner, made at first use and destroyed when the thread exits.
   static CpuBlockRunner& for_this_thread();

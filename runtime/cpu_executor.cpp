@@ -1,5 +1,8 @@
 #include "runtime/cpu_executor.h"
 
+#include <link.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -14,8 +17,10 @@
 #include <vector>
 
 #include "runtime/cpu_block.h"
+#include "runtime/cpu_guard.h"
 #include "runtime/driver.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace luda {
 
@@ -38,6 +43,7 @@ luda_cpu_dim3 to_dim3(const Dim3& d) {
 // only while it is queued or while a worker counts itself in `users`.
 struct Job {
   const CpuKernel* kernel = nullptr;
+  std::string_view who;  // "kernel 'k'": starts the errors of its code
   void* const* args = nullptr;
   luda_cpu_dim3 grid{}, block{};
   std::size_t shared = 0;
@@ -83,6 +89,13 @@ Pool::~Pool() {
 }
 
 void Pool::work() {
+  // Signals meant for the process (Ctrl-C, termination, a child's end) go to the host's
+  // own threads, whose handlers expect them; faults and the stop signal stay deliverable.
+  sigset_t process_signals;
+  sigemptyset(&process_signals);
+  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGWINCH, SIGPIPE})
+    sigaddset(&process_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &process_signals, nullptr);
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
@@ -101,7 +114,8 @@ void Pool::work() {
 }
 
 // Claims chunks of blocks until none is left. The first error stops the grid: blocks not
-// yet claimed are skipped, as a GPU abandons a grid after a fault.
+// yet claimed are skipped, as a GPU abandons a grid after a fault. A stop request is met
+// before each block.
 void Pool::run_blocks(Job& job) {
   CpuBlockRunner& runner = CpuBlockRunner::for_this_thread();
   const unsigned long long gx = job.grid.x, gxy = gx * job.grid.y;
@@ -112,8 +126,12 @@ void Pool::run_blocks(Job& job) {
     for (unsigned long long b = first; b < last; ++b) {
       luda_cpu_dim3 idx{static_cast<unsigned>(b % gx), static_cast<unsigned>(b % gxy / gx),
                         static_cast<unsigned>(b / gxy)};
-      if (std::exception_ptr e = runner.run(*job.kernel, job.args, idx, job.block, job.grid,
-                                            job.shared)) {
+      std::exception_ptr e;
+      if (detail::g_interrupt) [[unlikely]]
+        e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
+      else
+        e = runner.run(*job.kernel, job.args, idx, job.block, job.grid, job.shared, job.who);
+      if (e) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!job.error) job.error = std::move(e);
         job.next.store(job.total, std::memory_order_relaxed);
@@ -191,12 +209,16 @@ void validate_cpu_launch(const LaunchConfig& config) {
          config.shared_mem, driver::format_bytes(config.shared_mem), kMaxDynamicShared);
 }
 
-void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args) {
+void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args,
+                std::string_view who) {
   validate_cpu_launch(config);
   LUDA_INTERNAL_CHECK(kernel.run_thread != nullptr && kernel.current_slot != nullptr);
+  cpu_guard::start_watchdog();
   Pool& p = pool();
+  detail::InterruptScope interrupt_scope;
   Job job;
   job.kernel = &kernel;
+  job.who = who;
   job.args = args;
   job.grid = to_dim3(config.grid);
   job.block = to_dim3(config.block);
@@ -205,7 +227,44 @@ void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const
   // Chunks small enough that every thread gets several (blocks differ in cost), large
   // enough that claiming is rare next to running.
   job.chunk = std::max(1ull, job.total / (16ull * p.threads()));
-  p.run(job);
+  try {
+    p.run(job);
+  } catch (const Interrupted&) {
+    interrupt_scope.consume();
+    throw;
+  }
+}
+
+void cpu_code_range(const void* address, const void** begin, const void** end) {
+  struct Search {
+    const char* address;
+    const void* begin = nullptr;
+    const void* end = nullptr;
+  } search{static_cast<const char*>(address)};
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, std::size_t, void* data) -> int {
+        auto& s = *static_cast<Search*>(data);
+        auto segment = [&](int i, const char** lo, const char** hi) {
+          const ElfW(Phdr)& ph = object->dlpi_phdr[i];
+          *lo = reinterpret_cast<const char*>(object->dlpi_addr + ph.p_vaddr);
+          *hi = *lo + ph.p_memsz;
+          return ph.p_type == PT_LOAD;
+        };
+        bool holds = false;
+        const char *lo = nullptr, *hi = nullptr;
+        for (int i = 0; i < object->dlpi_phnum; ++i)
+          if (segment(i, &lo, &hi) && lo <= s.address && s.address < hi) holds = true;
+        if (!holds) return 0;
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          if (!segment(i, &lo, &hi) || !(object->dlpi_phdr[i].p_flags & PF_X)) continue;
+          if (!s.begin || lo < s.begin) s.begin = lo;
+          if (!s.end || hi > s.end) s.end = hi;
+        }
+        return 1;
+      },
+      &search);
+  *begin = search.begin;
+  *end = search.end;
 }
 
 }  // namespace luda

@@ -5,9 +5,17 @@
 //
 // Within a block (runtime/cpu_block.h): the CUDA threads run as a plain loop when the
 // kernel has no barrier or warp operation, and as fibers (Boost.Context) when it does.
+//
+// A kernel runs in the host's own process, so the executor contains it (cpu_guard.h): a
+// fault, exit/abort/assert or an exception in its code, and a stop request
+// (runtime/interrupt.h: between blocks, at barriers, and by a signal while its own code
+// runs) end the launch with an error naming the kernel, and the process and the executor
+// stay usable.
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string_view>
 
 #include "runtime/cpu_abi.h"
 #include "runtime/launch.h"
@@ -21,7 +29,19 @@ struct CpuKernel {
   bool needs_fibers = false;                        // <entry>_cpu_needs_fibers
   // <entry>_cpu_block when the object exports it: loop mode then makes one call per block.
   void (*run_block)(void* const* args, luda_cpu_thread* block) = nullptr;
+  // Its shared object's code (cpu_code_range): a stop request ends the kernel by a signal
+  // while it executes there (runtime/cpu_guard.h); empty, only between blocks and at
+  // barriers.
+  const void* code_begin = nullptr;
+  const void* code_end = nullptr;
+  // The bytes of local arrays one CUDA thread keeps on its stack (generated code knows);
+  // unknown for raw code, which then gets what a GPU thread may use, 512 KiB of local
+  // memory. A fiber's stack has room for calls besides (runtime/cpu_block.cpp).
+  std::optional<std::size_t> local_bytes;
 };
+
+// The executable code of the shared object that holds `address` (a kernel's entry).
+void cpu_code_range(const void* address, const void** begin, const void** end);
 
 // The services passed to luda_cpu_bind: one static table for every kernel. They never
 // throw; a misuse (a barrier in a kernel not marked needs_fibers) is reported by the
@@ -45,7 +65,12 @@ void validate_cpu_launch(const LaunchConfig& config);
 // argument i. The calling thread runs blocks too, so launches from several host threads
 // at once are safe and each makes progress. Throws as validate_cpu_launch; an exception
 // thrown by the kernel's code is rethrown here (the first one, after the grid stopped).
-void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args);
+// What stops the kernel is an error that starts with `who` ("kernel 'k'"):
+//   "kernel 'k' crashed on the cpu device: invalid memory access at address 0x0 (SIGSEGV): ...",
+//   "kernel 'k' failed an assertion: n > 0 (k.cu:3, in void k(int))" (exit, abort, throw alike),
+//   Interrupted "kernel 'k' was interrupted; the arrays it was writing may hold partial results".
+void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args,
+                std::string_view who = "kernel");
 
 // OS threads that run blocks (the caller's included): LUDA_CPU_THREADS when set, else
 // std::thread::hardware_concurrency(). Read once, at the first launch.

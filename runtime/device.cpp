@@ -13,6 +13,7 @@
 
 #include "runtime/driver.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace luda {
 
@@ -270,7 +271,7 @@ void set_cpu_fallback_notice(CpuFallbackNotice notice) { g_fallback_notice.store
 void synchronize(Device d) {
   if (d.is_cpu()) return;
   ContextScope scope(d.index);
-  LUDA_CU(cuCtxSynchronize);
+  wait_for_context(d.index);
 }
 
 MemoryInfo memory_info(int ordinal) {

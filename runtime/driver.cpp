@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <set>
+#include <string>
 
 namespace luda::driver {
 
@@ -259,13 +261,39 @@ bool is_sticky(CUresult r) {
   }
 }
 
+namespace {
+thread_local const char* t_last_launch = nullptr;
+}  // namespace
+
+void note_launch(const char* label) noexcept { t_last_launch = label; }
+
+const char* intern_label(std::string_view label) {
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> labels;  // nodes never move: c_str() stays valid
+  std::lock_guard lock(mutex);
+  auto it = labels.find(label);
+  if (it == labels.end()) it = labels.emplace(label).first;
+  return it->c_str();
+}
+
 void detail::throw_check(CUresult r, std::string_view call, std::string_view detail) {
   std::string message = fmt::format("{}: {}: {}", call, error_name(r), error_string(r));
   if (!detail.empty()) message += fmt::format(" ({})", detail);
-  if (is_sticky(r))
+  if (is_sticky(r)) {
     message +=
         ". This error is sticky: the device's CUDA context is now unusable, and the process "
         "must be restarted to use that device again";
+    bool address = r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_MISALIGNED_ADDRESS ||
+                   r == CUDA_ERROR_INVALID_ADDRESS_SPACE || r == CUDA_ERROR_LAUNCH_FAILED;
+    if (const char* last = t_last_launch) {
+      message += fmt::format(". The last kernel this thread launched was {}", last);
+      if (address)
+        message +=
+            ": an index out of range is the usual cause, which bounds checks find in cuda.jit and "
+            "elementwise kernels ({boundscheck = true}, or LUDA_BOUNDSCHECK=1), and compute-sanitizer in any "
+            "kernel";
+    }
+  }
   throw CudaError(r, std::move(message));
 }
 

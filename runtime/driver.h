@@ -92,6 +92,13 @@ inline void check(CUresult r, std::string_view call, std::string_view detail = {
 // "8.0 GiB", "512 B", "1.5 MiB"
 std::string format_bytes(unsigned long long bytes);
 
+// The kernel the calling thread launched last, which a sticky error's message names: a
+// fault inside a kernel surfaces at a later call (a copy back, a synchronize) that cannot
+// tell which kernel it was. `label` ("kernel 'hist' (hist.lua:12)") must live as long as
+// the process: intern_label makes such a copy, once per kernel object.
+void note_launch(const char* label) noexcept;
+const char* intern_label(std::string_view label);
+
 // True for errors that leave the context unusable (CUDA_ERROR_ILLEGAL_ADDRESS, ...):
 // their message says that the process must be restarted to use the device again.
 bool is_sticky(CUresult r);

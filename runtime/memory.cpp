@@ -10,6 +10,7 @@
 
 #include "runtime/driver.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace luda {
 
@@ -166,6 +167,10 @@ void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src
     call = "cuMemcpyHtoDAsync";
     r = cu.cuMemcpyHtoDAsync(device_ptr(dst), src, n, stream);
   } else if (dst_device.is_cpu()) {
+    // A copy into pageable memory returns only when it is done, after the work queued
+    // before it: wait for that work first, where a stop request can end the wait (no
+    // copy is then left to land in `dst` later).
+    if (!async) wait_for_stream(stream, "cuStreamSynchronize", ordinal);
     call = "cuMemcpyDtoHAsync";
     r = cu.cuMemcpyDtoHAsync(dst, device_ptr(src), n, stream);
   } else if (src_device.index == dst_device.index) {
@@ -181,7 +186,7 @@ void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src
   driver::check(r, call,
                 fmt::format("{} from {} to {}", driver::format_bytes(n), src_device.str(),
                             dst_device.str()));
-  if (!async) LUDA_CU(cuStreamSynchronize, stream);
+  if (!async) wait_for_stream(stream, "cuStreamSynchronize", ordinal);
 }
 
 void zero_bytes(Device device, void* dst, std::size_t n, CUstream stream) {

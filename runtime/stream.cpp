@@ -7,6 +7,7 @@
 #include "runtime/device.h"
 #include "runtime/driver.h"
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace luda {
 
@@ -86,7 +87,7 @@ int Stream::device() const {
 
 void Stream::synchronize() const {
   ContextScope scope(device());
-  LUDA_CU(cuStreamSynchronize, handle());
+  wait_for_stream(handle(), "cuStreamSynchronize", device());
 }
 
 bool Stream::query() const {
@@ -131,7 +132,7 @@ void Event::record(const Stream& s) const {
 
 void Event::synchronize() const {
   ContextScope scope(device());
-  LUDA_CU(cuEventSynchronize, handle());
+  wait_for_event(handle(), "cuEventSynchronize", device());
 }
 
 bool Event::query() const {
@@ -144,7 +145,7 @@ float Event::elapsed_ms(const Event& end) const {
     fail("elapsed time needs two events created with timing on (Event::create(device, true))");
   ContextScope scope(device());
   // Waits for `end`, so that a measurement never fails with CUDA_ERROR_NOT_READY.
-  LUDA_CU(cuEventSynchronize, end.handle());
+  wait_for_event(end.handle(), "cuEventSynchronize", device());
   float ms = 0;
   LUDA_CU(cuEventElapsedTime, &ms, handle(), end.handle());
   return ms;

@@ -48,15 +48,17 @@ std::string syntax(const std::string& name) {
 jit::JitOptions read_options(lua_State* L, int idx) {
   check_options(L, idx, "jit", {"boundscheck", "fastmath", "debug"});
   jit::JitOptions o;
-  auto flag = [&](const char* key, bool* out) {
+  auto flag = [&](const char* key) -> std::optional<bool> {
     int type = push_option(L, idx, key);
-    if (type == LUA_TBOOLEAN) *out = lua_toboolean(L, -1);
+    std::optional<bool> value;
+    if (type == LUA_TBOOLEAN) value = lua_toboolean(L, -1) != 0;
     else if (type != LUA_TNIL) fail("jit: option '{}' must be a boolean, got {}", key, describe(L, -1));
     lua_pop(L, 1);
+    return value;
   };
-  flag("boundscheck", &o.boundscheck);
-  flag("fastmath", &o.fastmath);
-  flag("debug", &o.debug);
+  o.boundscheck = flag("boundscheck");
+  o.fastmath = flag("fastmath").value_or(false);
+  o.debug = flag("debug").value_or(false);
   return o;
 }
 

@@ -68,12 +68,17 @@ jit::JitOptions read_kind_options(lua_State* L, int idx, std::string_view fname,
                                   std::initializer_list<std::string_view> allowed, std::string* name) {
   check_options(L, idx, fname, allowed);
   jit::JitOptions o;
-  for (auto [key, flag] : {std::pair{"fastmath", &o.fastmath}, std::pair{"boundscheck", &o.boundscheck}}) {
-    int type = push_option(L, idx, key);
-    if (type == LUA_TBOOLEAN) *flag = lua_toboolean(L, -1);
-    else if (type != LUA_TNIL) fail("{}: option '{}' must be a boolean, got {}", fname, key, describe(L, -1));
+  for (std::string_view key : {"fastmath", "boundscheck"}) {
+    int type = push_option(L, idx, key.data());
+    if (type == LUA_TBOOLEAN) {
+      if (key == "fastmath") o.fastmath = lua_toboolean(L, -1);
+      else o.boundscheck = lua_toboolean(L, -1) != 0;
+    } else if (type != LUA_TNIL) {
+      fail("{}: option '{}' must be a boolean, got {}", fname, key, describe(L, -1));
+    }
     lua_pop(L, 1);
   }
+  o.boundscheck = jit::boundscheck_with_env(o.boundscheck);
   if (name) {
     int type = push_option(L, idx, "name");
     if (type == LUA_TSTRING) *name = string_at(L, -1);

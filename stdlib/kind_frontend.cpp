@@ -179,6 +179,7 @@ TypedFunction typed(const LuaFunction& f, std::vector<dsl::Type> params, dsl::Ta
   t.params = std::move(params);
   t.target = target;
   t.fastmath = f.options.fastmath;
+  t.boundscheck = jit::checks_bounds(f.options.boundscheck, target);  // local arrays
   return t;
 }
 
@@ -297,7 +298,7 @@ jit::ElementCode elementwise_code(const StringKindState& s, std::span<const dsl:
   fn.options = s.options;
   TypedFunction t = typed(fn, std::move(all), target);
   t.env = &builtin_environment();
-  t.boundscheck = s.options.boundscheck || jit::boundscheck_from_env();
+  t.boundscheck = jit::checks_bounds(s.options.boundscheck, target);
   dsl::DeviceFunction df = compile_scalar_function(t, who);
   result_scalars(df.result, who, t.function);  // checks that it returns values
   jit::ElementCode code;

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 #include <lua.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "runtime/interrupt.h"
 #include "tests/host/lua_host.h"
 
 namespace {
@@ -47,6 +50,28 @@ TEST(Embed, HostStateRunsAKernelOnCpu) {
     lua_rawgeti(lua.L, -1, static_cast<lua_Integer>(i + 1));
     EXPECT_DOUBLE_EQ(x[i] * y[i] - 0.5 * x[i], lua_tonumber(lua.L, -1)) << "element " << i;
     lua_pop(lua.L, 1);
+  }
+}
+
+// A host stops a kernel that never ends from another thread (as its own signal handler
+// would): the script gets the error, and the same state runs the next kernel.
+TEST(Embed, HostThreadStopsARunningKernel) {
+  LuaState lua;
+  for (const char* launch : {"spin[{4, 32}](x)", "raw({4}, {32}, {x})"}) {
+    ASSERT_EQ("", lua.run(R"(
+      x = luda.zeros(4, "int32", {device = "cpu"})
+      spin = luda.cuda.jit(function(x) while x[0] == 0 do x[1] = x[1] + 1 end end)
+      raw = luda.raw_kernel([[extern "C" __global__ void raw(int* x) { while (*(volatile int*)x == 0) {} }]], "raw")
+    )"));
+    std::thread stopper([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // compiled and running
+      luda::request_interrupt();
+    });
+    std::string message = lua.run(launch);
+    stopper.join();
+    EXPECT_NE(message.find("was interrupted; the arrays it was writing may hold partial results"), std::string::npos)
+        << message;
+    EXPECT_EQ("", lua.run("x[0] = 5 spin[{4, 32}](x) assert(x[0] == 5)"));
   }
 }
 

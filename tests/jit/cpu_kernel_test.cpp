@@ -95,6 +95,23 @@ class CpuKernelTest : public ::testing::Test {
     return std::make_unique<JitKernel>(std::move(s), chunk_.env);
   }
 
+  // Kernel 'scaled' of kernels.lua with a front end whose code fails in every compiler at
+  // kernels.lua:11 (a call of an undeclared function).
+  JitKernel::Setup failing_at_line_11() {
+    JitKernel::Setup s;
+    s.function = chunk_.source_of(chunk_.function("scaled"));
+    s.name = "scaled";
+    s.cache = cache_.get();
+    s.frontend = [](const dsl::KernelRequest& r, dsl::Environment&) {
+      dsl::CudaKernel k;
+      k.entry = "scaled";
+      k.params = r.args;
+      k.code = "#line 11 \"kernels.lua\"\nextern \"C\" __global__ void scaled() { not_a_function(); }\n";
+      return k;
+    };
+    return s;
+  }
+
   static LaunchConfig config(long long grid, long long block) {
     LaunchConfig c;
     c.grid.x = grid;
@@ -212,20 +229,7 @@ TEST_F(CpuKernelTest, MixingDevicesNamesTheArguments) {
 }
 
 TEST_F(CpuKernelTest, CompileErrorIsToldAtTheLuaLine) {
-  // A front end whose code fails in the host compiler at kernels.lua:11.
-  JitKernel::Setup s;
-  const dsl::FunctionExpr& f = chunk_.function("scaled");
-  s.function = chunk_.source_of(f);
-  s.name = "scaled";
-  s.cache = cache_.get();
-  s.frontend = [](const dsl::KernelRequest& r, dsl::Environment&) {
-    dsl::CudaKernel k;
-    k.entry = "scaled";
-    k.params = r.args;
-    k.code = "#line 11 \"kernels.lua\"\nextern \"C\" __global__ void scaled() { not_a_function(); }\n";
-    return k;
-  };
-  JitKernel k(std::move(s), chunk_.env);
+  JitKernel k(failing_at_line_11(), chunk_.env);
   // compile(signature) builds for the current device: make it the cpu, GPU or not.
   Device previous = current_device();
   use_device(Device::cpu());
@@ -236,6 +240,19 @@ TEST_F(CpuKernelTest, CompileErrorIsToldAtTheLuaLine) {
             0u)
       << what;
   EXPECT_NE(what.find("host C++ compiler failed to compile 'scaled.cu' for the cpu target"), std::string::npos);
+}
+
+// NVRTC's diagnostics are told at the Lua line the same way (PTX: no GPU needed). The
+// kernel language refuses what used to reach NVRTC only (a shared array larger than any
+// address space), so the front end here writes the failing code itself.
+TEST_F(CpuKernelTest, NvrtcCompileErrorIsToldAtTheLuaLine) {
+  JitKernel k(failing_at_line_11(), chunk_.env);
+  std::string what = error_of([&] { k.inspect("ptx", "void(float32[:], float32[:], float32)", 90); });
+  EXPECT_EQ(what.find("kernels.lua:11:3: compile error: identifier \"not_a_function\" is undefined\n"
+                      "    out[i] = a * x[i]\n    ^"),
+            0u)
+      << what;
+  EXPECT_NE(what.find("NVRTC failed to compile 'scaled.cu' for compute_90"), std::string::npos) << what;
 }
 
 // The prelude provides every name generated code uses: one kernel per builtin family.

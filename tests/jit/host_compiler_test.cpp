@@ -36,7 +36,8 @@ std::string g_printed;
 void fake_print(const char* text, unsigned long long n) { g_printed += "[" + std::string(text, n) + "]"; }
 void no_barrier(luda_cpu_thread*) { ADD_FAILURE() << "a barrier in a sequential test"; }
 const luda_cpu_runtime* fake_runtime() {
-  static const luda_cpu_runtime rt = {LUDA_CPU_ABI_VERSION, no_barrier, nullptr, nullptr, nullptr, fake_print};
+  static const luda_cpu_runtime rt = {LUDA_CPU_ABI_VERSION, no_barrier, nullptr, nullptr, nullptr, fake_print,
+                                      nullptr, nullptr};
   return &rt;
 }
 

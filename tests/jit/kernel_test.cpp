@@ -188,6 +188,7 @@ dsl::CudaKernel hand_written(const dsl::KernelRequest& r, dsl::Environment&) {
   k.entry = "add_kernel_" + std::string(dsl::scalar_name(r.args[0].scalar));
   k.params = r.args;
   for (Type& p : k.params) p.weak = false;
+  if (k.params.size() == 4) k.params[3] = Type::scalar_of(dsl::Scalar::Int64);  // its `long long n`
   k.bounds_record = r.options.boundscheck;
   k.typed = fmt::format("add_kernel({})", r.args.size());
   k.code = fmt::format(R"(struct Bounds {{ int hit, line, axis, pad; long long index, extent; }};
@@ -258,9 +259,15 @@ TEST_F(JitKernelTest, OptionsReachTheRequest) {
   auto k = make();
   ::setenv("LUDA_BOUNDSCHECK", "0", 1);
   auto plain = make();
+  ::setenv("LUDA_BOUNDSCHECK", "maybe", 1);
+  EXPECT_EQ(error_of([&] { make(); }),
+            "LUDA_BOUNDSCHECK is 'maybe': expected 0 (bounds checks off) or 1 (on), or leave it unset for each "
+            "kernel's boundscheck option (default: on for the cpu device, off for cuda)");
   ::unsetenv("LUDA_BOUNDSCHECK");
-  EXPECT_TRUE(k->options().boundscheck);
-  EXPECT_FALSE(plain->options().boundscheck);
+  auto unset = make();
+  EXPECT_EQ(k->options().boundscheck, std::optional<bool>(true));
+  EXPECT_EQ(plain->options().boundscheck, std::optional<bool>(false));
+  EXPECT_EQ(unset->options().boundscheck, std::nullopt);  // the target decides: on for cpu, off for cuda
   k->inspect("types", "void(float32[:], float32[:], float32[:], int64)", 0);
   ASSERT_EQ(requests_.size(), 1u);
   EXPECT_TRUE(requests_[0].options.boundscheck);

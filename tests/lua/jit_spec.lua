@@ -226,4 +226,103 @@ describe("cuda.jit", function()
     os.remove(path)
     assert.are.equal(where .. "kernel 'hist' at " .. path .. ":5: index 1024 out of range for axis 0 of size 1024", err)
   end))
+
+  -- A view of the first 16 of 32 elements: reading past the view stays inside its buffer,
+  -- so an unchecked kernel reads the next elements (as a GPU does) instead of faulting.
+  local function past_view()
+    local whole = luda.arange(32, "int32")
+    return whole:slice({ 0, 16 }), luda.zeros(16, "int32")
+  end
+  local PEEK = "function peek(x, out) local i = cuda.grid(1) out[i] = x[i + 16] end"
+  local function beyond() local t = {} for i = 1, 16 do t[i] = i + 15 end return t end
+
+  local peek_line = debug.getinfo(1, "l").currentline + 1
+  local function peek(x, out) local i = cuda.grid(1) out[i] = x[i + 16] end
+  local PEEK_ERROR = "kernel 'peek' at " .. debug.getinfo(1, "S").short_src .. ":" .. peek_line ..
+                     ": index 16 out of range for axis 0 of size 16"
+
+  on_devices("check indices by default on cpu, not on cuda; boundscheck = true or false decides", function(device)
+    local x, out = past_view()
+    local default = cuda.jit(peek)
+    if device == "cpu" then
+      local where = here(); local err = error_of(function() default[{ 1, 16 }](x, out) end)
+      assert.are.equal(where .. PEEK_ERROR, err)
+    else
+      default[{ 1, 16 }](x, out)
+      assert.are.same(beyond(), out:totable())
+    end
+    local unchecked = cuda.jit(peek, { boundscheck = false })
+    out = luda.zeros(16, "int32")
+    unchecked[{ 1, 16 }](x, out)
+    assert.are.same(beyond(), out:totable())
+    assert.is_nil(unchecked:inspect("cuda"):find("luda_bounds,", 1, true))
+    local checked = cuda.jit(peek, { boundscheck = true })
+    local where = here(); local err = error_of(function() checked[{ 1, 16 }](x, out) end)
+    assert.are.equal(where .. PEEK_ERROR, err)
+  end)
+
+  local for_line = debug.getinfo(1, "l").currentline + 2
+  local function stepped(out, step, fstep)
+    for i = 0, 9, step do out[i] = out[i] + 1 end
+    for x = 0.5, 2.0, fstep do out[0] = out[0] + 10 end
+  end
+  local SRC = debug.getinfo(1, "S").short_src
+
+  on_devices("raise Lua's error for a 'for' step that is zero at run time, at the loop", function()
+    local k = cuda.jit(stepped)
+    local out = luda.zeros(10, "int32")
+    k[{ 1, 1 }](out, 3, 0.75)
+    local want = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    stepped(setmetatable({}, { __index = function(_, i) return want[i + 1] end,
+                               __newindex = function(_, i, v) want[i + 1] = v end }), 3, 0.75)
+    assert.are.same(want, out:totable())
+    local where = here(); local err = error_of(function() k[{ 1, 1 }](out, 0, 0.75) end)
+    assert.are.equal(where .. "kernel 'stepped' at " .. SRC .. ":" .. for_line .. ": 'for' step is zero", err)
+    where = here(); err = error_of(function() k[{ 1, 1 }](out, 3, 0.0) end)
+    assert.are.equal(where .. "kernel 'stepped' at " .. SRC .. ":" .. (for_line + 1) .. ": 'for' step is zero", err)
+    -- what Lua says
+    assert.truthy(select(2, pcall(stepped, {}, 0, 1.0)):find("'for' step is zero", 1, true))
+    -- A grid-stride loop's step, the grid's size, is never zero: it needs no record.
+    assert.is_nil(add_kernel:inspect("cuda", "void(float32[:], float32[:], float32[:])"):find("luda_bounds", 1, true))
+  end)
+
+  -- A GPU fault makes the context unusable, so it runs in a process of its own. The fault
+  -- surfaces at the copy back; the message names the kernel and how to find the access.
+  it("name the kernel of an illegal address on a GPU, and how to find the access", function()
+    local why = support.gpu_missing()
+    if why then return pending(why) end
+    local script = "local cuda = luda.cuda " ..
+                   "local wild = cuda.jit(function(x) x[cuda.grid(1) + 1099511627776] = 1 end, {boundscheck = false}) " ..
+                   "local x = luda.zeros(16, 'float32') wild[{1, 16}](x) print(x:totable()[1])"
+    local out, err, code = support.run_luda("-e " .. support.quote(script), nil, false, { LUDA_DEVICE = "cuda" }, 120)
+    assert.are.equal("", out)
+    assert.are.equal(1, code)
+    assert.truthy(err:find("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered. This error is sticky: " ..
+                           "the device's CUDA context is now unusable, and the process must be restarted to use that " ..
+                           "device again. The last kernel this thread launched was kernel 'wild' ((command line 1):1): an " ..
+                           "index out of range is the usual cause", 1, true), err)
+  end)
+
+  it("take LUDA_BOUNDSCHECK=0 or 1 over the option and the default, and refuse other values", function()
+    local script = "local x = luda.arange(32, 'int32'):slice({0, 16}) local out = luda.zeros(16, 'int32') " ..
+                   "local k = luda.cuda.jit(" .. string.format("%q", PEEK) .. ", {boundscheck = %s}) " ..
+                   "k[{1, 16}](x, out) print(table.concat(out:totable(), ' '))"
+    local env = { LUDA_DEVICE = "cpu" }
+    local function run(value, option)
+      env.LUDA_BOUNDSCHECK = value
+      return support.run_luda("-e " .. support.quote(script:format(option)), nil, false, env)
+    end
+    local out, err, code = run("0", "true")
+    assert.are.same({ table.concat(beyond(), " ") .. "\n", "", 0 }, { out, err, code })
+    out, err, code = run("", "nil")
+    assert.are.equal("", out)
+    assert.truthy(err:find("luda: (command line 1):1: kernel 'peek' at [string \"function peek(x, out) local i = cuda.gri...\"]:1: " ..
+                           "index 16 out of range for axis 0 of size 16", 1, true), err)
+    out, err = run("1", "false")
+    assert.truthy(err:find("index 16 out of range for axis 0 of size 16", 1, true), err)
+    out, err = run("maybe", "nil")
+    assert.are.equal("", out)
+    assert.truthy(err:find("luda: (command line 1):1: LUDA_BOUNDSCHECK is 'maybe': expected 0 (bounds checks off) or 1 (on), " ..
+                           "or leave it unset for each kernel's boundscheck option (default: on for the cpu device, off for cuda)", 1, true), err)
+  end)
 end)

@@ -363,6 +363,25 @@ describe("luda.elementwise", function()
     assert.are.same({ 3, 7, 11 }, rowsum(m, luda.arange(3)):totable())
   end)
 
+  on_devices("raw parameters are checked by default on cpu, not on cuda, and as boundscheck= says", function(device)
+    -- A view of the first 16 of 32 elements: an index past it stays inside the buffer.
+    local x = luda.arange(32, "int32"):slice({ 0, 16 })
+    local beyond = {}
+    for p = 1, 16 do beyond[p] = p + 15 end
+    local peek = luda.elementwise("raw T x", "T y", "y = x[i + 16]", "peek")
+    if device == "cpu" then
+      local where = support.here(); local err = error_of(function() peek(x, { size = 16 }) end)
+      assert.are.equal(where .. "elementwise 'peek' at elementwise 'peek':1: index 16 out of range for axis 0 of size 16", err)
+    else
+      assert.are.same(beyond, peek(x, { size = 16 }):totable())
+    end
+    local unchecked = luda.elementwise("raw T x", "T y", "y = x[i + 16]", "peek", { boundscheck = false })
+    assert.are.same(beyond, unchecked(x, { size = 16 }):totable())
+    local checked = luda.elementwise("raw T x", "T y", "y = x[i + 16]", "peek", { boundscheck = true })
+    local where = support.here(); local err = error_of(function() checked(x, { size = 16 }) end)
+    assert.are.equal(where .. "elementwise 'peek' at elementwise 'peek':1: index 16 out of range for axis 0 of size 16", err)
+  end)
+
   on_devices("several outputs come back in order; an output read before it is set is passed in", function()
     local k = luda.elementwise("T x", "T s, T d", "s = x + 1\nd = x - 1", "plus_minus")
     local hx = H.random("int32", { 6 }, -100, 100)

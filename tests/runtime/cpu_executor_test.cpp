@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/error.h"
+#include "runtime/interrupt.h"
 
 namespace luda {
 namespace {
@@ -43,7 +44,13 @@ T& arg(void* const* args, int i) {
   return *static_cast<T*>(args[i]);
 }
 
-CpuKernel kernel(void (*f)(void* const*), bool fibers) { return {f, &current_slot, fibers}; }
+CpuKernel kernel(void (*f)(void* const*), bool fibers) {
+  CpuKernel k;
+  k.run_thread = f;
+  k.current_slot = &current_slot;
+  k.needs_fibers = fibers;
+  return k;
+}
 
 // What the prelude's <entry>_cpu_block does: the block's threads in order, x fastest.
 template <void (*Body)(void* const*)>
@@ -500,6 +507,80 @@ TEST(CpuExecutor, PrintWritesEachCallInOnePiece) {
           << b << " " << t;
 }
 
+// After a launch that failed: the pool and this thread's runner still work.
+void expect_still_works(bool fibers) {
+  std::vector<Seen> seen(2 * 32);
+  Seen* sp = seen.data();
+  void* record_args[] = {&sp};
+  cpu_launch(kernel(record, fibers), config(dims(2), dims(32)), record_args);
+  EXPECT_EQ(seen[63].lane, 31u);
+  EXPECT_EQ(seen[63].bid.x, 1u);
+}
+
+// --- containment (cpu_guard.h) -------------------------------------------------------------
+
+// Thread 77 faults or fails; with `fibers` the others wait at barriers meanwhile.
+void faulting_kernel(void* const* args) {
+  int how = arg<int>(args, 0);
+  if (arg<bool>(args, 1)) rt()->syncthreads(&me());
+  if (global_tid() == 77) {
+    if (how == 0) *static_cast<volatile int*>(arg<int*>(args, 2)) = 1;  // a null pointer
+    if (how == 1) rt()->fail(&me(), "called exit(3)");
+  }
+  if (arg<bool>(args, 1)) rt()->syncthreads(&me());
+}
+
+TEST(CpuExecutor, FaultsAndFailuresEndTheLaunchNotTheProcess) {
+  for (bool fibers : {false, true}) {
+    int* null = nullptr;
+    int how = 0;
+    void* args[] = {&how, &fibers, &null};
+    EXPECT_EQ(launch_error(kernel(faulting_kernel, fibers), config(dims(64), dims(32)), args),
+              "kernel crashed on the cpu device: invalid memory access at address 0x0 (SIGSEGV): a null or wild "
+              "pointer, or an index out of range with bounds checks off. luda stopped the kernel, but what it "
+              "wrote before the fault may have corrupted this process's memory")
+        << fibers;
+    how = 1;
+    try {
+      cpu_launch(kernel(faulting_kernel, fibers), config(dims(64), dims(32)), args, "raw_kernel 'k'");
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "raw_kernel 'k' called exit(3)");
+    }
+    expect_still_works(fibers);
+  }
+}
+
+// A block that ends, in a grid too large to finish; and a block whose threads meet at a
+// barrier forever: a stop request made from another thread ends either launch.
+void short_block(void* const*) {}
+void barrier_forever(void* const*) {
+  for (;;) rt()->syncthreads(&me());
+}
+
+TEST(CpuExecutor, AStopRequestEndsTheLaunchBetweenBlocksAndAtBarriers) {
+  using Body = void (*)(void* const*);
+  for (auto [body, fibers] : {std::pair<Body, bool>{short_block, false}, std::pair<Body, bool>{barrier_forever, true}}) {
+    std::thread stopper([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      request_interrupt();
+    });
+    try {
+      cpu_launch(kernel(body, fibers), config(dims(2147483647), dims(64)), nullptr, "kernel 'k'");
+      ADD_FAILURE() << "no error";
+    } catch (const Interrupted& e) {
+      EXPECT_STREQ(e.what(), "kernel 'k' was interrupted; the arrays it was writing may hold partial results");
+    }
+    stopper.join();
+    EXPECT_FALSE(interrupt_requested());  // the launch that met it consumed it
+  }
+  // A request that no launch met waits for the next one.
+  request_interrupt();
+  EXPECT_THROW(cpu_launch(kernel(short_block, false), config(dims(4), dims(4)), nullptr), Interrupted);
+  EXPECT_FALSE(interrupt_requested());
+  cpu_launch(kernel(short_block, false), config(dims(4), dims(4)), nullptr);
+}
+
 void throwing_kernel(void* const* args) {
   int* ran = arg<int*>(args, 0);
   if (arg<bool>(args, 1)) rt()->syncthreads(&me());
@@ -514,13 +595,7 @@ TEST(CpuExecutor, ExceptionFromAThreadReachesTheCaller) {
     void* args[] = {&rp, &fibers};
     EXPECT_EQ(launch_error(kernel(throwing_kernel, fibers), config(dims(64), dims(32)), args),
               "thread 77 failed");
-    // The pool and this thread's runner still work afterwards.
-    std::vector<Seen> seen(2 * 32);
-    Seen* sp = seen.data();
-    void* record_args[] = {&sp};
-    cpu_launch(kernel(record, fibers), config(dims(2), dims(32)), record_args);
-    EXPECT_EQ(seen[63].lane, 31u);
-    EXPECT_EQ(seen[63].bid.x, 1u);
+    expect_still_works(fibers);
   }
 }
 

@@ -100,6 +100,22 @@ TEST(Check, StickyErrorsSayToRestart) {
     EXPECT_NE(message_of(r, "cuCtxSynchronize").find("the process must be restarted"),
               std::string::npos);
   }
+  // A fault inside a kernel surfaces at a later call: the message names the kernel the
+  // thread launched last, and how to find an out-of-range access.
+  driver::note_launch(driver::intern_label("kernel 'hist' (hist.lua:12)"));
+  EXPECT_EQ(message_of(CUDA_ERROR_ILLEGAL_ADDRESS, "cuStreamSynchronize"),
+            "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
+            "encountered. This error is sticky: the device's CUDA context is now unusable, and "
+            "the process must be restarted to use that device again. The last kernel this thread "
+            "launched was kernel 'hist' (hist.lua:12): an index out of range is the usual cause, "
+            "which bounds checks find in cuda.jit and elementwise kernels ({boundscheck = true}, or "
+            "LUDA_BOUNDSCHECK=1), and compute-sanitizer in any kernel");
+  EXPECT_EQ(message_of(CUDA_ERROR_ILLEGAL_INSTRUCTION, "cuCtxSynchronize"),
+            "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_INSTRUCTION: an illegal instruction was "
+            "encountered. This error is sticky: the device's CUDA context is now unusable, and "
+            "the process must be restarted to use that device again. The last kernel this thread "
+            "launched was kernel 'hist' (hist.lua:12)");
+  driver::note_launch(nullptr);
   for (CUresult r : {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_READY,
                      CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_INVALID_PTX}) {
     EXPECT_FALSE(driver::is_sticky(r)) << driver::error_name(r);
