@@ -17,6 +17,17 @@
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LUDA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LUDA_ASAN 1
+#endif
+#endif
+#ifdef LUDA_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace luda {
 
 namespace ctx = boost::context;
@@ -41,6 +52,7 @@ constexpr std::size_t kSharedAlign = 64;  // the ABI promises 16; a cache line c
 struct GuardedStack {
   std::size_t bytes;
   const char** low;  // set to the lowest usable address
+  ctx::stack_context* allocated;  // told where the whole stack is (for AddressSanitizer)
 
   ctx::stack_context allocate() {
     static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -52,6 +64,7 @@ struct GuardedStack {
     ctx::stack_context sc;
     sc.size = total;
     sc.sp = static_cast<char*>(base) + total;
+    *allocated = sc;
     return sc;
   }
 
@@ -59,6 +72,24 @@ struct GuardedStack {
     munmap(static_cast<char*>(sc.sp) - sc.size, sc.size);
   }
 };
+
+// AddressSanitizer keeps one stack per OS thread; a fiber switch it is not told of makes
+// it report false stack overflows. Each switch is announced: before_switch on the stack
+// being left (`save` keeps its fake frames; null when it is never resumed), after_switch
+// on the stack arrived at (`saved` is what its own before_switch kept; the stack it came
+// from is written to *from_bottom, *from_size). Without AddressSanitizer both are empty.
+inline void before_switch([[maybe_unused]] void** save, [[maybe_unused]] const void* bottom,
+                          [[maybe_unused]] std::size_t size) {
+#ifdef LUDA_ASAN
+  __sanitizer_start_switch_fiber(save, bottom, size);
+#endif
+}
+inline void after_switch([[maybe_unused]] void* saved, [[maybe_unused]] const void** from_bottom,
+                         [[maybe_unused]] std::size_t* from_size) {
+#ifdef LUDA_ASAN
+  __sanitizer_finish_switch_fiber(saved, from_bottom, from_size);
+#endif
+}
 
 enum class Wait : unsigned char { None, Barrier, Warp };
 enum class WarpOp : unsigned char { Sync, Shfl, Ballot };
@@ -76,6 +107,12 @@ struct FiberThread {
   bool done = false;
   bool quit = false;  // set by drop_fibers: return instead of running again
   cpu_guard::JumpPoint jump;  // where a stop of its kernel code lands, on its own stack
+  // For before_switch/after_switch: this fiber's stack, its saved fake frames, and the
+  // scheduler's stack it switches back to.
+  ctx::stack_context stack{};
+  void* fake_frames = nullptr;
+  const void* sched_bottom = nullptr;
+  std::size_t sched_size = 0;
 };
 
 // A warp's exchange slots. A lane deposits its operands and sets its bit in `arrived`;
@@ -127,7 +164,20 @@ unsigned linear_index(const luda_cpu_thread& t) {
 
 State& state_of(luda_cpu_thread* t) { return *static_cast<State*>(t->block); }
 
-void suspend(FiberThread& f) { f.sched = std::move(f.sched).resume(); }
+// On the fiber: back to the scheduler until it resumes this thread.
+void suspend(FiberThread& f) {
+  before_switch(&f.fake_frames, f.sched_bottom, f.sched_size);
+  f.sched = std::move(f.sched).resume();
+  after_switch(f.fake_frames, &f.sched_bottom, &f.sched_size);
+}
+
+// On the scheduler: runs the thread until it waits or returns.
+void resume(FiberThread& f) {
+  void* fake_frames = nullptr;
+  before_switch(&fake_frames, static_cast<char*>(f.stack.sp) - f.stack.size, f.stack.size);
+  f.self = std::move(f.self).resume();
+  after_switch(fake_frames, nullptr, nullptr);
+}
 
 // A thread suspended inside its kernel code (a barrier, a warp exchange, a yield). Its
 // jump point is disarmed while others run; when the block is being abandoned, it leaves
@@ -378,10 +428,12 @@ std::unique_ptr<FiberThread> make_fiber_thread(State* s) {
   FiberThread* f = owned.get();
   f->block = s;
   f->jump.stack.bytes = s->fiber_stack;
-  f->self = ctx::fiber(std::allocator_arg, GuardedStack{s->fiber_stack, &f->jump.stack.low},
+  f->self = ctx::fiber(std::allocator_arg, GuardedStack{s->fiber_stack, &f->jump.stack.low, &f->stack},
                        [f](ctx::fiber&& sched) {
+                         after_switch(nullptr, &f->sched_bottom, &f->sched_size);
                          f->sched = std::move(sched);
                          fiber_main(*f);
+                         before_switch(nullptr, f->sched_bottom, f->sched_size);
                          return std::move(f->sched);
                        });
   return owned;
@@ -393,7 +445,7 @@ void drop_fibers(State& s) {
   for (auto& f : s.threads) {
     if (!f->self) continue;
     f->quit = true;
-    f->self = std::move(f->self).resume();
+    resume(*f);
   }
   s.threads.clear();
 }
@@ -463,7 +515,7 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
       FiberThread& f = *s.threads[i];
       if (f.done || (f.wait != Wait::None && !abandon)) continue;
       *slot = &f.t;  // the kernel reads its thread through the slot: set it every resume
-      f.self = std::move(f.self).resume();
+      resume(f);
       resumed = true;
     }
     if (!resumed && s.live != 0) release_stalled(s);
