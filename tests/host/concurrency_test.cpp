@@ -1,6 +1,7 @@
 // Host threads, each with its own lua_State, share one fresh disk cache and the devices:
 // every thread defines a kernel of each kind (vectorize, elementwise, reduction, fuse,
-// cuda.jit, raw_kernel) and launches them thousands of times in all on small random
+// cuda.jit with and without a barrier, raw_kernel) and launches them thousands of times
+// in all on small random
 // arrays, checking every element against plain Lua. The threads race to compile the
 // same kernels and to write the same cache files. A second pass in fresh states, with
 // the process's loaded cpu modules forgotten, must find every kernel in the disk cache
@@ -26,7 +27,7 @@ using luda::test::LuaHost;
 namespace fs = std::filesystem;
 
 constexpr int kThreads = 8;
-constexpr int kKinds = 6;         // kernels per round, one of each kind (the script's list)
+constexpr int kKinds = 7;         // kernels per round: the script's list
 constexpr int kRounds = 400;      // per thread, first pass
 constexpr int kRoundsAgain = 25;  // per thread, second pass
 
@@ -68,6 +69,15 @@ local diff3 = luda.fuse(function(x, y) return (x - y) * 3 end)
 local iota = luda.cuda.jit(function(x, out)
   local i = cuda.grid(1)
   if i < #out then out[i] = x[i] * 2 + i end
+end)
+-- Barriers: on cpu its blocks run as fibers.
+local rotate = cuda.jit(function(x, out)
+  local s = cuda.shared.array(64, "int64")
+  local t, i = cuda.threadIdx.x, cuda.grid(1)
+  s[t] = 0
+  if i < #x then s[t] = x[i] end
+  cuda.syncthreads()
+  if i < #out then out[i] = s[(t + 1) % 64] end
 end)
 local sub = luda.raw_kernel([[
 extern "C" __global__ void sub(const long long* a, const long long* b, long long* out, int n) {
@@ -117,6 +127,13 @@ for round = 1, ROUNDS do
   iota[{(n + 63) // 64, 64}](a, out)
   for i = 1, n do w[i] = xi[i] * 2 + (i - 1) end
   check("cuda.jit", round, out:totable(), w)
+
+  rotate[{(n + 63) // 64, 64}](a, out)
+  for i = 1, n do
+    local from = (i - 1) // 64 * 64 + i % 64  -- 0-based: the next thread of the block, cyclically
+    w[i] = from < n and xi[from + 1] or 0
+  end
+  check("cuda.jit with a barrier", round, out:totable(), w)
 
   sub({(n + 127) // 128}, {128}, {a, b, out, luda.int32(n)})
   for i = 1, n do w[i] = xi[i] - yi[i] end
