@@ -139,19 +139,23 @@ std::pair<std::int64_t, std::int64_t> element_span(const Shape& shape, const Str
   return {lo, hi};
 }
 
+// The element count. The nonzero extents must multiply to less than 2^63 even when another
+// is 0 (as NumPy checks): the strides of an empty array are products of them.
 std::int64_t checked_size(const Shape& shape) {
   check_ndim(shape.size());
   std::int64_t n = 1;
   for (std::int64_t e : shape) {
     if (e < 0) fail("negative dimensions are not allowed (shape {})", shape_str(shape));
   }
+  bool empty = false;
   for (std::int64_t e : shape) {
-    if (e == 0) return 0;
-    if (n > std::numeric_limits<std::int64_t>::max() / e)
-      fail("array is too big: shape {} has more than 2^63 elements", shape_str(shape));
-    n *= e;
+    if (e == 0) {
+      empty = true;
+    } else if (__builtin_mul_overflow(n, e, &n)) {
+      fail("array is too big: the extents of shape {} multiply to more than 2^63", shape_str(shape));
+    }
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 CUstream handle_of(const Stream* stream) { return stream ? stream->handle() : nullptr; }
