@@ -404,6 +404,11 @@ const Builtin kTable[] = {
     {"cuda.syncthreads_and", F::Call, 1, 1, rule_sync_predicate, "(__syncthreads_and($0) != 0)", "", Scalar::Bool, 0, A::None, "(pred)", "syncthreads, then whether every predicate was true"},
     {"cuda.syncthreads_or", F::Call, 1, 1, rule_sync_predicate, "(__syncthreads_or($0) != 0)", "", Scalar::Bool, 0, A::None, "(pred)", "syncthreads, then whether any predicate was true"},
     {"cuda.syncwarp", F::Call, 0, 1, rule_sync, "__syncwarp(0xffffffffu)|__syncwarp($0)", "", Scalar::Float64, 0, A::None, "([mask])", "waits for the warp's threads in mask (default: all 32)"},
+    // ORDER GRID SYNC: codegen (Emitter::builtin) marks a kernel that reaches this row as
+    // cooperative; the cuda target includes <cooperative_groups.h>, the cpu prelude has
+    // the same names.
+    {"cuda.cg.this_grid", F::Group, 0, 0, rule_sync, "", "", Scalar::Float64, 0, A::None, "()", "the grid as a group (numba.cuda's cg.this_grid()): local g = cuda.cg.this_grid(), then g:sync()"},
+    {"cuda.cg.this_grid():sync", F::Call, 0, 0, rule_sync, "cooperative_groups::this_grid().sync()", "", Scalar::Float64, 0, A::None, "()", "waits for every thread of every block of the grid; the kernel is then launched cooperatively, and its grid must fit on the device at once (k:max_cooperative_grid_blocks(block))"},
     {"cuda.threadfence", F::Call, 0, 0, rule_sync, "__threadfence()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for the whole device"},
     {"cuda.threadfence_block", F::Call, 0, 0, rule_sync, "__threadfence_block()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for its block"},
     {"cuda.threadfence_system", F::Call, 0, 0, rule_sync, "__threadfence_system()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for the host and peer devices"},
@@ -554,7 +559,7 @@ std::string builtin_members(std::string_view path) {
     if (row.name.size() <= path.size() || row.name.substr(0, path.size()) != path || row.name[path.size()] != '.')
       continue;
     std::string_view rest = row.name.substr(path.size() + 1);
-    std::string member(rest.substr(0, rest.find('.')));
+    std::string member(rest.substr(0, rest.find_first_of(".(")));  // a group's methods are not members
     if (std::find(members.begin(), members.end(), member) == members.end()) members.push_back(member);
   }
   if (path == "luda") {

@@ -45,6 +45,8 @@ struct Builtin {
   enum class Form : std::uint8_t {
     Value,     // read without a call: cuda.threadIdx.x, math.pi, cuda.laneid
     Call,      // called: math.sqrt(x)
+    Group,     // called, gives a group (cuda.cg.this_grid()): not a value, only its
+               // methods are used, the rows named `<name>():<method>` (g:sync())
   };
   // How codegen places the result. Allocations must initialize a local and declare its
   // storage before the statement.

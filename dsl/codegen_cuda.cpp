@@ -109,6 +109,8 @@ void Emitter::cpu_entry() {
                       guarded(fmt::format("{}({})", tf_.c_name, args)));
   out_ += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_needs_fibers = {}; }}\n", tf_.c_name,
                       state_.fibers ? 1 : 0);
+  if (state_.grid_sync)
+    out_ += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_cooperative = 1; }}\n", tf_.c_name);
   if (state_.fibers) return;
   // A whole block in one call (runtime/cpu_abi.h): the kernel inlines into the loop.
   out_ += fmt::format(
@@ -562,13 +564,17 @@ std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions
     state.fibers = yields;  // a thread can only let others run as a fiber
     out.clear();
   }
-  if (info) *info = EmitInfo{state.fibers, state.record, state.local_bytes};
+  if (info) *info = EmitInfo{state.fibers, state.grid_sync, state.record, state.local_bytes};
   return out;
 }
 
 std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info) {
-  std::string out(cuda_prelude());
-  out += emit_cuda_functions(program, options, info);
+  EmitInfo emitted;
+  std::string functions = emit_cuda_functions(program, options, &emitted);
+  std::string out = emitted.cooperative ? "#include <cooperative_groups.h>\n" : "";
+  out += cuda_prelude();
+  out += functions;
+  if (info) *info = emitted;
   return out;
 }
 

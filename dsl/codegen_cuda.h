@@ -18,6 +18,9 @@ struct EmitInfo {
   // function, or its threads may wait for one another through memory (atomics or fences,
   // and a while or repeat loop, whose back-edges then let the others run).
   bool needs_fibers = false;
+  // It calls cuda.cg.this_grid():sync() (in the kernel or a device function it calls): it
+  // must be launched cooperatively, every block of its grid resident at once.
+  bool cooperative = false;
   // Its functions take the trailing luda_BoundsRecord* (compile.h): boundscheck, or a
   // 'for' loop whose step may be zero at run time (Lua raises "'for' step is zero").
   bool error_record = false;
@@ -31,7 +34,8 @@ struct EmitInfo {
 std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options,
                                 EmitInfo* info = nullptr);
 
-// The whole source: prelude + emit_cuda_functions.
+// The whole source: prelude + emit_cuda_functions; first <cooperative_groups.h> for a
+// cooperative kernel (NVRTC finds it, and CCCL's headers it needs, in the toolkit).
 std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info = nullptr);
 
 // A constant as a CUDA C++ literal of `type` ("0.5f", "3LL", "__int_as_float(0x7f800000)").

@@ -134,6 +134,7 @@ std::string mixed_sign_comparison(BinaryOp op, const std::string& a, const std::
 std::string Emitter::builtin(const Builtin& row, const BuiltinEmitArgs& args) {
   std::string_view name = row.name;
   if (name.starts_with("cuda.sync") || name.ends_with("_sync")) state_.fibers = true;
+  if (name == "cuda.cg.this_grid():sync") state_.fibers = state_.grid_sync = true;  // ORDER GRID SYNC
   if (name.starts_with("cuda.atomic.") || name.starts_with("cuda.threadfence")) state_.atomics = true;
   return emit_builtin(row, args);
 }
@@ -165,6 +166,7 @@ std::string Emitter::emit(const Expr& e) {
     case NodeKind::Field: text = field(e.as<FieldExpr>()); break;
     case NodeKind::Index: text = index(e.as<IndexExpr>()); break;
     case NodeKind::Call: text = call(e.as<CallExpr>()); break;
+    case NodeKind::MethodCall: text = method_call(e.as<MethodCallExpr>()); break;
     case NodeKind::Binary: text = binary_chain(e.as<BinaryExpr>()); break;
     case NodeKind::Unary: text = unary(e.as<UnaryExpr>()); break;
     default: LUDA_DSL_CHECK(!"expression rejected by inference");
@@ -303,6 +305,13 @@ BuiltinEmitArgs Emitter::builtin_args(const Builtin& row, const ExprInfo& ei, co
     b.values_from = 1 + ndim;
   }
   return b;
+}
+
+// A group's method (g:sync()): a builtin row, as inference found.
+std::string Emitter::method_call(const MethodCallExpr& e) {
+  const ExprInfo& ei = info(e);
+  LUDA_DSL_CHECK(ei.builtin != nullptr);
+  return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, e.args));
 }
 
 std::string Emitter::call(const CallExpr& e) {

@@ -34,6 +34,7 @@ struct EmitState {
   bool yields = false;  // cpu: open loops let the block's other threads run (fibers)
   // Found by a pass:
   bool fibers = false;       // a barrier or a warp function is called
+  bool grid_sync = false;    // cuda.cg.this_grid():sync() is called: a cooperative launch
   bool step_checks = false;  // a 'for' step is tested against zero at run time
   bool atomics = false;      // an atomic or a fence: threads may wait for one another
   bool open_loops = false;   // a while or repeat loop
@@ -105,6 +106,7 @@ class Emitter {
                                              const std::vector<std::string>& indices, int line_no);
   BuiltinEmitArgs builtin_args(const Builtin& row, const ExprInfo& ei, const std::vector<const Expr*>& args);
   LUDA_DSL_NOINLINE std::string call(const CallExpr& e);
+  LUDA_DSL_NOINLINE std::string method_call(const MethodCallExpr& e);
   LUDA_DSL_NOINLINE std::string binary_chain(const BinaryExpr& top);
   FlatRun flat_kind(const BinaryExpr& e) const;
   std::string flat_operand(const FlatRun& run, const std::string& text) const;

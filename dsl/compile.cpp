@@ -19,6 +19,7 @@ CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
   kernel.code = cpu ? emit_cuda_functions(program, request.options, &emitted)
                     : emit_cuda(program, request.options, &emitted);
   kernel.needs_fibers = emitted.needs_fibers;
+  kernel.cooperative = emitted.cooperative;
   kernel.local_bytes = emitted.local_bytes;
   kernel.entry = program.kernel().c_name;
   kernel.typed = typed_listing(program);

@@ -141,6 +141,9 @@ struct CudaKernel {
   // Calls a barrier (syncthreads*, syncwarp) or a warp function (shuffles, votes): on the
   // cpu target its threads must interleave (fibers) rather than run one after another.
   bool needs_fibers = false;
+  // Calls cuda.cg.this_grid():sync(): launched cooperatively (cuLaunchCooperativeKernel on
+  // cuda, every block resident at once on cpu), so its grid must fit on the device at once.
+  bool cooperative = false;
   std::size_t local_bytes = 0;  // cuda.local_array storage of one thread, all functions together
   std::vector<WeakIntUse> weak_int_uses;  // of the kernel's parameters
   // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math,

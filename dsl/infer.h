@@ -31,9 +31,10 @@ struct Symbol {
     Shape,      // `a.shape` of an array value: the array is the Field's object
     Dtype,      // "float32" / luda.float32 in a dtype position
     String,     // a string literal (print's text)
+    Group,      // a group of threads (cuda.cg.this_grid()): path, its methods' rows
   };
   Kind kind = Kind::None;
-  std::string path;                        // Namespace; Function: the Lua name
+  std::string path;                        // Namespace, Group; Function: the Lua name
   const Builtin* builtin = nullptr;        // Builtin
   const ExternalValue* table = nullptr;    // Table (owned by the Inference)
   const ExternalValue* function = nullptr; // Function (owned by the Inference)

@@ -22,6 +22,7 @@ std::string describe(const ExprInfo& info) {
     case Symbol::Kind::Shape: return "an array's shape (index it: a.shape[1])";
     case Symbol::Kind::Dtype: return "a dtype";
     case Symbol::Kind::String: return "a string";
+    case Symbol::Kind::Group: return fmt::format("the group {}() (call its methods: g:sync())", info.symbol.path);
   }
   return "?";
 }
@@ -85,6 +86,7 @@ ExprInfo& FunctionTyper::expr(const Expr& e) {
     case NodeKind::Index: index(e.as<IndexExpr>(), out); break;
     case NodeKind::Field: field(e.as<FieldExpr>(), out); break;
     case NodeKind::Call: call(e.as<CallExpr>(), out); break;
+    case NodeKind::MethodCall: method_call(e.as<MethodCallExpr>(), out); break;
     case NodeKind::Binary: binary_chain(e.as<BinaryExpr>()); break;
     case NodeKind::Unary: unary(e.as<UnaryExpr>(), out); break;
     case NodeKind::Paren: {
@@ -134,9 +136,6 @@ void FunctionTyper::leaf(const Expr& e, ExprInfo& out) {
       throw error_node(e, error_kind::unsupported,
                        "tables cannot be created inside a kernel (a table of constants is allowed only "
                        "as the shape of cuda.shared.array / cuda.local_array)");
-    case NodeKind::MethodCall:
-      throw error_node(e, error_kind::unsupported,
-                       fmt::format("method calls (a:{}(...)) are not supported in kernels", e.as<MethodCallExpr>().method.text));
     default: throw error_node(e, error_kind::unsupported, "this expression is not supported in kernels");
   }
 }
@@ -364,7 +363,7 @@ void FunctionTyper::call(const CallExpr& e, ExprInfo& out) {
     out.unknown = true;
     return;
   }
-  if (callee.symbol.kind == Symbol::Kind::Builtin) return builtin_call(e, *callee.symbol.builtin, out);
+  if (callee.symbol.kind == Symbol::Kind::Builtin) return builtin_call(e, e.args, e.open, *callee.symbol.builtin, out);
   if (callee.symbol.kind == Symbol::Kind::Function)
     return device_call(e, *callee.symbol.function, callee.symbol.path, out);
   not_callable(e, callee);
@@ -417,15 +416,44 @@ void FunctionTyper::operand_rule(const Expr& arg, ExprInfo& info, BuiltinOperand
   if (v.constant && v.constant->kind == Constant::Kind::Int && v.type.is_int()) op.shape = std::vector<long long>{v.constant->i};
 }
 
-void FunctionTyper::builtin_call(const CallExpr& e, const Builtin& row, ExprInfo& out) {
-  check_arity(e, row);
-  std::vector<BuiltinOperand> ops(e.args.size());
-  for (std::size_t i = 0; i < ops.size(); ++i) operand_of(*e.args[i], ops[i]);
-  builtin_rule(e, row, ops, out);
+// g:sync() on a group (cuda.cg.this_grid()): the row `<group>():<method>`. Other objects
+// have no methods in kernels.
+void FunctionTyper::method_call(const MethodCallExpr& e, ExprInfo& out) {
+  const ExprInfo& object = expr(*e.object);
+  if (object.unknown) {
+    out.unknown = true;
+    return;
+  }
+  if (object.symbol.kind != Symbol::Kind::Group)
+    throw error_node(e, error_kind::unsupported,
+                     fmt::format("method calls (a:{}(...)) are not supported in kernels", e.method.text));
+  const std::string prefix = object.symbol.path + "():";
+  const Builtin* row = find_builtin(prefix + e.method.text);
+  if (!row) {
+    std::string methods;
+    for (const Builtin& r : builtin_table())
+      if (r.name.starts_with(prefix)) methods += (methods.empty() ? "" : ", ") + std::string(r.name.substr(prefix.size()));
+    throw error_at(e.method.loc, error_kind::name,
+                   fmt::format("{}() has no method '{}' (it has: {})", object.symbol.path, e.method.text, methods));
+  }
+  builtin_call(e, e.args, e.open, *row, out);
 }
 
-void FunctionTyper::check_arity(const CallExpr& e, const Builtin& row) {
-  int n = static_cast<int>(e.args.size());
+void FunctionTyper::builtin_call(const Expr& e, const std::vector<const Expr*>& args, Location open,
+                                 const Builtin& row, ExprInfo& out) {
+  check_arity(e, args, open, row);
+  std::vector<BuiltinOperand> ops(args.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) operand_of(*args[i], ops[i]);
+  builtin_rule(e, args, open, row, ops, out);
+  if (row.form == Builtin::Form::Group && !out.unknown) {
+    out.symbol.kind = Symbol::Kind::Group;
+    out.symbol.path = std::string(row.name);
+  }
+}
+
+void FunctionTyper::check_arity(const Expr& e, const std::vector<const Expr*>& args, Location open,
+                                const Builtin& row) {
+  int n = static_cast<int>(args.size());
   if (row.form == Builtin::Form::Value)
     throw error_node(e, error_kind::type, fmt::format("{} is a value, not a function", row.name));
   if (n < row.min_args || (row.max_args >= 0 && n > row.max_args)) {
@@ -433,13 +461,13 @@ void FunctionTyper::check_arity(const CallExpr& e, const Builtin& row) {
                        : row.max_args < 0 ? fmt::format("at least {}", row.min_args)
                                           : fmt::format("{} to {}", row.min_args, row.max_args);
     bool one = row.min_args == row.max_args && row.min_args == 1;
-    throw error_at(e.open, error_kind::type,
+    throw error_at(open, error_kind::type,
                    fmt::format("{} takes {} argument{}, got {}", row.name, want, one ? "" : "s", n), e.span());
   }
 }
 
-void FunctionTyper::builtin_rule(const CallExpr& e, const Builtin& row, const std::vector<BuiltinOperand>& ops,
-                                 ExprInfo& out) {
+void FunctionTyper::builtin_rule(const Expr& e, const std::vector<const Expr*>& args, Location open, const Builtin& row,
+                                 const std::vector<BuiltinOperand>& ops, ExprInfo& out) {
   for (const BuiltinOperand& op : ops) {
     if (op.describe != "?") continue;
     out.unknown = true;
@@ -447,12 +475,12 @@ void FunctionTyper::builtin_rule(const CallExpr& e, const Builtin& row, const st
   }
   BuiltinTyping t = row.type(row, ops);
   if (!t.error.empty()) {
-    if (t.error_operand >= 0) throw error_node(*e.args.at(static_cast<std::size_t>(t.error_operand)), error_kind::type, t.error);
-    throw error_at(e.open, error_kind::type, t.error, e.span());
+    if (t.error_operand >= 0) throw error_node(*args.at(static_cast<std::size_t>(t.error_operand)), error_kind::type, t.error);
+    throw error_at(open, error_kind::type, t.error, e.span());
   }
-  for (std::size_t i = 0; i < t.convert.size() && i < e.args.size(); ++i)
-    if (t.convert[i].kind == Type::Kind::Scalar && !e.args[i]->is<TableExpr>())
-      check_fits(tf_.info(*e.args[i]), t.convert[i], *e.args[i]);
+  for (std::size_t i = 0; i < t.convert.size() && i < args.size(); ++i)
+    if (t.convert[i].kind == Type::Kind::Scalar && !args[i]->is<TableExpr>())
+      check_fits(tf_.info(*args[i]), t.convert[i], *args[i]);
   out.builtin = &row;
   out.type = t.result;
   out.constant = t.constant;

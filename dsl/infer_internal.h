@@ -102,10 +102,15 @@ class FunctionTyper {
   LUDA_DSL_NOINLINE void field_rule(const FieldExpr& e, const ExprInfo& object, ExprInfo& out);
   void call(const CallExpr& e, ExprInfo& out);
   [[noreturn]] LUDA_DSL_NOINLINE void not_callable(const CallExpr& e, const ExprInfo& callee);
-  void builtin_call(const CallExpr& e, const Builtin& row, ExprInfo& out);
-  LUDA_DSL_NOINLINE void check_arity(const CallExpr& e, const Builtin& row);
-  LUDA_DSL_NOINLINE void builtin_rule(const CallExpr& e, const Builtin& row, const std::vector<BuiltinOperand>& ops,
-                                      ExprInfo& out);
+  void method_call(const MethodCallExpr& e, ExprInfo& out);
+  // A call of a builtin (f(args)) or of a group's method (g:sync(args)): `e` the call,
+  // `open` its '('.
+  void builtin_call(const Expr& e, const std::vector<const Expr*>& args, Location open, const Builtin& row,
+                    ExprInfo& out);
+  LUDA_DSL_NOINLINE void check_arity(const Expr& e, const std::vector<const Expr*>& args, Location open,
+                                     const Builtin& row);
+  LUDA_DSL_NOINLINE void builtin_rule(const Expr& e, const std::vector<const Expr*>& args, Location open, const Builtin& row,
+                                      const std::vector<BuiltinOperand>& ops, ExprInfo& out);
   void operand_of(const Expr& arg, BuiltinOperand& op);
   LUDA_DSL_NOINLINE long long extent(const TableExpr::Field& f, const ExprInfo& v);
   LUDA_DSL_NOINLINE void operand_rule(const Expr& arg, ExprInfo& info, BuiltinOperand& op);

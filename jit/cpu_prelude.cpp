@@ -147,6 +147,17 @@ static inline void __syncwarp(unsigned int mask = 0xffffffffu) {
   luda_cpu_rt->syncwarp(luda_cpu_self(), mask);
   LUDA_CPU_MEMORY_BARRIER();
 }
+// The grid barrier of a cooperative launch (runtime/cpu_executor.h): every block is resident.
+namespace cooperative_groups {
+struct grid_group {
+  void sync() const {
+    LUDA_CPU_MEMORY_BARRIER();
+    luda_cpu_rt->grid_sync(luda_cpu_self());
+    LUDA_CPU_MEMORY_BARRIER();
+  }
+};
+static inline grid_group this_grid() { return grid_group(); }
+}  // namespace cooperative_groups
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

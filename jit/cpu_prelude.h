@@ -8,7 +8,8 @@
 //   threadIdx blockIdx blockDim gridDim warpSize dim3 uint3,
 //   __syncthreads(_count/_and/_or) __syncwarp __shfl(_up/_down/_xor)_sync
 //   __ballot_sync __all_sync __any_sync __match_any_sync __match_all_sync __activemask
-//   __threadfence(_block/_system),
+//   __threadfence(_block/_system), cooperative_groups::this_grid().sync() (a cooperative
+//   launch's grid barrier),
 //   atomicAdd/Sub/Exch/Min/Max/CAS/And/Or/Xor/Inc/Dec with CUDA's signatures (GCC's
 //   __atomic builtins on the target memory: what std::atomic_ref is made of, without
 //   C++20 or <atomic>'s parse time), the <math.h> functions, rsqrt(f), CUDA's bit casts
@@ -23,7 +24,7 @@ namespace luda::jit {
 
 // Bump when the text below changes what compiled kernels do (it is hashed into cache
 // keys through the source too; the number names the contract).
-inline constexpr int kCpuPreludeVersion = 2;
+inline constexpr int kCpuPreludeVersion = 3;
 
 // The CUDA subset alone: what raw CUDA sources are compiled against.
 std::string_view cpu_cuda_subset();

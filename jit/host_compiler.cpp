@@ -405,6 +405,8 @@ CpuKernel CpuModule::kernel(std::string_view name) const {
   e.current_slot = current_slot_;
   const int* fibers = static_cast<const int*>(symbol((run + "_needs_fibers").c_str()));
   e.needs_fibers = !fibers || *fibers != 0;  // unknown: the safe way
+  const int* cooperative = static_cast<const int*>(symbol((run + "_cooperative").c_str()));
+  e.cooperative = cooperative && *cooperative != 0;
   e.run_block = reinterpret_cast<void (*)(void* const*, luda_cpu_thread*)>(symbol((run + "_block").c_str()));
   return e;
 }

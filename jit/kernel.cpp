@@ -385,7 +385,11 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     zero_bytes(Device::cuda(ordinal), record, sizeof(dsl::BoundsRecord), config.stream);
   }
   driver::note_launch(label_);
-  luda::launch(loaded->program.function, config, buffer.pointers());
+  if (kernel.cooperative) [[unlikely]] {
+    launch_cooperative(loaded->program.function, config, buffer.pointers(), ordinal, what_);
+  } else {
+    luda::launch(loaded->program.function, config, buffer.pointers());
+  }
 
   if (kernel.bounds_record) {  // a synchronous copy on the launch's stream: waits for the kernel
     dsl::BoundsRecord r{};
@@ -456,6 +460,17 @@ std::string JitKernel::inspect(std::string_view kind, std::string_view signature
   Specialization& spec = *named;
   if (arch == 0) arch = current_arch_for(what_);
   return program_ptx(program_text(spec), arch);
+}
+
+long long JitKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned shared_mem) {
+  Device d = current_device();
+  if (d.is_cpu()) return static_cast<long long>(cpu_max_cooperative_blocks(block.count()));
+  std::lock_guard lock(mutex_);
+  for (const Loaded& l : loaded_)
+    if (l.program.ordinal == d.index) return jit::max_cooperative_grid_blocks(l.program, block, shared_mem);
+  fail("kernel '{}' is not compiled for {} yet, and its limit depends on its registers and shared memory; "
+       "call it once, or compile it first: {}:compile(\"void(...)\")",
+       name_, d.str(), name_);
 }
 
 std::vector<std::string> JitKernel::signatures() const {

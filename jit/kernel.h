@@ -136,6 +136,14 @@ class JitKernel {
   // the current device's when 0). An empty signature names the only specialization.
   std::string inspect(std::string_view kind, std::string_view signature, int arch);
 
+  // Numba's max_cooperative_grid_blocks: the most blocks of `block` threads (and
+  // `shared_mem` bytes of dynamic shared memory) the current device holds at once, the
+  // limit of a grid that calls cuda.cg.this_grid():sync(). On cpu it depends on the block
+  // alone (cpu_max_cooperative_blocks); on a GPU, on the kernel's registers and shared
+  // memory too: the specialization compiled for that device (the first, when several are),
+  // else an error that says to call or compile the kernel first.
+  long long max_cooperative_grid_blocks(const Dim3& block, unsigned shared_mem);
+
   // The names of the argument signatures compiled so far, in Numba notation.
   std::vector<std::string> signatures() const;
   JitStats stats() const;

@@ -281,7 +281,13 @@ CompiledProgram compile(const CompileRequest& request) {
   out.options.push_back("--gpu-architecture=" + target);
   out.options.push_back("-default-device");
   for (const auto& o : request.options) out.options.push_back(o);
-  if (auto inc = cuda_include_dir()) out.options.push_back("-I" + *inc);
+  if (auto inc = cuda_include_dir()) {
+    out.options.push_back("-I" + *inc);
+    // CUDA 13 keeps CCCL (<cuda/std/...>, which <cooperative_groups.h> includes) apart.
+    std::error_code ec;
+    std::filesystem::path cccl = std::filesystem::path(*inc) / "cccl";
+    if (std::filesystem::exists(cccl / "cuda" / "std", ec)) out.options.push_back("-I" + cccl.string());
+  }
 
   ProgramGuard guard{nv.nvrtcDestroyProgram};
   check(nv.nvrtcCreateProgram(&guard.program, request.source.c_str(), request.program_name.c_str(),

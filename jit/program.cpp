@@ -198,4 +198,23 @@ CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string
 
 }  // namespace detail
 
+void launch_cooperative(CUfunction f, const LaunchConfig& config, void** args, int ordinal, std::string_view who) {
+  try {
+    launch(f, config, args, true);
+  } catch (const CudaError& e) {
+    if (e.code() != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) throw;
+    try {
+      cooperative_grid_too_large(f, config, cuda_properties(ordinal));
+    } catch (const Error& limit) {
+      throw Error(fmt::format("{}: {}", who, limit.what()));
+    }
+  }
+}
+
+long long max_cooperative_grid_blocks(const LoadedProgram& loaded, const Dim3& block, unsigned shared_mem) {
+  if (loaded.ordinal == kCpuDevice) return static_cast<long long>(cpu_max_cooperative_blocks(block.count()));
+  ContextScope scope(loaded.ordinal);
+  return max_cooperative_blocks(loaded.function, block, shared_mem, cuda_properties(loaded.ordinal));
+}
+
 }  // namespace luda::jit

@@ -71,6 +71,15 @@ LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& c
 // Unloads the CUDA module, if any; never throws (at exit the driver may be gone).
 void unload_program(LoadedProgram& loaded) noexcept;
 
+// Launches a kernel that calls the grid barrier (cuLaunchCooperativeKernel) on `ordinal`,
+// whose context is current. A grid past what the device holds at once is an error that
+// starts with `who` ("kernel 'k': a cooperative grid of ...": cooperative_grid_too_large).
+void launch_cooperative(CUfunction f, const LaunchConfig& config, void** args, int ordinal, std::string_view who);
+
+// Numba's max_cooperative_grid_blocks: the most blocks of `block` threads (and
+// `shared_mem` bytes of dynamic shared memory) of `loaded` that its device holds at once.
+long long max_cooperative_grid_blocks(const LoadedProgram& loaded, const Dim3& block, unsigned shared_mem);
+
 // NVRTC's PTX of `program` for `arch` (inspect("ptx")).
 std::string program_ptx(const ProgramText& program, int arch);
 

@@ -11,6 +11,9 @@
  *                                                       the GPU ABI lays it out
  *   int <entry>_cpu_needs_fibers;                       1 when it calls barriers or warp
  *                                                       functions (threads must interleave)
+ *   int <entry>_cpu_cooperative;                        optional, 1 when it calls the grid
+ *                                                       barrier (grid_sync): every block of
+ *                                                       the grid must be resident at once
  *   void <entry>_cpu_block(void* const* args, luda_cpu_thread* t);
  *                                                       optional, for needs_fibers 0: every
  *                                                       thread of one block in order (x
@@ -32,7 +35,7 @@
 extern "C" {
 #endif
 
-#define LUDA_CPU_ABI_VERSION 2
+#define LUDA_CPU_ABI_VERSION 3
 
 typedef struct luda_cpu_dim3 {
   unsigned int x, y, z;
@@ -68,6 +71,10 @@ typedef struct luda_cpu_runtime {
    * runs as fibers): lets the block's other threads run, then returns; ends the kernel
    * with "was interrupted" when a stop is requested. */
   void (*yield)(luda_cpu_thread* t);
+  /* cooperative_groups::this_grid().sync() in a cooperative kernel: waits until every
+   * thread of every block of the grid has arrived (threads that returned do not count);
+   * ends the kernel with "was interrupted" when a stop is requested. */
+  void (*grid_sync)(luda_cpu_thread* t);
 } luda_cpu_runtime;
 
 #ifdef __cplusplus

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <csetjmp>
 #include <cstdio>
 #include <mutex>
@@ -91,7 +92,7 @@ inline void after_switch([[maybe_unused]] void* saved, [[maybe_unused]] const vo
 #endif
 }
 
-enum class Wait : unsigned char { None, Barrier, Warp };
+enum class Wait : unsigned char { None, Barrier, Warp, Grid };
 enum class WarpOp : unsigned char { Sync, Shfl, Ballot };
 enum ShflMode { kIdx = 0, kUp = 1, kDown = 2, kXor = 3 };  // ORDER cpu_abi.h shfl modes
 
@@ -140,6 +141,8 @@ struct CpuBlockRunner::State {
   unsigned count = 0;           // threads in the block
   unsigned live = 0;            // threads that have not returned
   unsigned barrier_arrived = 0; // threads waiting in syncthreads
+  unsigned grid_arrived = 0;    // threads waiting in grid_sync
+  CpuGridBarrier* grid = nullptr;  // a cooperative launch's
   std::exception_ptr error;     // the first exception a thread's code threw
   const char* misuse = nullptr; // a service a loop-mode kernel called
 
@@ -353,6 +356,25 @@ void rt_syncthreads(luda_cpu_thread* t) noexcept {
   suspend_in_kernel(f);
 }
 
+// The grid barrier: the block's threads gather here (Wait::Grid), and once every thread
+// of the block that has not returned waits, the scheduler waits for the other blocks
+// (run_fibers, grid_wait).
+void rt_grid_sync(luda_cpu_thread* t) noexcept {
+  State& s = state_of(t);
+  if (!s.grid)
+    cpu_guard::stop_here(cpu_guard::kFailed,
+                         "called cooperative_groups::this_grid().sync() but was not launched cooperatively "
+                         "(a raw kernel that uses the grid barrier needs enable_cooperative_groups = true)");
+  if (!s.fibers) {
+    if (!s.misuse) s.misuse = "grid_sync";
+    return;
+  }
+  ++s.grid_arrived;
+  FiberThread& f = *s.threads[linear_index(*t)];
+  f.wait = Wait::Grid;
+  suspend_in_kernel(f);
+}
+
 void rt_syncwarp(luda_cpu_thread* t, unsigned mask) noexcept {
   exchange(t, WarpOp::Sync, "syncwarp", mask, 0, 0, 0, 32);
 }
@@ -389,8 +411,8 @@ void rt_yield(luda_cpu_thread* t) noexcept {
   suspend_in_kernel(f);
 }
 
-const luda_cpu_runtime kRuntime = {LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_syncwarp, rt_shfl,
-                                   rt_ballot,            rt_print,       rt_fail,     rt_yield};
+const luda_cpu_runtime kRuntime = {LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_syncwarp, rt_shfl, rt_ballot,
+                                   rt_print,             rt_fail,        rt_yield,    rt_grid_sync};
 
 // The body of a fiber: one CUDA thread after another, each of a block that resumes it.
 // Its jump point is set once (noinline: the frame that holds it lives as long as the
@@ -481,6 +503,18 @@ void run_loop(State& s, luda_cpu_thread t) {
   *slot = nullptr;
 }
 
+// Every thread of the block that has not returned waits in grid_sync: wait for the other
+// blocks, then let the block's threads go on; or abandon the block when the grid is.
+void grid_wait(State& s) {
+  if (!s.grid->arrive_and_wait()) {
+    stopped(s, s.grid->interrupted() ? cpu_guard::kInterrupt : cpu_guard::kAbandon);
+    return;
+  }
+  s.grid_arrived = 0;
+  for (unsigned i = 0; i < s.count; ++i)
+    if (s.threads[i]->wait == Wait::Grid) s.threads[i]->wait = Wait::None;
+}
+
 // Round-robin: each pass resumes every runnable thread once, and each runs until it
 // waits or returns. A pass that resumes nobody while threads remain is a stall. A stop
 // request, met at each pass, abandons the block: every thread is resumed to leave.
@@ -506,6 +540,7 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
   }
   s.live = n;
   s.barrier_arrived = 0;
+  s.grid_arrived = 0;
   luda_cpu_thread** slot = s.kernel->current_slot();
   while (s.live != 0) {
     if (detail::g_interrupt && !s.aborting) stopped(s, cpu_guard::kInterrupt);
@@ -518,7 +553,10 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
       resume(f);
       resumed = true;
     }
-    if (!resumed && s.live != 0) release_stalled(s);
+    if (s.grid_arrived != 0 && s.grid_arrived == s.live && !s.aborting)
+      grid_wait(s);
+    else if (!resumed && s.live != 0)
+      release_stalled(s);
   }
   *slot = nullptr;
 }
@@ -526,6 +564,43 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
 }  // namespace
 
 const luda_cpu_runtime* cpu_runtime() { return &kRuntime; }
+
+bool CpuGridBarrier::arrive_and_wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (aborting_) return false;
+  const unsigned long long generation = generation_;
+  if (++arrived_ == live_) {  // the last block to arrive opens it
+    arrived_ = 0;
+    ++generation_;
+    opened_.notify_all();
+    return true;
+  }
+  // A stop request is met while waiting, as at a block barrier.
+  while (generation_ == generation && !aborting_) {
+    opened_.wait_for(lock, std::chrono::milliseconds(20));
+    if (detail::g_interrupt && !aborting_) {
+      aborting_ = interrupted_ = true;
+      opened_.notify_all();
+    }
+  }
+  return generation_ != generation;
+}
+
+void CpuGridBarrier::leave() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  --live_;
+  if (arrived_ != 0 && arrived_ == live_) {  // the blocks still running all wait
+    arrived_ = 0;
+    ++generation_;
+    opened_.notify_all();
+  }
+}
+
+void CpuGridBarrier::abort() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  aborting_ = true;
+  opened_.notify_all();
+}
 
 CpuBlockRunner::State::~State() {
   drop_fibers(*this);
@@ -543,8 +618,9 @@ CpuBlockRunner& CpuBlockRunner::for_this_thread() {
 std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* args,
                                        luda_cpu_dim3 block_idx, luda_cpu_dim3 block_dim,
                                        luda_cpu_dim3 grid_dim, std::size_t dynamic_shared_bytes,
-                                       std::string_view who) noexcept {
+                                       std::string_view who, CpuGridBarrier* grid) noexcept {
   State& s = *state_;
+  s.grid = grid;
   try {
     if (!s.guard) s.guard = cpu_guard::this_thread().slot;
     if (dynamic_shared_bytes > s.shared_capacity || !s.shared) {

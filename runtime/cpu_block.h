@@ -14,9 +14,11 @@
 // in the exchange returns the caller's own value.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "runtime/cpu_abi.h"
@@ -24,6 +26,27 @@
 namespace luda {
 
 struct CpuKernel;
+
+// The grid barrier of a cooperative launch: every block of the grid runs at once, each on
+// its own OS thread, and a block arrives when each of its threads that has not returned
+// waits in grid_sync. A block that ends leaves it (it stops counting, as a returned thread
+// does for a block barrier); an error in one block lets every other block go, to end.
+class CpuGridBarrier {
+ public:
+  explicit CpuGridBarrier(unsigned long long blocks) : live_(blocks) {}
+  // Waits until every block still running has arrived. False when the grid is being
+  // abandoned (abort, or a stop request, which it meets while it waits).
+  bool arrive_and_wait();
+  void leave();  // a block ended
+  void abort();  // a block failed: the others stop waiting
+  bool interrupted() const { return interrupted_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable opened_;
+  unsigned long long live_, arrived_ = 0, generation_ = 0;
+  bool aborting_ = false, interrupted_ = false;
+};
 
 // The per-OS-thread state that blocks reuse: the fibers with their stacks, the dynamic
 // shared memory. Not thread-safe: one per OS thread (for_this_thread).
@@ -38,10 +61,11 @@ class CpuBlockRunner {
   // thread's code threw, or an InternalError when the kernel broke the ABI's contract;
   // null when the block ran cleanly. Never throws (a failed allocation is returned too).
   // A fault, a stop request or a fail() in its code (cpu_guard.h) ends the block with an
-  // error naming the kernel by `who`; the runner stays usable.
+  // error naming the kernel by `who`; the runner stays usable. `grid`: the barrier of a
+  // cooperative launch, which grid_sync waits at (null otherwise).
   std::exception_ptr run(const CpuKernel& kernel, void* const* args, luda_cpu_dim3 block_idx,
                          luda_cpu_dim3 block_dim, luda_cpu_dim3 grid_dim, std::size_t dynamic_shared_bytes,
-                         std::string_view who) noexcept;
+                         std::string_view who, CpuGridBarrier* grid = nullptr) noexcept;
 
   // This OS thread's runner, made at first use and destroyed when the thread exits.
   static CpuBlockRunner& for_this_thread();

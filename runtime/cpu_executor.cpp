@@ -32,11 +32,21 @@ constexpr long long kMaxBlockDim[3] = {1024, 1024, 64};
 constexpr long long kMaxGridDim[3] = {2147483647, 65535, 65535};
 constexpr unsigned kMaxDynamicShared = 227 * 1024;
 constexpr unsigned kMaxPoolThreads = 1024;
+// A cooperative grid's limits: each of its threads is a fiber with its own stack (two
+// memory mappings: Linux allows about 65530 a process), and each block an OS thread.
+constexpr unsigned long long kMaxCooperativeThreads = 16384;
+constexpr unsigned long long kMaxCooperativeBlocks = 256;
 
 long long dim(const Dim3& d, int axis) { return axis == 0 ? d.x : axis == 1 ? d.y : d.z; }
 
 luda_cpu_dim3 to_dim3(const Dim3& d) {
   return {static_cast<unsigned>(d.x), static_cast<unsigned>(d.y), static_cast<unsigned>(d.z)};
+}
+
+// Block b of a grid, x fastest.
+luda_cpu_dim3 block_index(unsigned long long b, const luda_cpu_dim3& grid) {
+  const unsigned long long gx = grid.x, gxy = gx * grid.y;
+  return {static_cast<unsigned>(b % gx), static_cast<unsigned>(b % gxy / gx), static_cast<unsigned>(b / gxy)};
 }
 
 // One launch in flight. It lives on the launching thread's stack; the pool refers to it
@@ -88,14 +98,19 @@ Pool::~Pool() {
   for (auto& w : workers_) w.join();
 }
 
-void Pool::work() {
-  // Signals meant for the process (Ctrl-C, termination, a child's end) go to the host's
-  // own threads, whose handlers expect them; faults and the stop signal stay deliverable.
+// Signals meant for the process (Ctrl-C, termination, a child's end) go to the host's
+// own threads, whose handlers expect them; faults and the stop signal stay deliverable.
+// Called first by each thread luda starts to run blocks.
+void block_process_signals() {
   sigset_t process_signals;
   sigemptyset(&process_signals);
   for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGWINCH, SIGPIPE})
     sigaddset(&process_signals, sig);
   pthread_sigmask(SIG_BLOCK, &process_signals, nullptr);
+}
+
+void Pool::work() {
+  block_process_signals();
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
@@ -118,14 +133,12 @@ void Pool::work() {
 // before each block.
 void Pool::run_blocks(Job& job) {
   CpuBlockRunner& runner = CpuBlockRunner::for_this_thread();
-  const unsigned long long gx = job.grid.x, gxy = gx * job.grid.y;
   for (;;) {
     unsigned long long first = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
     if (first >= job.total) return;
     unsigned long long last = std::min(first + job.chunk, job.total);
     for (unsigned long long b = first; b < last; ++b) {
-      luda_cpu_dim3 idx{static_cast<unsigned>(b % gx), static_cast<unsigned>(b % gxy / gx),
-                        static_cast<unsigned>(b / gxy)};
+      const luda_cpu_dim3 idx = block_index(b, job.grid);
       std::exception_ptr e;
       if (detail::g_interrupt) [[unlikely]]
         e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
@@ -168,7 +181,68 @@ Pool& pool() {
   return instance;
 }
 
+// A cooperative launch: every block at once, block 0 on the calling thread and each other
+// on an OS thread of its own (a block's static __shared__ arrays are thread_local, so
+// blocks cannot share one), meeting at the grid barrier. The pool is not used: its
+// threads are fewer than the blocks that must be resident.
+void run_cooperative(Job& job) {
+  CpuGridBarrier grid(job.total);
+  std::mutex mutex;
+  std::exception_ptr first;
+  auto run_block = [&](unsigned long long b) {
+    std::exception_ptr e;
+    if (detail::g_interrupt) [[unlikely]]
+      e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
+    else
+      e = CpuBlockRunner::for_this_thread().run(*job.kernel, job.args, block_index(b, job.grid), job.block,
+                                                job.grid, job.shared, job.who, &grid);
+    if (e) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!first) first = std::move(e);
+      grid.abort();
+    }
+    grid.leave();
+  };
+  std::vector<std::thread> threads;
+  std::exception_ptr start_error;
+  try {
+    threads.reserve(job.total - 1);
+    for (unsigned long long b = 1; b < job.total; ++b)
+      threads.emplace_back([&run_block, b] {
+        block_process_signals();
+        run_block(b);
+      });
+  } catch (const std::exception& e) {  // std::system_error: the system refused a thread
+    start_error = std::make_exception_ptr(Error(fmt::format(
+        "{}: could not start the {} threads its cooperative grid needs on the cpu device ({}); launch fewer "
+        "blocks",
+        job.who, job.total, e.what())));
+    grid.abort();
+    for (unsigned long long b = threads.size() + 1; b < job.total; ++b) grid.leave();  // never started
+  }
+  run_block(0);
+  for (std::thread& t : threads) t.join();
+  if (start_error) std::rethrow_exception(start_error);
+  if (first) std::rethrow_exception(first);
+}
+
 }  // namespace
+
+unsigned long long cpu_max_cooperative_blocks(long long threads_per_block) {
+  if (threads_per_block < 1) return 0;
+  return std::min<unsigned long long>(kMaxCooperativeBlocks,
+                                      kMaxCooperativeThreads / static_cast<unsigned long long>(threads_per_block));
+}
+
+void validate_cpu_cooperative(const LaunchConfig& config) {
+  const long long threads = config.block.count();
+  const unsigned long long most = cpu_max_cooperative_blocks(threads);
+  if (static_cast<unsigned long long>(config.grid.count()) > most)
+    fail("a cooperative grid of {} blocks of {} threads is more than the cpu device runs at once: at most {} "
+         "blocks of {} threads ({} threads and {} blocks in all); launch at most "
+         "k:max_cooperative_grid_blocks({}) blocks and loop over the rest of the work (a grid-stride loop)",
+         config.grid.count(), threads, most, threads, kMaxCooperativeThreads, kMaxCooperativeBlocks, threads);
+}
 
 unsigned cpu_threads_from_env(const char* value) {
   if (value == nullptr || *value == '\0') {
@@ -212,6 +286,13 @@ void validate_cpu_launch(const LaunchConfig& config) {
 void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args,
                 std::string_view who) {
   validate_cpu_launch(config);
+  if (kernel.cooperative) {
+    try {
+      validate_cpu_cooperative(config);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", who, e.what()));
+    }
+  }
   LUDA_INTERNAL_CHECK(kernel.run_thread != nullptr && kernel.current_slot != nullptr);
   cpu_guard::start_watchdog();
   Pool& p = pool();
@@ -228,7 +309,10 @@ void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const
   // enough that claiming is rare next to running.
   job.chunk = std::max(1ull, job.total / (16ull * p.threads()));
   try {
-    p.run(job);
+    if (kernel.cooperative)
+      run_cooperative(job);
+    else
+      p.run(job);
   } catch (const Interrupted&) {
     interrupt_scope.consume();
     throw;

@@ -27,6 +27,9 @@ struct CpuKernel {
   void (*run_thread)(void* const* args) = nullptr;  // <entry>_cpu: one CUDA thread
   luda_cpu_thread** (*current_slot)() = nullptr;    // luda_cpu_current_slot
   bool needs_fibers = false;                        // <entry>_cpu_needs_fibers
+  // <entry>_cpu_cooperative: it calls the grid barrier, so cpu_launch runs every block of
+  // its grid at once (each on its own OS thread), within cpu_max_cooperative_blocks.
+  bool cooperative = false;
   // <entry>_cpu_block when the object exports it: loop mode then makes one call per block.
   void (*run_block)(void* const* args, luda_cpu_thread* block) = nullptr;
   // Its shared object's code (cpu_code_range): a stop request ends the kernel by a signal
@@ -58,6 +61,16 @@ const luda_cpu_runtime* cpu_runtime();
 // "grid dimension y is 70000; cpu allows at most 65535 in y",
 // "dynamic shared memory of N bytes (...) is more than cpu allows per block (232448 bytes)".
 void validate_cpu_launch(const LaunchConfig& config);
+
+// A cooperative kernel's grid (CpuKernel::cooperative) runs every block at once, as a
+// GPU must hold it: at most 16384 threads and 256 blocks in all. cpu_max_cooperative_blocks
+// is the most blocks of that many threads (numba's max_cooperative_grid_blocks); 0 for
+// fewer than 1. validate_cpu_cooperative's error:
+// "a cooperative grid of 300 blocks of 64 threads is more than the cpu device runs at once:
+// at most 256 blocks of 64 threads (16384 threads and 256 blocks in all); launch at most
+// k:max_cooperative_grid_blocks(64) blocks and loop over the rest of the work (a grid-stride loop)".
+unsigned long long cpu_max_cooperative_blocks(long long threads_per_block);
+void validate_cpu_cooperative(const LaunchConfig& config);
 
 // Runs a grid like a CUDA launch and waits for it: grid x block CUDA threads, with
 // config.shared_mem bytes of dynamic shared memory per block (16-byte aligned, not

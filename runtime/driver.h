@@ -52,7 +52,8 @@ namespace driver {
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)             \
   X(cuEventQuery) X(cuEventElapsedTime)                                                 \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)   \
-  X(cuFuncSetAttribute) X(cuLaunchKernel)
+  X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchCooperativeKernel)                  \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 struct Api {
 #define LUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

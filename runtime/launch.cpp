@@ -61,7 +61,7 @@ void LaunchConfig::validate(const DeviceProperties& props) const {
          props.shared_memory_per_block_optin);
 }
 
-void launch(CUfunction f, const LaunchConfig& config, void** args) {
+void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative) {
   const driver::Api& cu = driver::api();
   // The hot path of every dispatch: messages are formatted only when a call failed.
   if (config.shared_mem > kDefaultSharedLimit) {
@@ -71,15 +71,36 @@ void launch(CUfunction f, const LaunchConfig& config, void** args) {
       driver::check(r, "cuFuncSetAttribute",
                     fmt::format("{} bytes of dynamic shared memory", config.shared_mem));
   }
-  CUresult r = cu.cuLaunchKernel(
-      f, static_cast<unsigned>(config.grid.x), static_cast<unsigned>(config.grid.y),
-      static_cast<unsigned>(config.grid.z), static_cast<unsigned>(config.block.x),
-      static_cast<unsigned>(config.block.y), static_cast<unsigned>(config.block.z),
-      config.shared_mem, config.stream, args, nullptr);
+  const auto gx = static_cast<unsigned>(config.grid.x), gy = static_cast<unsigned>(config.grid.y),
+             gz = static_cast<unsigned>(config.grid.z), bx = static_cast<unsigned>(config.block.x),
+             by = static_cast<unsigned>(config.block.y), bz = static_cast<unsigned>(config.block.z);
+  CUresult r = cooperative
+                   ? cu.cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, config.shared_mem, config.stream, args)
+                   : cu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, config.shared_mem, config.stream, args, nullptr);
   if (r != CUDA_SUCCESS)
-    driver::check(r, "cuLaunchKernel",
+    driver::check(r, cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
                   fmt::format("grid {}, block {}, {} bytes of dynamic shared memory",
                               config.grid.str(), config.block.str(), config.shared_mem));
+}
+
+long long max_cooperative_blocks(CUfunction f, const Dim3& block, unsigned shared_mem,
+                                 const DeviceProperties& props) {
+  int per_multiprocessor = 0;
+  driver::check(driver::api().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &per_multiprocessor, f, static_cast<int>(block.count()), shared_mem),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                fmt::format("block {}, {} bytes of dynamic shared memory", block.str(), shared_mem));
+  return static_cast<long long>(per_multiprocessor) * props.multiprocessors;
+}
+
+void cooperative_grid_too_large(CUfunction f, const LaunchConfig& config, const DeviceProperties& props) {
+  const long long threads = config.block.count();
+  const long long most = max_cooperative_blocks(f, config.block, config.shared_mem, props);
+  fail("a cooperative grid of {} blocks of {} threads is more than {} holds at once: at most {} blocks of {} "
+       "threads ({} a multiprocessor x {} multiprocessors, for this kernel's registers and shared memory); launch "
+       "at most k:max_cooperative_grid_blocks({}) blocks and loop over the rest of the work (a grid-stride loop)",
+       config.grid.count(), threads, device_label(props), most, threads,
+       props.multiprocessors > 0 ? most / props.multiprocessors : 0, props.multiprocessors, threads);
 }
 
 }  // namespace luda

@@ -40,6 +40,22 @@ struct LaunchConfig {
 // cuLaunchKernel with the config; the caller has made the device's context current and
 // validated the config. Dynamic shared memory past 48 KiB opts the function in first
 // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). CudaError names grid and block.
-void launch(CUfunction f, const LaunchConfig& config, void** args);
+// `cooperative`: cuLaunchCooperativeKernel, for a kernel that calls the grid barrier
+// (cooperative_groups::this_grid().sync()); every block of the grid must then be resident
+// at once, else CudaError CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
+void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative = false);
+
+// The most blocks of `block` threads (with `shared_mem` bytes of dynamic shared memory)
+// of `f` that the device holds at once: blocks a multiprocessor holds
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor) times its multiprocessors. The caller has
+// made the device's context current. Numba's max_cooperative_grid_blocks.
+long long max_cooperative_blocks(CUfunction f, const Dim3& block, unsigned shared_mem, const DeviceProperties& props);
+
+// The error for a cooperative grid past that limit:
+// "a cooperative grid of 500 blocks of 1024 threads is more than cuda:0 (NVIDIA H100 80GB HBM3)
+// holds at once: at most 264 blocks of 1024 threads (2 a multiprocessor x 132 multiprocessors,
+// for this kernel's registers and shared memory); launch at most
+// k:max_cooperative_grid_blocks(1024) blocks and loop over the rest of the work (a grid-stride loop)".
+[[noreturn]] void cooperative_grid_too_large(CUfunction f, const LaunchConfig& config, const DeviceProperties& props);
 
 }  // namespace luda

@@ -6,6 +6,7 @@
 //   k[{grid = {gx, gy}, block = {bx, by}, shared = bytes, stream = s}](...)
 //   k:compile("void(float32[:], float32)"), k:inspect("types" | "cuda" | "ptx", sig, {arch=})
 //   k.lua, k.name, k:stats(), k:signatures(), luda.cuda.cache_stats()
+//   k:max_cooperative_grid_blocks(block [, shared_bytes]): the grid limit of cuda.cg.this_grid():sync()
 // Indexing a kernel with a table makes a launcher holding the checked configuration;
 // calling the launcher specializes (first time per argument signature) and launches.
 #include <climits>
@@ -235,7 +236,7 @@ int l_kernel_index(lua_State* L) {
       std::string_view key = string_at(L, 2);
       if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
       if (key == "name") return lua_pushlstring(L, name.data(), name.size()), 1;
-      fail("jit_kernel has no field {} (fields: lua, name; methods: compile, inspect, signatures, stats)",
+      fail("jit_kernel has no field {} (fields: lua, name; methods: compile, inspect, max_cooperative_grid_blocks, signatures, stats)",
            describe(L, 2));
     }
     case LUA_TTABLE: {
@@ -333,6 +334,22 @@ int l_inspect(lua_State* L) {
   return 1;
 }
 
+// k:max_cooperative_grid_blocks(block [, shared_bytes]): numba's, for the current device.
+int l_max_cooperative_grid_blocks(lua_State* L) {
+  JitObject& k = check_jit(L, 1, "max_cooperative_grid_blocks");
+  Dim3 block = read_launch_dim(L, 2, "max_cooperative_grid_blocks", "the block", "the block of the launch, as k[{grid, block}]");
+  std::int64_t shared = 0;
+  if (!lua_isnoneornil(L, 3)) {
+    shared = to_integer(L, 3, "max_cooperative_grid_blocks", "the dynamic shared memory in bytes");
+    if (shared < 0 || shared > UINT_MAX)
+      fail("max_cooperative_grid_blocks: the dynamic shared memory must be from 0 to {} bytes, got {}", UINT_MAX, shared);
+  }
+  k.env->bind(L);
+  lua_pushinteger(L, static_cast<lua_Integer>(
+                         k.kernel->max_cooperative_grid_blocks(block, static_cast<unsigned>(shared))));
+  return 1;
+}
+
 int l_signatures(lua_State* L) {
   std::vector<std::string> sigs = check_jit(L, 1, "signatures").kernel->signatures();
   lua_createtable(L, static_cast<int>(sigs.size()), 0);
@@ -413,6 +430,7 @@ void open_jit(lua_State* L) {
   static const luaL_Reg kernel_methods[] = {
       {"compile", trampoline<l_compile>},
       {"inspect", trampoline<l_inspect>},
+      {"max_cooperative_grid_blocks", trampoline<l_max_cooperative_grid_blocks>},
       {"signatures", trampoline<l_signatures>},
       {"stats", trampoline<l_stats>},
       {nullptr, nullptr},

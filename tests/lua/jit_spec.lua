@@ -59,7 +59,7 @@ describe("cuda.jit", function()
     assert.are.equal(here() .. "a C function cannot become a kernel: pass a Lua function, or its source text (luda.cuda.jit([[ function(x, out) ... end ]]))", error_of(function() cuda.jit(print) end))
     local named = load("return function(x) end", "=mychunk")()
     assert.are.equal(here() .. "cannot find the source of the function defined at mychunk:1: its chunk '=mychunk' was loaded without keeping its text: load it with luda::load_chunk (from Lua: luda.load), or register the text with luda::register_chunk, or pass the source text instead: luda.cuda.jit([[ function(x, out) ... end ]])", error_of(function() cuda.jit(named) end))
-    assert.are.equal(here() .. "jit_kernel has no field 'sources' (fields: lua, name; methods: compile, inspect, signatures, stats)", error_of(function() return add_kernel.sources end))
+    assert.are.equal(here() .. "jit_kernel has no field 'sources' (fields: lua, name; methods: compile, inspect, max_cooperative_grid_blocks, signatures, stats)", error_of(function() return add_kernel.sources end))
   end)
 
   it("asks for a launch configuration in numba's words", function()
