@@ -189,13 +189,17 @@ void run_cooperative(Job& job) {
   CpuGridBarrier grid(job.total);
   std::mutex mutex;
   std::exception_ptr first;
-  auto run_block = [&](unsigned long long b) {
+  auto run_block = [&](unsigned long long b) noexcept {  // on a thread of its own: must not throw
     std::exception_ptr e;
-    if (detail::g_interrupt) [[unlikely]]
-      e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
-    else
-      e = CpuBlockRunner::for_this_thread().run(*job.kernel, job.args, block_index(b, job.grid), job.block,
-                                                job.grid, job.shared, job.who, &grid);
+    try {
+      if (detail::g_interrupt) [[unlikely]]
+        e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
+      else
+        e = CpuBlockRunner::for_this_thread().run(*job.kernel, job.args, block_index(b, job.grid), job.block,
+                                                  job.grid, job.shared, job.who, &grid);
+    } catch (...) {  // no guard slot or runner for this thread
+      e = std::current_exception();
+    }
     if (e) {
       std::lock_guard<std::mutex> lock(mutex);
       if (!first) first = std::move(e);

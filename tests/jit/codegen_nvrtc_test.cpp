@@ -129,6 +129,18 @@ local function block_sum(x, sums)
   end
 end
 
+local function grid_barrier() cuda.cg.this_grid():sync() end
+
+local function sequential_rows(m)
+  local col = cuda.grid(1)
+  local g = cuda.cg.this_grid()
+  for row = 1, m.shape[1] - 1 do
+    m[row][col] = m[row - 1][m.shape[2] - col - 1] + 1
+    g:sync()
+  end
+  grid_barrier()
+end
+
 local function compare_kernel(x, y, n, out)
   local i = cuda.grid(1)
   if i < #out then out[i] = x[i] < y[i] and y[i] >= n and x[i] ~= n and y[i] ~= -1 end
@@ -207,6 +219,19 @@ TEST_F(CodegenNvrtc, BlockSumDynamicSharedAndShuffles) {
   CudaKernel k = build("block_sum", {arr(Scalar::Int32), arr(Scalar::Int32)});
   EXPECT_TRUE(k.dynamic_shared);
   EXPECT_NE(k.code.find("__shfl_down_sync"), std::string::npos);
+}
+
+// The grid barrier, in the kernel and in a device function: the source includes
+// <cooperative_groups.h> (NVRTC finds it and CCCL in the toolkit), needs no relocatable
+// device code, and the kernel is marked for a cooperative launch.
+TEST_F(CodegenNvrtc, GridSyncIncludesCooperativeGroups) {
+  CudaKernel k = build("sequential_rows", {arr(Scalar::Int32, 2)});
+  EXPECT_TRUE(k.cooperative);
+  EXPECT_EQ(k.code.rfind("#include <cooperative_groups.h>\n", 0), 0u);
+  EXPECT_NE(k.code.find("cooperative_groups::this_grid().sync();"), std::string::npos);
+  CudaKernel plain = build("add_kernel", {f32a(), f32a(), f32a()});
+  EXPECT_FALSE(plain.cooperative);
+  EXPECT_EQ(plain.code.find("cooperative_groups"), std::string::npos);
 }
 
 // One kernel touching every builtin family and operator, for each float and int type.
