@@ -477,6 +477,21 @@ std::string cpu_raw_source(std::string_view source, std::string_view file_name) 
     return p > 0 && (source[p - 1] == '(' || source[p - 1] == ',');
   };
 
+  // The '#' of a directive whose name starts at p (spaces and tabs may come between),
+  // or npos.
+  auto include_hash = [&](std::size_t p) {
+    while (p > 0 && (source[p - 1] == ' ' || source[p - 1] == '\t')) --p;
+    return p > 0 && source[p - 1] == '#' ? p - 1 : std::string_view::npos;
+  };
+  // Whether the rest of the line after `include` (at p) names <cooperative_groups.h>.
+  auto includes_cooperative_groups = [&](std::size_t p) {
+    std::size_t stop = std::min(size, source.find('\n', p));
+    std::string_view rest = source.substr(p, stop - p);
+    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.remove_prefix(1);
+    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) rest.remove_suffix(1);
+    return rest == "<cooperative_groups.h>" || rest == "\"cooperative_groups.h\"";
+  };
+
   std::string out = fmt::format("#line 1 \"{}\"\n", file_name);
   std::size_t done = 0;  // source up to here is in out
   int line = 1;          // the line `done` is on
@@ -499,6 +514,12 @@ std::string cpu_raw_source(std::string_view source, std::string_view file_name) 
         out.append(source, done, p - done);
         out += "__attribute__((noinline))";
         done = end = w;
+      } else if (std::size_t hash = include_hash(p); word == "include" && hash != std::string_view::npos &&
+                 includes_cooperative_groups(w)) {
+        // CUDA's header would not compile here; the prelude has its cpu subset (this_grid).
+        out.append(source, done, hash - done);
+        out += "/* #include <cooperative_groups.h>: the cpu prelude's subset */";
+        done = end = std::min(size, source.find('\n', w));
       } else if (word == "extern" && (end = declaration_end(w)) != 0) {
         out.append(source, done, p - done);
         line += static_cast<int>(std::count(source.begin() + static_cast<long>(done), source.begin() + static_cast<long>(end), '\n'));

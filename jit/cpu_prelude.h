@@ -36,8 +36,9 @@ std::string_view cpu_generated_prelude();
 
 // A raw CUDA source ready for the cpu target: `#line 1 "<file>"`, then the source with
 // each `extern __shared__ T name[];` turned into a macro for the block's dynamic shared
-// memory and each `__noinline__` outside an attribute list into GCC's attribute (line
-// numbers kept with #line).
+// memory, each `__noinline__` outside an attribute list into GCC's attribute, and
+// `#include <cooperative_groups.h>` dropped (the prelude has its subset: this_grid().sync())
+// (line numbers kept with #line).
 std::string cpu_raw_source(std::string_view source, std::string_view file_name);
 
 // Whether a raw source calls a barrier or a warp function (its threads then run as fibers).

@@ -8,6 +8,7 @@
 #include "jit/cpu_prelude.h"
 #include "jit/kernel_reflection.h"
 #include "jit/nvrtc_diagnostics.h"
+#include "jit/program.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -58,12 +59,13 @@ std::string base_name(const std::string& name) {
 // ---------------------------------------------------------------------------------------
 // RawModule
 
-std::shared_ptr<RawModule> RawModule::create(std::string source, std::vector<std::string> options) {
-  return std::shared_ptr<RawModule>(new RawModule(std::move(source), std::move(options)));
+std::shared_ptr<RawModule> RawModule::create(std::string source, std::vector<std::string> options,
+                                             bool cooperative) {
+  return std::shared_ptr<RawModule>(new RawModule(std::move(source), std::move(options), cooperative));
 }
 
-RawModule::RawModule(std::string source, std::vector<std::string> options)
-    : source_(std::move(source)), options_(std::move(options)) {
+RawModule::RawModule(std::string source, std::vector<std::string> options, bool cooperative)
+    : source_(std::move(source)), options_(std::move(options)), cooperative_(cooperative) {
   // C++ kernels are named through NVRTC name expressions, and every kernel's parameter
   // list is reflected through one. Adding them all now means a later get_function rarely
   // forces a recompile. Overloads are skipped, since their bare name is ambiguous, and so
@@ -332,11 +334,13 @@ std::string RawModule::cpu_source() const {
   out += cpu_raw_source(source_, program_name_);
   out += reflection_support(true);
   out += "#line 1 \"luda_cpu_entry\"\n";
-  int fibers = raw_source_needs_fibers(source_) ? 1 : 0;
+  // A cooperative module's kernels may wait at the grid barrier: fibers, every block resident.
+  int fibers = cooperative_ || raw_source_needs_fibers(source_) ? 1 : 0;
   for (const std::string& k : reflected_) {
     std::string entry = cpu_entry_name(k);
     out += cpu_reflection_entry(k, entry);
     out += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_needs_fibers = {}; }}\n", entry, fibers);
+    if (cooperative_) out += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_cooperative = 1; }}\n", entry);
   }
   return out;
 }
@@ -485,6 +489,13 @@ const RawKernel::CudaTarget& RawKernel::cuda_target(int ordinal) {
 
 CUfunction RawKernel::function(int ordinal) { return cuda_target(ordinal).function; }
 
+long long RawKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned shared_mem) {
+  Device device = current_device();
+  if (device.is_cpu()) return static_cast<long long>(cpu_max_cooperative_blocks(block.count()));
+  ContextScope scope(device.index);
+  return max_cooperative_blocks(function(device.index), block, shared_mem, cuda_properties(device.index));
+}
+
 void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
   // Where the arrays are, else the thread's device; the compile there tells the parameters.
   std::optional<Device> arrays = arrays_device("raw_kernel", name_, args, text_names_);
@@ -508,7 +519,11 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   pack_arguments(packed, name_, target.signature, args);
   ContextScope scope(ordinal);
   driver::note_launch(label_);
-  luda::launch(target.function, config, packed.data());
+  if (module_->cooperative()) [[unlikely]] {
+    launch_cooperative(target.function, config, packed.data(), ordinal, who_);
+  } else {
+    luda::launch(target.function, config, packed.data());
+  }
 }
 
 }  // namespace luda::jit

@@ -34,10 +34,14 @@ class RawKernel;
 class RawModule : public std::enable_shared_from_this<RawModule> {
  public:
   // Nothing is compiled until a device needs it. `options` go to NVRTC as given.
-  static std::shared_ptr<RawModule> create(std::string source, std::vector<std::string> options = {});
+  // `cooperative` (CuPy's enable_cooperative_groups): its kernels are launched
+  // cooperatively, so they may call cooperative_groups::this_grid().sync().
+  static std::shared_ptr<RawModule> create(std::string source, std::vector<std::string> options = {},
+                                           bool cooperative = false);
 
   const std::string& source() const { return source_; }
   const std::vector<std::string>& options() const { return options_; }
+  bool cooperative() const { return cooperative_; }
   // Error "no kernel named 'foo' in the source (its __global__ functions: add, scale)"
   // when the source visibly lacks it. Template kernels are asked for with their
   // arguments: get_function("scale<float>").
@@ -63,7 +67,7 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   RawModule& operator=(const RawModule&) = delete;
 
  private:
-  RawModule(std::string source, std::vector<std::string> options);
+  RawModule(std::string source, std::vector<std::string> options, bool cooperative);
   // Adds `name`'s name expressions: its C++ name when it is not extern "C" (or not visibly
   // so), and its parameter list's reflection (kernel_reflection.h) unless the source
   // defines the name more than once (overloads: which one runs depends on the arguments).
@@ -91,6 +95,7 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
 
   std::string source_;
   std::vector<std::string> options_;
+  bool cooperative_ = false;
   std::string program_name_ = "raw_module.cu";  // what NVRTC's messages call the source
   std::vector<std::string> name_expressions_;  // kernels declared without extern "C", reflections
   std::vector<std::string> reflected_;         // kernels whose parameter lists are reflected
@@ -123,6 +128,11 @@ class RawKernel {
   // passes them. signature_for_arch reads NVRTC's for an arch, with no GPU.
   std::optional<KernelSignature> signature(Device device);
   std::optional<KernelSignature> signature_for_arch(int arch);
+
+  // The most blocks of `block` threads (and `shared_mem` bytes of dynamic shared memory)
+  // the current device holds at once: the limit of a cooperative launch (compiling for
+  // the device first). Numba's max_cooperative_grid_blocks.
+  long long max_cooperative_grid_blocks(const Dim3& block, unsigned shared_mem);
 
   // Picks the device from the array arguments (else the thread's current device), has the
   // kernel compiled there, checks the configuration and the arguments (count; array dtypes

@@ -337,16 +337,9 @@ int l_inspect(lua_State* L) {
 // k:max_cooperative_grid_blocks(block [, shared_bytes]): numba's, for the current device.
 int l_max_cooperative_grid_blocks(lua_State* L) {
   JitObject& k = check_jit(L, 1, "max_cooperative_grid_blocks");
-  Dim3 block = read_launch_dim(L, 2, "max_cooperative_grid_blocks", "the block", "the block of the launch, as k[{grid, block}]");
-  std::int64_t shared = 0;
-  if (!lua_isnoneornil(L, 3)) {
-    shared = to_integer(L, 3, "max_cooperative_grid_blocks", "the dynamic shared memory in bytes");
-    if (shared < 0 || shared > UINT_MAX)
-      fail("max_cooperative_grid_blocks: the dynamic shared memory must be from 0 to {} bytes, got {}", UINT_MAX, shared);
-  }
+  CooperativeQuery q = read_cooperative_query(L);
   k.env->bind(L);
-  lua_pushinteger(L, static_cast<lua_Integer>(
-                         k.kernel->max_cooperative_grid_blocks(block, static_cast<unsigned>(shared))));
+  lua_pushinteger(L, static_cast<lua_Integer>(k.kernel->max_cooperative_grid_blocks(q.block, q.shared)));
   return 1;
 }
 

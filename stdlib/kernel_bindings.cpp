@@ -28,10 +28,23 @@ ModuleRef& check_module(lua_State* L, int arg, std::string_view fname) {
   return check_object<ModuleRef>(L, arg, kModuleType, fname);
 }
 
-// {options = {"-DN=4", ...}} at arg: NVRTC options as given.
-std::vector<std::string> compile_options(lua_State* L, int arg, std::string_view fname) {
-  check_options(L, arg, fname, {"options"});
-  std::vector<std::string> out;
+struct CompileOptions {
+  std::vector<std::string> nvrtc;
+  bool cooperative = false;
+};
+
+// {options = {"-DN=4", ...}, enable_cooperative_groups = true} at arg: NVRTC options as
+// given, and whether the kernels are launched cooperatively (CuPy's option).
+CompileOptions compile_options(lua_State* L, int arg, std::string_view fname) {
+  check_options(L, arg, fname, {"options", "enable_cooperative_groups"});
+  CompileOptions result;
+  int cooperative = push_option(L, arg, "enable_cooperative_groups");
+  if (cooperative == LUA_TBOOLEAN)
+    result.cooperative = lua_toboolean(L, -1) != 0;
+  else if (cooperative != LUA_TNIL)
+    fail("{}: option 'enable_cooperative_groups' must be a boolean, got {}", fname, describe(L, -1));
+  lua_pop(L, 1);
+  std::vector<std::string>& out = result.nvrtc;
   int type = push_option(L, arg, "options");
   if (type == LUA_TTABLE) {
     auto n = static_cast<int>(lua_rawlen(L, -1));
@@ -47,7 +60,7 @@ std::vector<std::string> compile_options(lua_State* L, int arg, std::string_view
     fail("{}: option 'options' must be a table of strings, got {}", fname, describe(L, -1));
   }
   lua_pop(L, 1);
-  return out;
+  return result;
 }
 
 // "sm_90", "compute_90" or 90 -> 90; else the current CUDA device's architecture.
@@ -98,22 +111,23 @@ int inspect(lua_State* L, const jit::RawModule& module, std::string_view fname) 
   arg_error(L, 2, fname, fmt::format("unknown kind '{}'; expected \"cuda\" or \"ptx\"", what));
 }
 
-// luda.raw_kernel(source, name, {options=})
+// luda.raw_kernel(source, name, {options=, enable_cooperative_groups=})
 int l_raw_kernel(lua_State* L) {
   std::string_view source = check_string(L, 1, "raw_kernel");
   std::string_view name = check_string(L, 2, "raw_kernel");
-  std::vector<std::string> options = compile_options(L, 3, "raw_kernel");
+  CompileOptions options = compile_options(L, 3, "raw_kernel");
   // Through the module, whose get_function reports a name the source visibly lacks.
-  ModuleRef module = jit::RawModule::create(std::string(source), std::move(options));
+  ModuleRef module = jit::RawModule::create(std::string(source), std::move(options.nvrtc), options.cooperative);
   push_object<KernelRef>(L, kKernelType, module->get_function(std::string(name)));
   return 1;
 }
 
-// luda.raw_module(source, {options=})
+// luda.raw_module(source, {options=, enable_cooperative_groups=})
 int l_raw_module(lua_State* L) {
   std::string_view source = check_string(L, 1, "raw_module");
-  std::vector<std::string> options = compile_options(L, 2, "raw_module");
-  push_object<ModuleRef>(L, kModuleType, jit::RawModule::create(std::string(source), std::move(options)));
+  CompileOptions options = compile_options(L, 2, "raw_module");
+  push_object<ModuleRef>(L, kModuleType,
+                         jit::RawModule::create(std::string(source), std::move(options.nvrtc), options.cooperative));
   return 1;
 }
 
@@ -194,7 +208,16 @@ int l_kernel_index(lua_State* L) {
       return lua_pushlstring(L, s.data(), s.size()), 1;
     }
   }
-  fail("raw_kernel has no field {} (fields: name, source; method: inspect)", describe(L, 2));
+  fail("raw_kernel has no field {} (fields: name, source; methods: inspect, max_cooperative_grid_blocks)", describe(L, 2));
+}
+
+// k:max_cooperative_grid_blocks(block [, shared_bytes]): the grid limit of a cooperative
+// launch on the current device.
+int l_kernel_max_cooperative_grid_blocks(lua_State* L) {
+  jit::RawKernel& k = *check_kernel(L, 1, "max_cooperative_grid_blocks");
+  CooperativeQuery q = read_cooperative_query(L);
+  lua_pushinteger(L, static_cast<lua_Integer>(k.max_cooperative_grid_blocks(q.block, q.shared)));
+  return 1;
 }
 
 int l_kernel_inspect(lua_State* L) {
@@ -238,6 +261,7 @@ void open_kernels(lua_State* L) {
   };
   static const luaL_Reg kernel_methods[] = {
       {"inspect", trampoline<l_kernel_inspect>},
+      {"max_cooperative_grid_blocks", trampoline<l_kernel_max_cooperative_grid_blocks>},
       {nullptr, nullptr},
   };
   new_metatable_with_index(L, kKernelType, kernel_meta, kernel_methods, trampoline<l_kernel_index>);

@@ -1,5 +1,6 @@
 #include "stdlib/lua_support.h"
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -484,6 +485,19 @@ Dim3 read_launch_dim(lua_State* L, int idx, const Subject& subject, std::string_
 
 Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_view what, std::string_view hint) {
   return read_launch_dim(L, idx, Subject{who, {}}, what, hint);
+}
+
+CooperativeQuery read_cooperative_query(lua_State* L) {
+  constexpr std::string_view fname = "max_cooperative_grid_blocks";
+  CooperativeQuery q;
+  q.block = read_launch_dim(L, 2, fname, "the block", "the block of the launch");
+  if (!lua_isnoneornil(L, 3)) {
+    std::int64_t shared = to_integer(L, 3, fname, "the dynamic shared memory in bytes");
+    if (shared < 0 || shared > UINT_MAX)
+      fail("{}: the dynamic shared memory must be from 0 to {} bytes, got {}", fname, UINT_MAX, shared);
+    q.shared = static_cast<unsigned>(shared);
+  }
+  return q;
 }
 
 bool to_kernel_arg(lua_State* L, int idx, jit::KernelArg* out) {

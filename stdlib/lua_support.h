@@ -239,6 +239,13 @@ struct Subject {
 // value of the wrong kind in parentheses ("use the syntax add[{blocks, threads}](...)").
 Dim3 read_launch_dim(lua_State* L, int idx, const Subject& who, std::string_view what, std::string_view hint);
 Dim3 read_launch_dim(lua_State* L, int idx, std::string_view who, std::string_view what, std::string_view hint);
+// k:max_cooperative_grid_blocks(block [, shared_bytes])'s arguments at 2 and 3 (either
+// kernel kind's): the block, and the dynamic shared memory (0 when absent).
+struct CooperativeQuery {
+  Dim3 block;
+  unsigned shared = 0;
+};
+CooperativeQuery read_cooperative_query(lua_State* L);
 // The same without messages: false when the value is not a valid grid or block.
 bool read_launch_dim_fast(lua_State* L, int idx, Dim3* out);
 

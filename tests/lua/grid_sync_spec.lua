@@ -138,6 +138,60 @@ describe("cuda.cg.this_grid():sync()", function()
   end)
 end)
 
+local NEIGHBOURS = [[
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void neighbours(const int* x, int* mid, int* out, int n) {
+  cg::grid_group grid = cg::this_grid();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  mid[i] = x[i] * 3 + blockIdx.x;
+  grid.sync();
+  out[i] = mid[(i + blockDim.x) % n];
+}
+]]
+
+describe("raw kernels with enable_cooperative_groups (CuPy's option)", function()
+  on_devices("this_grid().sync() in CUDA C++: each thread reads the next block's value", function()
+    local k = luda.raw_kernel(NEIGHBOURS, "neighbours", { enable_cooperative_groups = true })
+    local threads = 64
+    local blocks = math.random(2, math.min(8, k:max_cooperative_grid_blocks(threads)))
+    local n = blocks * threads
+    local xs = {}
+    for i = 1, n do xs[i] = math.random(-1000, 1000) end
+    local mid, out = luda.zeros(n, "int32"), luda.zeros(n, "int32")
+    k({ blocks }, { threads }, { luda.array(xs, "int32"), mid, out, luda.int32(n) })
+    local got = out:totable()
+    for i = 0, n - 1 do
+      local j = (i + threads) % n
+      assert.are.equal(xs[j + 1] * 3 + j // threads, got[i + 1])
+    end
+  end)
+
+  it("NVRTC compiles the source with <cooperative_groups.h>, without relocatable device code", function()
+    local ptx = luda.raw_kernel(NEIGHBOURS, "neighbours", { enable_cooperative_groups = true })
+      :inspect("ptx", { arch = "sm_90" })
+    assert.is_truthy(ptx:find("%envreg", 1, true))  -- the grid workspace the driver hands a cooperative launch
+  end)
+
+  it("the option must be a boolean", function()
+    assert.are.equal("raw_kernel: option 'enable_cooperative_groups' must be a boolean, got 1",
+      error_of(function() luda.raw_kernel(NEIGHBOURS, "neighbours", { enable_cooperative_groups = 1 }) end)
+        :match("^tests/lua/grid_sync_spec.lua:%d+: (.*)$"))
+  end)
+
+  it("on cpu, a raw kernel made without it that syncs the grid is told so", function()
+    luda.with_device("cpu", function()
+      local k = luda.raw_kernel(NEIGHBOURS, "neighbours")
+      local x, mid, out = luda.ones(128, "int32"), luda.zeros(128, "int32"), luda.zeros(128, "int32")
+      assert.are.equal("raw_kernel 'neighbours' called cooperative_groups::this_grid().sync() but was not "
+        .. "launched cooperatively (a raw kernel that uses the grid barrier needs enable_cooperative_groups = true)",
+        error_of(function() k({ 2 }, { 64 }, { x, mid, out, luda.int32(128) }) end)
+          :match("^tests/lua/grid_sync_spec.lua:%d+: (.*)$"))
+      assert.are.equal(256, luda.raw_kernel(NEIGHBOURS, "neighbours"):max_cooperative_grid_blocks(64))
+    end)
+  end)
+end)
+
 describe("cuda.cg.this_grid():sync() on the cpu device", function()
   local function on_cpu(fn) return luda.with_device("cpu", fn) end
 
