@@ -270,6 +270,22 @@ repl_end
     assert.truthy(out:find("> session goes on\t5\n", 1, true), out)
   end)
 
+  it("stops a cooperative kernel whose blocks wait at the grid barrier for one that spins", function()
+    local out = shell(INTERRUPT_AFTER .. [==[
+repl_start
+echo 'x = luda.zeros(4, "int32"); c = luda.cuda' >&3
+echo 'k = c.jit(function(x) if c.blockIdx.x == 0 then while x[0] == 0 do end end c.cg.this_grid():sync() x[1] = 7 end)' >&3
+echo 'x[0] = 1; k[{4, 32}](x); x[0] = 0' >&3
+echo 'io.open(os.getenv("DIR") .. "/one", "w"):close(); k[{4, 32}](x)' >&3
+interrupt_after "$DIR/one"
+echo 'x[0] = 5; x[1] = 0; k[{4, 32}](x); print("session goes on", x[1])' >&3
+repl_end
+]==])
+    assert.truthy(out:find("^status 0\n"), out)
+    assert.truthy(out:find("stdin[4]:1: kernel 'k' was interrupted; the arrays it was writing may hold partial results\n", 1, true), out)
+    assert.truthy(out:find("> session goes on\t7\n", 1, true), out)
+  end)
+
   -- A GPU kernel cannot be stopped from the host: the wait for it is, and says so. The
   -- kernel (a few seconds of dependent multiply-adds in one thread) goes on meanwhile.
   it("at the REPL stops a wait for a GPU kernel, and the session goes on", function()
