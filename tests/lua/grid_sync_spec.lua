@@ -127,7 +127,7 @@ describe("cuda.cg.this_grid():sync()", function()
       assert.are.equal("kernel 'k': a cooperative grid of 65 blocks of 256 threads is more than the cpu "
         .. "device runs at once: at most 64 blocks of 256 threads (16384 threads and 256 blocks in all); launch at "
         .. "most k:max_cooperative_grid_blocks(256) blocks and loop over the rest of the work (a grid-stride loop)",
-        err:match("^tests/lua/grid_sync_spec.lua:%d+: (.*)$"))
+        err:match("^.-grid_sync_spec%.lua:%d+: (.*)$"))
     else
       local prefix = ("kernel 'k': a cooperative grid of %d blocks of 256 threads is more than cuda:"):format(most + 1)
       assert.is_truthy(err:find(prefix, 1, true), err)
@@ -176,7 +176,7 @@ describe("raw kernels with enable_cooperative_groups (CuPy's option)", function(
   it("the option must be a boolean", function()
     assert.are.equal("raw_kernel: option 'enable_cooperative_groups' must be a boolean, got 1",
       error_of(function() luda.raw_kernel(NEIGHBOURS, "neighbours", { enable_cooperative_groups = 1 }) end)
-        :match("^tests/lua/grid_sync_spec.lua:%d+: (.*)$"))
+        :match("^.-grid_sync_spec%.lua:%d+: (.*)$"))
   end)
 
   it("on cpu, a raw kernel made without it that syncs the grid is told so", function()
@@ -186,7 +186,7 @@ describe("raw kernels with enable_cooperative_groups (CuPy's option)", function(
       assert.are.equal("raw_kernel 'neighbours' called cooperative_groups::this_grid().sync() but was not "
         .. "launched cooperatively (a raw kernel that uses the grid barrier needs enable_cooperative_groups = true)",
         error_of(function() k({ 2 }, { 64 }, { x, mid, out, luda.int32(128) }) end)
-          :match("^tests/lua/grid_sync_spec.lua:%d+: (.*)$"))
+          :match("^.-grid_sync_spec%.lua:%d+: (.*)$"))
       assert.are.equal(256, luda.raw_kernel(NEIGHBOURS, "neighbours"):max_cooperative_grid_blocks(64))
     end)
   end)
