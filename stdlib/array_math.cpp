@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -10,6 +11,7 @@
 
 #include "runtime/error.h"
 #include "stdlib/kind_frontend.h"
+#include "stdlib/ufunc_reduce.h"
 
 namespace luda::array_math {
 namespace {
@@ -331,22 +333,69 @@ jit::ReductionCode reduction_code(const ReductionTexts& t, std::string_view name
   return code;
 }
 
-// The kinds of the reductions: sum prod max min mean, argfirst (the first index whose
-// element equals the reduced extreme: argmax and argmin after max and min), and dot.
-ReductionTexts reduction_texts(std::string_view name, std::span<const dsl::Type> inputs) {
+// Is op a nan form, and the plain form it skips NaN for (NanSum -> Sum; Sum -> Sum).
+bool is_nan_form(Reduce op) { return op >= Reduce::NanSum; }
+Reduce plain_form(Reduce op) {
+  return is_nan_form(op) ? static_cast<Reduce>(static_cast<int>(op) - static_cast<int>(Reduce::NanSum)) : op;
+}
+
+// One reduction kind: an operation ("sum" ... "nanmin", "mean", "argfirst", "nanargfirst",
+// "nancount", "dot") with dtype= and initial= (an input after x, folded in by post()).
+struct KindSpec {
+  std::string name;
+  std::optional<dsl::Scalar> dtype = std::nullopt;
+  bool initial = false;
+  std::string key() const {
+    return fmt::format("{}{}{}", name, dtype ? fmt::format(":{}", dsl::scalar_name(*dtype)) : "",
+                       initial ? "+initial" : "");
+  }
+};
+
+// The kinds of the reductions: sum prod max min mean and the nan forms on floats (nansum
+// and nanprod map NaN to 0 and 1; nanmax and nanmin reduce by fmax and fmin, whose
+// identity NaN keeps an all-NaN row NaN), argfirst (the first index whose element equals
+// the reduced extreme: argmax and argmin after max and min), nanargfirst (the same with
+// NaN read as the fill input, as NumPy's nanargmax reads it as -inf), nancount (the
+// elements that are not NaN: nanmean's divisor), and dot.
+ReductionTexts reduction_texts(const KindSpec& k, std::span<const dsl::Type> inputs) {
   ReductionTexts t;
   t.post = kIdentityPost;
   dsl::Scalar x = lua::strong(inputs[0]).scalar;
-  if (std::optional<Reduce> op = parse_reduce(name); op && *op != Reduce::Mean) {
-    ReduceParts p = reduce_parts(*op, x);
+  std::optional<Reduce> op = parse_reduce(k.name);
+  if (op && plain_form(*op) != Reduce::Mean) {
+    Reduce plain = plain_form(*op);
+    LUDA_INTERNAL_CHECK(plain != Reduce::Argmax && plain != Reduce::Argmin);
+    ReduceParts p = reduce_parts(plain, x);
+    if (k.dtype) {
+      p.reduce_type = p.output = *k.dtype;
+      p.identity = zero(*k.dtype, plain == Reduce::Prod ? 1 : 0);
+    }
     t.map = "function(a, _j) return a end";
     t.map_params = {dsl::Type::scalar_of(p.reduce_type)};
+    if (is_nan_form(*op) && dsl::is_float(x)) {
+      t.map_params = {dsl::Type::scalar_of(x)};
+      std::string_view r = dsl::scalar_name(p.reduce_type);
+      if (plain == Reduce::Sum || plain == Reduce::Prod) {
+        t.map = fmt::format("function(a, _j) if a ~= a then return luda.{}({}) end return luda.{}(a) end", r,
+                            plain == Reduce::Sum ? 0 : 1, r);
+      } else {
+        p.reduce = fmt::format("function(a, b) if a {} b or b ~= b then return a end return b end",
+                               plain == Reduce::Max ? ">" : "<");
+        p.identity = returns(fmt::format("luda.{}(0 / 0)", r));
+      }
+    }
+    if (k.initial) {  // post(a, initial) = reduce(a, initial), once per result
+      t.map.replace(t.map.find("_j)"), 3, "_initial, _j)");
+      t.map_params.push_back(dsl::Type::scalar_of(p.reduce_type));
+      t.post = p.reduce;
+      t.post_inputs = {1};
+    }
     t.reduce = p.reduce;
     t.identity = p.identity;
     t.reduce_type = p.reduce_type;
     t.output = p.output;
-  } else if (name == "mean") {
-    dsl::Scalar r = dsl::is_float(x) ? x : dsl::Scalar::Float64;
+  } else if (op) {  // mean; nanmean of integers and bools
+    dsl::Scalar r = k.dtype ? *k.dtype : dsl::is_float(x) ? x : dsl::Scalar::Float64;
     t.map = "function(a, n, _j) return a end";
     t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
     t.reduce = kSum;
@@ -354,14 +403,26 @@ ReductionTexts reduction_texts(std::string_view name, std::span<const dsl::Type>
     t.post_inputs = {1};
     t.identity = zero(r);
     t.reduce_type = t.output = r;
-  } else if (name == "argfirst") {
+  } else if (k.name == "argfirst" || k.name == "nanargfirst") {
     dsl::Scalar r = x == dsl::Scalar::Bool ? dsl::Scalar::UInt8 : x;
-    t.map = "function(a, m, j) if a == m or (a ~= a and m ~= m) then return j end return math.maxinteger end";
-    t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+    if (k.name == "argfirst") {
+      t.map = "function(a, m, j) if a == m or (a ~= a and m ~= m) then return j end return math.maxinteger end";
+      t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+    } else {
+      t.map = "function(a, m, fill, j) local v = a if v ~= v then v = fill end "
+              "if v == m then return j end return math.maxinteger end";
+      t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+    }
     t.reduce = "function(a, b) if b < a then return b end return a end";
     t.identity = returns("math.maxinteger");
     t.reduce_type = t.output = dsl::Scalar::Int64;
-  } else if (name == "dot") {
+  } else if (k.name == "nancount") {
+    t.map = "function(a, _j) if a ~= a then return 0 end return 1 end";
+    t.map_params = {dsl::Type::scalar_of(x)};
+    t.reduce = kSum;
+    t.identity = returns("0");
+    t.reduce_type = t.output = dsl::Scalar::Int64;
+  } else if (k.name == "dot") {
     dsl::Scalar r = lua::numpy_result(inputs);
     bool boolean = r == dsl::Scalar::Bool;  // NumPy: any(x and y), here max(x * y) on 0/1
     if (boolean) r = dsl::Scalar::UInt8;
@@ -377,26 +438,30 @@ ReductionTexts reduction_texts(std::string_view name, std::span<const dsl::Type>
   return t;
 }
 
-jit::ReductionKind& reduction_kind(std::string_view name) {
+jit::ReductionKind& reduction_kind(const KindSpec& spec) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  if (auto it = r.reductions.find(name); it != r.reductions.end()) return *it->second;
+  std::string key = spec.key();
+  if (auto it = r.reductions.find(key); it != r.reductions.end()) return *it->second;
   jit::ReductionSetup setup;
   setup.kind = "reduction";
-  setup.name = std::string(name);
-  if (std::optional<Reduce> op = parse_reduce(name)) setup.no_identity = no_identity(*op);
-  if (name == "mean") setup.in_names = {"x", "count"};
-  else if (name == "argfirst") setup.in_names = {"x", "extreme"};
-  else if (name == "dot") setup.in_names = {"x", "y"};
+  setup.name = spec.name;
+  std::optional<Reduce> op = parse_reduce(spec.name);
+  // max and min with initial= have an identity: the initial value.
+  if (op && !spec.initial) setup.no_identity = no_identity(plain_form(*op));
+  if (op && plain_form(*op) == Reduce::Mean) setup.in_names = {"x", "count"};
+  else if (spec.name == "argfirst") setup.in_names = {"x", "extreme"};
+  else if (spec.name == "nanargfirst") setup.in_names = {"x", "extreme", "fill"};
+  else if (spec.name == "dot") setup.in_names = {"x", "y"};
+  else if (spec.initial) setup.in_names = {"x", "initial"};
   else setup.in_names = {"x"};
   setup.out_names = {"out"};
-  std::string kind_name(name);
-  setup.frontend = [kind_name](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                               dsl::Target target) {
-    return reduction_code(reduction_texts(kind_name, inputs), kind_name, target);
+  setup.frontend = [spec](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
+                          dsl::Target target) {
+    return reduction_code(reduction_texts(spec, inputs), spec.name, target);
   };
   auto* kind = new jit::ReductionKind(std::move(setup));  // kept for the process (Registry)
-  r.reductions.emplace(std::string(name), kind);
+  r.reductions.emplace(std::move(key), kind);
   return *kind;
 }
 
@@ -479,12 +544,15 @@ NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, con
 }
 
 std::string_view reduce_name(Reduce op) {
-  static constexpr std::array<std::string_view, 7> names = {"sum", "prod", "max", "min", "mean", "argmax", "argmin"};
+  // ORDER REDUCE
+  static constexpr std::array<std::string_view, 14> names = {
+      "sum",    "prod",    "max",    "min",    "mean",    "argmax",    "argmin",
+      "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanargmax", "nanargmin"};
   return names[static_cast<std::size_t>(op)];
 }
 
 std::optional<Reduce> parse_reduce(std::string_view name) {
-  for (int i = 0; i < 7; ++i)
+  for (int i = 0; i <= static_cast<int>(Reduce::NanArgmin); ++i)
     if (reduce_name(static_cast<Reduce>(i)) == name) return static_cast<Reduce>(i);
   return std::nullopt;
 }
@@ -535,34 +603,88 @@ std::vector<int> normalize_axes(std::span<const std::int64_t> given, int ndim, s
   return axes;
 }
 
+bool takes_dtype(Reduce op) {
+  Reduce p = plain_form(op);
+  return p == Reduce::Sum || p == Reduce::Prod || p == Reduce::Mean;
+}
+
+bool takes_initial(Reduce op) {
+  Reduce p = plain_form(op);
+  return p == Reduce::Sum || p == Reduce::Prod || p == Reduce::Max || p == Reduce::Min;
+}
+
 NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, NDArray out,
-               const Stream* stream) {
+               const Stream* stream, const ReduceOptions& options) {
   std::string_view name = reduce_name(op);
   if (!x.valid()) fail("{}: the array is an empty handle", name);
   if (axes)
     for (int a : *axes) LUDA_INTERNAL_CHECK(a >= 0 && a < x.ndim());
-  bool arg = op == Reduce::Argmax || op == Reduce::Argmin;
+  LUDA_INTERNAL_CHECK((!options.dtype || takes_dtype(op)) && (!options.initial || takes_initial(op)));
+  // The nan forms skip NaN, which only floats hold; on integers and bools they are the
+  // plain forms (as NumPy's).
+  Reduce plain = plain_form(op);
+  bool nan = is_nan_form(op) && dsl::is_float(to_scalar_kind(x.dtype()));
+  std::optional<dsl::Scalar> dtype;
+  if (options.dtype) {
+    dtype = to_scalar_kind(*options.dtype);
+    if (plain == Reduce::Mean && !dsl::is_float(*dtype))
+      fail("{}: dtype must be a float dtype (float32 or float64), got {}", name, dsl::scalar_name(*dtype));
+    if (*dtype == dsl::Scalar::Bool)
+      fail("{}: dtype bool is not supported; use an integer or float dtype", name);
+  }
+  bool arg = plain == Reduce::Argmax || plain == Reduce::Argmin;
   if (arg && axes && axes->size() != 1)
     fail("{}: takes one axis or none (the flattened array), got {} axes", name, axes->size());
   // NumPy's rule: an empty reduced axis is an error for an operation with no identity,
-  // even where the result is empty too.
+  // even where the result is empty too; initial= gives max and min one.
   std::int64_t count = product(x.shape(), axes, true);
   if (count == 0) {
-    if (arg) fail("{}: attempt to get {} of an empty sequence", name, name);
-    if (op == Reduce::Max || op == Reduce::Min)
-      fail("{}: zero-size array to reduction operation {} which has no identity", name, no_identity(op));
+    if (arg) fail("{}: attempt to get {} of an empty sequence", name, reduce_name(plain));
+    if ((plain == Reduce::Max || plain == Reduce::Min) && !options.initial)
+      fail("{}: zero-size array to reduction operation {} which has no identity", name,
+           nan ? (plain == Reduce::Max ? "fmax" : "fmin") : no_identity(plain));
   }
-  std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_int(count)};
+  std::array<jit::KernelArg, 3> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_int(count)};
   std::size_t nin = 1;
-  std::string_view kind = name;
+  KindSpec kind{std::string(reduce_name(nan ? op : plain)), dtype, options.initial.has_value()};
   NDArray extreme;
-  if (op == Reduce::Mean) {
+  if (plain == Reduce::Mean && nan) {
+    // NumPy's nanmean: the sum of the elements that are not NaN over their count,
+    // divided in float64 and converted to the result's dtype (float32 stays float32).
+    dsl::Scalar r = dtype ? *dtype : to_scalar_kind(x.dtype());
+    NDArray sum = reduce(Reduce::NanSum, x, axes, keepdims, {}, stream, {to_dtype(r), std::nullopt});
+    NDArray counts;
+    reduction_kind({"nancount"}).call(std::span<const jit::KernelArg>(in.data(), 1), std::span<NDArray>(&counts, 1),
+                                       axes, keepdims, stream);
+    std::array<jit::KernelArg, 2> q = {jit::KernelArg::of_array(sum), jit::KernelArg::of_array(counts)};
+    NDArray quotient = apply("divide", q, stream);
+    if (quotient.dtype() == to_dtype(r)) return deliver(std::move(quotient), std::move(out), name, stream);
+    if (stream) stream->synchronize();  // astype() copies on the default stream, which a luda stream does not wait for
+    return deliver(quotient.astype(to_dtype(r)), std::move(out), name, stream);
+  }
+  if (plain == Reduce::Mean) {
     nin = 2;
   } else if (arg) {
-    extreme = reduce(op == Reduce::Argmax ? Reduce::Max : Reduce::Min, x, axes, true, {}, stream);
+    Reduce extreme_op = plain == Reduce::Argmax ? (nan ? Reduce::NanMax : Reduce::Max)
+                                                : (nan ? Reduce::NanMin : Reduce::Min);
+    extreme = reduce(extreme_op, x, axes, true, {}, stream);
     in[1] = jit::KernelArg::of_array(extreme);
     nin = 2;
-    kind = "argfirst";
+    kind = {"argfirst"};
+    if (nan) {
+      // NumPy's nanargmax reads NaN as -inf (nanargmin as +inf) and refuses a row of NaN
+      // only; the check reads one flag back from the device.
+      std::array<jit::KernelArg, 1> e = {jit::KernelArg::of_array(extreme)};
+      NDArray all_nan = reduce(Reduce::Max, apply("isnan", e, stream), std::nullopt, false, {}, stream);
+      if (stream) stream->synchronize();
+      if (all_nan.get({}).v.b) fail("{}: All-NaN slice encountered", name);
+      in[2] = jit::KernelArg::of_float(plain == Reduce::Argmax ? -HUGE_VAL : HUGE_VAL);
+      nin = 3;
+      kind = {"nanargfirst"};
+    }
+  } else if (options.initial) {
+    in[1] = *options.initial;
+    nin = 2;
   }
   reduction_kind(kind).call(std::span<const jit::KernelArg>(in.data(), nin), std::span<NDArray>(&out, 1), axes,
                             keepdims, stream);
@@ -578,7 +700,7 @@ NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* strea
     fail("dot: shapes {} and {} not aligned: {} (axis 1) != {} (axis 1)", shape_str(x.shape()), shape_str(y.shape()),
          x.shape()[0], y.shape()[0]);
   std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_array(y)};
-  reduction_kind("dot").call(in, std::span<NDArray>(&out, 1), std::nullopt, false, stream);
+  reduction_kind({"dot"}).call(in, std::span<NDArray>(&out, 1), std::nullopt, false, stream);
   return out;
 }
 

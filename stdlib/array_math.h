@@ -9,7 +9,8 @@
 // elements: `/` and `^` give floats, `//` and `%` floor as Lua does, math.floor gives int64.
 // Reductions: sum and prod accumulate small integers in int64 (uint64), mean of integers is
 // float64, max and min propagate NaN, argmax and argmin give the first index of the
-// extreme (the first NaN when there is one) as a 0-based int64.
+// extreme (the first NaN when there is one) as a 0-based int64. The nan forms (nansum ...
+// nanargmin) skip NaN as NumPy's do, and are the plain ones on integers and bools.
 #pragma once
 
 #include <optional>
@@ -53,18 +54,35 @@ NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, con
 
 // ---- reductions ----------------------------------------------------------------------
 
-enum class Reduce { Sum, Prod, Max, Min, Mean, Argmax, Argmin };  // ORDER REDUCE: Argmin last
-// "sum", "prod", "max", "min", "mean", "argmax", "argmin" (and back: nullopt otherwise).
+// ORDER REDUCE: NanArgmin last.
+enum class Reduce { Sum, Prod, Max, Min, Mean, Argmax, Argmin, NanSum, NanProd, NanMax, NanMin, NanMean, NanArgmax, NanArgmin };
+// "sum", "prod", "max", "min", "mean", "argmax", "argmin", "nansum" ... "nanargmin" (and
+// back: nullopt otherwise).
 std::string_view reduce_name(Reduce op);
 std::optional<Reduce> parse_reduce(std::string_view name);
+
+// NumPy's dtype= and initial= of a reduction.
+struct ReduceOptions {
+  // sum, prod, mean and their nan forms: the dtype the elements are converted to, summed
+  // in and returned as (NumPy: sum(int8, dtype=int8) wraps in int8). mean takes floats.
+  std::optional<DType> dtype;
+  // sum, prod, max, min and their nan forms: a value the reduction starts from, once per
+  // result (NumPy's initial=); it makes max and min of an empty axis legal. A Lua number
+  // (weak: it takes the result's dtype and must fit it) or a typed scalar.
+  std::optional<jit::KernelArg> initial;
+};
+// Whether op takes dtype= and initial=.
+bool takes_dtype(Reduce op);
+bool takes_initial(Reduce op);
 
 // Reduces x over `axes` (0-based, distinct, sorted; nullopt: all), keeping them as size-1
 // axes with keepdims. argmax and argmin take one axis or none (a flat C-order index).
 // `out` receives the result when valid (its dtype and shape must be the result's).
 // Errors start with the operation's name: "max: zero-size array to reduction operation
-// maximum which has no identity", "argmax: attempt to get argmax of an empty sequence".
+// maximum which has no identity", "argmax: attempt to get argmax of an empty sequence",
+// "nanargmax: All-NaN slice encountered" (NumPy's ValueError; it waits for the device).
 NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims = false,
-               NDArray out = {}, const Stream* stream = nullptr);
+               NDArray out = {}, const Stream* stream = nullptr, const ReduceOptions& options = {});
 
 // The inner product of two 1-D arrays of one length, as a 0-d array of their promoted
 // dtype. Error: "dot: shapes (3,) and (4,) not aligned: 3 (axis 1) != 4 (axis 1)".

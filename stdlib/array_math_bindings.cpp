@@ -5,7 +5,8 @@
 //   luda.minimum maximum where add subtract multiply divide floor_divide mod power negative,
 //   sign square reciprocal clip fmax fmin, bitwise_* and logical_* (stdlib/array_math.h),
 //   and NumPy's names for luda's (luda.arcsin is luda.asin), each with an optional last {out = z, stream = s}; all-scalar operands give a Lua value.
-//   x:sum([axis] [, {keepdims =, out =, stream =}]), prod max min mean argmax argmin, and
+//   x:sum([axis] [, {keepdims =, dtype =, initial =, out =, stream =}]), prod max min mean
+//   argmax argmin and nansum nanprod nanmax nanmin nanmean nanargmax nanargmin, and
 //   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]).
 // Full reductions give 0-d arrays, as CuPy does (no wait for the device; x:sum():item()
 // reads the value).
@@ -16,6 +17,77 @@
 #include "stdlib/kind_bindings.h"
 
 namespace luda::lua {
+
+// Whether the table at idx is a sequence of axes ({1, 2}) rather than options.
+bool is_axis_table(lua_State* L, int idx) {
+  return lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) > 0;
+}
+
+ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view who, std::string_view call,
+                            std::initializer_list<std::string_view> allowed) {
+  ReduceArgs r;
+  int axis = 0, options = 0, next = array + 1;
+  if (lua_type(L, next) == LUA_TNUMBER || is_axis_table(L, next)) {
+    axis = next;
+    options = lua_isnoneornil(L, next + 1) ? 0 : next + 1;
+  } else if (lua_type(L, next) == LUA_TTABLE) {
+    options = next;
+  } else if (!lua_isnoneornil(L, next)) {
+    type_error(L, next, who, "axis (integer or table of integers) or options table");
+  } else {
+    options = lua_isnoneornil(L, next + 1) ? 0 : next + 1;
+  }
+  if (options && lua_type(L, options) != LUA_TTABLE) type_error(L, options, who, "options table");
+  // Nothing may follow the options: x:max({}, {keepdims = true}) would otherwise drop its
+  // second table (the first, empty, is the options).
+  for (int extra = std::max({options, axis, array}) + 1; extra <= lua_gettop(L); ++extra)
+    if (!lua_isnil(L, extra))
+      fail("{}: argument {} ({}) comes after the options table; the call is {}, and an axis table lists axes ({{1, "
+           "2}})",
+           who, extra, describe(L, extra), call);
+  r.options = options;
+  r.call = read_call_options(L, options, who, allowed);
+  if (options && !axis && push_option(L, options, "axis") != LUA_TNIL) axis = lua_gettop(L);  // stays on the stack
+  else if (options && !axis) lua_pop(L, 1);
+  if (axis) {
+    std::vector<std::int64_t> given;
+    if (lua_type(L, axis) == LUA_TTABLE) {
+      auto n = static_cast<int>(lua_rawlen(L, axis));
+      for (int i = 1; i <= n; ++i) {
+        lua_rawgeti(L, axis, i);
+        given.push_back(to_integer(L, -1, who, fmt::format("axis[{}]", i)));
+        lua_pop(L, 1);
+      }
+    } else if (lua_type(L, axis) == LUA_TNUMBER) {
+      given.push_back(to_integer(L, axis, who, "axis"));
+    } else {
+      fail("{}: option 'axis' must be an integer or a table of integers (1 is the first axis, -1 the last), got {}",
+           who, describe(L, axis));
+    }
+    r.axes = array_math::normalize_axes(given, ndim, who);
+  }
+  if (options) {
+    int type = push_option(L, options, "keepdims");
+    if (type != LUA_TNIL && type != LUA_TBOOLEAN)
+      fail("{}: option 'keepdims' must be a boolean, got {}", who, describe(L, -1));
+    r.keepdims = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  if (std::find(allowed.begin(), allowed.end(), "initial") != allowed.end() &&
+      push_option(L, options, "initial") != LUA_TNIL) {  // stays on the stack
+    if (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TBOOLEAN && !test_scalar(L, -1))
+      fail("{}: option 'initial' must be a number, a boolean or a typed scalar (luda.int8(3)), got {}", who,
+           describe(L, -1));
+    r.initial = read_operand(L, lua_gettop(L), who, 0, "initial");
+  }
+  if (r.call.out) {
+    NDArray* given = test_array(L, r.call.out);
+    if (!given) fail("{}: option 'out' must be an ndarray, got {}", who, describe(L, r.call.out));
+    r.out = *given;
+  }
+  return r;
+}
+
 namespace {
 
 using array_math::Reduce;
@@ -80,74 +152,32 @@ int l_function(lua_State* L) {
   return 1;
 }
 
-// Whether the table at idx is a sequence of axes ({1, 2}) rather than options.
-bool is_axis_table(lua_State* L, int idx) {
-  return lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) > 0;
-}
-
 // x:sum([axis] [, options]) and luda.sum(x [, axis] [, options]): upvalue 1 is the Reduce.
-// The axis is an integer or a table of them (1-based, -1 the last); it may also be given
-// as options.axis.
 int l_reduce(lua_State* L) {
-  auto op = static_cast<Reduce>(upvalue_integer(L, 1, 0, static_cast<int>(Reduce::Argmin)));  // ORDER REDUCE
+  auto op = static_cast<Reduce>(upvalue_integer(L, 1, 0, static_cast<int>(Reduce::NanArgmin)));  // ORDER REDUCE
   std::string_view name = array_math::reduce_name(op);
   NDArray& x = check_array(L, 1, name);
-  int axis = 0, options = 0;
-  if (lua_type(L, 2) == LUA_TNUMBER || is_axis_table(L, 2)) {
-    axis = 2;
-    options = lua_isnoneornil(L, 3) ? 0 : 3;
-  } else if (lua_type(L, 2) == LUA_TTABLE) {
-    options = 2;
-  } else if (!lua_isnoneornil(L, 2)) {
-    type_error(L, 2, name, "axis (integer or table of integers) or options table");
-  } else {
-    options = lua_isnoneornil(L, 3) ? 0 : 3;
-  }
-  if (options && lua_type(L, options) != LUA_TTABLE) type_error(L, options, name, "options table");
-  // Nothing may follow the options: x:max({}, {keepdims = true}) would otherwise drop its
-  // second table (the first, empty, is the options).
-  for (int extra = std::max({options, axis, 1}) + 1; extra <= lua_gettop(L); ++extra)
-    if (!lua_isnil(L, extra))
-      fail("{}: argument {} ({}) comes after the options table; the call is x:{}([axis] [, {{axis =, keepdims =, "
-           "out =, stream =}}]), and an axis table lists axes ({{1, 2}})",
-           name, extra, describe(L, extra), name);
-  CallOptions o = read_call_options(L, options, name, {"axis", "keepdims", "out", "stream"});
-  if (options && !axis && push_option(L, options, "axis") != LUA_TNIL) axis = lua_gettop(L);  // stays on the stack
-  else if (options && !axis) lua_pop(L, 1);
-  std::optional<std::vector<int>> axes;
-  if (axis) {
-    std::vector<std::int64_t> given;
-    if (lua_type(L, axis) == LUA_TTABLE) {
-      auto n = static_cast<int>(lua_rawlen(L, axis));
-      for (int i = 1; i <= n; ++i) {
-        lua_rawgeti(L, axis, i);
-        given.push_back(to_integer(L, -1, name, fmt::format("axis[{}]", i)));
-        lua_pop(L, 1);
-      }
-    } else if (lua_type(L, axis) == LUA_TNUMBER) {
-      given.push_back(to_integer(L, axis, name, "axis"));
-    } else {
-      fail("{}: option 'axis' must be an integer or a table of integers (1 is the first axis, -1 the last), got {}",
-           name, describe(L, axis));
-    }
-    axes = array_math::normalize_axes(given, x.ndim(), name);
-  }
-  bool keepdims = false;
-  if (options) {
-    int type = push_option(L, options, "keepdims");
-    if (type != LUA_TNIL && type != LUA_TBOOLEAN)
-      fail("{}: option 'keepdims' must be a boolean, got {}", name, describe(L, -1));
-    keepdims = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-  }
-  NDArray out;
-  if (o.out) {
-    NDArray* given = test_array(L, o.out);
-    if (!given) fail("{}: option 'out' must be an ndarray, got {}", name, describe(L, o.out));
-    out = *given;
-  }
-  NDArray result = array_math::reduce(op, x, axes, keepdims, std::move(out), o.stream);
-  if (o.out) lua_pushvalue(L, o.out);
+  // dtype= for sum, prod, mean; initial= for sum, prod, max, min (and their nan forms), as NumPy's.
+  bool dtype = array_math::takes_dtype(op), initial = array_math::takes_initial(op);
+  static const auto calls = [] {  // the call's form, for the error of an argument after the options
+    std::array<std::string, static_cast<std::size_t>(Reduce::NanArgmin) + 1> c;
+    for (std::size_t i = 0; i < c.size(); ++i)
+      c[i] = fmt::format("x:{}([axis] [, {{axis =, keepdims =, out =, stream =}}])",
+                         array_math::reduce_name(static_cast<Reduce>(i)));
+    return c;
+  }();
+  auto read = [&](std::initializer_list<std::string_view> allowed) {
+    return read_reduce_args(L, 1, x.ndim(), name, calls[static_cast<std::size_t>(op)], allowed);
+  };
+  ReduceArgs r = dtype && initial ? read({"axis", "keepdims", "dtype", "initial", "out", "stream"})
+                 : dtype          ? read({"axis", "keepdims", "dtype", "out", "stream"})
+                 : initial        ? read({"axis", "keepdims", "initial", "out", "stream"})
+                                  : read({"axis", "keepdims", "out", "stream"});
+  array_math::ReduceOptions ro;
+  ro.initial = r.initial;
+  if (dtype && push_option(L, r.options, "dtype") != LUA_TNIL) ro.dtype = check_dtype(L, lua_gettop(L), name);
+  NDArray result = array_math::reduce(op, x, r.axes, r.keepdims, std::move(r.out), r.call.stream, ro);
+  if (r.call.out) lua_pushvalue(L, r.call.out);
   else push_array(L, std::move(result));
   return 1;
 }
@@ -186,7 +216,7 @@ void open_array_math(lua_State* L) {
   lua_getfield(L, meta, "__index");
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
   int methods = lua_gettop(L);
-  for (int i = 0; i <= static_cast<int>(Reduce::Argmin); ++i) {
+  for (int i = 0; i <= static_cast<int>(Reduce::NanArgmin); ++i) {  // ORDER REDUCE
     std::string name(array_math::reduce_name(static_cast<Reduce>(i)));
     lua_pushinteger(L, i);
     lua_pushcclosure(L, trampoline<l_reduce>, 1);

@@ -23,6 +23,7 @@
 #include "stdlib/function_source.h"
 #include "stdlib/kind_frontend.h"
 #include "stdlib/kind_object.h"
+#include "stdlib/ufunc_reduce.h"
 
 namespace luda::lua {
 
@@ -432,6 +433,28 @@ int l_signatures(lua_State* L) {
   return 1;
 }
 
+// f:reduce(x [, axis] [, {axis =, keepdims =, initial =, out =, stream =}]): NumPy's
+// ufunc.reduce for a vectorize function of two arguments; the axis defaults to the first.
+int l_reduce(lua_State* L) {
+  KindObject& k = check_kind(L, 1, "reduce");
+  if (k.type != kVectorizeType || k.in_names.size() != 2 || k.nout != 1)
+    fail("{}: reduce is for vectorize functions of two arguments and one result (NumPy's binary ufuncs)", k.who);
+  NDArray& x = check_array(L, 2, k.who);
+  ReduceArgs r = read_reduce_args(L, 2, x.ndim(), k.who,
+                                  "f:reduce(x [, axis] [, {axis =, keepdims =, initial =, out =, stream =}])",
+                                  {"axis", "keepdims", "initial", "out", "stream"});
+  std::vector<int> axes = r.axes.value_or(std::vector<int>{});
+  if (!r.axes) {
+    if (x.ndim() == 0) fail("{}: reduce takes an array of one or more axes (it reduces the first by default); got a 0-d array", k.who);
+    axes = {0};
+  }
+  if (k.env) k.env->bind(L);
+  push_array(L, array_math::ufunc_reduce(*k.elementwise, k.who, k.name, x, axes, r.keepdims, r.initial, std::move(r.out),
+                                         r.call.stream));
+  if (r.call.out) lua_pushvalue(L, r.call.out);
+  return 1;
+}
+
 int l_index(lua_State* L) {
   KindObject& k = check_kind(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
@@ -440,7 +463,7 @@ int l_index(lua_State* L) {
     if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
     if (key == "name") return lua_pushlstring(L, k.name.data(), k.name.size()), 1;
   }
-  fail("{} has no field {} (fields: lua, name; methods: compile, inspect, signatures, stats)", k.type,
+  fail("{} has no field {} (fields: lua, name; methods: compile, inspect, reduce, signatures, stats)", k.type,
        describe(L, 2));
 }
 
@@ -473,6 +496,7 @@ void open_kinds(lua_State* L) {
   static const luaL_Reg methods[] = {
       {"compile", trampoline<l_compile>},
       {"inspect", trampoline<l_inspect>},
+      {"reduce", trampoline<l_reduce>},
       {"signatures", trampoline<l_signatures>},
       {"stats", trampoline<l_stats>},
       {nullptr, nullptr},

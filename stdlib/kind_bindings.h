@@ -53,6 +53,22 @@ void read_outputs(lua_State* L, int out, std::size_t nout, std::string_view who,
 // numba's vectorize returns a scalar for scalars); else the array.
 void push_single_result(lua_State* L, const CallOptions& options, NDArray&& result, bool any_array);
 
+// A reduction's arguments after its array (at index `array`): [axis] [, options], the axis
+// an integer or a table of them (1-based, -1 the last) or options.axis, nothing after the
+// options; `allowed` names the options (initial= is read when listed). `call` is the
+// call's form in the error for an argument after the options
+// ("x:sum([axis] [, {axis =, keepdims =, out =, stream =}])").
+struct ReduceArgs {
+  int options = 0;                          // the options table's index; 0: none
+  std::optional<std::vector<int>> axes;     // 0-based, sorted; nullopt: none given
+  bool keepdims = false;
+  CallOptions call;
+  NDArray out;                              // the `out` option's array; invalid: none
+  std::optional<jit::KernelArg> initial;    // the `initial` option
+};
+ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view who, std::string_view call,
+                            std::initializer_list<std::string_view> allowed);
+
 // Whether any operand is an array.
 bool any_array(std::span<const jit::KernelArg> args);
 

@@ -1,0 +1,120 @@
+#include "stdlib/ufunc_reduce.h"
+
+#include <array>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dsl/diagnostics.h"
+#include "runtime/error.h"
+
+namespace luda::array_math {
+namespace {
+
+// x[..., start:stop:step, ...] with the slice at `axis`.
+NDArray slice(const NDArray& x, int axis, std::int64_t start, std::int64_t stop, std::int64_t step) {
+  std::vector<IndexItem> items(static_cast<std::size_t>(axis) + 1, IndexItem{Slice{}});
+  items.back() = Slice{start, stop, step};
+  return x.index(items);
+}
+
+NDArray apply2(jit::ElementwiseKind& kind, const jit::KernelArg& a, const jit::KernelArg& b, NDArray out,
+               const Stream* stream) {
+  std::array<jit::KernelArg, 2> in = {a, b};
+  kind.call(in, std::span<NDArray>(&out, 1), stream);
+  return out;
+}
+
+// The initial value as a typed scalar of the result's dtype (NumPy casts it so).
+jit::KernelArg typed_initial(const jit::KernelArg& a, DType dtype) {
+  Scalar s;
+  switch (a.kind) {
+    case jit::KernelArg::Kind::Int: s = Scalar::of_int(a.i); break;
+    case jit::KernelArg::Kind::Float: s = Scalar::of_float(a.f); break;
+    case jit::KernelArg::Kind::Bool: s = Scalar::of_bool(a.b); break;
+    case jit::KernelArg::Kind::Typed: s = a.typed; break;
+    case jit::KernelArg::Kind::Array: LUDA_INTERNAL_CHECK(!"initial is a scalar"); break;
+  }
+  return jit::KernelArg::of_typed(s.cast(dtype));
+}
+
+}  // namespace
+
+NDArray deliver(NDArray result, NDArray out, std::string_view who, const Stream* stream) {
+  if (!out.valid()) return result;
+  if (out.shape() != result.shape() || out.dtype() != result.dtype())
+    fail("{}: out is a {} array of shape {} but the result is a {} array of shape {}", who, dtype_name(out.dtype()),
+         shape_str(out.shape()), dtype_name(result.dtype()), shape_str(result.shape()));
+  if (stream) stream->synchronize();  // assign() copies on the default stream, which a luda stream does not wait for
+  out.assign(result);
+  return out;
+}
+
+NDArray ufunc_reduce(jit::ElementwiseKind& kind, std::string_view who, std::string_view name, const NDArray& x,
+                     std::span<const int> axes, bool keepdims, const std::optional<jit::KernelArg>& initial,
+                     NDArray out, const Stream* stream) {
+  if (!x.valid()) fail("{}: the array is an empty handle", who);
+  // The result's dtype: f's over two (no) elements of x's.
+  NDArray none = NDArray::empty({0}, x.dtype(), x.device(), stream);
+  DType dtype = apply2(kind, jit::KernelArg::of_array(none), jit::KernelArg::of_array(none), {}, stream).dtype();
+  NDArray cur = x;
+  if (dtype != x.dtype()) {
+    // NumPy converts the elements to the result's dtype (int64 to float64 for a / b); f
+    // must then keep it: a comparison's bools cannot be compared again.
+    NDArray converted = none.astype(dtype);
+    std::optional<DType> again;
+    try {
+      again = apply2(kind, jit::KernelArg::of_array(converted), jit::KernelArg::of_array(converted), {}, stream).dtype();
+    } catch (const dsl::SourceError&) {  // f does not type for them: said below
+    }
+    if (again != dtype)
+      fail("{}: reduce needs a function whose result has its operands' dtype; f({}, {}) gives {}, and f({}, {}) {}",
+           who, dtype_name(x.dtype()), dtype_name(x.dtype()), dtype_name(dtype), dtype_name(dtype), dtype_name(dtype),
+           again ? fmt::format("gives {}", dtype_name(*again)) : std::string("is not defined"));
+    if (stream) stream->synchronize();
+    cur = x.astype(dtype);
+  }
+  Shape kept = x.shape();  // the result's shape with keepdims
+  bool empty = false;
+  for (int a : axes) {
+    empty = empty || x.shape()[static_cast<std::size_t>(a)] == 0;
+    kept[static_cast<std::size_t>(a)] = 1;
+  }
+  Shape shape;  // without
+  for (std::size_t d = 0; d < kept.size(); ++d)
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(d)) == axes.end()) shape.push_back(kept[d]);
+  NDArray result;
+  if (empty) {
+    // NumPy: an empty reduced axis needs an identity, or initial=, even where the result is empty.
+    if (!initial) fail("{}: zero-size array to reduction operation {} which has no identity", who, name);
+    Scalar value = typed_initial(*initial, dtype).typed;
+    result = NDArray::full(shape, value, dtype, x.device(), stream);
+  } else {
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {  // the last first: the others keep their numbers
+      int axis = *it;
+      std::int64_t n = cur.shape()[static_cast<std::size_t>(axis)];
+      while (n > 1) {
+        std::int64_t h = n / 2;
+        NDArray r = apply2(kind, jit::KernelArg::of_array(slice(cur, axis, 0, 2 * h, 2)),
+                           jit::KernelArg::of_array(slice(cur, axis, 1, 2 * h, 2)), {}, stream);
+        if (n % 2) {  // the odd last element joins the last pair, in order
+          NDArray tail = slice(r, axis, h - 1, h, 1);
+          apply2(kind, jit::KernelArg::of_array(tail), jit::KernelArg::of_array(slice(cur, axis, n - 1, n, 1)), tail,
+                 stream);
+        }
+        cur = r;
+        n = h;
+      }
+      std::vector<IndexItem> items(static_cast<std::size_t>(axis) + 1, IndexItem{Slice{}});
+      items.back() = std::int64_t{0};
+      cur = cur.index(items);
+    }
+    result = cur;
+    if (initial) result = apply2(kind, typed_initial(*initial, dtype), jit::KernelArg::of_array(result), {}, stream);
+    else if (result.buffer() == x.buffer()) result = cur.copy(std::nullopt, stream);  // a new array, as NumPy's
+  }
+  if (keepdims) result = result.reshape(kept);
+  return deliver(std::move(result), std::move(out), who, stream);
+}
+
+}  // namespace luda::array_math
