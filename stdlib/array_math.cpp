@@ -632,6 +632,14 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
     if (*dtype == dsl::Scalar::Bool)
       fail("{}: dtype bool is not supported; use an integer or float dtype", name);
   }
+  // A Lua integer initial takes the result's dtype and must fit it (NumPy 2's OverflowError).
+  if (options.initial && options.initial->kind == jit::KernelArg::Kind::Int) {
+    dsl::Scalar r = dtype ? *dtype : reduce_parts(plain, to_scalar_kind(x.dtype())).output;
+    if (dsl::is_integer(r) && !integer_fits(options.initial->i, to_dtype(r)))
+      fail("{}: initial: Lua integer {} out of bounds for {}; pass a typed scalar or convert the array first "
+           "(x:astype(\"int64\"))",
+           name, options.initial->i, dsl::scalar_name(r));
+  }
   bool arg = plain == Reduce::Argmax || plain == Reduce::Argmin;
   if (arg && axes && axes->size() != 1)
     fail("{}: takes one axis or none (the flattened array), got {} axes", name, axes->size());
@@ -684,6 +692,7 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
     }
   } else if (options.initial) {
     in[1] = *options.initial;
+    if (in[1].kind == jit::KernelArg::Kind::Bool) in[1] = jit::KernelArg::of_int(in[1].b ? 1 : 0);  // True is 1
     nin = 2;
   }
   reduction_kind(kind).call(std::span<const jit::KernelArg>(in.data(), nin), std::span<NDArray>(&out, 1), axes,
