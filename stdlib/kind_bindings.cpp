@@ -120,7 +120,7 @@ LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string
 // fn may be source text.
 void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   std::string name;
-  jit::JitOptions options = read_kind_options(L, opts, "vectorize", {"fastmath", "name"}, &name);
+  jit::JitOptions options = read_kind_options(L, opts, "vectorize", {"fastmath", "name", "identity"}, &name);
   KindObject k;
   k.type = kVectorizeType;
   k.env = std::make_unique<LuaEnvironment>(L);
@@ -131,6 +131,12 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   k.name = state->fn.name;
   k.in_names = state->fn.params;
   std::string who = state->who();
+  if (int type = push_option(L, opts, "identity"); type != LUA_TNIL) {
+    if (type != LUA_TNUMBER && type != LUA_TBOOLEAN)
+      fail("{}: option 'identity' must be a number or a boolean (f(identity, x) is x), got {}", who, describe(L, -1));
+    state->identity = read_operand(L, lua_gettop(L), who, 0, "identity");
+  }
+  lua_pop(L, 1);
   if (sigs) {
     state->dynamic = false;
     if (lua_type(L, sigs) == LUA_TSTRING) {
@@ -189,7 +195,7 @@ int l_vectorize(lua_State* L) {
   if (t1 != LUA_TSTRING && t1 != LUA_TTABLE)
     type_error(L, 1, "vectorize", "function, signature string or table of signatures");
   if (lua_isnoneornil(L, 2) || lua_type(L, 2) == LUA_TTABLE) {  // luda.vectorize(sigs [, options])(fn)
-    read_kind_options(L, 2, "vectorize", {"fastmath", "name"}, nullptr);
+    read_kind_options(L, 2, "vectorize", {"fastmath", "name", "identity"}, nullptr);
     lua_settop(L, 2);
     lua_pushcclosure(L, trampoline<l_vectorize_decorate>, 2);
     return 1;
@@ -449,6 +455,15 @@ int l_reduce(lua_State* L) {
     axes = {0};
   }
   if (k.env) k.env->bind(L);
+  if (k.vectorize->identity) {  // one reduction kernel, made at the first reduce
+    if (!k.reduction) k.reduction = array_math::vectorize_reduction(k.vectorize);
+    std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), r.initial.value_or(*k.vectorize->identity)};
+    NDArray result = r.out;
+    k.reduction->call(in, std::span<NDArray>(&result, 1), std::span<const int>(axes), r.keepdims, r.call.stream);
+    if (r.call.out) lua_pushvalue(L, r.call.out);
+    else push_array(L, std::move(result));
+    return 1;
+  }
   push_array(L, array_math::ufunc_reduce(*k.elementwise, k.who, k.name, x, axes, r.keepdims, r.initial, std::move(r.out),
                                          r.call.stream));
   if (r.call.out) lua_pushvalue(L, r.call.out);

@@ -107,6 +107,9 @@ struct VectorizeState {
   LuaFunction fn;
   std::vector<dsl::Signature> signatures;
   bool dynamic = true;  // made without signatures: specializes per input types
+  // Numba's identity= (a number or boolean): f:reduce then runs as one reduction kernel,
+  // and an empty reduction gives it.
+  std::optional<jit::KernelArg> identity;
   std::string who() const { return fmt::format("vectorize '{}'", fn.name); }
 };
 // The signature a call uses: the exact match, else (made with signatures) the first the

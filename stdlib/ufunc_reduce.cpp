@@ -1,6 +1,9 @@
 #include "stdlib/ufunc_reduce.h"
 
 #include <array>
+#include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,7 +41,95 @@ jit::KernelArg typed_initial(const jit::KernelArg& a, DType dtype) {
   return jit::KernelArg::of_typed(s.cast(dtype));
 }
 
+// The error for a function whose result it cannot take again: f(t, t) gives r, and f(r, r)
+// gives `again` (nullopt: does not type).
+[[noreturn]] void not_reducible(std::string_view who, DType t, DType r, std::optional<DType> again) {
+  fail("{}: reduce needs a function whose result has its operands' dtype; f({}, {}) gives {}, and f({}, {}) {}", who,
+       dtype_name(t), dtype_name(t), dtype_name(r), dtype_name(r), dtype_name(r),
+       again ? fmt::format("gives {}", dtype_name(*again)) : std::string("is not defined"));
+}
+
+// A Lua literal of a scalar argument, exactly.
+std::string lua_literal(const jit::KernelArg& a) {
+  switch (a.kind) {
+    case jit::KernelArg::Kind::Int:
+      return a.i == std::numeric_limits<std::int64_t>::min() ? "math.mininteger" : std::to_string(a.i);
+    case jit::KernelArg::Kind::Float:
+      if (std::isnan(a.f)) return "(0 / 0)";
+      if (std::isinf(a.f)) return a.f > 0 ? "math.huge" : "-math.huge";
+      return fmt::format("{:.17g}", a.f).find_first_of(".eE") == std::string::npos ? fmt::format("{:.17g}.0", a.f)
+                                                                                     : fmt::format("{:.17g}", a.f);
+    case jit::KernelArg::Kind::Bool: return a.b ? "true" : "false";
+    default: break;
+  }
+  LUDA_INTERNAL_CHECK(!"an identity is a number or a boolean");
+  return {};
+}
+
+jit::ReductionCode vectorize_reduction_code(const lua::VectorizeState& s, std::span<const dsl::Type> inputs,
+                                            dsl::Target target) {
+  std::string who = s.who();
+  dsl::Type t = lua::strong(inputs[0]);
+  std::array<dsl::Type, 2> tt = {t, t};
+  dsl::Scalar r = lua::vectorize_code(s, tt, target).outputs[0];
+  std::array<dsl::Type, 2> rr = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+  jit::ElementCode f;
+  try {
+    f = lua::vectorize_code(s, rr, target);
+  } catch (const dsl::SourceError&) {  // f does not type for them
+    not_reducible(who, lua::to_dtype(t.scalar), lua::to_dtype(r), std::nullopt);
+  }
+  if (f.outputs[0] != r) not_reducible(who, lua::to_dtype(t.scalar), lua::to_dtype(r), lua::to_dtype(f.outputs[0]));
+  jit::ReductionCode code;
+  code.functions = f.functions;
+  code.typed = f.typed;
+  code.nvrtc_options = f.nvrtc_options;
+  code.chunks = f.chunks;
+  std::string_view rc = dsl::scalar_c_type(r);
+  auto arg = [&](std::size_t k, std::string_view v) {
+    return fmt::format("luda_cvt<{}>({})", dsl::scalar_c_type(f.params[k].scalar), v);
+  };
+  // reduce(a, b) = f(a, b); post(a, initial) = f(initial, a); map passes x on.
+  code.reduce = f.call + "_reduce";
+  code.post = f.call + "_post";
+  code.map = f.call + "_map";
+  code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} b) {{ return luda_cvt<{0}>({2}({3}, {4})); }}\n",
+                                rc, code.reduce, f.call, arg(0, "a"), arg(1, "b"));
+  code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} i) {{ return luda_cvt<{0}>({2}({3}, {4})); }}\n",
+                                rc, code.post, f.call, arg(0, "i"), arg(1, "a"));
+  code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} i, long long j) {{ (void)i; (void)j; return a; }}\n",
+                                rc, code.map);
+  dsl::FunctionSource identity =
+      lua::source_text_function(fmt::format("function() return luda.{}({}) end", dsl::scalar_name(r), lua_literal(*s.identity)));
+  lua::TypedFunction id;
+  id.function = &identity;
+  id.env = &lua::builtin_environment();
+  id.name = s.fn.name + "_identity";
+  id.target = target;
+  dsl::DeviceFunction idf = lua::compile_scalar_function(id, who);
+  code.functions += idf.code;
+  code.identity = idf.c_name;
+  code.chunks.push_back(identity.chunk);
+  code.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+  code.post_inputs = {1};
+  code.reduce_type = r;
+  code.outputs = {r};
+  return code;
+}
+
 }  // namespace
+
+std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const lua::VectorizeState> state) {
+  jit::ReductionSetup setup;
+  setup.kind = "vectorize";
+  setup.name = state->fn.name;
+  setup.in_names = {"x", "initial"};
+  setup.out_names = {"out"};
+  setup.options = state->fn.options;
+  setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
+                           dsl::Target target) { return vectorize_reduction_code(*state, inputs, target); };
+  return std::make_unique<jit::ReductionKind>(std::move(setup));
+}
 
 NDArray deliver(NDArray result, NDArray out, std::string_view who, const Stream* stream) {
   if (!out.valid()) return result;
@@ -65,12 +156,9 @@ NDArray ufunc_reduce(jit::ElementwiseKind& kind, std::string_view who, std::stri
     std::optional<DType> again;
     try {
       again = apply2(kind, jit::KernelArg::of_array(converted), jit::KernelArg::of_array(converted), {}, stream).dtype();
-    } catch (const dsl::SourceError&) {  // f does not type for them: said below
+    } catch (const dsl::SourceError&) {  // f does not type for them
     }
-    if (again != dtype)
-      fail("{}: reduce needs a function whose result has its operands' dtype; f({}, {}) gives {}, and f({}, {}) {}",
-           who, dtype_name(x.dtype()), dtype_name(x.dtype()), dtype_name(dtype), dtype_name(dtype), dtype_name(dtype),
-           again ? fmt::format("gives {}", dtype_name(*again)) : std::string("is not defined"));
+    if (again != dtype) not_reducible(who, x.dtype(), dtype, again);
     if (stream) stream->synchronize();
     cur = x.astype(dtype);
   }

@@ -2,6 +2,7 @@
 // applied along axes, as Numba's and NumPy's `reduce` apply a ufunc. No Lua state.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include "jit/kinds.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
+#include "stdlib/kind_frontend.h"
 
 namespace luda::array_math {
 
@@ -27,6 +29,13 @@ namespace luda::array_math {
 NDArray ufunc_reduce(jit::ElementwiseKind& kind, std::string_view who, std::string_view name, const NDArray& x,
                      std::span<const int> axes, bool keepdims, const std::optional<jit::KernelArg>& initial,
                      NDArray out = {}, const Stream* stream = nullptr);
+
+// The reduction kind of a vectorize function of two arguments with an identity (Numba's
+// identity=): one kernel whose reduce is the function (typed for two elements of its
+// result's dtype), identity() the identity, and post(a, initial) f(initial, a); its inputs
+// are x and the initial value (the identity when none is given). Over several axes the
+// function must commute as well.
+std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const lua::VectorizeState> state);
 
 // `result` as the call's result: written into `out` when valid (same shape and dtype, or
 // the error "<who>: out is a float64 array of shape (3,) but the result is a float32 array

@@ -321,19 +321,30 @@ describe("vectorize's reduce", function()
   local vfirst = luda.vectorize(function(a, b) return a end)
   local vlast = luda.vectorize(function(a, b) return b end)
 
+  -- with Numba's identity=: one reduction kernel
+  local vadd_id = luda.vectorize(function(a, b) return a + b end, { identity = 0 })
+  local vmax_id = luda.vectorize(function(a, b) return math.max(a, b) end, { identity = math.mininteger })
+
   on_devices("an associative function along each axis (the first by default), in every layout", function()
     for _, case in ipairs(H.layouts("int64", -1000, 1000)) do
       local name, x = case[1], case[2]
       local h = H.read(x)
       if x.ndim >= 1 and x.shape[1] > 0 then
         H.check(vadd:reduce(x), H.sum(h, 1), H.exact, name .. " default axis")
+        H.check(vadd_id:reduce(x), H.sum(h, 1), H.exact, name .. " default axis, identity")
         H.check(vmax:reduce(x), H.reduce(h, 1, false, function() return math.mininteger end, max), H.exact, name .. " max")
+        H.check(vmax_id:reduce(x), H.reduce(h, 1, false, function() return math.mininteger end, max), H.exact, name .. " max, identity")
         H.check(vfirst:reduce(x), H.reduce(h, 1, false, function() return nil end, function(a, v) if a == nil then return v end return a end), H.exact, name .. " first")
         H.check(vlast:reduce(x), H.reduce(h, 1, false, function() return nil end, function(_, v) return v end), H.exact, name .. " last")
+      end
+      if x.ndim >= 1 then  -- identity: empty axes give it
+        H.check(vadd_id:reduce(x, -1), H.sum(h, -1), H.exact, name .. " axis -1, identity")
+        H.check(vadd_id:reduce(x, { axis = {} }), h, H.exact, name .. " no axis, identity")
       end
       if x.ndim >= 2 and x.size > 0 then
         H.check(vadd:reduce(x, -1), H.sum(h, -1), H.exact, name .. " axis -1")
         H.check(vadd:reduce(x, { 1, 2 }), H.sum(h, { 1, 2 }), H.exact, name .. " all axes")
+        H.check(vadd_id:reduce(x, { 1, 2 }, { keepdims = true }), H.sum(h, { 1, 2 }, true), H.exact, name .. " all axes, identity")
         H.check(vlast:reduce(x, 2, { keepdims = true }),
                 H.reduce(h, 2, true, function() return nil end, function(_, v) return v end), H.exact, name .. " keepdims")
       end
@@ -344,6 +355,9 @@ describe("vectorize's reduce", function()
       local x = H.to_array(h, "float64")
       local scale = H.abs_sum(h, 2)
       H.check(vadd:reduce(x, 2), H.sum(h, 2), H.within(function(k) return 2 ^ -50 * scale.data[k] end), "n=" .. n)
+      H.check(vadd_id:reduce(x, 2), H.sum(h, 2), H.within(function(k) return 2 ^ -50 * scale.data[k] end), "identity n=" .. n)
+      local t = x:slice("::-1, :").T
+      H.check(vadd_id:reduce(t), H.sum(H.read(t), 1), H.within(function() return 2 ^ -50 * n end), "identity transposed n=" .. n)
       H.check(vlast:reduce(x, -1), H.reduce(h, 2, false, function() return nil end, function(_, v) return v end), H.exact, "last n=" .. n)
       H.check(vfirst:reduce(x:slice("::-1, ::-1"), 2),
               H.reduce(H.read(x:slice("::-1, ::-1")), 2, false, function() return nil end, function(a, v) if a == nil then return v end return a end),
@@ -380,6 +394,29 @@ describe("vectorize's reduce", function()
     local f = vavg:reduce(x, 2)
     assert.are.equal("float64", f.dtype)
     H.check(f, H.sum(h, 2), H.exact)
+  end)
+
+  on_devices("with identity=: empty axes give it; initial, out; the dtype a signature gives", function()
+    H.check(vadd_id:reduce(luda.empty({ 0, 3 }, "int32")), H.of({ 0, 0, 0 }), H.exact)
+    H.check(vmax_id:reduce(luda.empty({ 2, 0 }), 2), H.of({ -2 ^ 63, -2 ^ 63 }), H.exact)
+    local vmul = luda.vectorize({ "float64(float64, float64)" }, function(a, b) return a * b end, { identity = 1 })
+    local h = H.random("float32", { 3, 6 }, -2, 2)
+    local p = vmul:reduce(H.to_array(h, "float32"), 2, { initial = 0.5 })
+    assert.are.equal("float64", p.dtype)
+    H.check(p, H.reduce(h, 2, false, function() return 0.5 end, function(a, v) return a * v end), H.rel(1e-15))
+    local hi = H.random("int32", { 5, 4 }, -100, 100)
+    local z = luda.empty(4, "int32")
+    assert.is_true(rawequal(z, vadd_id:reduce(H.to_array(hi, "int32"), { out = z, initial = -3 })))
+    H.check(z, H.map(function(v) return v - 3 end, H.sum(hi, 1)), H.exact)
+    local v8 = luda.vectorize(function(a, b) return a + b end, { identity = 0 })
+    H.check(v8:reduce(luda.array({ 100, 100 }, "int8")), H.of(-56), H.exact)
+    raises("vectorize 'v8': Lua integer 1000 out of bounds for int8, the dtype of argument 2 'initial' (-128 to 127)",
+           function() return v8:reduce(luda.array({ 1, 2 }, "int8"), { initial = 1000 }) end)
+    raises("vectorize 'first': option 'identity' must be a number or a boolean (f(identity, x) is x), got 'x'",
+           function() return luda.vectorize(function(a, b) return a end, { identity = "x", name = "first" }) end)
+    local vlt = luda.vectorize(function(a, b) return a < b end, { identity = false })
+    raises("vectorize 'vlt': reduce needs a function whose result has its operands' dtype; f(int64, int64) gives bool, and f(bool, bool) is not defined",
+           function() return vlt:reduce(luda.array({ 1, 2 })) end)
   end)
 
   on_devices("errors: empty axes, functions that cannot reduce, not a vectorize", function()
