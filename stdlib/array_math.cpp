@@ -700,6 +700,50 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
   return out;
 }
 
+NDArray moment(bool root, bool nan, const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims,
+               double ddof, std::optional<DType> dtype, NDArray out, const Stream* stream) {
+  std::string_view name = nan ? (root ? "nanstd" : "nanvar") : (root ? "std" : "var");
+  if (!x.valid()) fail("{}: the array is an empty handle", name);
+  dsl::Scalar element = to_scalar_kind(x.dtype());
+  if (dtype && !dsl::is_float(to_scalar_kind(*dtype)))
+    fail("{}: dtype must be a float dtype (float32 or float64), got {}", name, dtype_name(*dtype));
+  nan = nan && dsl::is_float(element);
+  DType r = dtype ? *dtype : dsl::is_float(element) ? x.dtype() : DType::Float64;
+  auto arg = [](const NDArray& a) { return jit::KernelArg::of_array(a); };
+  // As NumPy computes them: the deviations from the mean, squared, summed in r.
+  NDArray mean = reduce(nan ? Reduce::NanMean : Reduce::Mean, x, axes, true, {}, stream, {r, std::nullopt});
+  std::array<jit::KernelArg, 2> xm = {arg(x), arg(mean)};
+  NDArray deviations = apply("subtract", xm, stream);
+  std::array<jit::KernelArg, 1> d = {arg(deviations)};
+  NDArray squares = apply("square", d, stream);
+  NDArray sum = reduce(nan ? Reduce::NanSum : Reduce::Sum, squares, axes, keepdims, {}, stream, {r, std::nullopt});
+  NDArray quotient;
+  if (nan) {
+    std::array<jit::KernelArg, 1> in = {arg(x)};
+    NDArray counts;
+    reduction_kind({"nancount"}).call(in, std::span<NDArray>(&counts, 1), axes, keepdims, stream);
+    std::array<jit::KernelArg, 2> c = {arg(counts), jit::KernelArg::of_float(ddof)};
+    NDArray dof = apply("subtract", c, stream);
+    std::array<jit::KernelArg, 2> z = {arg(dof), jit::KernelArg::of_float(0.0)};
+    dof = apply("maximum", z, stream);
+    std::array<jit::KernelArg, 2> q = {arg(sum), arg(dof)};
+    quotient = apply("divide", q, stream);  // in float64, converted below (NumPy's unsafe cast)
+  } else {
+    double dof = std::max(static_cast<double>(product(x.shape(), axes, true)) - ddof, 0.0);
+    std::array<jit::KernelArg, 2> q = {arg(sum), jit::KernelArg::of_float(dof)};
+    quotient = apply("divide", q, stream);
+  }
+  if (root) {
+    std::array<jit::KernelArg, 1> v = {arg(quotient)};
+    quotient = apply("sqrt", v, stream);
+  }
+  if (quotient.dtype() != r) {
+    if (stream) stream->synchronize();  // astype() copies on the default stream, which a luda stream does not wait for
+    quotient = quotient.astype(r);
+  }
+  return deliver(std::move(quotient), std::move(out), name, stream);
+}
+
 NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
   if (!x.valid() || !y.valid()) fail("dot: an array is an empty handle");
   if (x.ndim() != 1 || y.ndim() != 1)

@@ -84,6 +84,13 @@ bool takes_initial(Reduce op);
 NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims = false,
                NDArray out = {}, const Stream* stream = nullptr, const ReduceOptions& options = {});
 
+// NumPy's var and std (root: its square root; nan: nanvar and nanstd, NaN skipped): the mean of |x - mean(x)|^2 over
+// `axes` (nullopt: all), the sum divided by max(n - ddof, 0), its square root for std.
+// Floats keep their dtype, integers and bools give float64, `dtype` (a float) computes
+// and returns in it. An empty axis gives NaN, as NumPy's (which warns).
+NDArray moment(bool root, bool nan, const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims,
+               double ddof, std::optional<DType> dtype, NDArray out = {}, const Stream* stream = nullptr);
+
 // The inner product of two 1-D arrays of one length, as a 0-d array of their promoted
 // dtype. Error: "dot: shapes (3,) and (4,) not aligned: 3 (axis 1) != 4 (axis 1)".
 NDArray dot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);

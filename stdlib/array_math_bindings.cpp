@@ -182,6 +182,28 @@ int l_reduce(lua_State* L) {
   return 1;
 }
 
+// x:var([axis] [, {axis =, keepdims =, dtype =, ddof =, out =, stream =}]), std, nanvar,
+// nanstd: upvalue 1 is 1 for the std forms (the root), upvalue 2 1 for the nan forms.
+int l_moment(lua_State* L) {
+  bool root = upvalue_integer(L, 1, 0, 1) == 1, nan = upvalue_integer(L, 2, 0, 1) == 1;
+  const char* name = nan ? (root ? "nanstd" : "nanvar") : (root ? "std" : "var");
+  NDArray& x = check_array(L, 1, name);
+  ReduceArgs r = read_reduce_args(L, 1, x.ndim(), name,
+                                  fmt::format("x:{}([axis] [, {{axis =, keepdims =, dtype =, ddof =, out =, stream =}}])", name),
+                                  {"axis", "keepdims", "dtype", "ddof", "out", "stream"});
+  std::optional<DType> dtype;
+  if (push_option(L, r.options, "dtype") != LUA_TNIL) dtype = check_dtype(L, lua_gettop(L), name);
+  double ddof = 0;
+  if (int type = push_option(L, r.options, "ddof"); type != LUA_TNIL) {
+    if (type != LUA_TNUMBER) fail("{}: option 'ddof' must be a number, got {}", name, describe(L, -1));
+    ddof = lua_tonumber(L, -1);
+  }
+  NDArray result = array_math::moment(root, nan, x, r.axes, r.keepdims, ddof, dtype, std::move(r.out), r.call.stream);
+  if (r.call.out) lua_pushvalue(L, r.call.out);
+  else push_array(L, std::move(result));
+  return 1;
+}
+
 // luda.dot(x, y [, {out =, stream =}])
 int l_dot(lua_State* L) {
   NDArray& x = check_array(L, 1, "dot");
@@ -223,6 +245,15 @@ void open_array_math(lua_State* L) {
     lua_pushvalue(L, -1);
     lua_setfield(L, methods, name.c_str());  // x:sum()
     lua_setfield(L, module, name.c_str());   // luda.sum(x)
+  }
+  for (const char* name : {"var", "std", "nanvar", "nanstd"}) {
+    std::string_view n = name;
+    lua_pushinteger(L, n.ends_with("std") ? 1 : 0);
+    lua_pushinteger(L, n.starts_with("nan") ? 1 : 0);
+    lua_pushcclosure(L, trampoline<l_moment>, 2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, methods, name);  // x:var()
+    lua_setfield(L, module, name);   // luda.var(x)
   }
   lua_settop(L, module);
   for (std::string_view name : array_math::ufunc_names()) {

@@ -213,6 +213,79 @@ describe("nan reductions", function()
   end)
 end)
 
+-- var of h's groups (NaN skipped with skip_nan), two-pass in float64, divided by
+-- max(n - ddof, 0); its root for std.
+local function host_var(h, axes, keep, ddof, skip_nan, root)
+  local means = H.reduce(h, axes or nil, true, function() return { 0.0, 0 } end, function(a, v)
+    if skip_nan and isnan(v) then return a end
+    return { a[1] + v, a[2] + 1 }
+  end, function(a) return a[1] / a[2] end)
+  -- the group of each element: reduce positions back through the kept axes
+  local ndim, set = #h.shape, {}
+  if axes == nil or axes == false then for d = 1, ndim do set[d] = true end
+  else for _, a in ipairs(type(axes) == "table" and axes or { axes }) do set[a < 0 and ndim + 1 + a or a] = true end end
+  local dev = { shape = h.shape, data = {} }
+  for k = 1, #h.data do
+    local idx, o = H.unflatten(h.shape, k), 0
+    for d = 1, ndim do o = o * (set[d] and 1 or h.shape[d]) + (set[d] and 0 or idx[d]) end
+    local v = h.data[k] - means.data[o + 1]
+    dev.data[k] = v * v
+  end
+  return H.reduce(dev, axes or nil, keep, function() return { 0.0, 0 } end, function(a, v)
+    if skip_nan and isnan(v) then return a end
+    return { a[1] + v, a[2] + 1 }
+  end, function(a)
+    local r = a[1] / math.max(a[2] - ddof, 0)
+    if root then return math.sqrt(r) end
+    return r
+  end)
+end
+
+describe("var and std, nanvar and nanstd", function()
+  before_each(function() math.randomseed(6113) end)
+
+  on_devices("over every set of axes, with ddof and keepdims, against a two-pass float64 reference", function()
+    local h = with_nans("float64", { 3, 4, 5 }, 0.3, -10, 10)
+    local clean = H.random("float64", { 3, 4, 5 }, -10, 10)
+    local x, c = H.to_array(h, "float64"), H.to_array(clean, "float64")
+    for _, axes in ipairs(AXES) do
+      for _, ddof in ipairs({ 0, 1 }) do
+        local what = ("axis %s ddof %d"):format(axes_text(axes), ddof)
+        local o = { ddof = ddof, keepdims = ddof == 1 }
+        H.check(call(c, "var", axes, o), host_var(clean, axes, ddof == 1, ddof, false), H.rel(1e-12, 1e-300), "var " .. what)
+        H.check(call(c, "std", axes, o), host_var(clean, axes, ddof == 1, ddof, false, true), H.rel(1e-12, 1e-300), "std " .. what)
+        H.check(call(x, "var", axes, o), host_var(h, axes, ddof == 1, ddof, false), H.rel(1e-12, 1e-300), "var with NaN " .. what)
+        H.check(call(x, "nanvar", axes, o), host_var(h, axes, ddof == 1, ddof, true), H.rel(1e-12, 1e-300), "nanvar " .. what)
+        H.check(call(x, "nanstd", axes, o), host_var(h, axes, ddof == 1, ddof, true, true), H.rel(1e-12, 1e-300), "nanstd " .. what)
+      end
+    end
+  end)
+
+  on_devices("dtypes: integers give float64, float32 stays, dtype= computes in it; layouts; errors", function()
+    local hi = H.random("int32", { 6, 7 }, -100, 100)
+    local v = H.to_array(hi, "int32"):var(2)
+    assert.are.equal("float64", v.dtype)
+    H.check(v, host_var(hi, 2, false, 0, false), H.rel(1e-12))
+    local hf = with_nans("float32", { 8, 50 }, 0.2, -1, 1)
+    local xf = H.to_array(hf, "float32")
+    assert.are.same({ "float32", "float32", "float64" }, { xf:std().dtype, xf:nanvar(1).dtype, xf:nanvar(1, { dtype = "float64" }).dtype })
+    H.check(xf:nanvar(2), host_var(hf, 2, false, 0, true), H.rel(2 ^ -18))
+    H.check(xf:nanstd(1, { dtype = luda.float64 }), host_var(hf, 1, false, 0, true, true), H.rel(1e-12))
+    for _, case in ipairs(nan_layouts("float64", 0.3, -5, 5)) do
+      H.check(case[2]:nanvar(), host_var(case[3], nil, false, 0, true), H.rel(1e-12, 1e-300), case[1])
+      H.check(luda.std(case[2]), host_var(case[3], nil, false, 0, false, true), H.rel(1e-12, 1e-300), case[1])
+    end
+    -- empty groups and ddof past the count give NaN, as NumPy's (which warns)
+    H.check(luda.empty({ 2, 0 }):var(2), H.of({ 0 / 0, 0 / 0 }), H.exact)
+    H.check(luda.array({ 1.5 }):var({ ddof = 1 }), H.of(0 / 0), H.exact)
+    H.check(luda.full({ 3 }, 0 / 0):nanstd(), H.of(0 / 0), H.exact)
+    local x = luda.ones({ 2, 3 })
+    raises("var: dtype must be a float dtype (float32 or float64), got int64", function() return x:var({ dtype = "int64" }) end)
+    raises("nanstd: option 'ddof' must be a number, got 'one'", function() return x:nanstd(1, { ddof = "one" }) end)
+    raises("std: unknown option 'initial'; expected axis, keepdims, dtype, ddof, out, stream", function() return x:std({ initial = 1 }) end)
+  end)
+end)
+
 describe("reductions with dtype= and initial=", function()
   before_each(function() math.randomseed(3907) end)
 
