@@ -342,12 +342,16 @@ Reduce plain_form(Reduce op) {
 // One reduction kind: an operation ("sum" ... "nanmin", "mean", "argfirst", "nanargfirst",
 // "nancount", "dot") with dtype= and initial= (an input after x, folded in by post()).
 struct KindSpec {
-  std::string name;
+  std::string_view name;  // static text
   std::optional<dsl::Scalar> dtype = std::nullopt;
   bool initial = false;
-  std::string key() const {
-    return fmt::format("{}{}{}", name, dtype ? fmt::format(":{}", dsl::scalar_name(*dtype)) : "",
-                       initial ? "+initial" : "");
+  // "sum", "sum:float64+initial": the registry's key, written into `buffer` (a call
+  // allocates nothing to look its kind up).
+  std::string_view key(std::array<char, 64>& buffer) const {
+    auto end = fmt::format_to_n(buffer.data(), buffer.size(), "{}{}{}{}", name, dtype ? ":" : "",
+                                 dtype ? dsl::scalar_name(*dtype) : "", initial ? "+initial" : "");
+    LUDA_INTERNAL_CHECK(end.size <= buffer.size());
+    return {buffer.data(), end.size};
   }
 };
 
@@ -441,11 +445,12 @@ ReductionTexts reduction_texts(const KindSpec& k, std::span<const dsl::Type> inp
 jit::ReductionKind& reduction_kind(const KindSpec& spec) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  std::string key = spec.key();
+  std::array<char, 64> buffer;
+  std::string_view key = spec.key(buffer);
   if (auto it = r.reductions.find(key); it != r.reductions.end()) return *it->second;
   jit::ReductionSetup setup;
   setup.kind = "reduction";
-  setup.name = spec.name;
+  setup.name = std::string(spec.name);
   std::optional<Reduce> op = parse_reduce(spec.name);
   // max and min with initial= have an identity: the initial value.
   if (op && !spec.initial) setup.no_identity = no_identity(plain_form(*op));
@@ -461,7 +466,7 @@ jit::ReductionKind& reduction_kind(const KindSpec& spec) {
     return reduction_code(reduction_texts(spec, inputs), spec.name, target);
   };
   auto* kind = new jit::ReductionKind(std::move(setup));  // kept for the process (Registry)
-  r.reductions.emplace(std::move(key), kind);
+  r.reductions.emplace(std::string(key), kind);
   return *kind;
 }
 
@@ -654,7 +659,7 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
   }
   std::array<jit::KernelArg, 3> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_int(count)};
   std::size_t nin = 1;
-  KindSpec kind{std::string(reduce_name(nan ? op : plain)), dtype, options.initial.has_value()};
+  KindSpec kind{reduce_name(nan ? op : plain), dtype, options.initial.has_value()};
   NDArray extreme;
   if (plain == Reduce::Mean && nan) {
     // NumPy's nanmean: the sum of the elements that are not NaN over their count,
