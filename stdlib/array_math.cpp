@@ -348,10 +348,17 @@ struct KindSpec {
   // "sum", "sum:float64+initial": the registry's key, written into `buffer` (a call
   // allocates nothing to look its kind up).
   std::string_view key(std::array<char, 64>& buffer) const {
-    auto end = fmt::format_to_n(buffer.data(), buffer.size(), "{}{}{}{}", name, dtype ? ":" : "",
-                                 dtype ? dsl::scalar_name(*dtype) : "", initial ? "+initial" : "");
-    LUDA_INTERNAL_CHECK(end.size <= buffer.size());
-    return {buffer.data(), end.size};
+    if (!dtype && !initial) return name;
+    std::size_t n = 0;
+    auto put = [&](std::string_view part) {
+      LUDA_INTERNAL_CHECK(n + part.size() <= buffer.size());
+      std::copy(part.begin(), part.end(), buffer.data() + n);
+      n += part.size();
+    };
+    put(name);
+    if (dtype) put(":"), put(dsl::scalar_name(*dtype));
+    if (initial) put("+initial");
+    return {buffer.data(), n};
   }
 };
 

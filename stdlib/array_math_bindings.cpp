@@ -47,8 +47,7 @@ ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view 
            who, extra, describe(L, extra), call);
   r.options = options;
   r.call = read_call_options(L, options, who, allowed);
-  if (options && !axis && push_option(L, options, "axis") != LUA_TNIL) axis = lua_gettop(L);  // stays on the stack
-  else if (options && !axis) lua_pop(L, 1);
+  if (!axis) axis = r.call.axis;
   if (axis) {
     std::vector<std::int64_t> given;
     if (lua_type(L, axis) == LUA_TTABLE) {
@@ -66,19 +65,15 @@ ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view 
     }
     r.axes = array_math::normalize_axes(given, ndim, who);
   }
-  if (options) {
-    int type = push_option(L, options, "keepdims");
-    if (type != LUA_TNIL && type != LUA_TBOOLEAN)
-      fail("{}: option 'keepdims' must be a boolean, got {}", who, describe(L, -1));
-    r.keepdims = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+  if (int at = r.call.keepdims) {
+    if (lua_type(L, at) != LUA_TBOOLEAN) fail("{}: option 'keepdims' must be a boolean, got {}", who, describe(L, at));
+    r.keepdims = lua_toboolean(L, at);
   }
-  if (std::find(allowed.begin(), allowed.end(), "initial") != allowed.end() &&
-      push_option(L, options, "initial") != LUA_TNIL) {  // stays on the stack
-    if (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TBOOLEAN && !test_scalar(L, -1))
+  if (int at = r.call.initial) {
+    if (lua_type(L, at) != LUA_TNUMBER && lua_type(L, at) != LUA_TBOOLEAN && !test_scalar(L, at))
       fail("{}: option 'initial' must be a number, a boolean or a typed scalar (luda.int8(3)), got {}", who,
-           describe(L, -1));
-    r.initial = read_operand(L, lua_gettop(L), who, 0, "initial");
+           describe(L, at));
+    r.initial = read_operand(L, at, who, 0, "initial");
   }
   if (r.call.out) {
     NDArray* given = test_array(L, r.call.out);
@@ -175,7 +170,7 @@ int l_reduce(lua_State* L) {
                                   : read({"axis", "keepdims", "out", "stream"});
   array_math::ReduceOptions ro;
   ro.initial = r.initial;
-  if (dtype && push_option(L, r.options, "dtype") != LUA_TNIL) ro.dtype = check_dtype(L, lua_gettop(L), name);
+  if (r.call.dtype) ro.dtype = check_dtype(L, r.call.dtype, name);
   NDArray result = array_math::reduce(op, x, r.axes, r.keepdims, std::move(r.out), r.call.stream, ro);
   if (r.call.out) lua_pushvalue(L, r.call.out);
   else push_array(L, std::move(result));
@@ -192,11 +187,11 @@ int l_moment(lua_State* L) {
                                   fmt::format("x:{}([axis] [, {{axis =, keepdims =, dtype =, ddof =, out =, stream =}}])", name),
                                   {"axis", "keepdims", "dtype", "ddof", "out", "stream"});
   std::optional<DType> dtype;
-  if (push_option(L, r.options, "dtype") != LUA_TNIL) dtype = check_dtype(L, lua_gettop(L), name);
+  if (r.call.dtype) dtype = check_dtype(L, r.call.dtype, name);
   double ddof = 0;
-  if (int type = push_option(L, r.options, "ddof"); type != LUA_TNIL) {
-    if (type != LUA_TNUMBER) fail("{}: option 'ddof' must be a number, got {}", name, describe(L, -1));
-    ddof = lua_tonumber(L, -1);
+  if (int at = r.call.ddof) {
+    if (lua_type(L, at) != LUA_TNUMBER) fail("{}: option 'ddof' must be a number, got {}", name, describe(L, at));
+    ddof = lua_tonumber(L, at);
   }
   NDArray result = array_math::moment(root, nan, x, r.axes, r.keepdims, ddof, dtype, std::move(r.out), r.call.stream);
   if (r.call.out) lua_pushvalue(L, r.call.out);

@@ -40,6 +40,7 @@ struct CallOptions {
   int out = 0;                     // the `out` value (an array or a table of them)
   const Stream* stream = nullptr;  // the `stream` option's stream (its userdata's); null: the default stream
   int axis = 0, keepdims = 0, size = 0;  // these options' values, not checked
+  int dtype = 0, initial = 0, ddof = 0;   // the reductions' (not checked either)
 };
 CallOptions read_call_options(lua_State* L, int options, std::string_view who,
                               std::initializer_list<std::string_view> allowed);

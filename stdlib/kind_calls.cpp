@@ -73,6 +73,9 @@ CallOptions read_call_options(lua_State* L, int options, std::string_view who,
     else if (key == "axis") o.axis = at;
     else if (key == "keepdims") o.keepdims = at;
     else if (key == "size") o.size = at;
+    else if (key == "dtype") o.dtype = at;
+    else if (key == "initial") o.initial = at;
+    else if (key == "ddof") o.ddof = at;
   }
   if (stream) {  // after the keys, as before: an unknown key is told first
     if (Stream* s = test_stream(L, stream)) o.stream = s;
