@@ -45,7 +45,6 @@ ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view 
       fail("{}: argument {} ({}) comes after the options table; the call is {}, and an axis table lists axes ({{1, "
            "2}})",
            who, extra, describe(L, extra), call);
-  r.options = options;
   r.call = read_call_options(L, options, who, allowed);
   if (!axis) axis = r.call.axis;
   if (axis) {

@@ -60,7 +60,6 @@ void push_single_result(lua_State* L, const CallOptions& options, NDArray&& resu
 // call's form in the error for an argument after the options
 // ("x:sum([axis] [, {axis =, keepdims =, out =, stream =}])").
 struct ReduceArgs {
-  int options = 0;                          // the options table's index; 0: none
   std::optional<std::vector<int>> axes;     // 0-based, sorted; nullopt: none given
   bool keepdims = false;
   CallOptions call;
