@@ -535,8 +535,8 @@ void Emitter::return_stat(const ReturnStat& r) {
     put("return;");
     return;
   }
-  std::vector<const Expr*> list = r.values;
-  if (&r == tf_.fused_return) list = {r.values.at(0)->as<CallExpr>().args.at(0)};  // fuse: the element value
+  // fuse: the reductions' element values
+  const std::vector<const Expr*>& list = &r == tf_.fused.stat ? tf_.fused.values : r.values;
   auto vals = values(list);
   if (tf_.result.kind != Type::Kind::Tuple) {
     put(fmt::format("return {};", strip(value_as(list, vals, 0, tf_.result))));

@@ -11,25 +11,12 @@
 #include "dsl/codegen_cuda.h"
 #include "dsl/find_function.h"
 #include "dsl/infer.h"
+#include "dsl/kind_source.h"
 #include "dsl/prelude.h"
 
 namespace luda::dsl {
 
 namespace {
-
-// fuse: the function's final `return luda.sum(e, ...)` (or max, min, prod), whose value
-// the reduction template reduces. dsl/kind_source.h analyze_fuse has checked the shape.
-const ReturnStat* final_reduction(const FunctionExpr& f) {
-  if (f.body->stats.empty()) return nullptr;
-  const auto* r = f.body->stats.back()->dyn<ReturnStat>();
-  if (!r || r->values.size() != 1) return nullptr;
-  const auto* call = r->values[0]->dyn<CallExpr>();
-  if (!call || call->args.empty()) return nullptr;
-  const auto* field = call->callee->dyn<FieldExpr>();
-  if (!field || !field->object->is<NameExpr>() || field->object->as<NameExpr>().name != "luda") return nullptr;
-  const std::string& op = field->field.text;
-  return op == "sum" || op == "max" || op == "min" || op == "prod" ? r : nullptr;
-}
 
 // NumPy's default for a Lua number's result: int64 / float64.
 Type strong(Type t) {
@@ -52,20 +39,23 @@ bool uses_arrays(const TypedProgram& program) {
 
 DeviceFunction compile_device_function(const DeviceFunctionRequest& request, Environment& env) {
   FoundFunction found = find_function(request.function);
-  const ReturnStat* fused = nullptr;
+  FusedReturn fused;
   if (request.fuse_reduction_as_value) {
-    fused = final_reduction(*found.function);
-    if (!fused)
+    // The final return's reductions (dsl/kind_source.h analyze_fuse has checked them).
+    for (const CallExpr* call : fuse_reduction_calls(*found.ast, *found.function)) fused.values.push_back(call->args.at(0));
+    if (fused.values.empty())
       throw source_error(found.ast->source(), found.function->loc, error_kind::type,
                          "a fused reduction must end with return luda.sum(e) (or max, min, prod, with an "
                          "optional axis)");
+    fused.stat = &found.function->body->stats.back()->as<ReturnStat>();
   }
   for (const Type& t : request.params)
     LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
   KernelOptions options = request.options;
   options.noalias = false;  // a kernel's property: array parameters of a device function stay plain
   TypedProgram program = infer_device_function(found, request.handle, request.name.empty() ? "fn" : request.name,
-                                               request.params, options, env, fused);
+                                               request.params, options, env,
+                                               request.fuse_reduction_as_value ? &fused : nullptr);
   // Bounds checks need an array to index (a raw parameter or a local allocation); without
   // one the functions take no luda_BoundsRecord*.
   options.boundscheck = options.boundscheck && uses_arrays(program);

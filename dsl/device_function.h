@@ -19,8 +19,9 @@ struct DeviceFunctionRequest {
   // the body indexes freely). A weak scalar type is allowed (a Lua number argument).
   std::vector<Type> params;
   KernelOptions options;            // target, fastmath, boundscheck (raw arrays only)
-  // fuse: the function's final `return luda.sum(e, axis)` (or max/min/prod) returns `e`
-  // itself here: the element value the reduction template then reduces (FuseShape).
+  // fuse: the function's final return gives the arguments of its reductions (`e` of each
+  // `luda.sum(e, axis)`, max, min, prod), one value or a tuple: the element values the
+  // reduction template then reduces (dsl/kind_source.h FuseShape).
   bool fuse_reduction_as_value = false;
 };
 

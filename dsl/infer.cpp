@@ -674,9 +674,8 @@ void FunctionTyper::numeric_for_head(const NumericForStat& f) {
 }
 
 void FunctionTyper::return_stat(const ReturnStat& r) {
-  // fuse: `return luda.sum(e, axis)` gives the element value e (the template reduces it).
-  std::vector<const Expr*> values = r.values;
-  if (&r == tf_.fused_return) values = {r.values.at(0)->as<CallExpr>().args.at(0)};
+  // fuse: the return gives its reductions' element values (the template reduces them).
+  const std::vector<const Expr*>& values = &r == tf_.fused.stat ? tf_.fused.values : r.values;
   std::vector<Slot> slots = values_for(values, values.size());
   if (tf_.is_kernel) {
     if (!slots.empty())
@@ -774,7 +773,7 @@ namespace {
 // A kernel or a kinds' device function: the root of a program, typed for `args`.
 TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                         const std::vector<Type>& args, const KernelOptions& options, Environment& env,
-                        bool is_kernel, const ReturnStat* fused_return) {
+                        bool is_kernel, const FusedReturn* fused) {
   detail::Inference inf{env, options, {}, {}, {}, {}, {}};
   auto tf = std::make_unique<TypedFunction>();
   tf->ast = root.ast;
@@ -782,7 +781,7 @@ TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const 
   tf->is_kernel = is_kernel;
   tf->lua_name = name.empty() ? (is_kernel ? "kernel" : "fn") : name;
   tf->params = args;
-  tf->fused_return = fused_return;
+  if (fused) tf->fused = *fused;
   const FunctionExpr& f = *root.function;
   if (f.nparams() != static_cast<int>(args.size())) {
     std::string message =
@@ -823,8 +822,8 @@ TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, co
 
 TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                                    const std::vector<Type>& params, const KernelOptions& options, Environment& env,
-                                   const ReturnStat* fused_return) {
-  return infer_root(root, handle, name, params, options, env, false, fused_return);
+                                   const FusedReturn* fused) {
+  return infer_root(root, handle, name, params, options, env, false, fused);
 }
 
 }  // namespace luda::dsl

@@ -87,6 +87,13 @@ struct Variable {
   std::vector<long long> shape;
 };
 
+// fuse: the final return of a fused reduction, and the element values it gives instead of
+// its own (each reduction's argument).
+struct FusedReturn {
+  const ReturnStat* stat = nullptr;
+  std::vector<const Expr*> values;
+};
+
 struct TypedFunction {
   std::shared_ptr<const Ast> ast;
   const FunctionExpr* function = nullptr;
@@ -98,9 +105,9 @@ struct TypedFunction {
   std::vector<Variable> vars;
   std::vector<ExprInfo> exprs;            // by node id
   std::map<int, std::vector<int>> declared;  // Local / NumericFor statement id -> its vars
-  // fuse (dsl/device_function.h): this return's one value, `luda.sum(e, axis)` (or max,
-  // min, prod), is typed and emitted as `return e`.
-  const ReturnStat* fused_return = nullptr;
+  // fuse (dsl/device_function.h): this return is typed and emitted as `return <values>`,
+  // the arguments of its reductions (`luda.sum(e, axis)`, max, min, prod).
+  FusedReturn fused;
   // The weak integer parameters converted to narrower integer types (compile.h WeakIntUse),
   // found by the last pass; uses in device functions it calls count as its own.
   std::vector<WeakIntUse> weak_int_uses;
@@ -128,7 +135,7 @@ TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, co
 // program. Its c_name is `name` made an identifier; the caller makes it unique.
 TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                                    const std::vector<Type>& params, const KernelOptions& options, Environment& env,
-                                   const ReturnStat* fused_return = nullptr);
+                                   const FusedReturn* fused = nullptr);
 
 // The typed listing for inspect("types"): each source line of the kernel and its device
 // functions, followed by the types of the locals it declares and of its expressions.

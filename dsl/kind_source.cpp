@@ -4,6 +4,7 @@
 // line 1 (dsl/source.h): the user's text keeps its lines and columns in every later error.
 #include "dsl/kind_source.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -322,54 +323,191 @@ std::optional<int> literal_axis(const Expr& e) {
 
 }  // namespace
 
+namespace {
+
+// Whether node `n` lies within node `outer` (its source span).
+bool within(const Node& n, const Node& outer) { return !(n.loc < outer.loc) && !(outer.end < n.end); }
+
+// The final statement's `return` of `f` when it is one, else nullptr.
+const ReturnStat* final_return(const FunctionExpr& f) {
+  return f.body->stats.empty() ? nullptr : f.body->stats.back()->dyn<ReturnStat>();
+}
+
+// The axes of a fused reduction call as written ({} and false without one).
+std::pair<std::vector<int>, bool> fuse_axes(const Ast& ast, const CallExpr& call, const std::string& op) {
+  if (call.args.size() < 2) return {{}, false};
+  const Expr& axis = *call.args[1];
+  std::vector<const Expr*> items;
+  if (const auto* t = axis.dyn<TableExpr>()) {
+    for (const auto& field : t->fields) {
+      if (field.kind != TableExpr::Field::Kind::Positional)
+        throw node_error(ast, *field.value, error_kind::type, "an axes table lists axes: {1, 2}");
+      items.push_back(field.value);
+    }
+    if (items.empty()) throw node_error(ast, axis, error_kind::type, "an axes table lists at least one axis: {1, 2}");
+  } else {
+    items.push_back(&axis);
+  }
+  std::vector<int> axes;
+  for (const Expr* item : items) {
+    std::optional<int> a = literal_axis(*item);
+    if (!a)
+      throw node_error(ast, *item, error_kind::type,
+                       fmt::format("the axis of a fused luda.{} must be a literal integer or a table of them "
+                                   "({{1, 2}}), known when the function is compiled", op));
+    if (*a == 0)
+      throw node_error(ast, *item, error_kind::type, "there is no axis 0: axes are 1-based (1 the first, -1 the last)");
+    axes.push_back(*a);
+  }
+  return {axes, true};
+}
+
+std::string axes_text(const std::vector<int>& axes, bool given) {
+  if (!given) return "no axis (all of them)";
+  if (axes.size() == 1) return fmt::format("axis {}", axes[0]);
+  std::string s;
+  for (int a : axes) s += (s.empty() ? "" : ", ") + std::to_string(a);
+  return "axes {" + s + "}";
+}
+
+// The names a function's body declares as locals at its top level: the ones its final
+// return can see.
+std::vector<std::string> top_level_locals(const FunctionExpr& f) {
+  std::vector<std::string> names;
+  for (const Stat* st : f.body->stats) {
+    if (const auto* l = st->dyn<LocalStat>())
+      for (const auto& v : l->vars) names.push_back(v.name.text);
+    if (const auto* l = st->dyn<LocalFunctionStat>()) names.push_back(l->name.text);
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<const CallExpr*> fuse_reduction_calls(const Ast& ast, const FunctionExpr& function) {
+  std::vector<const CallExpr*> calls;
+  const ReturnStat* last = final_return(function);
+  if (!last) return calls;
+  for (int id = 0; id < ast.node_count(); ++id) {
+    const Node& n = ast.node(id);
+    if (!within(n, *last)) continue;
+    if (is_fuse_reduction(n, nullptr)) calls.push_back(&n.as<CallExpr>());
+  }
+  return calls;
+}
+
 FuseShape analyze_fuse(const FunctionSource& function) {
   FoundFunction found = find_function(function);
   const Ast& ast = *found.ast;
   const FunctionExpr& f = *found.function;
-  const ReturnStat* last = f.body->stats.empty() ? nullptr : f.body->stats.back()->dyn<ReturnStat>();
-  const Expr* final_call = last && last->values.size() == 1 ? last->values[0] : nullptr;
+  const ReturnStat* last = final_return(f);
   FuseShape shape;
+  std::vector<const CallExpr*> calls;
   for (int id = 0; id < ast.node_count(); ++id) {
     const Node& n = ast.node(id);
     std::string op;
-    if (n.loc < f.loc || f.end < n.end || !is_fuse_reduction(n, &op)) continue;
-    if (&n != final_call)
+    if (!within(n, f) || !is_fuse_reduction(n, &op)) continue;
+    if (!last || !within(n, *last))
       throw node_error(ast, n, error_kind::unsupported,
-                       fmt::format("luda.{} in a fused function must be its final value: return luda.{}(expr, axis) "
-                                   "(elementwise work first, then one reduction)", op, op));
+                       fmt::format("luda.{} in a fused function must be in its final return: return luda.{}(expr, "
+                                   "axis), or elementwise work on reductions (elementwise work first, then the "
+                                   "reductions)", op, op));
     const auto& call = n.as<CallExpr>();
     if (call.args.empty() || call.args.size() > 2)
       throw source_error(ast.source(), call.open, error_kind::type,
                          fmt::format("a fused luda.{} takes an expression and an optional axis, got {} arguments", op,
                                      call.args.size()), call.span());
+    for (const CallExpr* other : calls) {
+      const CallExpr* inner = within(n, *other->args[0]) ? &call : within(*other, *call.args[0]) ? other : nullptr;
+      if (!inner) continue;
+      std::string inner_op;
+      is_fuse_reduction(*inner, &inner_op);
+      throw node_error(ast, *inner, error_kind::unsupported,
+                       fmt::format("luda.{} inside the argument of another reduction needs two passes over the "
+                                   "array; fuse the inner reduction alone and pass its value to a second fused "
+                                   "function", inner_op));
+    }
+    auto [axes, given] = fuse_axes(ast, call, op);
+    if (calls.empty()) {
+      shape.axes = axes;
+      shape.axis_given = given;
+    } else if (axes != shape.axes || given != shape.axis_given) {
+      const CallExpr& first = *calls.front();
+      throw node_error(ast, n, error_kind::unsupported,
+                       fmt::format("the reductions of a fused function reduce the same axes: this luda.{} has {}, the "
+                                   "luda.{} at {}:{} has {}; use one fused function per axis", op, axes_text(axes, given),
+                                   shape.ops.front(), first.loc.line, first.loc.col,
+                                   axes_text(shape.axes, shape.axis_given)));
+    }
     shape.reduction = true;
-    shape.op = op;
-    if (call.args.size() < 2) continue;
-    shape.axis_given = true;
-    const Expr& axis = *call.args[1];
-    std::vector<const Expr*> items;
-    if (const auto* t = axis.dyn<TableExpr>()) {
-      for (const auto& field : t->fields) {
-        if (field.kind != TableExpr::Field::Kind::Positional)
-          throw node_error(ast, *field.value, error_kind::type, "an axes table lists axes: {1, 2}");
-        items.push_back(field.value);
-      }
-      if (items.empty()) throw node_error(ast, axis, error_kind::type, "an axes table lists at least one axis: {1, 2}");
-    } else {
-      items.push_back(&axis);
-    }
-    for (const Expr* item : items) {
-      std::optional<int> a = literal_axis(*item);
-      if (!a)
-        throw node_error(ast, *item, error_kind::type,
-                         fmt::format("the axis of a fused luda.{} must be a literal integer or a table of them "
-                                     "({{1, 2}}), known when the function is compiled", op));
-      if (*a == 0)
-        throw node_error(ast, *item, error_kind::type, "there is no axis 0: axes are 1-based (1 the first, -1 the last)");
-      shape.axes.push_back(*a);
-    }
+    shape.ops.push_back(op);
+    calls.push_back(&call);
+  }
+  if (!shape.reduction) return shape;
+  shape.nresults = static_cast<int>(last->values.size());
+  if (last->values.size() == 1 && last->values[0] == calls.front()) return shape;  // one bare reduction
+
+  // The post work: the return's values with each reduction a name, at the user's places.
+  const Source& src = ast.source();
+  const Node& first = *last->values.front();
+  const Node& final = *last->values.back();
+  std::size_t begin = src.offset_of(first.loc), stop = src.offset_of(final.end) + 1;
+  std::string text = src.text().substr(begin, stop - begin);
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    std::size_t a = src.offset_of(calls[k]->loc) - begin, b = src.offset_of(calls[k]->end) + 1 - begin;
+    std::string name = fmt::format("luda_r{}", k + 1);
+    for (std::size_t i = a; i < b; ++i)
+      if (text[i] != '\n' && text[i] != '\r') text[i] = ' ';
+    LUDA_DSL_CHECK(b - a >= name.size() && text.compare(a, name.size(), std::string(name.size(), ' ')) == 0);
+    text.replace(a, name.size(), name);
+  }
+  shape.post_text = std::string(static_cast<std::size_t>(first.loc.line - 1), '\n') +
+                    std::string(static_cast<std::size_t>(first.loc.col - 1), ' ') + text + "\nend";
+  // The names the post work reads (outside the reductions): a local is per element.
+  std::vector<std::string> locals = top_level_locals(f);
+  for (int id = 0; id < ast.node_count(); ++id) {
+    const Node& n = ast.node(id);
+    const auto* name = n.dyn<NameExpr>();
+    if (!name || !within(n, *last)) continue;
+    bool reduced = false;
+    for (const CallExpr* c : calls) reduced = reduced || within(n, *c);
+    if (reduced) continue;
+    if (std::find(locals.begin(), locals.end(), name->name) != locals.end())
+      throw node_error(ast, n, error_kind::unsupported,
+                       fmt::format("'{}' is a local of the fused function, used after its reductions: its value is "
+                                   "per element, and using it with a reduction needs two passes; use it inside a "
+                                   "reduction, or write its expression in the return", name->name));
+    shape.post_names.push_back(id);
   }
   return shape;
+}
+
+FunctionSource fuse_post_function(const FunctionSource& function, const FuseShape& shape,
+                                  const std::vector<std::string>& scalar_params) {
+  std::vector<std::string> params;
+  for (std::size_t k = 0; k < shape.ops.size(); ++k) params.push_back(fmt::format("luda_r{}", k + 1));
+  params.insert(params.end(), scalar_params.begin(), scalar_params.end());
+  std::string head = fmt::format("function({}) return ", names(params));
+  FunctionSource post;
+  post.chunk = std::make_shared<const Chunk>(Chunk{function.chunk->name, head + shape.post_text, head.size()});
+  post.nparams = static_cast<int>(params.size());
+  return post;
+}
+
+void check_fuse_post(const FunctionSource& function, const FuseShape& shape, const std::vector<bool>& is_array) {
+  if (shape.post_names.empty()) return;
+  FoundFunction found = find_function(function);
+  const FunctionExpr& f = *found.function;
+  for (int id : shape.post_names) {
+    const auto& name = found.ast->node(id).as<NameExpr>();
+    for (std::size_t k = 0; k < f.params.size() && k < is_array.size(); ++k)
+      if (f.params[k].text == name.name && is_array[k])
+        throw node_error(*found.ast, name, error_kind::unsupported,
+                         fmt::format("'{0}' is an array at this call, used after the reductions (only Lua numbers "
+                                     "may be): combining each element of an array with a reduction ({0} - "
+                                     "luda.sum({0})) needs two passes over it; fuse the reduction alone and pass its "
+                                     "value to a second fused function or to the array operations", name.name));
+  }
 }
 
 }  // namespace luda::dsl

@@ -15,6 +15,12 @@
 #include "dsl/types.h"
 
 namespace luda::dsl {
+class Ast;
+struct CallExpr;
+struct FunctionExpr;
+}  // namespace luda::dsl
+
+namespace luda::dsl {
 
 // One parameter of "T x, raw T y, float32 z".
 struct KindParam {
@@ -85,16 +91,49 @@ ReductionFunctions reduction_functions(const std::vector<KindParam>& in, const s
                                        std::string_view reduce_expr, std::string_view post_map_expr,
                                        std::string_view identity, std::string_view name);
 
-// The shape of a fused function: elementwise only, or elementwise then one final
-// `return luda.sum(e)` / `luda.sum(e, axis)` / `luda.sum(e, {a1, a2})` (also max, min,
-// prod; the axis a literal integer or table of them, 1-based, negative from the end).
-// Errors: a reduction anywhere but the final return, a non-literal axis.
+// The shape of a fused function: elementwise only, or elementwise work then a final
+// `return` whose values are reductions (`luda.sum(e [, axis])`, max, min, prod; the axis a
+// literal integer or table of them, 1-based, negative from the end) combined by
+// elementwise work on the reduced values: `return luda.sum(x * w) / luda.sum(w)`,
+// `return luda.sum(x, 2) * 2 + 1`, `return luda.sum(x), luda.max(x)`. Every reduction
+// reduces the same axes: one reduction kernel carries one accumulator per reduction and
+// applies the work after them (post) to each output element.
+// Errors (SourceErrors at the construct): a reduction anywhere but the final return, one
+// inside another's argument, reductions over different axes, a non-literal axis, a local
+// of the function used after the reductions (its value is per element: a second pass).
 struct FuseShape {
   bool reduction = false;
-  std::string op;                    // "sum", "max", "min", "prod"
+  std::vector<std::string> ops;      // "sum", "max", "min", "prod": each reduction, in source order
   std::vector<int> axes;             // as written (empty: all axes)
   bool axis_given = false;
+  int nresults = 1;                  // the return's values: the outputs
+  // Work after the reductions, when the return is more than one bare reduction: the
+  // return's values with reduction k replaced by the name `luda_r<k+1>` (padded to the
+  // call's length, line breaks kept), placed after a one-line head (fuse_post_function)
+  // at the lines and columns the user wrote them. Empty: the value is the reduction's.
+  std::string post_text;
+  // The names the post work reads (node ids, for check_fuse_post): a parameter there
+  // must be a scalar at the call.
+  std::vector<int> post_names;
 };
+FuseShape analyze_fuse(const FunctionSource& function);
+
+// The post work as a function of the reduced values then `scalar_params` (the fused
+// function's parameters passed as scalars at this call), in the user's chunk:
+//   function(luda_r1, ..., luda_rk, <scalar params>) return <post_text> end
+FunctionSource fuse_post_function(const FunctionSource& function, const FuseShape& shape,
+                                  const std::vector<std::string>& scalar_params);
+
+// Refuses, at its place, a parameter that the post work reads and that is an array at
+// this call (`x - luda.sum(x)`: every element of x meets a reduction of all of them,
+// which needs two passes over x). `is_array[k]`: parameter k is an array or a typed scalar
+// (anything but a Lua number) at this call.
+void check_fuse_post(const FunctionSource& function, const FuseShape& shape, const std::vector<bool>& is_array);
+
+// The reduction calls of a fused function's final return, in source order (empty when the
+// function has no reduction). analyze_fuse has checked the shape.
+std::vector<const CallExpr*> fuse_reduction_calls(const Ast& ast, const FunctionExpr& function);
+
 FuseShape analyze_fuse(const FunctionSource& function);
 
 }  // namespace luda::dsl

@@ -14,6 +14,18 @@
 #include "runtime/device.h"
 
 namespace luda::jit {
+
+std::size_t accumulator_bytes(const ReductionCode& code) {
+  if (code.accumulators.empty()) return itemsize(dtype_of(code.reduce_type));
+  std::size_t size = 0, align = 1;
+  for (const ReductionCode::Accumulator& a : code.accumulators) {
+    std::size_t b = itemsize(dtype_of(a.type));
+    size = (size + b - 1) / b * b + b;
+    align = std::max(align, b);
+  }
+  return (size + align - 1) / align * align;
+}
+
 namespace {
 
 using kind::CallKey;
@@ -408,7 +420,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
       g = plan_grid(cpu, strategy, rows, len, vector, warp, loaded->resident_blocks);
       if (!cpu && g.counters > 0) {
         const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
-        const std::size_t partial_bytes = itemsize(dtype_of(code->reduce_type)) * static_cast<std::size_t>(rows * g.grid.y);
+        const std::size_t partial_bytes = accumulator_bytes(*code) * static_cast<std::size_t>(rows * g.grid.y);
         const Impl::Scratch& s = m.scratch(ordinal, stream, cu_stream, counter_bytes, partial_bytes);
         counter_space = s.counter_bytes;
         hold = s.buffer;
@@ -426,7 +438,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   // Scratch for split reductions on the cpu: this thread's (its launches are synchronous).
   if (cpu && g.counters > 0) {
     const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
-    const std::size_t partial_bytes = itemsize(dtype_of(code->reduce_type)) * static_cast<std::size_t>(rows * g.grid.y);
+    const std::size_t partial_bytes = accumulator_bytes(*code) * static_cast<std::size_t>(rows * g.grid.y);
     thread_local std::vector<std::uint64_t> host;
     counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
     std::size_t words = (counter_space + partial_bytes) / 8 + 1;

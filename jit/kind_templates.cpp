@@ -50,10 +50,16 @@ template <class T> LUDA_INLINE T luda_k_shfl_down(T v, int d) {
     u.t = v;
     u.i = __shfl_down_sync(0xffffffffu, u.i, d);
     return u.t;
-  } else {
+  } else if constexpr (sizeof(T) <= 8) {
     union { T t; long long i; } u;
     u.t = v;
     u.i = __shfl_down_sync(0xffffffffu, u.i, d);
+    return u.t;
+  } else {  // several accumulators (a struct): word by word
+    union { T t; int i[(sizeof(T) + 3) / 4]; } u;
+    u.t = v;
+#pragma unroll
+    for (int k = 0; k < (int)(sizeof(T) + 3) / 4; ++k) u.i[k] = __shfl_down_sync(0xffffffffu, u.i[k], d);
     return u.t;
   }
 }
@@ -158,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(256) LUDA_K_ENTRY(const luda_k_laun
   __threadfence();
   luda_acc = luda_k_identity();
   for (unsigned luda_k = luda_t; luda_k < gridDim.y; luda_k += blockDim.x)
-    luda_acc = luda_k_reduce(luda_acc, ((volatile luda_R*)luda_partials)[luda_row * gridDim.y + luda_k]);
+    luda_acc = luda_k_reduce(luda_acc, luda_k_partial(luda_partials, luda_row * gridDim.y + luda_k));
   luda_acc = luda_k_block_reduce(luda_acc);
   if (luda_t == 0) luda_k_store(luda_in, luda_out, luda_ks, luda_row, luda_acc);
 #endif
@@ -225,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(256) LUDA_K_ENTRY(const luda_k_laun
   for (unsigned luda_k = luda_ty; luda_k < gridDim.y; luda_k += 8)
     for (int luda_e = 0; luda_e < LUDA_K_VEC && luda_c + luda_e < luda_l.rows; ++luda_e)
       luda_acc[luda_e] = luda_k_reduce(luda_acc[luda_e],
-                                       ((volatile luda_R*)luda_partials)[(long long)luda_k * luda_l.rows + luda_c + luda_e]);
+                                       luda_k_partial(luda_partials, (long long)luda_k * luda_l.rows + luda_c + luda_e));
 #pragma unroll
   for (int luda_e = 0; luda_e < LUDA_K_VEC; ++luda_e) luda_s[luda_ty][luda_tx * LUDA_K_VEC + luda_e] = luda_acc[luda_e];
   __syncthreads();
@@ -296,7 +302,7 @@ LUDA_K_CPU_ARGS
   __threadfence();
   luda_R luda_acc = luda_k_identity();
   for (unsigned luda_k = 0; luda_k < gridDim.y; ++luda_k)
-    luda_acc = luda_k_reduce(luda_acc, ((volatile luda_R*)luda_partials)[luda_row0 * gridDim.y + luda_k]);
+    luda_acc = luda_k_reduce(luda_acc, luda_k_partial(luda_partials, luda_row0 * gridDim.y + luda_k));
   luda_k_store(luda_in, luda_out, luda_ks, luda_row0, luda_acc);
 }
 )cu";
@@ -325,7 +331,7 @@ LUDA_K_CPU_ARGS
   for (long long luda_c = luda_row0; luda_c < luda_row1; ++luda_c) {
     luda_R luda_acc = luda_k_identity();
     for (unsigned luda_k = 0; luda_k < gridDim.y; ++luda_k)
-      luda_acc = luda_k_reduce(luda_acc, ((volatile luda_R*)luda_partials)[(long long)luda_k * luda_l.rows + luda_c]);
+      luda_acc = luda_k_reduce(luda_acc, luda_k_partial(luda_partials, (long long)luda_k * luda_l.rows + luda_c));
     luda_k_store(luda_in, luda_out, luda_ks, luda_c, luda_acc);
   }
 }
@@ -660,15 +666,35 @@ std::string map_call(const ReductionCode& c, const ReductionTemplate& t, const s
     else args.push_back(fmt::format("in.a{}", k));
   }
   args.push_back(fmt::format("(long long)({})", j));
-  return fmt::format("luda_cvt<luda_R>({}({}))", c.map, join(args));
+  return fmt::format("{}({}({}))", c.accumulators.empty() ? "luda_cvt<luda_R>" : "luda_k_to_R", c.map, join(args));
 }
 
 // The glue the skeletons call: operand structs, row bases, map at an element, store.
 std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
   const int K = t.kept_ndim, R = t.reduced_ndim, V = t.vector;
-  std::string s = fmt::format("typedef {} luda_R;\n", c_of(c.reduce_type));
-  s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ return luda_cvt<luda_R>({}()); }}\n", c.identity);
-  s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return luda_cvt<luda_R>({}(a, b)); }}\n", c.reduce);
+  std::string s;
+  if (c.accumulators.empty()) {
+    s += fmt::format("typedef {} luda_R;\n", c_of(c.reduce_type));
+    s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ return luda_cvt<luda_R>({}()); }}\n", c.identity);
+    s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return luda_cvt<luda_R>({}(a, b)); }}\n", c.reduce);
+    s += "LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) { return ((volatile luda_R*)p)[i]; }\n";
+  } else {
+    // One field per reduction, each with its own identity and reduce.
+    std::string fields, identity, reduce, partial, to_r;
+    for (std::size_t k = 0; k < c.accumulators.size(); ++k) {
+      const ReductionCode::Accumulator& a = c.accumulators[k];
+      fields += fmt::format(" {} v{};", c_of(a.type), k);
+      identity += fmt::format(" r.v{} = luda_cvt<{}>({}());", k, c_of(a.type), a.identity);
+      reduce += fmt::format(" r.v{0} = luda_cvt<{1}>({2}(a.v{0}, b.v{0}));", k, c_of(a.type), a.reduce);
+      partial += fmt::format(" r.v{0} = ((volatile luda_R*)p)[i].v{0};", k);
+      to_r += fmt::format(" r.v{0} = luda_cvt<{1}>(t.v{0});", k, c_of(a.type));
+    }
+    s += fmt::format("struct luda_R {{{} }};\n", fields);
+    s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ luda_R r;{} return r; }}\n", identity);
+    s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ luda_R r;{} return r; }}\n", reduce);
+    s += fmt::format("LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) {{ luda_R r;{} return r; }}\n", partial);
+    s += fmt::format("template <class T> LUDA_INLINE luda_R luda_k_to_R(const T& t) {{ luda_R r;{} return r; }}\n", to_r);
+  }
   s += "struct luda_k_in {";
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
     if (t.inputs[k].kind == Kind::Array)
@@ -733,7 +759,10 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
       break;
   }
   // post(a, <its scalar inputs>) -> the outputs, at the output row's place.
-  std::vector<std::string> post_args = {"a"};
+  std::vector<std::string> post_args;
+  if (c.accumulators.empty()) post_args.push_back("a");
+  for (std::size_t k = 0; k < c.accumulators.size(); ++k)
+    post_args.push_back(fmt::format("luda_cvt<{}>(a.v{})", c_of(c.accumulators[k].post_type), k));
   for (int k : c.post_inputs) post_args.push_back(fmt::format("in.a{}", k));
   s += fmt::format("LUDA_INLINE void luda_k_store(const luda_k_in& in, const luda_k_out& out, const luda_kshape<{0}>& ks, long long row, luda_R a) {{\n"
                    "  (void)in;\n  long long c[{0}];\n  luda_k_coords<{0}>(row, ks.shape, c);\n",
@@ -750,6 +779,14 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
   return s;
 }
 
+// Whether every accumulator is a float (the cpu rows template's four-accumulator loop).
+bool float_accumulators(const ReductionCode& code) {
+  if (code.accumulators.empty()) return dsl::is_float(code.reduce_type);
+  for (const ReductionCode::Accumulator& a : code.accumulators)
+    if (!dsl::is_float(a.type)) return false;
+  return true;
+}
+
 }  // namespace
 
 KindSource reduction_source(const ReductionCode& code, const ReductionTemplate& t, std::string_view name) {
@@ -760,7 +797,7 @@ KindSource reduction_source(const ReductionCode& code, const ReductionTemplate& 
   body += fmt::format("#define LUDA_K_KDIM {}\n#define LUDA_K_RDIM {}\n#define LUDA_K_VEC {}\n#define LUDA_K_WARP {}\n#define LUDA_K_GENERAL {}\n"
                       "#define LUDA_K_FLOAT_R {}\n",
                       t.kept_ndim, t.reduced_ndim, t.vector, t.warp ? 1 : 0, t.strategy == ReductionStrategy::General ? 1 : 0,
-                      dsl::is_float(code.reduce_type) ? 1 : 0);
+                      float_accumulators(code) ? 1 : 0);
   body += reduction_glue(code, t);
   if (cpu) {
     std::string skeleton(t.strategy == ReductionStrategy::Columns ? kCpuColumns : kCpuRows);

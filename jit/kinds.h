@@ -144,7 +144,22 @@ struct ReductionCode {
   std::string typed;
   std::vector<std::shared_ptr<const dsl::Chunk>> chunks;  // as ElementCode's
   std::vector<dsl::WeakIntUse> weak_int_uses;             // as ElementCode's (map's inputs)
+  // Several reductions in one pass (fuse): the accumulator is a struct with one field per
+  // entry (v0, v1, ...), each combined by its own reduce from its own identity (C names;
+  // reduce and identity above are unused); map returns a tuple with as many values, and
+  // post takes each field converted to its post_type, then its scalar inputs. Empty: one
+  // accumulator of reduce_type.
+  struct Accumulator {
+    dsl::Scalar type = dsl::Scalar::Float64;
+    std::string reduce, identity;
+    dsl::Scalar post_type = dsl::Scalar::Float64;
+  };
+  std::vector<Accumulator> accumulators;
 };
+
+// The bytes of one accumulator (a partial result) of `code` on the device: reduce_type's,
+// or the struct of its accumulators (C's layout).
+std::size_t accumulator_bytes(const ReductionCode& code);
 
 struct ReductionSetup {
   std::string kind;                   // "reduction", "fuse", "sum", ...

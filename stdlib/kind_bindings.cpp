@@ -346,9 +346,12 @@ int l_fuse(lua_State* L) {
     jit::ReductionSetup setup;
     setup.kind = "fuse";
     setup.name = k.name;
-    setup.no_identity = array_math::no_identity(*array_math::parse_reduce(state->shape.op));
+    for (const std::string& op : state->shape.ops)  // NumPy raises for the first one with no identity
+      if (setup.no_identity.empty()) setup.no_identity = array_math::no_identity(*array_math::parse_reduce(op));
     setup.in_names = k.in_names;
     setup.out_names = {"out"};
+    for (int j = 2; j <= state->shape.nresults; ++j) setup.out_names.push_back(fmt::format("out{}", j));
+    k.nout = setup.out_names.size();
     setup.options = options;
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                              dsl::Target target) { return fuse_reduction_code(*state, inputs, target); };

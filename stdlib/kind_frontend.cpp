@@ -159,14 +159,14 @@ dsl::Scalar sum_type(dsl::Scalar s) {
 }
 
 std::string map_with_index(const std::string& name, const std::string& callee, const std::vector<dsl::Type>& params,
-                           dsl::Scalar result) {
+                           const std::string& result) {
   std::string decl, args;
   for (std::size_t k = 0; k < params.size(); ++k) {
     decl += fmt::format("{}{} a{}", k ? ", " : "", dsl::scalar_c_type(params[k].scalar), k);
     args += fmt::format("{}a{}", k ? ", " : "", k);
   }
   return fmt::format("static __device__ {} {}({}{}long long j) {{ (void)j; return {}({}); }}\n",
-                     dsl::scalar_c_type(result), name, decl, params.empty() ? "" : ", ", callee, args);
+                     result, name, decl, params.empty() ? "" : ", ", callee, args);
 }
 
 // ---- the kinds' frontends ------------------------------------------------------------------
@@ -377,12 +377,29 @@ jit::ReductionCode reduction_code(const StringKindState& s, std::span<const dsl:
 jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target) {
   std::string who = s.who();
   std::vector<dsl::Type> params(inputs.begin(), inputs.end());
+  std::vector<bool> is_array;
+  std::vector<std::string> scalar_names;
+  std::vector<int> scalar_inputs;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    // As in reduction_code: a Lua number (weak) is one value for every element, which the
+    // post step may read; an array's element or a typed scalar comes per element.
+    is_array.push_back(params[k].kind != dsl::Type::Kind::Scalar || !params[k].weak);
+    if (!is_array.back()) {
+      scalar_names.push_back(s.fn.params.at(k));
+      scalar_inputs.push_back(static_cast<int>(k));
+    }
+  }
+  dsl::check_fuse_post(s.fn.source, s.shape, is_array);
   TypedFunction t = typed(s.fn, params, target);
   t.fuse_reduction_as_value = true;
   dsl::DeviceFunction value = compile_scalar_function(t, who);
   std::vector<dsl::Scalar> results = result_scalars(value.result, who, t.function);
-  if (results.size() != 1) fail("{}: luda.{} reduces one value per element, got {}", who, s.shape.op, results.size());
-  array_math::ReduceParts parts = array_math::reduce_parts(*array_math::parse_reduce(s.shape.op), results[0]);
+  const std::size_t nred = s.shape.ops.size();
+  if (results.size() != nred)
+    fail("{}: luda.{} reduces one value per element, got {}", who, s.shape.ops[0], results.size());
+  std::vector<array_math::ReduceParts> parts;
+  for (std::size_t k = 0; k < nred; ++k)
+    parts.push_back(array_math::reduce_parts(*array_math::parse_reduce(s.shape.ops[k]), results[k]));
   jit::ReductionCode code;
   code.functions = value.code;
   code.typed = value.typed;
@@ -390,12 +407,11 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   code.chunks = {s.fn.source.chunk};
   code.weak_int_uses = value.weak_int_uses;
   code.map = value.c_name + "_j";
-  code.functions += map_with_index(code.map, value.c_name, params, parts.reduce_type);
+  code.functions += map_with_index(code.map, value.c_name, params,
+                                   nred == 1 ? dsl::scalar_c_type(parts[0].reduce_type) : value.c_name + "_result");
   code.map_params = params;
-  code.reduce_type = parts.reduce_type;
-  code.outputs = {parts.output};
-  auto compile = [&](const std::string& text, std::string_view part, std::vector<dsl::Type> ps) {
-    dsl::FunctionSource src = source_text_function(text);
+  code.reduce_type = parts[0].reduce_type;
+  auto compile = [&](const dsl::FunctionSource& src, const std::string& part, std::vector<dsl::Type> ps) {
     TypedFunction f;
     f.function = &src;
     f.env = &builtin_environment();
@@ -405,12 +421,49 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
     dsl::DeviceFunction df = compile_scalar_function(f, who);
     code.functions += df.code;
     code.typed += df.typed;
-    return df.c_name;
+    return df;
   };
-  dsl::Type r = dsl::Type::scalar_of(parts.reduce_type);
-  code.reduce = compile(parts.reduce, "reduce", {r, r});
-  code.post = compile("function(a) return a end", "post", {r});
-  code.identity = compile(parts.identity, "identity", {});
+  for (std::size_t k = 0; k < nred; ++k) {
+    dsl::Type r = dsl::Type::scalar_of(parts[k].reduce_type);
+    std::string suffix = nred == 1 ? "" : std::to_string(k + 1);
+    std::string reduce = compile(source_text_function(parts[k].reduce), "reduce" + suffix, {r, r}).c_name;
+    std::string identity = compile(source_text_function(parts[k].identity), "identity" + suffix, {}).c_name;
+    if (nred == 1) {
+      code.reduce = reduce;
+      code.identity = identity;
+    } else {
+      code.accumulators.push_back({parts[k].reduce_type, reduce, identity, parts[k].output});
+    }
+  }
+  if (s.shape.post_text.empty()) {  // the value is the reduction's
+    code.post = compile(source_text_function("function(a) return a end"), "post", {dsl::Type::scalar_of(code.reduce_type)}).c_name;
+    code.outputs = {parts[0].output};
+    return code;
+  }
+  // The work after the reductions: a function of the reduced values (in their dtypes, as
+  // NumPy's reductions give them) and the scalar inputs, in the user's chunk.
+  dsl::FunctionSource post = dsl::fuse_post_function(s.fn.source, s.shape, scalar_names);
+  std::vector<dsl::Type> post_params;
+  for (const array_math::ReduceParts& p : parts) post_params.push_back(dsl::Type::scalar_of(p.output));
+  for (int k : scalar_inputs) post_params.push_back(params[static_cast<std::size_t>(k)]);
+  TypedFunction f = typed(s.fn, std::move(post_params), target);
+  f.function = &post;
+  f.name = s.fn.name + "_post";
+  dsl::DeviceFunction df = compile_scalar_function(f, who);
+  code.functions += df.code;
+  code.typed += df.typed;
+  for (std::string& o : df.nvrtc_options)
+    if (std::find(code.nvrtc_options.begin(), code.nvrtc_options.end(), o) == code.nvrtc_options.end())
+      code.nvrtc_options.push_back(std::move(o));
+  code.chunks.push_back(post.chunk);
+  for (dsl::WeakIntUse use : df.weak_int_uses) {  // the post's parameters: the reductions, then the scalars
+    if (use.param < static_cast<int>(nred)) continue;
+    use.param = scalar_inputs[static_cast<std::size_t>(use.param) - nred];
+    code.weak_int_uses.push_back(std::move(use));
+  }
+  code.post = df.c_name;
+  code.post_inputs = std::move(scalar_inputs);
+  code.outputs = result_scalars(df.result, who);
   return code;
 }
 

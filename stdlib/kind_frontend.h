@@ -84,10 +84,10 @@ std::string describe_type(const dsl::Type& t);
 // uint64 for unsigned ones, a float's own type.
 dsl::Scalar sum_type(dsl::Scalar s);
 
-// "static __device__ R <name>(T0 a0, ..., long long j) { return <callee>(a0, ...); }": a
-// reduction's map (which takes the element index) over a function that does not.
+// "static __device__ R <name>(T0 a0, ..., long long j) { return <callee>(a0, ...); }" (R a
+// C type): a reduction's map (which takes the element index) over a function that does not.
 std::string map_with_index(const std::string& name, const std::string& callee, const std::vector<dsl::Type>& params,
-                           dsl::Scalar result);
+                           const std::string& result);
 
 // ---- the kinds' frontends ------------------------------------------------------------------
 
@@ -146,8 +146,10 @@ jit::ElementCode elementwise_code(const StringKindState& s, std::span<const dsl:
 jit::ReductionCode reduction_code(const StringKindState& s, std::span<const dsl::Type> inputs,
                                   std::span<const std::optional<dsl::Scalar>> outputs, dsl::Target target);
 
-// luda.fuse: elementwise (element_code of the function), or with a final reduction: the
-// function's value per element (fuse_reduction_as_value) mapped, then reduced by the op.
+// luda.fuse: elementwise (element_code of the function), or with reductions in its final
+// return: the reductions' element values (fuse_reduction_as_value) mapped, reduced by
+// their ops (one accumulator each), and the work after them (dsl::fuse_post_function) as
+// the post step, which gives the outputs.
 struct FuseState {
   LuaFunction fn;
   dsl::FuseShape shape;
