@@ -439,6 +439,10 @@ FuseShape analyze_fuse(const FunctionSource& function) {
                                    shape.ops.front(), first.loc.line, first.loc.col,
                                    axes_text(shape.axes, shape.axis_given)));
     }
+    if (shape.ops.size() == kMaxFusedReductions)
+      throw node_error(ast, n, error_kind::unsupported,
+                       fmt::format("a fused function carries at most {} reductions; split it into two",
+                                   kMaxFusedReductions));
     shape.reduction = true;
     shape.ops.push_back(op);
     calls.push_back(&call);

@@ -99,8 +99,14 @@ ReductionFunctions reduction_functions(const std::vector<KindParam>& in, const s
 // reduces the same axes: one reduction kernel carries one accumulator per reduction and
 // applies the work after them (post) to each output element.
 // Errors (SourceErrors at the construct): a reduction anywhere but the final return, one
-// inside another's argument, reductions over different axes, a non-literal axis, a local
-// of the function used after the reductions (its value is per element: a second pass).
+// inside another's argument, more than kMaxFusedReductions, reductions over different
+// axes, a non-literal axis, a local of the function used after the reductions (its value
+// is per element: a second pass).
+//
+// The most reductions one fused function carries: 16 accumulators of 8 bytes fill 32 KiB
+// of shared memory in the Columns reduction template.
+inline constexpr int kMaxFusedReductions = 16;
+
 struct FuseShape {
   bool reduction = false;
   std::vector<std::string> ops;      // "sum", "max", "min", "prod": each reduction, in source order

@@ -38,6 +38,9 @@ constexpr long long kWarpRowLimit = 4096;
 // The cpu target: work this small runs as one block; else chunks of about this much per block.
 constexpr long long kCpuSmallWork = 32768;
 constexpr long long kCpuSegment = 16384;
+// The bytes of accumulators a thread of the Columns template keeps in shared memory (vector
+// outputs): 256 threads of them fit the 48 KiB of static shared memory.
+constexpr int kMaxAccumulatorBytes = 192;
 
 CallKey types_key(const CallKey& call) {
   CallKey k;
@@ -395,6 +398,9 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
       }
     }
   }
+  // Several accumulators: the Columns template keeps 256 * vector of them in shared memory
+  // (at most 8 bytes each per reduction): at most 48 KiB.
+  while (setup_.accumulators > 1 && vector > 1 && vector * 8 * setup_.accumulators > kMaxAccumulatorBytes) vector /= 2;
   key.vector = static_cast<std::uint8_t>(vector);
   const bool warp = !cpu && strategy != ReductionStrategy::Columns && rows > 1 && len < kWarpRowLimit;
   key.flags = warp ? CallKey::Warp : 0;

@@ -171,6 +171,10 @@ struct ReductionSetup {
   // size (NumPy's rule): "fuse 'f': zero-size array to reduction operation maximum which
   // has no identity". Empty: identity() is the operation's own.
   std::string no_identity;
+  // How many accumulators the code carries at most (fuse: its reductions, each of at most
+  // 8 bytes): bounds the vector width, whose accumulators the Columns template keeps in
+  // shared memory. At most dsl::kMaxFusedReductions.
+  int accumulators = 1;
   std::function<ReductionCode(std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>> outputs,
                               dsl::Target target)>
       frontend;

@@ -352,6 +352,7 @@ int l_fuse(lua_State* L) {
     setup.out_names = {"out"};
     for (int j = 2; j <= state->shape.nresults; ++j) setup.out_names.push_back(fmt::format("out{}", j));
     k.nout = setup.out_names.size();
+    setup.accumulators = static_cast<int>(state->shape.ops.size());
     setup.options = options;
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                              dsl::Target target) { return fuse_reduction_code(*state, inputs, target); };

@@ -333,29 +333,87 @@ TEST(AnalyzeFuse, Shapes) {
   EXPECT_FALSE(e.reduction);
   FuseShape s = analyze_fuse(fuse_source("function(x, w)\n  local t = x * w\n  return luda.sum(t)\nend"));
   EXPECT_TRUE(s.reduction);
-  EXPECT_EQ(s.op, "sum");
+  EXPECT_EQ(s.ops, std::vector<std::string>{"sum"});
+  EXPECT_EQ(s.post_text, "");  // one bare reduction: its value is the output
   EXPECT_FALSE(s.axis_given);
   EXPECT_TRUE(s.axes.empty());
   FuseShape m = analyze_fuse(fuse_source("function(x) return luda.max(x * 2, -1) end"));
-  EXPECT_EQ(m.op, "max");
+  EXPECT_EQ(m.ops, std::vector<std::string>{"max"});
   EXPECT_TRUE(m.axis_given);
   EXPECT_EQ(m.axes, std::vector<int>{-1});
   FuseShape p = analyze_fuse(fuse_source("function(x) return luda.prod(x, {1, 3}) end"));
-  EXPECT_EQ(p.op, "prod");
+  EXPECT_EQ(p.ops, std::vector<std::string>{"prod"});
   EXPECT_EQ(p.axes, (std::vector<int>{1, 3}));
   EXPECT_EQ(analyze_fuse(fuse_source("function(x) return luda.min(x, 2) end")).axes, std::vector<int>{2});
+}
+
+// Several reductions and work after them: the post text keeps the user's lines and
+// columns, each reduction a name as long as the call or shorter.
+TEST(AnalyzeFuse, SeveralReductionsAndTheWorkAfterThem) {
+  FuseShape w = analyze_fuse(fuse_source("function(x, y)\n  return luda.sum(x * y, 2) /\n    luda.sum(y, 2), k\nend"));
+  EXPECT_EQ(w.ops, (std::vector<std::string>{"sum", "sum"}));
+  EXPECT_EQ(w.axes, std::vector<int>{2});
+  EXPECT_EQ(w.nresults, 2);
+  EXPECT_EQ(w.post_text, "\n         luda_r1            /\n    luda_r2       , k\nend");
+  FunctionSource post = fuse_post_function(fuse_source("function(x, y) end"), w, {"k"});
+  EXPECT_EQ(post.chunk->name, "fused.lua");
+  EXPECT_EQ(post.chunk->text, "function(luda_r1, luda_r2, k) return " + w.post_text);
+  EXPECT_EQ(post.chunk->hidden_prefix, std::string("function(luda_r1, luda_r2, k) return ").size());
+  FuseShape two = analyze_fuse(fuse_source("function(x) return luda.max(x), luda.min(x) end"));
+  EXPECT_EQ(two.ops, (std::vector<std::string>{"max", "min"}));
+  EXPECT_EQ(two.post_text, "                   luda_r1    , luda_r2    \nend");
+}
+
+TEST(AnalyzeFuse, AnArrayAfterTheReductionsIsRefusedAtItsPlace) {
+  FunctionSource f = fuse_source("function(x, k) return x - luda.max(x) * k end");
+  FuseShape s = analyze_fuse(f);
+  check_fuse_post(f, s, {false, false});  // x a Lua number: one value
+  EXPECT_EQ(error_of([&] { check_fuse_post(f, s, {true, false}); }),
+            "fused.lua:1:23: unsupported: 'x' is an array at this call, used after the reductions (only Lua numbers "
+            "may be): combining each element of an array with a reduction (x - luda.sum(x)) needs two passes over it; "
+            "fuse the reduction alone and pass its value to a second fused function or to the array operations\n"
+            "    function(x, k) return x - luda.max(x) * k end\n"
+            "                          ^");
+  EXPECT_EQ(first_line(error_of([&] { check_fuse_post(f, s, {false, true}); })),
+            "fused.lua:1:41: unsupported: 'k' is an array at this call, used after the reductions (only Lua numbers "
+            "may be): combining each element of an array with a reduction (k - luda.sum(k)) needs two passes over it; "
+            "fuse the reduction alone and pass its value to a second fused function or to the array operations");
 }
 
 TEST(AnalyzeFuse, Errors) {
   auto fuse_error = [](std::string text) { return error_of([&] { analyze_fuse(fuse_source(std::move(text))); }); };
   EXPECT_EQ(fuse_error("function(x)\n  local s = luda.sum(x)\n  return s * 2\nend"),
-            "fused.lua:2:13: unsupported: luda.sum in a fused function must be its final value: return luda.sum(expr, "
-            "axis) (elementwise work first, then one reduction)\n"
+            "fused.lua:2:13: unsupported: luda.sum in a fused function must be in its final return: return "
+            "luda.sum(expr, axis), or elementwise work on reductions (elementwise work first, then the reductions)\n"
             "    local s = luda.sum(x)\n"
             "              ^~~~~~~~~~~");
-  EXPECT_EQ(first_line(fuse_error("function(x) return luda.sum(x) + 1 end")),
-            "fused.lua:1:20: unsupported: luda.sum in a fused function must be its final value: return luda.sum(expr, "
-            "axis) (elementwise work first, then one reduction)");
+  EXPECT_EQ(first_line(fuse_error("function(x) if x > 0 then return luda.sum(x) end return luda.sum(x) end")),
+            "fused.lua:1:34: unsupported: luda.sum in a fused function must be in its final return: return "
+            "luda.sum(expr, axis), or elementwise work on reductions (elementwise work first, then the reductions)");
+  analyze_fuse(fuse_source("function(x) return luda.sum(x, 1) - luda.max(x, {1}) end"));  // the same axis
+  EXPECT_EQ(fuse_error("function(x) return luda.sum(x, 1) - luda.max(x, {1, 2}) end"),
+            "fused.lua:1:37: unsupported: the reductions of a fused function reduce the same axes: this luda.max has "
+            "axes {1, 2}, the luda.sum at 1:20 has axis 1; use one fused function per axis\n"
+            "    function(x) return luda.sum(x, 1) - luda.max(x, {1, 2}) end\n"
+            "                                        ^~~~~~~~~~~~~~~~~~~");
+  EXPECT_EQ(first_line(fuse_error("function(x) return luda.sum(x) / luda.sum(x, -1) end")),
+            "fused.lua:1:34: unsupported: the reductions of a fused function reduce the same axes: this luda.sum has "
+            "axis -1, the luda.sum at 1:20 has no axis (all of them); use one fused function per axis");
+  EXPECT_EQ(fuse_error("function(x) return luda.sum(x - luda.max(x)) end"),
+            "fused.lua:1:33: unsupported: luda.max inside the argument of another reduction needs two passes over the "
+            "array; fuse the inner reduction alone and pass its value to a second fused function\n"
+            "    function(x) return luda.sum(x - luda.max(x)) end\n"
+            "                                    ^~~~~~~~~~~");
+  EXPECT_EQ(fuse_error("function(x)\n  local d = x * 2\n  return luda.sum(d) + d\nend"),
+            "fused.lua:3:24: unsupported: 'd' is a local of the fused function, used after its reductions: its value "
+            "is per element, and using it with a reduction needs two passes; use it inside a reduction, or write its "
+            "expression in the return\n"
+            "    return luda.sum(d) + d\n"
+            "                         ^");
+  std::string many = "function(x) return luda.sum(x)";
+  for (int k = 1; k <= kMaxFusedReductions; ++k) many += " + luda.sum(x)";
+  EXPECT_EQ(first_line(fuse_error(many + " end")),
+            "fused.lua:1:244: unsupported: a fused function carries at most 16 reductions; split it into two");
   EXPECT_EQ(fuse_error("function(x, k) return luda.sum(x, k) end"),
             "fused.lua:1:35: type error: the axis of a fused luda.sum must be a literal integer or a table of them "
             "({1, 2}), known when the function is compiled\n"

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -889,6 +890,46 @@ TEST(KindTemplatesNvrtc, ReductionTemplatesCompileWithShufflesAndNoFloat64) {
     EXPECT_FALSE(has_float64(ptx));
     if (v.v == 4) {
       EXPECT_NE(ptx.find("v4.f32"), std::string::npos);
+    }
+  }
+}
+
+// Several accumulators (fuse's several reductions): a struct accumulator through every
+// template, of 16 bytes (shuffled word by word) and of 8 (one 64-bit shuffle).
+TEST(KindTemplatesNvrtc, SeveralAccumulatorsCompileInEveryTemplate) {
+  for (bool wide : {true, false}) {
+    SCOPED_TRACE(wide ? "double and float" : "two floats");
+    const char* first = wide ? "double" : "float";
+    ReductionCode code;
+    code.functions = fmt::format(
+        "struct t_pair {{ float v0; float v1; }};\n"
+        "static __device__ t_pair t_map(float a0, float a1, long long j) {{ (void)j; return t_pair{{a0 * a1, a0}}; }}\n"
+        "static __device__ {0} t_sum({0} a, {0} b) {{ return a + b; }}\n"
+        "static __device__ {0} t_zero() {{ return 0; }}\n"
+        "static __device__ float t_max(float a, float b) {{ return a > b ? a : b; }}\n"
+        "static __device__ float t_low() {{ return -1.0f / 0.0f; }}\n"
+        "static __device__ float t_post({0} s, float m, float k) {{ return (float)s / m * k; }}\n",
+        first);
+    code.map = "t_map";
+    code.post = "t_post";
+    code.map_params = {dsl::Type::scalar_of(Scalar::Float32), dsl::Type::scalar_of(Scalar::Float32)};
+    code.post_inputs = {1};
+    Scalar acc = wide ? Scalar::Float64 : Scalar::Float32;
+    code.accumulators = {{acc, "t_sum", "t_zero", acc}, {Scalar::Float32, "t_max", "t_low", Scalar::Float32}};
+    code.reduce_type = acc;
+    code.outputs = {Scalar::Float32};
+    EXPECT_EQ(accumulator_bytes(code), wide ? 16u : 8u);
+    ReductionTemplate t;
+    t.inputs = {operand(KindOperand::Kind::Array, Scalar::Float32), operand(KindOperand::Kind::Scalar, Scalar::Float32)};
+    t.outputs = {Scalar::Float32};
+    for (auto [s, v, warp] : {std::tuple{ReductionStrategy::Rows, 4, false}, std::tuple{ReductionStrategy::Rows, 1, true},
+                              std::tuple{ReductionStrategy::Columns, 4, false}, std::tuple{ReductionStrategy::General, 1, false}}) {
+      t.strategy = s;
+      t.vector = v;
+      t.warp = warp;
+      std::string ptx = ptx_of(reduction_source(code, t, "weighted"));
+      if (s != ReductionStrategy::Columns) EXPECT_NE(ptx.find("shfl.sync.down"), std::string::npos);
+      EXPECT_EQ(has_float64(ptx), wide);
     }
   }
 }

@@ -633,6 +633,98 @@ end)
 describe("luda.fuse", function()
   before_each(function() math.randomseed(5008) end)
 
+  -- Several reductions over the same axes, combined by elementwise work after them, in one
+  -- reduction kernel; against float64 references folded in plain Lua.
+  local function fold(h, axes, init, op) return H.reduce(h, axes, false, function() return init end, op) end
+  local function href(h, axes, fn, ...)
+    local parts = { ... }
+    local out = fold(h, axes, 0, function(a) return a end)
+    for k = 1, #out.data do
+      local vals = {}
+      for j, p in ipairs(parts) do vals[j] = p.data[k] end
+      out.data[k] = fn(table.unpack(vals))
+    end
+    return out
+  end
+  local function hsum(h, axes) return H.sum(h, axes) end
+  local function hmax(h, axes) return fold(h, axes, -math.huge, function(a, v) return math.max(a, v) end) end
+  local function hmin(h, axes) return fold(h, axes, math.huge, function(a, v) return math.min(a, v) end) end
+
+  on_devices("several reductions and the work after them, in every layout, for floats and integers", function()
+    local wmean = luda.fuse(function(x) return luda.sum(x * x) / luda.sum(x * 0 + 1) end)
+    local range = luda.fuse(function(x) return luda.max(x) - luda.min(x) end)
+    local both = luda.fuse(function(x) return luda.sum(x), luda.max(x) end)
+    local scaled = luda.fuse(function(x, k) return luda.sum(x) * k + 1 end)
+    for _, dtype in ipairs({ "float64", "float32", "int32", "int8" }) do
+      local lo, hi = nil, nil
+      if dtype == "int32" then lo, hi = -1000, 1000 end
+      for _, case in ipairs(H.layouts(dtype, lo, hi)) do
+        local what = dtype .. ", " .. case[1]
+        local x = case[2]
+        local hx = H.read(x)
+        local squares = H.map(function(a) return a * a end, hx)
+        local float = dtype:sub(1, 5) == "float"
+        local tol = dtype == "float32" and H.rel(1e-5, 1) or H.rel(1e-13, 1)
+        -- a mean of squares: float64 for integers (int64 sums, true division), float32 stays
+        local m = wmean(x)
+        assert.are.equal(dtype == "float32" and "float32" or "float64", m.dtype, what)
+        if dtype == "int8" then  -- int8 * int8 wraps per element, as NumPy's
+          squares = H.map(function(a) return H.wrap(a * a, 8) end, hx)
+        end
+        local n = #hx.data
+        H.check(m, href(hx, nil, function(s) return n == 0 and 0 / 0 or s / n end, hsum(squares)),
+                float and tol or H.rel(1e-15, 0), what .. ", mean of squares")
+        local s3 = scaled(x, 3)
+        assert.are.equal(float and dtype or "int64", s3.dtype, what)
+        H.check(s3, href(hx, nil, function(s) return s * 3 + 1 end, hsum(hx)), float and tol or H.exact, what .. ", scaled")
+        if n == 0 then
+          raises("fuse 'range': zero-size array to reduction operation maximum which has no identity", function() return range(x) end)
+          raises("fuse 'both': zero-size array to reduction operation maximum which has no identity", function() return both(x) end)
+        else
+          local r = range(x)
+          assert.are.equal(dtype, r.dtype, what)
+          H.check(r, href(hx, nil, function(a, b) return H.in_dtype(dtype, a - b) end, hmax(hx), hmin(hx)), H.exact, what .. ", range")
+          local total, top = both(x)
+          assert.are.same({ float and dtype or "int64", dtype }, { total.dtype, top.dtype }, what)
+          H.check(total, hsum(hx), float and tol or H.exact, what .. ", sum of two outputs")
+          H.check(top, hmax(hx), H.exact, what .. ", max of two outputs")
+        end
+      end
+    end
+  end)
+
+  on_devices("work after reductions over an axis, on rows and columns, with out=", function()
+    local rows = luda.fuse(function(x) return luda.sum(x, 2) * 2 + 1 end)
+    local cols = luda.fuse(function(x, w) return luda.sum(x * w, 1) / luda.sum(w, 1), luda.min(x, 1) end)
+    for _, dtype in ipairs({ "float64", "int32" }) do
+      local hx = H.random(dtype, { 37, 70 }, -1000, 1000)
+      local hw = H.random(dtype, { 37, 70 }, 1, 9)
+      local x, w = H.to_array(hx, dtype), H.to_array(hw, dtype)
+      local r = rows(x)
+      assert.are.same({ { 37 }, dtype == "int32" and "int64" or dtype }, { r.shape, r.dtype }, dtype)
+      H.check(r, href(hx, 2, function(s) return s * 2 + 1 end, hsum(hx, 2)), H.rel(1e-13, 1), dtype .. " rows")
+      local xw = H.map(function(a, b) return a * b end, hx, hw)
+      local mean, low = cols(x, w)
+      assert.are.same({ { 70 }, "float64", { 70 }, dtype }, { mean.shape, mean.dtype, low.shape, low.dtype }, dtype)
+      H.check(mean, href(hx, 1, function(a, b) return a / b end, hsum(xw, 1), hsum(hw, 1)), H.rel(1e-13, 1), dtype .. " cols")
+      H.check(low, hmin(hx, 1), H.exact, dtype .. " cols min")
+      local m, l = luda.empty(70, "float64"), luda.empty(70, dtype)
+      local m2, l2 = cols(x.T.T, w, { out = { m, l } })
+      assert.is_true(rawequal(m, m2) and rawequal(l, l2))
+      H.check(m, H.read(mean), H.exact, dtype .. " out=")
+      -- a reduced axis that is empty: the sum's identity 0, then 0 / 0; min raises, as NumPy
+      local e = luda.empty({ 0, 3 }, dtype)
+      raises("fuse 'cols': zero-size array to reduction operation minimum which has no identity", function() return cols(e, e) end)
+      H.check(rows(luda.empty({ 3, 0 }, dtype)), H.of({ 1, 1, 1 }), H.exact, dtype .. " empty rows")
+    end
+    -- a long row split over several blocks (partials of two accumulators)
+    local hb = H.random("float64", { 2, 300000 })
+    local big = luda.fuse(function(x) return luda.max(x, 2) - luda.min(x, 2), luda.sum(x, 2) end)
+    local spread, total = big(H.to_array(hb, "float64"))
+    H.check(spread, href(hb, 2, function(a, b) return a - b end, hmax(hb, 2), hmin(hb, 2)), H.exact, "split rows")
+    H.check(total, hsum(hb, 2), H.within(function(k) return 1e-13 * H.abs_sum(hb, 2).data[k] end), "split rows, sum")
+  end)
+
   on_devices("x * w + b in one kernel, checked against its own plain-Lua function", function()
     local layer = luda.fuse(function(x, w, b) return x * w + b end)
     local hx, hw, hb = H.random("float32", { 64, 33 }), H.random("float32", { 33 }), H.random("float32", { 64, 1 })
@@ -705,15 +797,33 @@ describe("luda.fuse", function()
 
   describe("errors", function()
     -- more fuse errors, with the file's own line and column: tests/errors/kind_fuse_*.lua
-    it("a reduction that is not the final return, at its place", function()
+    it("a reduction that is not in the final return, at its place", function()
       local line = debug.getinfo(1, "l").currentline + 1
-      local msg = error_of(function() return luda.fuse(function(x) return luda.sum(x) + 1 end) end)
+      local msg = error_of(function() return luda.fuse(function(x) local s = luda.sum(x) return s end) end)
       local at = debug.getinfo(1, "S").short_src .. ":" .. line
-      -- column 75 of that line, which is shown without its 6 blanks of indentation
-      assert.are.equal(at .. ":75: unsupported: luda.sum in a fused function must be its final value: " ..
-                       "return luda.sum(expr, axis) (elementwise work first, then one reduction)\n" ..
-                       "    local msg = error_of(function() return luda.fuse(function(x) return luda.sum(x) + 1 end) end)\n" ..
-                       string.rep(" ", 4 + 75 - 1 - 6) .. "^~~~~~~~~~~", msg)
+      -- column 78 of that line, which is shown without its 6 blanks of indentation
+      assert.are.equal(at .. ":78: unsupported: luda.sum in a fused function must be in its final return: " ..
+                       "return luda.sum(expr, axis), or elementwise work on reductions (elementwise work first, " ..
+                       "then the reductions)\n" ..
+                       "    local msg = error_of(function() return luda.fuse(function(x) local s = luda.sum(x) return s end) end)\n" ..
+                       string.rep(" ", 4 + 78 - 1 - 6) .. "^~~~~~~~~~~", msg)
+    end)
+
+    on_devices("an array used after the reductions (x - luda.max(x)) needs two passes: refused at its place", function()
+      local centered = luda.fuse(function(x) return x - luda.max(x) end)
+      local line = debug.getinfo(1, "l").currentline - 1
+      local at = debug.getinfo(1, "S").short_src .. ":" .. line
+      local x = luda.array({ 1, 2, 3 }, "float32")
+      assert.are.equal(at .. ":53: unsupported: 'x' is an array at this call, used after the reductions (only " ..
+                       "Lua numbers may be): combining each element of an array with a reduction (x - " ..
+                       "luda.sum(x)) needs two passes over it; fuse the reduction alone and pass its value to a " ..
+                       "second fused function or to the array operations\n" ..
+                       "    local centered = luda.fuse(function(x) return x - luda.max(x) end)\n" ..
+                       string.rep(" ", 4 + 53 - 1 - 6) .. "^", error_of(function() return centered(x) end))
+      -- the process stays usable, and a Lua number there is one value for every element
+      H.check(centered(2.5), H.of(0.0), H.exact)
+      local shifted = luda.fuse(function(x, k) return luda.max(x) - k end)
+      H.check(shifted(x, 1), H.of(2.0), H.exact)
     end)
 
     on_devices("a final max or min of an empty axis raises, as NumPy; sum and prod give their identities", function()
