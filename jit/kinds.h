@@ -1,6 +1,6 @@
 // The kernel kinds most users write: elementwise (Numba's vectorize, CuPy's
 // ElementwiseKernel and fuse, array arithmetic) and reductions (CuPy's ReductionKernel,
-// fuse with a final reduction, x:sum() and friends). A kind owns the per-element code's
+// fuse with reductions, x:sum() and friends). A kind owns the per-element code's
 // frontend; jit/ wraps that code in its templates (jit/kind_templates.h), compiles it per
 // operand signature and device (the disk cache, NVRTC or the host compiler: the same
 // path as cuda.jit kernels) and launches it where the arrays are.
