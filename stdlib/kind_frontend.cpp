@@ -449,7 +449,17 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   TypedFunction f = typed(s.fn, std::move(post_params), target);
   f.function = &post;
   f.name = s.fn.name + "_post";
-  dsl::DeviceFunction df = compile_scalar_function(f, who);
+  dsl::DeviceFunction df;
+  try {
+    df = compile_scalar_function(f, who);
+  } catch (const dsl::SourceError& e) {
+    // The post chunk has the user's lines and columns, with each reduction a name: show
+    // the line as the user wrote it.
+    if (e.chunk() != s.fn.source.chunk->name || e.line() <= 0) throw;
+    const dsl::Chunk& user = *s.fn.source.chunk;
+    throw dsl::source_error(dsl::Source(user.name, user.text, user.hidden_prefix), {e.line(), e.col()}, e.kind(),
+                            e.message());
+  }
   code.functions += df.code;
   code.typed += df.typed;
   for (std::string& o : df.nvrtc_options)

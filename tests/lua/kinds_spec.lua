@@ -820,6 +820,12 @@ describe("luda.fuse", function()
                        "second fused function or to the array operations\n" ..
                        "    local centered = luda.fuse(function(x) return x - luda.max(x) end)\n" ..
                        string.rep(" ", 4 + 53 - 1 - 6) .. "^", error_of(function() return centered(x) end))
+      -- a mistake in the work after the reductions, shown on the line as written
+      local bad = luda.fuse(function(x) return luda.sum(x) + not_defined end)
+      assert.are.equal(debug.getinfo(1, "S").short_src .. ":" .. (debug.getinfo(1, "l").currentline - 1) ..
+                       ":62: name error: unknown name 'not_defined'\n" ..
+                       "    local bad = luda.fuse(function(x) return luda.sum(x) + not_defined end)\n" ..
+                       string.rep(" ", 4 + 62 - 1 - 6) .. "^", error_of(function() return bad(x) end))
       -- the process stays usable, and a Lua number there is one value for every element
       H.check(centered(2.5), H.of(0.0), H.exact)
       local shifted = luda.fuse(function(x, k) return luda.max(x) - k end)
