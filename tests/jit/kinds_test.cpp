@@ -928,7 +928,9 @@ TEST(KindTemplatesNvrtc, SeveralAccumulatorsCompileInEveryTemplate) {
       t.vector = v;
       t.warp = warp;
       std::string ptx = ptx_of(reduction_source(code, t, "weighted"));
-      if (s != ReductionStrategy::Columns) EXPECT_NE(ptx.find("shfl.sync.down"), std::string::npos);
+      if (s != ReductionStrategy::Columns) {
+        EXPECT_NE(ptx.find("shfl.sync.down"), std::string::npos);
+      }
       EXPECT_EQ(has_float64(ptx), wide);
     }
   }
