@@ -474,6 +474,9 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   code.post = df.c_name;
   code.post_inputs = std::move(scalar_inputs);
   code.outputs = result_scalars(df.result, who);
+  if (code.outputs.size() != static_cast<std::size_t>(s.shape.nresults))  // a last value that is a call of several
+    fail("{}: the function returns {} values here but its return lists {}; return one value per expression",
+         who, code.outputs.size(), s.shape.nresults);
   return code;
 }
 

@@ -826,6 +826,10 @@ describe("luda.fuse", function()
                        ":62: name error: unknown name 'not_defined'\n" ..
                        "    local bad = luda.fuse(function(x) return luda.sum(x) + not_defined end)\n" ..
                        string.rep(" ", 4 + 62 - 1 - 6) .. "^", error_of(function() return bad(x) end))
+      -- a last value that is a call of several values would give more outputs than listed
+      local function two(v) return v, v end
+      local three = luda.fuse(function(x, k) return luda.sum(x), two(k) end)
+      raises("fuse 'three': the function returns 3 values here but its return lists 2; return one value per expression", function() return three(x, 1) end)
       -- the process stays usable, and a Lua number there is one value for every element
       H.check(centered(2.5), H.of(0.0), H.exact)
       local shifted = luda.fuse(function(x, k) return luda.max(x) - k end)
