@@ -451,24 +451,38 @@ FuseShape analyze_fuse(const FunctionSource& function) {
   shape.nresults = static_cast<int>(last->values.size());
   if (last->values.size() == 1 && last->values[0] == calls.front()) return shape;  // one bare reduction
 
-  // The post work: the return's values with each reduction a name, at the user's places.
+  // The post work: the return's values with each reduction a name, at the user's places;
+  // and the whole body so, for a second pass.
   const Source& src = ast.source();
+  auto named = [&](std::size_t begin, std::size_t stop) {
+    std::string text = src.text().substr(begin, stop - begin);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      std::size_t a = src.offset_of(calls[k]->loc) - begin, b = src.offset_of(calls[k]->end) + 1 - begin;
+      std::string name = fmt::format("luda_r{}", k + 1);
+      for (std::size_t i = a; i < b; ++i)
+        if (text[i] != '\n' && text[i] != '\r') text[i] = ' ';
+      LUDA_DSL_CHECK(b - a >= name.size());
+      text.replace(a, name.size(), name);
+    }
+    return text;
+  };
   const Node& first = *last->values.front();
   const Node& final = *last->values.back();
-  std::size_t begin = src.offset_of(first.loc), stop = src.offset_of(final.end) + 1;
-  std::string text = src.text().substr(begin, stop - begin);
-  for (std::size_t k = 0; k < calls.size(); ++k) {
-    std::size_t a = src.offset_of(calls[k]->loc) - begin, b = src.offset_of(calls[k]->end) + 1 - begin;
-    std::string name = fmt::format("luda_r{}", k + 1);
-    for (std::size_t i = a; i < b; ++i)
-      if (text[i] != '\n' && text[i] != '\r') text[i] = ' ';
-    LUDA_DSL_CHECK(b - a >= name.size() && text.compare(a, name.size(), std::string(name.size(), ' ')) == 0);
-    text.replace(a, name.size(), name);
-  }
   shape.post_text = std::string(static_cast<std::size_t>(first.loc.line - 1), '\n') +
-                    std::string(static_cast<std::size_t>(first.loc.col - 1), ' ') + text + "\nend";
-  // The names the post work reads (outside the reductions): a local is per element.
+                    std::string(static_cast<std::size_t>(first.loc.col - 1), ' ') +
+                    named(src.offset_of(first.loc), src.offset_of(final.end) + 1) + "\nend";
+  // The body: from the start of the header's line, the header (through its ')') blanked.
+  std::size_t line_start = src.offset_of({f.loc.line, 1});
+  std::string body = named(line_start, src.offset_of(f.end) + 1);
+  std::size_t open = body.find('(', src.offset_of(f.loc) - line_start);
+  std::size_t close = open == std::string::npos ? open : body.find(')', open);
+  LUDA_DSL_CHECK(close != std::string::npos);
+  for (std::size_t i = 0; i <= close; ++i)
+    if (body[i] != '\n' && body[i] != '\r') body[i] = ' ';
+  shape.body_text = std::string(static_cast<std::size_t>(f.loc.line - 1), '\n') + body;
+  // What the post work reads besides the reductions.
   std::vector<std::string> locals = top_level_locals(f);
+  shape.value_params.resize(last->values.size());
   for (int id = 0; id < ast.node_count(); ++id) {
     const Node& n = ast.node(id);
     const auto* name = n.dyn<NameExpr>();
@@ -476,12 +490,21 @@ FuseShape analyze_fuse(const FunctionSource& function) {
     bool reduced = false;
     for (const CallExpr* c : calls) reduced = reduced || within(n, *c);
     if (reduced) continue;
+    std::size_t v = 0;
+    while (!within(n, *last->values[v])) ++v;
     if (std::find(locals.begin(), locals.end(), name->name) != locals.end())
       throw node_error(ast, n, error_kind::unsupported,
-                       fmt::format("'{}' is a local of the fused function, used after its reductions: its value is "
-                                   "per element, and using it with a reduction needs two passes; use it inside a "
-                                   "reduction, or write its expression in the return", name->name));
-    shape.post_names.push_back(id);
+                       fmt::format("'{}' is a local of the fused function, used after its reductions; write its "
+                                   "expression there instead (whether the work after the reductions is per element, "
+                                   "and so a second pass, is read from the parameters it uses)", name->name));
+    auto add = [](std::vector<int>& list, int k) {
+      if (std::find(list.begin(), list.end(), k) == list.end()) list.push_back(k);
+    };
+    for (std::size_t k = 0; k < f.params.size(); ++k)
+      if (f.params[k].text == name->name) {
+        add(shape.post_params, static_cast<int>(k));
+        add(shape.value_params[v], static_cast<int>(k));
+      }
   }
   return shape;
 }
@@ -498,20 +521,15 @@ FunctionSource fuse_post_function(const FunctionSource& function, const FuseShap
   return post;
 }
 
-void check_fuse_post(const FunctionSource& function, const FuseShape& shape, const std::vector<bool>& is_array) {
-  if (shape.post_names.empty()) return;
-  FoundFunction found = find_function(function);
-  const FunctionExpr& f = *found.function;
-  for (int id : shape.post_names) {
-    const auto& name = found.ast->node(id).as<NameExpr>();
-    for (std::size_t k = 0; k < f.params.size() && k < is_array.size(); ++k)
-      if (f.params[k].text == name.name && is_array[k])
-        throw node_error(*found.ast, name, error_kind::unsupported,
-                         fmt::format("'{0}' is an array at this call, used after the reductions (only Lua numbers "
-                                     "may be): combining each element of an array with a reduction ({0} - "
-                                     "luda.sum({0})) needs two passes over it; fuse the reduction alone and pass its "
-                                     "value to a second fused function or to the array operations", name.name));
-  }
+FunctionSource fuse_second_pass_function(const FunctionSource& function, const FuseShape& shape,
+                                         const std::vector<std::string>& params) {
+  std::vector<std::string> all = params;
+  for (std::size_t k = 0; k < shape.ops.size(); ++k) all.push_back(fmt::format("luda_r{}", k + 1));
+  std::string head = fmt::format("function({}) ", names(all));
+  FunctionSource second;
+  second.chunk = std::make_shared<const Chunk>(Chunk{function.chunk->name, head + shape.body_text, head.size()});
+  second.nparams = static_cast<int>(all.size());
+  return second;
 }
 
 }  // namespace luda::dsl

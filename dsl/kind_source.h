@@ -100,8 +100,7 @@ ReductionFunctions reduction_functions(const std::vector<KindParam>& in, const s
 // applies the work after them (post) to each output element.
 // Errors (SourceErrors at the construct): a reduction anywhere but the final return, one
 // inside another's argument, more than kMaxFusedReductions, reductions over different
-// axes, a non-literal axis, a local of the function used after the reductions (its value
-// is per element: a second pass).
+// axes, a non-literal axis, a local of the function used after the reductions.
 //
 // The most reductions one fused function carries: 16 accumulators of 8 bytes fill 32 KiB
 // of shared memory in the Columns reduction template.
@@ -118,28 +117,33 @@ struct FuseShape {
   // call's length, line breaks kept), placed after a one-line head (fuse_post_function)
   // at the lines and columns the user wrote them. Empty: the value is the reduction's.
   std::string post_text;
-  // The names the post work reads (node ids, for check_fuse_post): a parameter there
-  // must be a scalar at the call.
-  std::vector<int> post_names;
+  // The parameters (0-based) the post work reads besides the reductions, in all and per
+  // value of the return. One that is not a Lua number at the call (`x - luda.max(x)`)
+  // meets every element: the function then runs in two passes (the reductions, then the
+  // whole function elementwise over the inputs and their values).
+  std::vector<int> post_params;
+  std::vector<std::vector<int>> value_params;
+  // The whole function for the second pass: its body after a blanked header, each
+  // reduction a name as in post_text, at the user's lines and columns, through its `end`
+  // (fuse_second_pass_function puts the header before it).
+  std::string body_text;
 };
 FuseShape analyze_fuse(const FunctionSource& function);
 
 // The post work as a function of the reduced values then `scalar_params` (the fused
-// function's parameters passed as scalars at this call), in the user's chunk:
+// function's parameters passed as Lua numbers at this call), in the user's chunk:
 //   function(luda_r1, ..., luda_rk, <scalar params>) return <post_text> end
 FunctionSource fuse_post_function(const FunctionSource& function, const FuseShape& shape,
                                   const std::vector<std::string>& scalar_params);
 
-// Refuses, at its place, a parameter that the post work reads and that is an array at
-// this call (`x - luda.sum(x)`: every element of x meets a reduction of all of them,
-// which needs two passes over x). `is_array[k]`: parameter k is an array or a typed scalar
-// (anything but a Lua number) at this call.
-void check_fuse_post(const FunctionSource& function, const FuseShape& shape, const std::vector<bool>& is_array);
+// The second pass of a two-pass fused function: the function elementwise, each reduction's
+// value (broadcast back over the reduced axes) an extra parameter, in the user's chunk:
+//   function(<params>, luda_r1, ..., luda_rk) <body_text>
+FunctionSource fuse_second_pass_function(const FunctionSource& function, const FuseShape& shape,
+                                         const std::vector<std::string>& params);
 
 // The reduction calls of a fused function's final return, in source order (empty when the
 // function has no reduction). analyze_fuse has checked the shape.
 std::vector<const CallExpr*> fuse_reduction_calls(const Ast& ast, const FunctionExpr& function);
-
-FuseShape analyze_fuse(const FunctionSource& function);
 
 }  // namespace luda::dsl

@@ -356,7 +356,32 @@ int l_fuse(lua_State* L) {
     setup.options = options;
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                              dsl::Target target) { return fuse_reduction_code(*state, inputs, target); };
+    const jit::ReductionSetup one_pass = setup;
     k.reduction = std::make_unique<jit::ReductionKind>(std::move(setup));
+    if (!state->shape.post_params.empty()) {
+      // Two passes where the work after the reductions needs every element again: the
+      // reductions' values, then the function elementwise over the inputs and them.
+      jit::ReductionSetup first = one_pass;
+      first.out_names.clear();
+      jit::ElementwiseSetup second;
+      second.kind = "fuse";
+      second.name = k.name;
+      second.in_names = k.in_names;
+      for (std::size_t j = 1; j <= state->shape.ops.size(); ++j) {
+        first.out_names.push_back(fmt::format("luda_r{}", j));
+        second.in_names.push_back(first.out_names.back());
+      }
+      first.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
+                               dsl::Target target) { return fuse_reduction_code(*state, inputs, target, true); };
+      second.out_names = one_pass.out_names;
+      second.raw.assign(second.in_names.size(), false);
+      second.out_read.assign(second.out_names.size(), false);
+      second.options = options;
+      second.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
+                                dsl::Target target) { return fuse_second_pass_code(*state, inputs, target); };
+      k.fuse_first = std::make_unique<jit::ReductionKind>(std::move(first));
+      k.fuse_second = std::make_unique<jit::ElementwiseKind>(std::move(second));
+    }
   }
   k.fuse = state;
   guard.env = nullptr;

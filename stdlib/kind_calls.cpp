@@ -319,7 +319,31 @@ int call_elementwise(lua_State* L, KindObject& k) {
   return nout;
 }
 
-// reduction: k(x, w, b [, {axis =, keepdims =, out =, stream =}]); fuse with a final reduction alike.
+// fuse in two passes: the reductions' values, kept as size-1 axes so that they broadcast
+// back, then the function elementwise over the inputs and them.
+int call_fuse_two_passes(lua_State* L, KindObject& k, std::span<const jit::KernelArg> in,
+                         std::optional<std::span<const int>> axes, const CallOptions& o) {
+  check_two_pass_values(*k.fuse, in);
+  std::vector<NDArray> reduced(k.fuse->shape.ops.size());
+  k.fuse_first->call(in, reduced, axes, true, o.stream);
+  std::vector<jit::KernelArg> args(in.begin(), in.end());
+  for (const NDArray& r : reduced) args.push_back(jit::KernelArg::of_array(r));
+  std::vector<NDArray> outs(k.nout);
+  if (o.out) read_outputs(L, o.out, k.nout, k.who, outs);
+  k.fuse_second->call(args, outs, o.stream);
+  if (o.out) {
+    if (lua_istable(L, o.out)) {
+      for (std::size_t j = 0; j < k.nout; ++j) lua_rawgeti(L, o.out, static_cast<lua_Integer>(j + 1));
+    } else {
+      lua_pushvalue(L, o.out);
+    }
+    return static_cast<int>(k.nout);
+  }
+  for (NDArray& a : outs) push_array(L, std::move(a));
+  return static_cast<int>(k.nout);
+}
+
+// reduction: k(x, w, b [, {axis =, keepdims =, out =, stream =}]); fuse with reductions alike.
 int call_reduction(lua_State* L, KindObject& k) {
   int options = 0;
   int n = split_options(L, 2, &options);
@@ -356,6 +380,7 @@ int call_reduction(lua_State* L, KindObject& k) {
   std::optional<std::span<const int>> axes;
   if (naxes >= 0) axes = std::span<const int>(axis_list, static_cast<std::size_t>(naxes));
   if (k.env) k.env->bind(L);
+  if (k.fuse_second && fuse_needs_two_passes(*k.fuse, in)) return call_fuse_two_passes(L, k, in, axes, o);
   if (o.out && k.nout == 1) {  // the common case, with no copy of the output's handle
     if (NDArray* target = test_array(L, o.out)) {
       k.reduction->call(in, std::span<NDArray>(target, 1), axes, keepdims, o.stream);

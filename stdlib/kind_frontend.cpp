@@ -91,11 +91,14 @@ std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_vie
   fail_at_function(function, dsl::error_kind::type, who, fmt::format("returns {}; return a scalar", result.str()));
 }
 
-jit::ElementCode element_code(const TypedFunction& typed, std::string_view who) {
+jit::ElementCode element_code(const TypedFunction& typed, std::string_view who, std::size_t nout) {
   dsl::DeviceFunction f = compile_scalar_function(typed, who);
   jit::ElementCode code;
   code.outputs = result_scalars(f.result, who, typed.function);
-  if (code.outputs.size() != 1)
+  if (nout != 1 && code.outputs.size() != nout)
+    fail("{}: the function returns {} values here but its return lists {}; return one value per expression", who,
+         code.outputs.size(), nout);
+  if (code.outputs.size() != nout)
     fail("{}: the function returns {} values; it must return one (luda.elementwise takes several outputs)", who,
          code.outputs.size());
   code.functions = std::move(f.code);
@@ -374,22 +377,71 @@ jit::ReductionCode reduction_code(const StringKindState& s, std::span<const dsl:
   return code;
 }
 
-jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target) {
+namespace {
+
+// A SourceError of a function built from the user's chunk with each reduction a name
+// (dsl::fuse_post_function, fuse_second_pass_function), shown on the line as the user
+// wrote it: the lines and columns are the user's.
+template <class F>
+auto as_written(const FuseState& s, F&& compile) {
+  try {
+    return compile();
+  } catch (const dsl::SourceError& e) {
+    if (e.chunk() != s.fn.source.chunk->name || e.line() <= 0) throw;
+    const dsl::Chunk& user = *s.fn.source.chunk;
+    throw dsl::source_error(dsl::Source(user.name, user.text, user.hidden_prefix), {e.line(), e.col()}, e.kind(),
+                            e.message());
+  }
+}
+
+}  // namespace
+
+
+namespace {
+
+// Whether any of these parameters is not a Lua number at this call.
+bool reads_arrays(const std::vector<int>& params, std::span<const jit::KernelArg> args) {
+  for (int k : params) {
+    jit::KernelArg::Kind kind = args[static_cast<std::size_t>(k)].kind;
+    if (kind != jit::KernelArg::Kind::Int && kind != jit::KernelArg::Kind::Float) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool fuse_needs_two_passes(const FuseState& s, std::span<const jit::KernelArg> args) {
+  return reads_arrays(s.shape.post_params, args);
+}
+
+void check_two_pass_values(const FuseState& s, std::span<const jit::KernelArg> args) {
+  for (std::size_t v = 0; v < s.shape.value_params.size(); ++v)
+    if (!reads_arrays(s.shape.value_params[v], args))
+      fail("{}: value {} of the return has the reduced shape, but another is elementwise over the inputs (two "
+           "passes); NumPy would give them different shapes: return them from two fused functions",
+           s.who(), v + 1);
+}
+
+jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target,
+                                       bool values_only) {
   std::string who = s.who();
   std::vector<dsl::Type> params(inputs.begin(), inputs.end());
-  std::vector<bool> is_array;
   std::vector<std::string> scalar_names;
   std::vector<int> scalar_inputs;
   for (std::size_t k = 0; k < params.size(); ++k) {
     // As in reduction_code: a Lua number (weak) is one value for every element, which the
     // post step may read; an array's element or a typed scalar comes per element.
-    is_array.push_back(params[k].kind != dsl::Type::Kind::Scalar || !params[k].weak);
-    if (!is_array.back()) {
+    if (params[k].kind == dsl::Type::Kind::Scalar && params[k].weak) {
       scalar_names.push_back(s.fn.params.at(k));
       scalar_inputs.push_back(static_cast<int>(k));
     }
   }
-  dsl::check_fuse_post(s.fn.source, s.shape, is_array);
+  const bool with_post = !values_only && !s.shape.post_text.empty();
+  if (with_post)  // the call chose one pass (fuse_needs_two_passes); inspect may not have
+    for (int k : s.shape.post_params)
+      if (std::find(scalar_inputs.begin(), scalar_inputs.end(), k) == scalar_inputs.end())
+        fail("{}: '{}' is not a Lua number here, so the function runs in two passes (the reductions, then the "
+             "function elementwise); inspect shows one pass only", who, s.fn.params.at(static_cast<std::size_t>(k)));
   TypedFunction t = typed(s.fn, params, target);
   t.fuse_reduction_as_value = true;
   dsl::DeviceFunction value = compile_scalar_function(t, who);
@@ -435,9 +487,20 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
       code.accumulators.push_back({parts[k].reduce_type, reduce, identity, parts[k].output});
     }
   }
-  if (s.shape.post_text.empty()) {  // the value is the reduction's
+  if (!with_post && nred == 1) {  // the value is the reduction's
     code.post = compile(source_text_function("function(a) return a end"), "post", {dsl::Type::scalar_of(code.reduce_type)}).c_name;
     code.outputs = {parts[0].output};
+    return code;
+  }
+  if (!with_post) {  // the reductions' values, for the second pass
+    std::string names, ps;
+    std::vector<dsl::Type> types;
+    for (std::size_t k = 0; k < nred; ++k) {
+      names += fmt::format("{}a{}", k ? ", " : "", k);
+      types.push_back(dsl::Type::scalar_of(parts[k].output));
+      code.outputs.push_back(parts[k].output);
+    }
+    code.post = compile(source_text_function(fmt::format("function({0}) return {0} end", names)), "values", types).c_name;
     return code;
   }
   // The work after the reductions: a function of the reduced values (in their dtypes, as
@@ -449,17 +512,7 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   TypedFunction f = typed(s.fn, std::move(post_params), target);
   f.function = &post;
   f.name = s.fn.name + "_post";
-  dsl::DeviceFunction df;
-  try {
-    df = compile_scalar_function(f, who);
-  } catch (const dsl::SourceError& e) {
-    // The post chunk has the user's lines and columns, with each reduction a name: show
-    // the line as the user wrote it.
-    if (e.chunk() != s.fn.source.chunk->name || e.line() <= 0) throw;
-    const dsl::Chunk& user = *s.fn.source.chunk;
-    throw dsl::source_error(dsl::Source(user.name, user.text, user.hidden_prefix), {e.line(), e.col()}, e.kind(),
-                            e.message());
-  }
+  dsl::DeviceFunction df = as_written(s, [&] { return compile_scalar_function(f, who); });
   code.functions += df.code;
   code.typed += df.typed;
   for (std::string& o : df.nvrtc_options)
@@ -480,6 +533,14 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   return code;
 }
 
+jit::ElementCode fuse_second_pass_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target) {
+  dsl::FunctionSource second = dsl::fuse_second_pass_function(s.fn.source, s.shape, s.fn.params);
+  TypedFunction t = typed(s.fn, std::vector<dsl::Type>(inputs.begin(), inputs.end()), target);
+  t.function = &second;
+  jit::ElementCode code = as_written(s, [&] { return element_code(t, s.who(), s.shape.nresults); });
+  code.chunks = {second.chunk, s.fn.source.chunk};
+  return code;
+}
 
 dsl::Signature parse_vectorize_signature(std::string_view text, const LuaFunction& fn, std::string_view who) {
   dsl::Signature sig = dsl::parse_signature(text);

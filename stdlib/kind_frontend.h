@@ -58,9 +58,9 @@ dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_
 std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who,
                                         const dsl::FunctionSource* function = nullptr);
 
-// The element code of a one-output function, typed for f.params: its result must be one
-// value (`who` names the kind in the error for a tuple).
-jit::ElementCode element_code(const TypedFunction& f, std::string_view who);
+// The element code of a function of `nout` outputs, typed for f.params: its result must
+// be one value, or nout (`who` names the kind in the error).
+jit::ElementCode element_code(const TypedFunction& f, std::string_view who, std::size_t nout = 1);
 
 // A weak type made strong as NumPy makes a Python scalar: int64, float64.
 dsl::Type strong(const dsl::Type& t);
@@ -149,12 +149,25 @@ jit::ReductionCode reduction_code(const StringKindState& s, std::span<const dsl:
 // luda.fuse: elementwise (element_code of the function), or with reductions in its final
 // return: the reductions' element values (fuse_reduction_as_value) mapped, reduced by
 // their ops (one accumulator each), and the work after them (dsl::fuse_post_function) as
-// the post step, which gives the outputs.
+// the post step, which gives the outputs; or, where the work after the reductions needs
+// every element again, two passes: the reductions, then the function elementwise.
 struct FuseState {
   LuaFunction fn;
   dsl::FuseShape shape;
   std::string who() const { return fmt::format("fuse '{}'", fn.name); }
 };
-jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target);
+// The one-pass reduction; values_only: the first of two passes, whose outputs are the
+// reductions' values.
+jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target,
+                                       bool values_only = false);
+// The second of two passes: the function elementwise over its inputs then the reductions'
+// values (dsl::fuse_second_pass_function).
+jit::ElementCode fuse_second_pass_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target);
+// Whether a call with these arguments runs in two passes: the work after the reductions
+// reads an argument that is not a Lua number.
+bool fuse_needs_two_passes(const FuseState& s, std::span<const jit::KernelArg> args);
+// In two passes every output is elementwise over the inputs: a value of the return that
+// is the reductions' alone (NumPy's reduced shape) is an error.
+void check_two_pass_values(const FuseState& s, std::span<const jit::KernelArg> args);
 
 }  // namespace luda::lua

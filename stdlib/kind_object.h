@@ -31,6 +31,10 @@ struct KindObject {
   std::shared_ptr<FuseState> fuse;
   std::unique_ptr<jit::ElementwiseKind> elementwise;
   std::unique_ptr<jit::ReductionKind> reduction;
+  // fuse whose work after the reductions may need every element again: the two passes
+  // (the reductions' values, then the function elementwise; kind_frontend.h).
+  std::unique_ptr<jit::ReductionKind> fuse_first;
+  std::unique_ptr<jit::ElementwiseKind> fuse_second;
   std::string who;  // "vectorize 'add'": starts messages (made once: calls format nothing)
 };
 

@@ -364,20 +364,23 @@ TEST(AnalyzeFuse, SeveralReductionsAndTheWorkAfterThem) {
   EXPECT_EQ(two.post_text, "                   luda_r1    , luda_r2    \nend");
 }
 
-TEST(AnalyzeFuse, AnArrayAfterTheReductionsIsRefusedAtItsPlace) {
-  FunctionSource f = fuse_source("function(x, k) return x - luda.max(x) * k end");
+// The parameters the work after the reductions reads decide, at the call, whether it
+// needs a second pass; the second pass is the whole function with each reduction a name.
+TEST(AnalyzeFuse, TheSecondPassFunction) {
+  FunctionSource f = fuse_source("function(x, k)\n  local y = x * 2\n  return x - luda.max(y) * k, luda.sum(y) + 1\nend");
   FuseShape s = analyze_fuse(f);
-  check_fuse_post(f, s, {false, false});  // x a Lua number: one value
-  EXPECT_EQ(error_of([&] { check_fuse_post(f, s, {true, false}); }),
-            "fused.lua:1:23: unsupported: 'x' is an array at this call, used after the reductions (only Lua numbers "
-            "may be): combining each element of an array with a reduction (x - luda.sum(x)) needs two passes over it; "
-            "fuse the reduction alone and pass its value to a second fused function or to the array operations\n"
-            "    function(x, k) return x - luda.max(x) * k end\n"
-            "                          ^");
-  EXPECT_EQ(first_line(error_of([&] { check_fuse_post(f, s, {false, true}); })),
-            "fused.lua:1:41: unsupported: 'k' is an array at this call, used after the reductions (only Lua numbers "
-            "may be): combining each element of an array with a reduction (k - luda.sum(k)) needs two passes over it; "
-            "fuse the reduction alone and pass its value to a second fused function or to the array operations");
+  EXPECT_EQ(s.post_params, (std::vector<int>{0, 1}));
+  EXPECT_EQ(s.value_params, (std::vector<std::vector<int>>{{0, 1}, {}}));
+  EXPECT_EQ(s.body_text, "              \n  local y = x * 2\n  return x - luda_r1     * k, luda_r2     + 1\nend");
+  FunctionSource second = fuse_second_pass_function(f, s, {"x", "k"});
+  EXPECT_EQ(second.chunk->text, "function(x, k, luda_r1, luda_r2) " + s.body_text);
+  EXPECT_EQ(second.chunk->hidden_prefix, std::string("function(x, k, luda_r1, luda_r2) ").size());
+  EXPECT_EQ(second.nparams, 4);
+  // a function on a later line of its chunk keeps its lines
+  FunctionSource in_chunk = fuse_source("local f = 1\nreturn function(x) return x / luda.sum(x) end");
+  in_chunk.line_defined = in_chunk.last_line_defined = 2;
+  FuseShape later = analyze_fuse(in_chunk);
+  EXPECT_EQ(later.body_text, "\n                   return x / luda_r1     end");
 }
 
 TEST(AnalyzeFuse, Errors) {
@@ -405,9 +408,9 @@ TEST(AnalyzeFuse, Errors) {
             "    function(x) return luda.sum(x - luda.max(x)) end\n"
             "                                    ^~~~~~~~~~~");
   EXPECT_EQ(fuse_error("function(x)\n  local d = x * 2\n  return luda.sum(d) + d\nend"),
-            "fused.lua:3:24: unsupported: 'd' is a local of the fused function, used after its reductions: its value "
-            "is per element, and using it with a reduction needs two passes; use it inside a reduction, or write its "
-            "expression in the return\n"
+            "fused.lua:3:24: unsupported: 'd' is a local of the fused function, used after its reductions; write its "
+            "expression there instead (whether the work after the reductions is per element, and so a second pass, "
+            "is read from the parameters it uses)\n"
             "    return luda.sum(d) + d\n"
             "                         ^");
   std::string many = "function(x) return luda.sum(x)";
