@@ -91,14 +91,23 @@ std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_vie
   fail_at_function(function, dsl::error_kind::type, who, fmt::format("returns {}; return a scalar", result.str()));
 }
 
-jit::ElementCode element_code(const TypedFunction& typed, std::string_view who, std::size_t nout) {
+namespace {
+
+// A fused function's return of `listed` expressions whose last is a call of several values.
+void check_listed(std::string_view who, std::size_t got, std::size_t listed) {
+  if (got != listed)
+    fail("{}: the function returns {} values here but its return lists {}; return one value per expression", who,
+         got, listed);
+}
+
+}  // namespace
+
+jit::ElementCode element_code(const TypedFunction& typed, std::string_view who, std::size_t listed) {
   dsl::DeviceFunction f = compile_scalar_function(typed, who);
   jit::ElementCode code;
   code.outputs = result_scalars(f.result, who, typed.function);
-  if (nout != 1 && code.outputs.size() != nout)
-    fail("{}: the function returns {} values here but its return lists {}; return one value per expression", who,
-         code.outputs.size(), nout);
-  if (code.outputs.size() != nout)
+  if (listed) check_listed(who, code.outputs.size(), listed);
+  if (code.outputs.size() != 1 && !listed)
     fail("{}: the function returns {} values; it must return one (luda.elementwise takes several outputs)", who,
          code.outputs.size());
   code.functions = std::move(f.code);
@@ -394,11 +403,6 @@ auto as_written(const FuseState& s, F&& compile) {
   }
 }
 
-}  // namespace
-
-
-namespace {
-
 // Whether any of these parameters is not a Lua number at this call.
 bool reads_arrays(const std::vector<int>& params, std::span<const jit::KernelArg> args) {
   for (int k : params) {
@@ -488,12 +492,13 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
     }
   }
   if (!with_post && nred == 1) {  // the value is the reduction's
-    code.post = compile(source_text_function("function(a) return a end"), "post", {dsl::Type::scalar_of(code.reduce_type)}).c_name;
+    code.post =
+        compile(source_text_function("function(a) return a end"), "post", {dsl::Type::scalar_of(code.reduce_type)}).c_name;
     code.outputs = {parts[0].output};
     return code;
   }
   if (!with_post) {  // the reductions' values, for the second pass
-    std::string names, ps;
+    std::string names;
     std::vector<dsl::Type> types;
     for (std::size_t k = 0; k < nred; ++k) {
       names += fmt::format("{}a{}", k ? ", " : "", k);
@@ -527,9 +532,7 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   code.post = df.c_name;
   code.post_inputs = std::move(scalar_inputs);
   code.outputs = result_scalars(df.result, who);
-  if (code.outputs.size() != static_cast<std::size_t>(s.shape.nresults))  // a last value that is a call of several
-    fail("{}: the function returns {} values here but its return lists {}; return one value per expression",
-         who, code.outputs.size(), s.shape.nresults);
+  check_listed(who, code.outputs.size(), static_cast<std::size_t>(s.shape.nresults));
   return code;
 }
 

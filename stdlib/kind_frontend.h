@@ -58,9 +58,10 @@ dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_
 std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who,
                                         const dsl::FunctionSource* function = nullptr);
 
-// The element code of a function of `nout` outputs, typed for f.params: its result must
-// be one value, or nout (`who` names the kind in the error).
-jit::ElementCode element_code(const TypedFunction& f, std::string_view who, std::size_t nout = 1);
+// The element code of a function, typed for f.params: its result must be one value (`who`
+// names the kind in the error for a tuple), or, `listed` > 0, that many (a fused
+// function's return of `listed` expressions).
+jit::ElementCode element_code(const TypedFunction& f, std::string_view who, std::size_t listed = 0);
 
 // A weak type made strong as NumPy makes a Python scalar: int64, float64.
 dsl::Type strong(const dsl::Type& t);
