@@ -403,12 +403,10 @@ auto as_written(const FuseState& s, F&& compile) {
   }
 }
 
-// Whether any of these parameters is not a Lua number at this call.
+// Whether any of these parameters is an array at this call.
 bool reads_arrays(const std::vector<int>& params, std::span<const jit::KernelArg> args) {
-  for (int k : params) {
-    jit::KernelArg::Kind kind = args[static_cast<std::size_t>(k)].kind;
-    if (kind != jit::KernelArg::Kind::Int && kind != jit::KernelArg::Kind::Float) return true;
-  }
+  for (int k : params)
+    if (args[static_cast<std::size_t>(k)].kind == jit::KernelArg::Kind::Array) return true;
   return false;
 }
 
@@ -441,11 +439,12 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
     }
   }
   const bool with_post = !values_only && !s.shape.post_text.empty();
-  if (with_post)  // the call chose one pass (fuse_needs_two_passes); inspect may not have
+  if (with_post)  // no array there (fuse_needs_two_passes): the post step takes them as one value each
     for (int k : s.shape.post_params)
       if (std::find(scalar_inputs.begin(), scalar_inputs.end(), k) == scalar_inputs.end())
-        fail("{}: '{}' is not a Lua number here, so the function runs in two passes (the reductions, then the "
-             "function elementwise); inspect shows one pass only", who, s.fn.params.at(static_cast<std::size_t>(k)));
+        fail("{}: '{}' is read after the reductions, where it must be a Lua number (one value for the reduced "
+             "ones) or an array (a second pass, elementwise); pass a Lua number, not a typed scalar or a boolean",
+             who, s.fn.params.at(static_cast<std::size_t>(k)));
   TypedFunction t = typed(s.fn, params, target);
   t.fuse_reduction_as_value = true;
   dsl::DeviceFunction value = compile_scalar_function(t, who);

@@ -165,10 +165,11 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
 // values (dsl::fuse_second_pass_function).
 jit::ElementCode fuse_second_pass_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target);
 // Whether a call with these arguments runs in two passes: the work after the reductions
-// reads an argument that is not a Lua number.
+// reads an argument that is an array. (Where it reads a typed scalar or a boolean, the
+// one pass refuses it: it takes Lua numbers there, as one value for the reduced ones.)
 bool fuse_needs_two_passes(const FuseState& s, std::span<const jit::KernelArg> args);
 // In two passes every output is elementwise over the inputs: a value of the return that
-// is the reductions' alone (NumPy's reduced shape) is an error.
+// reads no array after the reductions (NumPy's reduced shape) is an error.
 void check_two_pass_values(const FuseState& s, std::span<const jit::KernelArg> args);
 
 }  // namespace luda::lua

@@ -862,6 +862,9 @@ describe("luda.fuse", function()
       -- in two passes each output is elementwise: a value of the reductions alone would not be
       local mixed = luda.fuse(function(x, y) return x - luda.max(x), luda.sum(x) * y end)
       raises("fuse 'mixed': value 2 of the return has the reduced shape, but another is elementwise over the inputs (two passes); NumPy would give them different shapes: return them from two fused functions", function() return mixed(x, 2) end)
+      -- a typed scalar there would be NumPy's 0-d array: the reduced shape in one pass,
+      -- which takes Lua numbers
+      raises("fuse 'mixed': 'y' is read after the reductions, where it must be a Lua number (one value for the reduced ones) or an array (a second pass, elementwise); pass a Lua number, not a typed scalar or a boolean", function() return mixed(2, luda.float32(2)) end)
       local a, b = mixed(x, x)  -- both elementwise
       H.check(a, H.of({ -2.0, -1.0, 0.0 }), H.exact)
       H.check(b, H.of({ 6.0, 12.0, 18.0 }), H.exact)
