@@ -30,6 +30,11 @@ struct FunctionSource {
   int line_defined = 0;
   int last_line_defined = 0;
   int nparams = -1;  // -1: unknown
+  // An element function that dsl/kind_source.h generates (an elementwise body, a
+  // reduction's post_map): the names of its outputs, which its generated head declares (as
+  // parameters, or as locals before the body). Each keeps its out_params type, as CuPy's
+  // output references do: an assignment converts to it as a store into an array does.
+  std::vector<std::string> outputs;
 };
 
 // An opaque handle to a Lua function that the Environment understands (stdlib passes the

@@ -55,7 +55,8 @@ DeviceFunction compile_device_function(const DeviceFunctionRequest& request, Env
   options.noalias = false;  // a kernel's property: array parameters of a device function stay plain
   TypedProgram program = infer_device_function(found, request.handle, request.name.empty() ? "fn" : request.name,
                                                request.params, options, env,
-                                               request.fuse_reduction_as_value ? &fused : nullptr);
+                                               request.fuse_reduction_as_value ? &fused : nullptr,
+                                               request.function.outputs);
   // Bounds checks need an array to index (a raw parameter or a local allocation); without
   // one the functions take no luda_BoundsRecord*.
   options.boundscheck = options.boundscheck && uses_arrays(program);

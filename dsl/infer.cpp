@@ -228,6 +228,7 @@ void FunctionTyper::run() {
     v.has_type = true;
     v.type_origin = v.decl;
   }
+  mark_outputs(f);
   // Each pass may only widen local types, so this ends; the bound guards the invariant.
   for (int pass = 0;; ++pass) {
     LUDA_DSL_CHECK(pass < 64);
@@ -514,6 +515,21 @@ void FunctionTyper::local_stat(const LocalStat& l) {
   }
 }
 
+// The generated head declares a kind's outputs: parameters, and locals of the function's
+// own block (the body is a `do` block after them, so a local of the same name there is
+// the user's own).
+void FunctionTyper::mark_outputs(const FunctionExpr& f) {
+  auto is_output = [&](const Variable& v) {
+    return std::find(tf_.outputs.begin(), tf_.outputs.end(), v.name) != tf_.outputs.end();
+  };
+  for (std::size_t i = 0; i < tf_.params.size(); ++i)
+    if (is_output(tf_.vars[i])) tf_.vars[i].is_output = true;
+  for (const Stat* s : f.body->stats)
+    if (s->is<LocalStat>())
+      for (int index : tf_.declared.at(s->id))
+        if (is_output(var(index))) var(index).is_output = true;
+}
+
 void FunctionTyper::assign_stat(const AssignStat& a) {
   std::vector<Slot> slots = values_for(a.values, a.targets.size());
   for (std::size_t i = 0; i < a.targets.size(); ++i) {
@@ -533,6 +549,10 @@ void FunctionTyper::assign_stat(const AssignStat& a) {
                          fmt::format("cannot assign to '{}': upvalues and globals are read-only inside a kernel "
                                      "(declare a local, or write into an array)", n->name));
       tf_.exprs[static_cast<std::size_t>(n->id)].var = index;
+      if (var(index).is_output && var(index).has_type) {
+        if (!slot.unknown) convertible(slot.type, var(index).type, *slot.expr, "store", &src);
+        continue;
+      }
       assign(var(index), slot.type, slot.unknown, target.loc);
       if (slot.element < 0 && var(index).has_type) note_local_store(var(index), src, *slot.expr);
     } else if (target.is<IndexExpr>()) {
@@ -556,15 +576,17 @@ void FunctionTyper::store(const IndexExpr& target, const Slot& slot, Location) {
   convertible(slot.type, t.type, *slot.expr, "store", &tf_.info(*slot.expr));
 }
 
-// `value` converts to `to` (stores, parameters, returns): numbers to numbers, bool to bool,
-// arrays only to the same array type; a weak constant must fit.
+// `value` converts to `to` (stores into an array element or a kind's output): numbers and
+// bools to one another, as NumPy converts (true is 1, a number is true when it is not 0;
+// NaN is true), arrays only to the same array type; a weak constant must fit.
 void FunctionTyper::convertible(const Type& value, const Type& to, const Expr& at, std::string_view what,
                                 const ExprInfo* info) {
-  bool ok = (value.is_number() && to.is_number()) || (value.is_bool() && to.is_bool()) ||
+  bool ok = ((value.is_number() || value.is_bool()) && (to.is_number() || to.is_bool())) ||
             (value.kind == Type::Kind::Array && value == to);
   if (!ok)
     throw error_node(at, error_kind::type, fmt::format("cannot {} {} as {}", what, value.str(), to.str()));
-  if (info && info->constant && value.weak && to.is_int() && !constant_fits(*info->constant, value.scalar, to.scalar))
+  if (info && info->constant && value.weak && value.is_number() && to.is_int() &&
+      !constant_fits(*info->constant, value.scalar, to.scalar))
     throw error_node(at, error_kind::type,
                      fmt::format("the constant {} does not fit {}", constant_text(*info->constant, value.scalar),
                                  scalar_name(to.scalar)));
@@ -773,12 +795,13 @@ namespace {
 // A kernel or a kinds' device function: the root of a program, typed for `args`.
 TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                         const std::vector<Type>& args, const KernelOptions& options, Environment& env,
-                        bool is_kernel, const FusedReturn* fused) {
+                        bool is_kernel, const FusedReturn* fused, const std::vector<std::string>& outputs) {
   detail::Inference inf{env, options, {}, {}, {}, {}, {}};
   auto tf = std::make_unique<TypedFunction>();
   tf->ast = root.ast;
   tf->function = root.function;
   tf->is_kernel = is_kernel;
+  tf->outputs = outputs;
   tf->lua_name = name.empty() ? (is_kernel ? "kernel" : "fn") : name;
   tf->params = args;
   if (fused) tf->fused = *fused;
@@ -817,13 +840,13 @@ TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const 
 
 TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, const std::string& name,
                           const std::vector<Type>& args, const KernelOptions& options, Environment& env) {
-  return infer_root(kernel, handle, name, args, options, env, true, nullptr);
+  return infer_root(kernel, handle, name, args, options, env, true, nullptr, {});
 }
 
 TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                                    const std::vector<Type>& params, const KernelOptions& options, Environment& env,
-                                   const FusedReturn* fused) {
-  return infer_root(root, handle, name, params, options, env, false, fused);
+                                   const FusedReturn* fused, const std::vector<std::string>& outputs) {
+  return infer_root(root, handle, name, params, options, env, false, fused, outputs);
 }
 
 }  // namespace luda::dsl

@@ -71,6 +71,8 @@ struct Variable {
   Location type_origin;   // where the type was first given (for conflict errors)
   bool is_param = false;
   bool is_loop_var = false;
+  // A kind's output (FunctionSource::outputs): its type is fixed, and assignments convert.
+  bool is_output = false;
   int assignments = 0;    // assignments after the declaration
   // A local declared as the value of a weak integer parameter and never assigned again
   // (`local b = n`): reading it reads that parameter (compile.h WeakIntUse). -1 otherwise.
@@ -101,6 +103,7 @@ struct TypedFunction {
   std::string lua_name;                   // "add_kernel", "hypot"
   std::string c_name;                     // "add_kernel_1a2b3c4d"
   std::vector<Type> params;
+  std::vector<std::string> outputs;       // FunctionSource::outputs of a kind's element function
   Type result;                            // Void, a Scalar, or a Tuple
   std::vector<Variable> vars;
   std::vector<ExprInfo> exprs;            // by node id
@@ -135,7 +138,8 @@ TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, co
 // program. Its c_name is `name` made an identifier; the caller makes it unique.
 TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                                    const std::vector<Type>& params, const KernelOptions& options, Environment& env,
-                                   const FusedReturn* fused = nullptr);
+                                   const FusedReturn* fused = nullptr,
+                                   const std::vector<std::string>& outputs = {});
 
 // The typed listing for inspect("types"): each source line of the kernel and its device
 // functions, followed by the types of the locals it declares and of its expressions.

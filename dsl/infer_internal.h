@@ -76,6 +76,7 @@ class FunctionTyper {
   LUDA_DSL_NOINLINE void local_stat(const LocalStat& l);
   // A shared or local allocation past what a GPU allows: a located error.
   void check_allocation_size(const Variable& v, const Type& type, const Expr& at);
+  void mark_outputs(const FunctionExpr& f);
   LUDA_DSL_NOINLINE void assign_stat(const AssignStat& a);
   void numeric_for(const NumericForStat& f);
   LUDA_DSL_NOINLINE void numeric_for_head(const NumericForStat& f);

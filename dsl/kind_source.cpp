@@ -260,6 +260,7 @@ ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const
   std::string head = fmt::format("function({}) {}do ", names(params), zero_locals(out, types, in.size(), &result.out_read));
   result.function = wrapped(chunk, head, body, fmt::format("\nend return {} end", out_names(out)),
                             static_cast<int>(params.size()));
+  for (const KindParam& p : out) result.function.outputs.push_back(p.name);
   return result;
 }
 
@@ -297,6 +298,7 @@ ReductionFunctions reduction_functions(const std::vector<KindParam>& in, const s
   std::string head = fmt::format("function({}) {}do ", names(post_params), zero_locals(out, types, in.size(), nullptr));
   r.post = wrapped(chunk("post"), head, post_map_expr, fmt::format("\nend return {} end", out_names(out)),
                    static_cast<int>(post_params.size()));
+  for (const KindParam& p : out) r.post.outputs.push_back(p.name);
   return r;
 }
 
