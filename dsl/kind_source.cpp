@@ -188,9 +188,10 @@ std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view
   for (;;) {
     KindParam p;
     if (t.type == tok::Name && t.raw == "raw") {
-      if (role != "in_params")
+      if (role != "in_params" && reduction)
         throw fail(t, error_kind::syntax,
-                   fmt::format("'raw' is for in_params only: each element of an output is written by its own thread"));
+                   "'raw' is for in_params and an elementwise kernel's outputs: a reduction's outputs are written "
+                   "by post_map_expr, one element per reduced row");
       p.raw = true;
       lexer.next(t);
     }
@@ -249,18 +250,28 @@ ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const
   ElementwiseFunction result;
   std::vector<std::string> params;
   for (const KindParam& p : in) params.push_back(p.name);
+  for (const KindParam& p : out)
+    if (p.raw) params.push_back(p.name);
+  std::vector<KindParam> element_outs;  // the outputs the function returns: not raw
+  std::vector<bool> skip;               // per element output: a parameter, not a local
   for (const KindParam& p : out) {
-    result.out_read.push_back(needs_current_value(*ast->main().body, p.name));
+    result.out_read.push_back(!p.raw && needs_current_value(*ast->main().body, p.name));
+    if (p.raw) continue;
+    element_outs.push_back(p);
+    skip.push_back(result.out_read.back());
     if (result.out_read.back()) params.push_back(p.name);
   }
   params.push_back("i");
   params.push_back("n");
-  // function(<ins>, <read outs>, i, n) local <unread out> = <zero> do <body>
-  // end return <outs> end
-  std::string head = fmt::format("function({}) {}do ", names(params), zero_locals(out, types, in.size(), &result.out_read));
-  result.function = wrapped(chunk, head, body, fmt::format("\nend return {} end", out_names(out)),
+  std::vector<Scalar> element_types(types.begin(), types.begin() + static_cast<std::ptrdiff_t>(in.size()));
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (!out[k].raw) element_types.push_back(types[in.size() + k]);
+  // function(<ins>, <raw outs>, <read outs>, i, n) local <unread out> = <zero> do <body>
+  // end return <outs not raw> end
+  std::string head = fmt::format("function({}) {}do ", names(params), zero_locals(element_outs, element_types, in.size(), &skip));
+  result.function = wrapped(chunk, head, body, fmt::format("\nend return {} end", out_names(element_outs)),
                             static_cast<int>(params.size()));
-  for (const KindParam& p : out) result.function.outputs.push_back(p.name);
+  for (const KindParam& p : element_outs) result.function.outputs.push_back(p.name);
   return result;
 }
 

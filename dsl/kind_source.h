@@ -53,16 +53,17 @@ KindParams parse_kind_signature(std::string_view in_params, std::string_view out
                                 std::string_view name, bool reduction);
 
 // The element function of an elementwise kernel, for one binding of its placeholders:
-//   function(<in params>, <read out params>, i, n)
+//   function(<in params>, <raw out params>, <read out params>, i, n)
 //     local <unread out> = <its dtype>(0) ...
 //     <body>
-//     return <out params>
+//     return <out params that are not raw>
 //   end
 // The body keeps its own line numbers and columns (the chunk is named `elementwise
-// '<name>'`; the generated head is a hidden prefix of line 1, dsl/source.h); raw params
-// are arrays; out params the body reads before assigning, or may leave unassigned (only
-// a top-level `z = ...` surely assigns; CuPy then keeps the output's value), are passed
-// in (their current value: out_read). `types[k]` is param k's dtype (ins then outs).
+// '<name>'`; the generated head is a hidden prefix of line 1, dsl/source.h); raw params,
+// inputs and outputs, are arrays that the body indexes (`y[i] = x`); out params the body
+// reads before assigning, or may leave unassigned (only a top-level `z = ...` surely
+// assigns; CuPy then keeps the output's value), are passed in (their current value:
+// out_read, never set for a raw one). `types[k]` is param k's dtype (ins then outs).
 // The body is parsed here: its syntax errors, and a `return` in it, are SourceErrors.
 struct ElementwiseFunction {
   FunctionSource function;

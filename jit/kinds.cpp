@@ -170,7 +170,8 @@ ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setu
 
 ElementwiseKind::~ElementwiseKind() = default;
 
-void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream) {
+void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream,
+                           std::int64_t size) {
   Impl& m = *impl_;
   kind::Core& core = m.core;
   if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
@@ -216,10 +217,18 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     // Broadcasting: the inputs together, then with the given outputs, which must have the
     // result's shape.
     if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, m.raw_span());
+    const std::int64_t sized[1] = {size};
+    const LayoutOperand loop{sized, sized, 1};  // size=: the loop's shape, as an operand (strides unread)
+    if (size >= 0 && nl == 0) lay[nl++] = loop;
+    const int nl_shape = nl;
     for (const NDArray& o : outs)
       if (o.valid()) lay[nl++] = layout_operand(o);
     BroadcastShape with_outputs;
     if (!broadcast({lay, static_cast<std::size_t>(nl)}, with_outputs)) with_outputs = shape;
+    if (nl_shape > nl_in) {  // size=: the outputs have its shape
+      broadcast({lay + nl_in, 1}, shape);
+      with_outputs = shape;
+    }
     for (std::size_t k = 0; k < nout; ++k)
       if (outs[k].valid()) core.check_output(k, outs[k], with_outputs.shape.data(), with_outputs.ndim);
     shape = with_outputs;

@@ -107,7 +107,10 @@ class ElementwiseKind {
   // read before any output was written. A raw input is never copied (the element code
   // indexes it freely); its overlap with an output only turns off __restrict__.
   // A call whose key was seen before allocates nothing but missing outputs.
-  void call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream = nullptr);
+  // `size` (CuPy's size=), when not negative, is the loop's size where no operand gives it
+  // (every array raw, no output that is not); the outputs have shape (size,) then.
+  void call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream = nullptr,
+            std::int64_t size = -1);
 
   // Compiles the code for these input types on `device` ahead of a call (vectorize's
   // eager signatures): the variant for C-contiguous, aligned, non-overlapping arrays (strong

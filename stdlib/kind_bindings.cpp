@@ -235,13 +235,23 @@ int l_elementwise(lua_State* L) {
     setup.in_names.push_back(p.name);
     setup.raw.push_back(p.raw);
   }
-  for (const dsl::KindParam& p : state->out) setup.out_names.push_back(p.name);
-  setup.out_read = out_read;
+  k.in_names = setup.in_names;
+  // A raw output is passed whole, as a raw input is: the kind takes it as one (after the
+  // inputs), and the body indexes it. The kind's outputs are the others.
+  for (const dsl::KindParam& p : state->out)
+    if (p.raw) {
+      setup.in_names.push_back(p.name);
+      setup.raw.push_back(true);
+    }
+  for (std::size_t j = 0; j < state->out.size(); ++j)
+    if (!state->out[j].raw) {
+      setup.out_names.push_back(state->out[j].name);
+      setup.out_read.push_back(out_read[j]);
+    }
   setup.index_args = true;
   setup.options = state->options;
   setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>> outputs,
                            dsl::Target target) { return elementwise_code(*state, inputs, outputs, target); };
-  k.in_names = setup.in_names;
   k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
   k.strings = state;
   push_kind(L, std::move(k), 3);
@@ -399,9 +409,13 @@ std::vector<dsl::Type> signature_inputs(lua_State* L, KindObject& k, int idx, st
   }
   std::string_view text = check_string(L, idx, fname);
   dsl::Signature sig = dsl::parse_signature(text);
-  if (sig.params.size() != k.in_names.size())
-    fail("{}: the signature '{}' has {} parameter{} but the kernel takes {}", k.who, text, sig.params.size(),
-         sig.params.size() == 1 ? "" : "s", k.in_names.size());
+  std::size_t raw_outputs = 0;  // elementwise: the kind takes them after the inputs
+  if (k.strings)
+    for (const dsl::KindParam& p : k.strings->out) raw_outputs += p.raw ? 1 : 0;
+  if (sig.params.size() != k.in_names.size() + raw_outputs)
+    fail("{}: the signature '{}' has {} parameter{} but the kernel takes {}{}", k.who, text, sig.params.size(),
+         sig.params.size() == 1 ? "" : "s", k.in_names.size() + raw_outputs,
+         raw_outputs ? " (its inputs, then its raw outputs)" : "");
   return sig.params;
 }
 

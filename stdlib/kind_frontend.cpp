@@ -284,20 +284,32 @@ std::vector<dsl::Scalar> bind_types(const StringKindState& s, std::span<const ds
 jit::ElementCode elementwise_code(const StringKindState& s, std::span<const dsl::Type> inputs,
                                   std::span<const std::optional<dsl::Scalar>> outputs, dsl::Target target) {
   std::string who = s.who();
-  std::vector<dsl::Scalar> types = bind_types(s, inputs, outputs);
+  // The kind's inputs are the in params, then the raw out params (arrays the caller
+  // gives); its outputs are the other out params.
+  LUDA_INTERNAL_CHECK(inputs.size() >= s.in.size());
+  std::span<const dsl::Type> ins = inputs.first(s.in.size());
+  std::vector<std::optional<dsl::Scalar>> all_outputs;
+  for (std::size_t k = 0, r = s.in.size(), j = 0; k < s.out.size(); ++k)
+    all_outputs.push_back(s.out[k].raw ? std::optional(inputs[r++].scalar) : outputs[j++]);
+  std::vector<dsl::Scalar> types = bind_types(s, ins, all_outputs);
   dsl::ElementwiseFunction ef = dsl::elementwise_function(s.in, s.out, types, s.body, s.name);
   std::vector<dsl::Type> params;
+  auto raw_array = [&](const dsl::Type& given, dsl::Scalar want, const std::string& label) {
+    if (given.kind != dsl::Type::Kind::Array)
+      fail("{}: {} is raw: pass an array, got {}", who, label, describe_type(given));
+    if (given.scalar != want)
+      fail("{}: {} is raw {}, got a {} array; pass a {} array", who, label, dsl::scalar_name(want),
+           dsl::scalar_name(given.scalar), dsl::scalar_name(want));
+    params.push_back(given);
+  };
   for (std::size_t k = 0; k < s.in.size(); ++k) {
-    if (!s.in[k].raw) {
-      params.push_back(dsl::Type::scalar_of(types[k]));
-      continue;
-    }
-    if (inputs[k].kind != dsl::Type::Kind::Array)
-      fail("{}: {} is raw: pass an array, got {}", who, param_label(s.in, k, false), describe_type(inputs[k]));
-    if (inputs[k].scalar != types[k])
-      fail("{}: {} is raw {}, got a {} array; pass a {} array", who, param_label(s.in, k, false),
-           dsl::scalar_name(types[k]), dsl::scalar_name(inputs[k].scalar), dsl::scalar_name(types[k]));
-    params.push_back(inputs[k]);
+    if (s.in[k].raw) raw_array(inputs[k], types[k], param_label(s.in, k, false));
+    else params.push_back(dsl::Type::scalar_of(types[k]));
+  }
+  std::vector<dsl::Scalar> element_outputs;
+  for (std::size_t k = 0, r = s.in.size(); k < s.out.size(); ++k) {
+    if (s.out[k].raw) raw_array(inputs[r++], types[s.in.size() + k], param_label(s.out, k, true));
+    else element_outputs.push_back(types[s.in.size() + k]);
   }
   std::vector<dsl::Type> all = params;
   for (std::size_t k = 0; k < s.out.size(); ++k)
@@ -313,12 +325,12 @@ jit::ElementCode elementwise_code(const StringKindState& s, std::span<const dsl:
   t.env = &builtin_environment();
   t.boundscheck = jit::checks_bounds(s.options.boundscheck, target);
   dsl::DeviceFunction df = compile_scalar_function(t, who);
-  result_scalars(df.result, who, t.function);  // checks that it returns values
+  if (!element_outputs.empty()) result_scalars(df.result, who, t.function);  // checks that it returns values
   jit::ElementCode code;
   code.functions = std::move(df.code);
   code.call = std::move(df.c_name);
   code.params = std::move(params);
-  code.outputs.assign(types.begin() + static_cast<std::ptrdiff_t>(s.in.size()), types.end());
+  code.outputs = std::move(element_outputs);
   code.nvrtc_options = std::move(df.nvrtc_options);
   code.typed = std::move(df.typed);
   code.chunks = {ef.function.chunk};

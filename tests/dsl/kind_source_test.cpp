@@ -115,9 +115,9 @@ TEST(KindParams, NameErrors) {
             "out_params of elementwise 'layer':1:8: name error: duplicate parameter 'w': in_params has it too\n"
             "    T z, T w\n"
             "           ^");
-  EXPECT_EQ(param_error("raw T z", "out_params"),
-            "out_params of elementwise 'layer':1:1: syntax error: 'raw' is for in_params only: each element of an "
-            "output is written by its own thread\n"
+  EXPECT_EQ(param_error("raw T z", "out_params", true),
+            "out_params of reduction 'layer':1:1: syntax error: 'raw' is for in_params and an elementwise kernel's "
+            "outputs: a reduction's outputs are written by post_map_expr, one element per reduced row\n"
             "    raw T z\n"
             "    ^~~");
   EXPECT_EQ(param_error("T x, int64 i"),

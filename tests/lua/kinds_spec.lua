@@ -415,9 +415,6 @@ describe("luda.elementwise", function()
           "T x,", "T z")
       bad("in_params of elementwise 'k':1:13: name error: duplicate parameter 'x' (also at column 3)\n    T x, T y, T x\n                ^",
           "T x, T y, T x", "T z")
-      bad("out_params of elementwise 'k':1:1: syntax error: 'raw' is for in_params only: each element of an output is " ..
-          "written by its own thread\n    raw T z\n    ^~~",
-          "T x", "raw T z")
       bad("in_params of elementwise 'k':1:3: name error: 'i' is a reserved name: i is the element index and n the size\n" ..
           "    T i\n      ^",
           "T i", "T z")
@@ -459,10 +456,10 @@ describe("luda.elementwise", function()
     on_devices("size= with outputs given, or with arrays that give the size: the contradiction is refused", function()
       local reverse = luda.elementwise("raw T x", "T y", "y = x[n - 1 - i]", "reverse")
       local x, y = luda.arange(5, "float64"), luda.zeros(3)
-      raises("elementwise 'reverse': option 'size' is for calls whose outputs are allocated; here the outputs given " ..
+      raises("elementwise 'reverse': option 'size' is for calls whose outputs are allocated or all raw; here the outputs given " ..
              "give the size (pass the outputs or {size = n}, not both)",
              function() return reverse(x, y, { size = 5 }) end)
-      raises("elementwise 'reverse': option 'size' is for calls whose outputs are allocated; here the outputs given " ..
+      raises("elementwise 'reverse': option 'size' is for calls whose outputs are allocated or all raw; here the outputs given " ..
              "give the size (pass the outputs or {size = n}, not both)",
              function() return reverse(x, luda.zeros(5), { size = 5 }) end)
       assert.are.same({ 0, 0, 0 }, y:totable())  -- nothing ran
