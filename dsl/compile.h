@@ -161,6 +161,6 @@ struct CudaKernel {
 CudaKernel compile_kernel(const KernelRequest& request, Environment& env);
 
 // The version of the generated code's prelude and conventions: part of every cache key.
-inline constexpr int kPreludeVersion = 3;
+inline constexpr int kPreludeVersion = 4;
 
 }  // namespace luda::dsl

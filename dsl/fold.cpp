@@ -86,9 +86,10 @@ std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Consta
     case BinaryOp::Mul: v = x * y; break;
     case BinaryOp::IDiv: v = std::floor(x / y); break;
     case BinaryOp::Mod: {
-      // Lua's luai_nummod.
+      // The prelude's luda_mod: Lua's luai_nummod, with a zero taking y's sign (NumPy's).
       v = std::fmod(x, y);
-      if ((v > 0) ? y < 0 : (v < 0 && y > 0)) v += y;
+      if (v == 0) v = std::copysign(0.0, y);
+      else if ((v > 0) ? y < 0 : (v < 0 && y > 0)) v += y;
       break;
     }
     default: return std::nullopt;

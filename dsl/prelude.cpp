@@ -104,8 +104,10 @@ LUDA_INLINE bool luda_eq(long long a, unsigned long long b) { return a >= 0 && (
 LUDA_INLINE bool luda_eq(unsigned long long a, long long b) { return b >= 0 && a == (unsigned long long)b; }
 LUDA_INLINE float luda_floordiv(float a, float b) { return floorf(a / b); }
 LUDA_INLINE double luda_floordiv(double a, double b) { return floor(a / b); }
-LUDA_INLINE float luda_mod(float a, float b) { float m = fmodf(a, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
-LUDA_INLINE double luda_mod(double a, double b) { double m = fmod(a, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
+// Float `%`: the divisor's sign, a zero too (NumPy's remainder: -4.0 % 2.0 is 0.0, where
+// Lua's fmod-based one gives -0.0); a zero divisor gives NaN.
+LUDA_INLINE float luda_mod(float a, float b) { float m = fmodf(a, b); if (m == 0.0f) return copysignf(0.0f, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
+LUDA_INLINE double luda_mod(double a, double b) { double m = fmod(a, b); if (m == 0.0) return copysign(0.0, b); return ((m > 0) ? b < 0 : (m < 0 && b > 0)) ? m + b : m; }
 // math.fmod on integers: C's truncated remainder, with x % -1 = 0 and x % 0 = 0 (no trap).
 template <class T> LUDA_INLINE T luda_fmod(T a, T b) { return (b == (T)0 || (luda_traits<T>::is_signed_int && b == (T)-1)) ? (T)0 : (T)(a % b); }
 LUDA_INLINE float luda_fmod(float a, float b) { return fmodf(a, b); }

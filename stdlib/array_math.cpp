@@ -234,6 +234,14 @@ jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, st
   jit::ElementCode code = lua::element_code(f, who);
   if (as_uint8 && code.outputs[0] == dsl::Scalar::UInt8) code.outputs[0] = dsl::Scalar::Bool;  // minimum, maximum
   for (dsl::WeakIntUse& use : code.weak_int_uses) use.where.clear();  // the operation's own text: not the user's
+  // NumPy's bitwise operations take every operand in the common dtype, a shift's count
+  // too (left_shift(uint8, 300) raises), where the text leaves the count as it is.
+  for (std::size_t k = first; k < inputs.size() && def.integral && dsl::is_integer(common); ++k) {
+    bool noted = false;
+    for (const dsl::WeakIntUse& use : code.weak_int_uses) noted = noted || use.param == static_cast<int>(k);
+    if (!noted && inputs[k].weak && dsl::is_integer(inputs[k].scalar))
+      code.weak_int_uses.push_back(dsl::WeakIntUse{static_cast<int>(k), common, ""});
+  }
   return code;
 }
 
