@@ -37,6 +37,9 @@ struct UfuncDef {
   std::string_view on_bools = {};
   // Bitwise operations: integers and bools only, as NumPy's.
   bool integral = false;
+  // The name messages and the kernel use, where it differs (the steps of round).
+  std::string_view shown = {};
+  std::string_view who() const { return shown.empty() ? name : shown; }
 };
 
 // The texts of the bitwise and logical operations, on integers and on bools.
@@ -97,7 +100,17 @@ constexpr std::array kUfuncs = {
     UfuncDef{"tgamma", 1, "function(a) return luda.math.tgamma(a) end", Bools::Refused},
     UfuncDef{"cbrt", 1, "function(a) return luda.math.cbrt(a) end", Bools::Refused},
     UfuncDef{"rsqrt", 1, "function(a) return luda.math.rsqrt(a) end", Bools::Refused},
-    UfuncDef{"round", 1, "function(a) return luda.math.round(a) end", Bools::Refused},
+    UfuncDef{"rint", 1, "function(a) return luda.math.rint(a) end", Bools::Refused},
+    // NumPy's round(x, decimals), f = 10^|decimals| (array_math::round): rint(x * f) / f for
+    // decimals > 0 and rint(x / f) * f for decimals < 0, in x's float dtype, as NumPy's three
+    // steps compute it. An integer stays as it is for decimals >= 0, else goes to the nearest
+    // multiple of f, a half to the even multiple, computed exactly in its dtype.
+    UfuncDef{"round_scaled", 2, "function(a, f) return luda.math.rint(a * f) / f end", Bools::Refused,
+             "function(a, f) return a end", {}, false, "round"},
+    UfuncDef{"round_coarse", 2, "function(a, f) return luda.math.rint(a / f) * f end", Bools::Refused,
+             "function(a, f) local q = a // f local r = a - q * f "
+             "if r > f - r or (r == f - r and q % 2 ~= 0) then q = q + 1 end return q * f end",
+             {}, false, "round"},
     UfuncDef{"trunc", 1, "function(a) return luda.math.trunc(a) end", Bools::Refused},
     UfuncDef{"hypot", 2, "function(a, b) return luda.math.hypot(a, b) end", Bools::Refused},
     UfuncDef{"copysign", 2, "function(a, b) return luda.math.copysign(a, b) end", Bools::Refused},
@@ -190,7 +203,7 @@ struct UfuncSources {
 
 jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, std::span<const dsl::Type> inputs,
                             dsl::Target target) {
-  std::string who = fmt::format("ufunc '{}'", def.name);
+  std::string who = fmt::format("ufunc '{}'", def.who());
   LUDA_INTERNAL_CHECK(static_cast<int>(inputs.size()) == def.nin);
   // where(c, x, y): c is read as a bool; x and y promote together.
   std::size_t first = def.bools == Bools::Allowed ? 1 : 0;
@@ -228,7 +241,7 @@ jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, st
   lua::TypedFunction f;
   f.function = source;
   f.env = &lua::builtin_environment();
-  f.name = std::string(def.name);
+  f.name = std::string(def.who());
   f.params = std::move(params);
   f.target = target;
   jit::ElementCode code = lua::element_code(f, who);
@@ -511,7 +524,7 @@ jit::ElementwiseKind& ufunc(std::string_view name) {
   if (auto it = r.ufuncs.find(name); it != r.ufuncs.end()) return *it->second;
   jit::ElementwiseSetup setup;
   setup.kind = "ufunc";
-  setup.name = std::string(def->name);
+  setup.name = std::string(def->who());
   setup.in_names = input_names(def->nin, def->bools == Bools::Allowed);
   setup.out_names = {"out"};
   setup.raw.assign(static_cast<std::size_t>(def->nin), false);
@@ -531,7 +544,7 @@ void apply(std::string_view name, std::span<const jit::KernelArg> inputs, NDArra
   jit::ElementwiseKind& kind = ufunc(name);
   const UfuncDef& def = *find_ufunc(name);
   if (static_cast<int>(inputs.size()) != def.nin)
-    fail("ufunc '{}' takes {} operand{}, got {}", name, def.nin, def.nin == 1 ? "" : "s", inputs.size());
+    fail("ufunc '{}' takes {} operand{}, got {}", def.who(), def.nin, def.nin == 1 ? "" : "s", inputs.size());
   // A Lua boolean among numbers is the number 0 or 1, as NumPy's True (x & true). clip's
   // bounds: NumPy 2 clips a Python int bound to the array's integer range first
   // (clip(int8, -5, 1000) is clip(int8, -5, 127)), where every other operation raises.
@@ -561,6 +574,39 @@ NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, con
   NDArray out;
   apply(name, inputs, out, stream);
   return out;
+}
+
+bool is_step(std::string_view name) { return name == "round_scaled" || name == "round_coarse"; }
+
+void round(const jit::KernelArg& x, std::int64_t decimals, NDArray& out, const Stream* stream) {
+  dsl::Scalar t = lua::strong(operand_type(x)).scalar;
+  if (t == dsl::Scalar::Bool)
+    fail("ufunc 'round' is not defined for bool operands; convert them first (x:astype(\"int64\"))");
+  bool integer = dsl::is_integer(t);
+  if (decimals == 0 && !integer) return apply("rint", {&x, 1}, out, stream);
+  if (decimals >= 0 && integer) {
+    std::array<jit::KernelArg, 2> in = {x, jit::KernelArg::of_int(1)};
+    return apply("round_scaled", in, out, stream);
+  }
+  // NumPy's power_of_ten: exact to 10^22, then rounded step by step (inf past 10^308).
+  std::uint64_t k = decimals < 0 ? 0 - static_cast<std::uint64_t>(decimals) : static_cast<std::uint64_t>(decimals);
+  std::array<jit::KernelArg, 2> in = {x, jit::KernelArg::of_int(1)};
+  if (integer) {
+    std::int64_t f = 1;
+    bool fits = true;
+    for (std::uint64_t i = 0; i < k && fits; ++i) fits = !__builtin_mul_overflow(f, 10, &f);
+    // Past the dtype's range, 10^k is more than twice every element: all round to 0.
+    if (!fits || !integer_fits(f, to_dtype(t))) {
+      in[1] = jit::KernelArg::of_int(0);
+      return apply("multiply", in, out, stream);
+    }
+    in[1] = jit::KernelArg::of_int(f);
+  } else {
+    double f = 1;
+    for (std::uint64_t i = 0; i < k && f != std::numeric_limits<double>::infinity(); ++i) f *= 10;
+    in[1] = k <= 18 ? jit::KernelArg::of_int(static_cast<std::int64_t>(f)) : jit::KernelArg::of_float(f);
+  }
+  apply(decimals > 0 ? "round_scaled" : "round_coarse", in, out, stream);
 }
 
 std::string_view reduce_name(Reduce op) {

@@ -31,7 +31,7 @@ namespace luda::array_math {
 // mod power negative, less greater less_equal greater_equal equal not_equal, minimum
 // maximum where, and the kernel language's math set: sqrt exp log sin cos tan asin acos
 // atan floor ceil abs fmod exp2 log2 log10 log1p expm1 sinh cosh tanh erf erfc lgamma
-// tgamma cbrt rsqrt round trunc hypot copysign fma isnan isinf isfinite asinh acosh atanh
+// tgamma cbrt rsqrt rint trunc hypot copysign fma isnan isinf isfinite asinh acosh atanh
 // nextafter, with log_base (log(x, base)) and atan2 (atan(y, x)); NumPy's deg2rad rad2deg
 // sign square reciprocal clip fmax fmin, bitwise_and bitwise_or bitwise_xor invert
 // left_shift right_shift (integers and bools), logical_and logical_or logical_xor
@@ -51,6 +51,15 @@ jit::ElementwiseKind& ufunc(std::string_view name);
 void apply(std::string_view name, std::span<const jit::KernelArg> inputs, NDArray& out,
            const Stream* stream = nullptr);
 NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, const Stream* stream = nullptr);
+
+// NumPy's round(x, decimals) (around): halves to even, as rint; decimals > 0 rounds to that
+// many digits after the point, decimals < 0 to a multiple of 10^-decimals. Floats keep
+// their dtype, computed as NumPy's three steps (x * 10^d, rint, / 10^d); integers stay
+// integers: themselves for decimals >= 0, else the nearest multiple (0 where 10^-decimals
+// is past the dtype's range). Errors as apply's, for "ufunc 'round'".
+void round(const jit::KernelArg& x, std::int64_t decimals, NDArray& out, const Stream* stream = nullptr);
+// Whether `name` is a step of round (round_scaled, round_coarse): not a function of its own.
+bool is_step(std::string_view name);
 
 // ---- reductions ----------------------------------------------------------------------
 

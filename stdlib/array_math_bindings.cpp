@@ -4,6 +4,7 @@
 //   luda.less(x, y) greater less_equal greater_equal equal not_equal (bool arrays),
 //   luda.minimum maximum where add subtract multiply divide floor_divide mod power negative,
 //   sign square reciprocal clip fmax fmin, bitwise_* and logical_* (stdlib/array_math.h),
+//   luda.round(x [, decimals]) (around): NumPy's, halves to even, as luda.rint,
 //   and NumPy's names for luda's (luda.arcsin is luda.asin), each with an optional last {out = z, stream = s}; all-scalar operands give a Lua value.
 //   x:sum([axis] [, {keepdims =, dtype =, initial =, out =, stream =}]), prod max min mean
 //   argmax argmin and nansum nanprod nanmax nanmin nanmean nanargmax nanargmin, and
@@ -146,6 +147,23 @@ int l_function(lua_State* L) {
   return 1;
 }
 
+// luda.round(x [, decimals] [, {out =, stream =}]) and luda.around: NumPy's round.
+int l_round(lua_State* L) {
+  int options = 0;
+  int n = split_options(L, 1, &options);
+  if (n < 1 || n > 2) fail("luda.round takes 1 or 2 arguments (x [, decimals]), got {}", n);
+  jit::KernelArg x = read_operand(L, 1, "luda.round", 1, {});
+  std::int64_t decimals = n == 2 ? to_integer(L, 2, "luda.round", "decimals") : 0;
+  CallOptions o = read_call_options(L, options, "luda.round", {"out", "stream"});
+  NDArray result;
+  NDArray* target = &result;
+  if (o.out && !(target = test_array(L, o.out)))
+    fail("luda.round: option 'out' must be an ndarray, got {}", describe(L, o.out));
+  array_math::round(x, decimals, *target, o.stream);
+  push_single_result(L, o, std::move(result), x.kind == jit::KernelArg::Kind::Array);
+  return 1;
+}
+
 // x:sum([axis] [, options]) and luda.sum(x [, axis] [, options]): upvalue 1 is the Reduce.
 int l_reduce(lua_State* L) {
   auto op = static_cast<Reduce>(upvalue_integer(L, 1, 0, static_cast<int>(Reduce::NanArgmin)));  // ORDER REDUCE
@@ -252,6 +270,7 @@ void open_array_math(lua_State* L) {
   lua_settop(L, module);
   for (std::string_view name : array_math::ufunc_names()) {
     if (name == "log_base" || name == "atan2") continue;  // luda.log(x, base), luda.atan(y, x): below
+    if (array_math::is_step(name)) continue;               // luda.round: below
     std::string n(name);
     lua_pushstring(L, n.c_str());
     lua_pushstring(L, n.c_str());
@@ -275,6 +294,10 @@ void open_array_math(lua_State* L) {
     LUDA_INTERNAL_CHECK(lua_getfield(L, module, name) == LUA_TFUNCTION);
     lua_setfield(L, module, alias);
   }
+  lua_pushcfunction(L, trampoline<l_round>);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, module, "round");
+  lua_setfield(L, module, "around");
   lua_pushcfunction(L, trampoline<l_dot>);
   lua_setfield(L, module, "dot");
 }

@@ -45,6 +45,7 @@ double tgamma_(double x) { return std::tgamma(x); }
 double cbrt_(double x) { return std::cbrt(x); }
 double rsqrt_(double x) { return 1.0 / std::sqrt(x); }
 double round_(double x) { return std::round(x); }  // halves away from zero, as CUDA's round
+double rint_(double x) { return std::nearbyint(x); }  // halves to even: luda never changes the rounding mode
 double trunc_(double x) { return std::trunc(x); }
 double hypot_(double x, double y) { return std::hypot(x, y); }
 double copysign_(double x, double y) { return std::copysign(x, y); }
@@ -78,7 +79,7 @@ void open_math(lua_State* L) {
       {"cosh", unary<cosh_>},       {"tanh", unary<tanh_>},         {"erf", unary<erf_>},
       {"erfc", unary<erfc_>},       {"lgamma", unary<lgamma_>},     {"tgamma", unary<tgamma_>},
       {"cbrt", unary<cbrt_>},       {"rsqrt", unary<rsqrt_>},       {"round", unary<round_>},
-      {"trunc", unary<trunc_>},     {"hypot", binary<hypot_>},      {"copysign", binary<copysign_>},
+      {"rint", unary<rint_>},       {"trunc", unary<trunc_>},     {"hypot", binary<hypot_>},      {"copysign", binary<copysign_>},
       {"asinh", unary<asinh_>},     {"acosh", unary<acosh_>},       {"atanh", unary<atanh_>},
       {"nextafter", binary<nextafter_>},
       {"fma", fma_},                {"isnan", predicate<isnan_>},   {"isinf", predicate<isinf_>},

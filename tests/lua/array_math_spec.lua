@@ -219,8 +219,8 @@ local UNARY = {
   { "expm1", lm.expm1, -2, 2 }, { "sinh", lm.sinh, -5, 5 }, { "cosh", lm.cosh, -5, 5 },
   { "tanh", lm.tanh, -5, 5 }, { "erf", lm.erf, -3, 3 }, { "erfc", lm.erfc, -3, 3 },
   { "lgamma", lm.lgamma, 0.5, 10 }, { "tgamma", lm.tgamma, 0.5, 5 }, { "cbrt", lm.cbrt, -100, 100 },
-  { "rsqrt", function(x) return 1 / math.sqrt(x) end, 0.1, 100 }, { "round", lm.round, -100, 100 },
-  { "trunc", lm.trunc, -100, 100 },
+  { "rsqrt", function(x) return 1 / math.sqrt(x) end, 0.1, 100 }, { "rint", lm.rint, -100, 100 },
+  { "round", lm.rint, -100, 100 }, { "trunc", lm.trunc, -100, 100 },
 }
 
 describe("array math functions", function()
