@@ -230,7 +230,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const FunctionExpr* f : ast->functions()) {
     if (f->name.empty()) continue;
     ExternalValue v = value_of(ExternalValue::Kind::Function);
-    v.function = FunctionSource{chunk, f->line_defined, f->last_line_defined, f->nparams()};
+    v.function = FunctionSource{chunk, f->line_defined, f->last_line_defined, f->nparams(), {}};
     v.handle = f;
     env.values[f->name] = v;
   }
@@ -240,7 +240,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<Type> types = argument_types(text, index, static_cast<std::size_t>(f->nparams()));
     for (int variant = 0; variant < 4; ++variant) {
       KernelRequest request;
-      request.function = FunctionSource{chunk, f->line_defined, f->last_line_defined, f->nparams()};
+      request.function = FunctionSource{chunk, f->line_defined, f->last_line_defined, f->nparams(), {}};
       request.handle = f;
       request.name = f->name;
       request.args = types;
@@ -250,7 +250,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       expect_user_errors_only([&] { compile_kernel(request, env); });
     }
     DeviceFunctionRequest request;
-    request.function = FunctionSource{chunk, f->line_defined, f->last_line_defined, f->nparams()};
+    request.function = FunctionSource{chunk, f->line_defined, f->last_line_defined, f->nparams(), {}};
     request.handle = f;
     request.name = f->name;
     for (const Type& t : types) {

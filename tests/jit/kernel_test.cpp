@@ -226,7 +226,7 @@ class JitKernelTest : public ::testing::Test {
   std::unique_ptr<JitKernel> make(JitOptions options = {}, int* frontend_calls = nullptr) {
     JitKernel::Setup s;
     auto chunk = std::make_shared<const dsl::Chunk>(dsl::Chunk{"hist.lua", "-- text"});
-    s.function = {chunk, 10, 16, 4};
+    s.function = {chunk, 10, 16, 4, {}};
     s.name = "add_kernel";
     s.param_names = {"x", "y", "out", "n"};
     s.options = options;
