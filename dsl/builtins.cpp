@@ -648,6 +648,7 @@ std::string emit_print(const BuiltinEmitArgs& args) {
 std::string scalar_conversion(const std::string& text, Scalar from, Scalar to) {
   if (from == to) return text;
   if (is_float(from) && is_integer(to)) return fmt::format("luda_ftoi<{}>({})", scalar_c_type(to), text);
+  if (is_float(from) && to == Scalar::Bool) return fmt::format("luda_ftob({})", text);
   return fmt::format("({})({})", scalar_c_type(to), text);
 }
 

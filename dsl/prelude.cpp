@@ -147,12 +147,21 @@ template <class T, class F> LUDA_INLINE T luda_ftoi(F x) {
   return (T)(v < lo ? lo : v > hi ? hi : v);
 }
 // A conversion as the kernel language makes it (stores, arguments, the kinds' operands and
-// results): C++'s, except floats to integers as luda_ftoi.
+// results): C++'s, except floats to integers as luda_ftoi and floats to bool as luda_ftob.
 template <class T, class F, bool = luda_traits<F>::is_float && luda_traits<T>::is_int> struct luda_convert {
   static __device__ __forceinline__ T run(F x) { return (T)x; }
 };
 template <class T, class F> struct luda_convert<T, F, true> {
   static __device__ __forceinline__ T run(F x) { return luda_ftoi<T>(x); }
+};
+// A float to bool: true when not 0, NaN included (NumPy's), NaN told by its bits.
+LUDA_INLINE bool luda_ftob(float x) { return luda_is_nan(x) || x != 0.0f; }
+LUDA_INLINE bool luda_ftob(double x) { return luda_is_nan(x) || x != 0.0; }
+template <> struct luda_convert<bool, float, false> {
+  static __device__ __forceinline__ bool run(float x) { return luda_ftob(x); }
+};
+template <> struct luda_convert<bool, double, false> {
+  static __device__ __forceinline__ bool run(double x) { return luda_ftob(x); }
 };
 template <class T, class F> LUDA_INLINE T luda_cvt(F x) { return luda_convert<T, F>::run(x); }
 // An integer for loop's float limit as Lua's forlimit takes it: floored (ceiled counting

@@ -46,6 +46,11 @@ local as_bool = cuda.jit(function(x, out)
   local i = cuda.grid(1)
   if i < #x then out[i] = x[i] end
 end)
+local as_bool_fast = cuda.jit(function(x, out)
+  local i = cuda.grid(1)
+  if i < #x then out[i] = x[i] end
+end, { fastmath = true })
+local vec_bool_fast = luda.vectorize({ "bool(float64)" }, function(a) return a end, { fastmath = true })
 local constants = cuda.jit(function(out, flags)
   out[0] = true
   out[1] = false
@@ -94,6 +99,15 @@ describe("a bool stored into a number (and a number into a bool)", function()
       launch(as_bool, xi, bi)
       H.check(bi, H.map(truth, H.read(xi)), H.exact, "int32")
     end
+  end)
+
+  on_devices("with fastmath too: NaN stored into a bool is true on every device", function()
+    local m = mixed({ 40 })
+    local x = H.to_array(m, "float64")
+    local out = luda.zeros({ 40 }, "bool")
+    launch(as_bool_fast, x, out)
+    H.check(out, H.map(truth, m), H.exact, "cuda.jit")
+    H.check(vec_bool_fast(x), H.map(truth, m), H.exact, "vectorize")
   end)
 
   on_devices("cuda.jit: constants true and false into numbers, numbers into bools", function()
