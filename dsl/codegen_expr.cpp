@@ -320,6 +320,12 @@ std::string Emitter::call(const CallExpr& e) {
     BuiltinEmitArgs args = builtin_args(*ei.builtin, ei, e.args);
     return builtin(*ei.builtin, args);
   }
+  if (ei.declared) {  // converted to its parameters' types; no bounds record: it indexes nothing of ours
+    std::string args;
+    for (std::size_t i = 0; i < e.args.size(); ++i)
+      args += (i ? ", " : "") + strip(emit_as(*e.args[i], ei.declared->params[i]));
+    return ei.declared->name + "(" + args + ")";
+  }
   LUDA_DSL_CHECK(ei.callee >= 0);
   const TypedFunction& callee = *program_.functions.at(static_cast<std::size_t>(ei.callee));
   std::string args;
