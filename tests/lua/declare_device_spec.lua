@@ -147,6 +147,23 @@ describe("cuda.declare_device", function()
     assert.truthy(err:find("mul_add", 1, true))
   end)
 
+  it("compiles with NVRTC in one program with the kernel, no GPU needed", function()
+    local k = cuda.jit(function(x, out)
+      local i = cuda.grid(1)
+      out[i] = mul_add(x[i], x[i], 1) + collatz_steps(i)
+    end, { link = FUNCTIONS })
+    local sig = "void(float32[:], float32[:])"
+    local code = k:inspect("cuda", sig)
+    local proto = 'extern "C" __device__ float mul_add(float, float, float);'
+    assert.truthy(code:find(proto, 1, true))
+    assert.truthy(code:find("#line 1 \"" .. FUNCTIONS .. "\"", 1, true) > code:find(proto, 1, true))
+    assert.truthy(k:inspect("ptx", sig, { arch = "sm_90" }):find(".target sm_90", 1, true))
+    local bad = file("bad_nvrtc.cu", 'extern "C" __device__ float mul_add(float a, float b, float c) {\n  return a * b + nothing_here;\n}\n')
+    local k2 = cuda.jit(function(x) x[0] = mul_add(x[0], 1, 2) end, { link = bad })
+    local where, err = here(), error_of(function() return k2:inspect("ptx", "void(float32[:])", { arch = "sm_90" }) end)
+    assert.are.equal(where .. bad .. ':2:3: compile error: identifier "nothing_here" is undefined', err:match("^[^\n]*"))
+  end)
+
   it("names what is missing or wrong where the kernel says it", function()
     local x = luda.zeros(2, "float32", { device = "cpu" })
     local where, err = here(), error_of(function() cuda.jit(function(a) a[0] = 1 end, { link = { DIR .. "/nothing.cu" } }) end)

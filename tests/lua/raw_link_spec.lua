@@ -56,7 +56,8 @@ local function run_affine(m, n)
   local host = random_f32(n)
   local y = luda.array(host, "float32")
   local s, t = f32(math.random() * 3), f32(math.random() - 0.5)
-  k({ (n + 127) // 128 }, { 128 }, { y, s, t, n })
+  -- a compiled file's parameters are not known: scalars pass as typed (CuPy's numpy.float32)
+  k({ (n + 127) // 128 }, { 128 }, { y, luda.float32(s), luda.float32(t), luda.int32(n) })
   local got = y:totable()
   for i = 1, n do assert.are.near(f32(host[i] * s + t), got[i], 1e-5 * (1 + math.abs(got[i]))) end
 end
@@ -73,7 +74,7 @@ describe("raw_module from a compiled file", function()
       local shown = kind == "ptx" and "PTX" or "cubin"
       if device == "cpu" then
         local k, y = m:get_function("affine"), luda.zeros(10, "float32")
-        local where, err = here(), error_of(function() k(1, 32, { y, 2, 1, 10 }) end)
+        local where, err = here(), error_of(function() k(1, 32, { y, luda.float32(2), luda.float32(1), luda.int32(10) }) end)
         assert.are.equal(where .. "raw_kernel 'affine' cannot run on the cpu: the module was loaded from the " .. shown ..
           " file '" .. path .. "', which only a CUDA device runs; to run it on the cpu too, make the module from its " ..
           "CUDA source (luda.raw_module(source))", err)
