@@ -244,8 +244,9 @@ void RawModule::add_kernel(const std::string& name) {
   };
   bool new_reflection = reflect && !known(reflected_, name);
   bool new_names = std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return !known(name_expressions_, w); });
-  // A module compiled again would have its own copies of the globals given out.
-  if ((new_reflection || new_names) && (globals_taken_ || cpu_globals_taken_))
+  // A module compiled again would have its own copies of the globals given out: new names
+  // recompile for CUDA devices, a new reflection (a new entry) rebuilds the cpu's object.
+  if ((new_names && globals_taken_) || (new_reflection && cpu_globals_taken_))
     fail("raw_module: get_function('{}') after get_global: the module would be compiled again for this kernel, and "
          "the new compile would have its own copies of the global variables already given out; call get_function "
          "for every kernel before the first get_global",

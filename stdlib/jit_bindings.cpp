@@ -67,6 +67,7 @@ jit::JitOptions read_options(lua_State* L, int idx) {
 // Pushes a kernel made from the function or source text at src, with the options at opts.
 void push_kernel(lua_State* L, int src, int opts) {
   src = lua_absindex(L, src);
+  jit::JitOptions options = read_options(L, opts);
   auto env = std::make_unique<LuaEnvironment>(L);
   jit::JitKernel::Setup setup;
   if (lua_type(L, src) == LUA_TSTRING) {
@@ -79,7 +80,7 @@ void push_kernel(lua_State* L, int src, int opts) {
     setup.param_names = parameter_names(L, src);
   }
   setup.name = function_name(setup.function);
-  setup.options = read_options(L, opts);
+  setup.options = options;
   setup.link = read_link(L, opts, "jit", setup.name.empty() ? "kernel" : setup.name);
   auto kernel = std::make_unique<jit::JitKernel>(std::move(setup), *env);
   push_object<JitObject>(L, kJitType, JitObject{std::move(env), std::move(kernel)}, 1);
