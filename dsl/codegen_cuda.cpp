@@ -575,7 +575,8 @@ std::string emit_declarations(const TypedProgram& program) {
     const char* result = d->result.kind == Type::Kind::Void ? "void" : scalar_c_type(d->result.scalar);
     out += fmt::format("extern \"C\" __device__ {} {}(", result, d->name);
     for (std::size_t i = 0; i < d->params.size(); ++i)
-      out += fmt::format("{}{}", i ? ", " : "", scalar_c_type(d->params[i].scalar));
+      out += fmt::format("{}{}{}", i ? ", " : "", scalar_c_type(d->params[i].scalar),
+                         d->params[i].kind == Type::Kind::Array ? "*" : "");
     out += ");\n";
   }
   return out;

@@ -322,8 +322,11 @@ std::string Emitter::call(const CallExpr& e) {
   }
   if (ei.declared) {  // converted to its parameters' types; no bounds record: it indexes nothing of ours
     std::string args;
-    for (std::size_t i = 0; i < e.args.size(); ++i)
-      args += (i ? ", " : "") + strip(emit_as(*e.args[i], ei.declared->params[i]));
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+      const Type& to = ei.declared->params[i];
+      args += (i ? ", " : "") + (to.kind == Type::Kind::Array ? "(" + strip(emit(*e.args[i])) + ").data"
+                                                                : strip(emit_as(*e.args[i], to)));
+    }
     return ei.declared->name + "(" + args + ")";
   }
   LUDA_DSL_CHECK(ei.callee >= 0);

@@ -32,7 +32,9 @@ struct Chunk {
 struct DeclaredFunction {
   std::string name;          // the C name, as the source defines it (extern "C" or not)
   Type result;               // a scalar, or void
-  std::vector<Type> params;  // scalars
+  // Scalars, or arrays: passed as a pointer to their first element (`float32[:]` is a
+  // `float*`), so an argument must be a C-contiguous array of that dtype and ndim.
+  std::vector<Type> params;
   std::vector<std::shared_ptr<const Chunk>> link;
   std::string signature() const;  // "float32(float32, float32)"
 };

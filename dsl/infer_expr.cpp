@@ -613,6 +613,19 @@ void FunctionTyper::declared_call(const CallExpr& e, const ExternalValue& fn, co
       return;
     }
     const Type& to = d->params[i];
+    if (to.kind == Type::Kind::Array) {
+      if (v.type.kind != Type::Kind::Array || v.type.scalar != to.scalar || v.type.ndim != to.ndim)
+        throw error_node(*e.args[i], error_kind::type,
+                         fmt::format("argument {} of '{}' is {} ({}), got {}", i + 1, lua_name, to.str(),
+                                     d->signature(), v.type.str()));
+      if (!v.type.c_contiguous)
+        throw error_node(*e.args[i], error_kind::type,
+                         fmt::format("argument {} of '{}' is passed as a pointer to its elements, so it must be a "
+                                     "C-contiguous array; this one may be strided (pass a contiguous one, "
+                                     "x:copy() if need be)",
+                                     i + 1, lua_name));
+      continue;
+    }
     bool ok = (v.type.is_number() && to.is_number()) || (v.type.is_bool() && to.is_bool());
     if (!ok)
       throw error_node(*e.args[i], error_kind::type,

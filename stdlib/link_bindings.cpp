@@ -64,12 +64,6 @@ int l_declare_device(lua_State* L) {
   dsl::Signature sig = dsl::parse_signature(text);
   auto d = std::make_shared<dsl::DeclaredFunction>();
   d->name = name;
-  if (sig.result.kind != dsl::Type::Kind::Void && sig.result.kind != dsl::Type::Kind::Scalar)
-    fail("{}: '{}' returns {}; a declared device function returns a scalar or void", fname, name, sig.result.str());
-  for (std::size_t i = 0; i < sig.params.size(); ++i)
-    if (sig.params[i].kind != dsl::Type::Kind::Scalar)
-      fail("{}: parameter {} of '{}' is {}; a declared device function takes scalars (float32, int64, bool, ...)",
-           fname, i + 1, name, sig.params[i].str());
   d->result = sig.result;
   d->params = sig.params;
   d->link = read_link(L, 3, fname, name);

@@ -118,6 +118,54 @@ describe("cuda.declare_device", function()
     assert.are.same(want, sums:totable())
   end)
 
+  on_devices("passes arrays as pointers to their elements: rows, shared arrays", function(device)
+    local scale_row = cuda.declare_device("scale_row", "float32(float32[:], int32, float32)", { link = [[
+extern "C" __device__ float scale_row(float* row, int n, float a) {
+  float s = 0;
+  for (int k = 0; k < n; ++k) { row[k] *= a; s += row[k]; }
+  return s;
+}]] })
+    local call_line = debug.getinfo(1, "l").currentline + 3  -- the line of scale_row(m[i], ...)
+    local rows = cuda.jit(function(m, sums)
+      local i = cuda.grid(1)
+      if i < #m then sums[i] = scale_row(m[i], m.shape[2], 2) end
+    end)
+    local R, C = 37, 5
+    local t = support.random_table({ R, C }, function() return math.random(-100, 100) end)
+    local m, sums = luda.array(t, "float32"), luda.empty(R, "float32")
+    rows[{ 2, 32 }](m, sums)
+    local got, s = m:totable(), sums:totable()
+    for i = 1, R do
+      local want = 0
+      for j = 1, C do
+        assert.are.equal(2 * t[i][j], got[i][j])
+        want = want + 2 * t[i][j]
+      end
+      assert.are.equal(want, s[i])
+    end
+    local block = cuda.jit(function(x, out)
+      local tile = cuda.shared.array({ 8 }, "float32")
+      local j = cuda.threadIdx.x
+      tile[j] = x[j]
+      cuda.syncthreads()
+      if j == 0 then out[0] = scale_row(tile, 8, 0.5) end
+    end)
+    local xs = support.random_table({ 8 }, function() return math.random(-100, 100) end)
+    local out = luda.empty(1, "float32")
+    block[{ 1, 8 }](luda.array(xs, "float32"), out)
+    local want = 0
+    for j = 1, 8 do want = want + xs[j] / 2 end
+    assert.are.equal(want, out:item())
+    -- a strided row (a transposed matrix's) and another dtype are refused at the call
+    local line = call_line
+    local err = error_of(function() rows[{ 2, 32 }](m.T, sums) end)
+    assert.truthy(err:find(":" .. line .. ":%d+: type error: argument 1 of 'scale_row' is passed as a pointer to its " ..
+      "elements, so it must be a C%-contiguous array; this one may be strided %(pass a contiguous one, x:copy%(%) if need be%)"))
+    err = error_of(function() rows[{ 2, 32 }](luda.zeros({ R, C }, "float64"), sums) end)
+    assert.truthy(err:find(":" .. line .. ":%d+: type error: argument 1 of 'scale_row' is array%(float32, 1d, A%) " ..
+      "%(float32%(float32%[:%], int32, float32%)%), got array%(float64, 1d, C%)"))
+  end)
+
   on_devices("takes source text as a link, and each kernel its own", function(device)
     local scale = cuda.declare_device("scale_by", "float64(float64, int32)")
     local k1 = cuda.jit(function(x) x[0] = scale(x[0], 3) end,
@@ -198,9 +246,9 @@ describe("cuda.declare_device", function()
     local where, err = here(), error_of(function() return cuda.declare_device("1f", "float32(float32)") end)
     assert.are.equal(where .. "declare_device: '1f' is not a C function name (letters, digits and _, not starting with a " ..
       "digit): declare the name the CUDA source defines", err)
-    where, err = here(), error_of(function() return cuda.declare_device("f", "float32(float32[:])") end)
-    assert.are.equal(where .. "declare_device: parameter 1 of 'f' is array(float32, 1d, A); a declared device function " ..
-      "takes scalars (float32, int64, bool, ...)", err)
+    where, err = here(), error_of(function() return cuda.declare_device("f", "float32[:](float32)") end)
+    assert.are.equal(where .. "signature:1:8: signature error: a signature's result is a scalar or void, not an array\n" ..
+      "    float32[:](float32)\n           ^", err)
     where, err = here(), error_of(function() return cuda.declare_device("f", "float32(float32)", { link = 5 }) end)
     assert.are.equal(where .. "declare_device: option 'link' must be a file path, CUDA C++ source text or a table of " ..
       "them, got 5", err)
