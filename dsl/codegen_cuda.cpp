@@ -603,11 +603,13 @@ std::string emit_linked(const std::vector<std::shared_ptr<const Chunk>>& sources
   return out + "#line 1 \"luda_generated\"\n";
 }
 
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info) {
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info,
+                      std::string_view before_functions) {
   EmitInfo emitted;
   std::string functions = emit_cuda_functions(program, options, &emitted);
   std::string out = emitted.cooperative ? "#include <cooperative_groups.h>\n" : "";
   out += cuda_prelude();
+  out += before_functions;
   out += functions;
   if (info) *info = emitted;
   return out;

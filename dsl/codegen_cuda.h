@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "dsl/compile.h"
 #include "dsl/infer.h"
@@ -34,9 +35,11 @@ struct EmitInfo {
 std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options,
                                 EmitInfo* info = nullptr);
 
-// The whole source: prelude + emit_cuda_functions; first <cooperative_groups.h> for a
+// The whole source: prelude + `before_functions` (a kernel's declared functions and
+// their linked sources) + emit_cuda_functions; first <cooperative_groups.h> for a
 // cooperative kernel (NVRTC finds it, and CCCL's headers it needs, in the toolkit).
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info = nullptr);
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info = nullptr,
+                      std::string_view before_functions = {});
 
 // The prototypes of the declared functions a program calls (CudaKernel::declarations), as
 // their signatures give them: extern "C" __device__, so that a definition of either

@@ -7,9 +7,9 @@
 #include "dsl/codegen_cuda.h"
 #include "dsl/find_function.h"
 #include "dsl/infer.h"
-#include "dsl/prelude.h"
 
 namespace luda::dsl {
+
 CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
   FoundFunction found = find_function(request.function);
   TypedProgram program =
@@ -19,8 +19,8 @@ CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
   EmitInfo emitted;
   kernel.declarations = emit_declarations(program);
   if (!program.declared.empty()) kernel.link = linked_sources(request.link, program);
-  kernel.code = emit_cuda_functions(program, request.options, &emitted);
-  if (!cpu) kernel.code = std::string(cuda_prelude()) + kernel.declarations + emit_linked(kernel.link) + kernel.code;
+  kernel.code = cpu ? emit_cuda_functions(program, request.options, &emitted)
+                    : emit_cuda(program, request.options, &emitted, kernel.declarations + emit_linked(kernel.link));
   kernel.needs_fibers = emitted.needs_fibers;
   kernel.cooperative = emitted.cooperative;
   kernel.local_bytes = emitted.local_bytes;

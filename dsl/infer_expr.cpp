@@ -374,10 +374,8 @@ void FunctionTyper::call(const CallExpr& e, ExprInfo& out) {
   if (callee.symbol.kind == Symbol::Kind::Builtin) return builtin_call(e, e.args, e.open, *callee.symbol.builtin, out);
   if (callee.symbol.kind == Symbol::Kind::Function)
     return device_call(e, *callee.symbol.function, callee.symbol.path, out);
-  if (callee.symbol.kind == Symbol::Kind::Declared) {
-    for (const Expr* a : e.args) value(*a);
+  if (callee.symbol.kind == Symbol::Kind::Declared)
     return declared_call(e, *callee.symbol.function, callee.symbol.path, out);
-  }
   not_callable(e, callee);
 }
 
@@ -595,6 +593,7 @@ static bool mentions_call(std::string_view text, std::string_view name) {
 // signature, each argument converted to its parameter's type (as a store converts).
 void FunctionTyper::declared_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name,
                                   ExprInfo& out) {
+  for (const Expr* a : e.args) value(*a);
   const std::shared_ptr<const DeclaredFunction>& d = fn.declared;
   if (!inf_.is_kernel)
     throw error_node(*e.callee, error_kind::unsupported,
