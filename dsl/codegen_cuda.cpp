@@ -568,11 +568,48 @@ std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions
   return out;
 }
 
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info) {
+std::string emit_declarations(const TypedProgram& program) {
+  if (program.declared.empty()) return "";
+  std::string out = "#line 1 \"luda_declared\"\n";
+  for (const auto& d : program.declared) {
+    const char* result = d->result.kind == Type::Kind::Void ? "void" : scalar_c_type(d->result.scalar);
+    out += fmt::format("extern \"C\" __device__ {} {}(", result, d->name);
+    for (std::size_t i = 0; i < d->params.size(); ++i)
+      out += fmt::format("{}{}{}", i ? ", " : "", scalar_c_type(d->params[i].scalar),
+                         d->params[i].kind == Type::Kind::Array ? "*" : "");
+    out += ");\n";
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<const Chunk>> linked_sources(const std::vector<std::shared_ptr<const Chunk>>& link,
+                                                         const TypedProgram& program) {
+  std::vector<std::shared_ptr<const Chunk>> out;
+  auto add = [&](const std::shared_ptr<const Chunk>& c) {
+    for (const auto& o : out)
+      if (o == c || (o->name == c->name && o->text == c->text)) return;
+    out.push_back(c);
+  };
+  for (const auto& c : link) add(c);
+  for (const auto& d : program.declared)
+    for (const auto& c : d->link) add(c);
+  return out;
+}
+
+std::string emit_linked(const std::vector<std::shared_ptr<const Chunk>>& sources) {
+  if (sources.empty()) return "";
+  std::string out;
+  for (const auto& c : sources) out += fmt::format("#line 1 {}\n{}\n", detail::quoted(c->name), c->text);
+  return out + "#line 1 \"luda_generated\"\n";
+}
+
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info,
+                      std::string_view before_functions) {
   EmitInfo emitted;
   std::string functions = emit_cuda_functions(program, options, &emitted);
   std::string out = emitted.cooperative ? "#include <cooperative_groups.h>\n" : "";
   out += cuda_prelude();
+  out += before_functions;
   out += functions;
   if (info) *info = emitted;
   return out;

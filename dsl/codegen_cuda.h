@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "dsl/compile.h"
 #include "dsl/infer.h"
@@ -34,9 +35,23 @@ struct EmitInfo {
 std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options,
                                 EmitInfo* info = nullptr);
 
-// The whole source: prelude + emit_cuda_functions; first <cooperative_groups.h> for a
+// The whole source: prelude + `before_functions` (a kernel's declared functions and
+// their linked sources) + emit_cuda_functions; first <cooperative_groups.h> for a
 // cooperative kernel (NVRTC finds it, and CCCL's headers it needs, in the toolkit).
-std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info = nullptr);
+std::string emit_cuda(const TypedProgram& program, const KernelOptions& options, EmitInfo* info = nullptr,
+                      std::string_view before_functions = {});
+
+// The prototypes of the declared functions a program calls (CudaKernel::declarations), as
+// their signatures give them: extern "C" __device__, so that a definition of either
+// linkage agrees and one that disagrees is the compiler's error at its own line.
+std::string emit_declarations(const TypedProgram& program);
+// The sources that define them: `link` (the kernel's), then those that came with the
+// declarations, each once.
+std::vector<std::shared_ptr<const Chunk>> linked_sources(const std::vector<std::shared_ptr<const Chunk>>& link,
+                                                         const TypedProgram& program);
+// Those sources as one text, each under a #line directive naming its file, then a #line
+// back to luda's generated code; "" for none.
+std::string emit_linked(const std::vector<std::shared_ptr<const Chunk>>& sources);
 
 // A constant as a CUDA C++ literal of `type` ("0.5f", "3LL", "__int_as_float(0x7f800000)").
 std::string cuda_literal(const Constant& c, Scalar type);

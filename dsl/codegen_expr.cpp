@@ -320,6 +320,7 @@ std::string Emitter::call(const CallExpr& e) {
     BuiltinEmitArgs args = builtin_args(*ei.builtin, ei, e.args);
     return builtin(*ei.builtin, args);
   }
+  if (ei.declared) return declared_call(e, *ei.declared);
   LUDA_DSL_CHECK(ei.callee >= 0);
   const TypedFunction& callee = *program_.functions.at(static_cast<std::size_t>(ei.callee));
   std::string args;
@@ -329,6 +330,18 @@ std::string Emitter::call(const CallExpr& e) {
   }
   if (state_.record) args += std::string(args.empty() ? "" : ", ") + "luda_bounds";
   return callee.c_name + "(" + args + ")";
+}
+
+// A declared CUDA C++ function's call: scalars converted to its parameters' types, arrays
+// as their data pointers; no bounds record, since it indexes nothing of luda's.
+std::string Emitter::declared_call(const CallExpr& e, const DeclaredFunction& d) {
+  std::string args;
+  for (std::size_t i = 0; i < e.args.size(); ++i) {
+    const Type& to = d.params[i];
+    args += (i ? ", " : "") + (to.kind == Type::Kind::Array ? "(" + strip(emit(*e.args[i])) + ").data"
+                                                              : strip(emit_as(*e.args[i], to)));
+  }
+  return d.name + "(" + args + ")";
 }
 
 // A left-associative chain (a + b + c ..., each operator's left operand the next one

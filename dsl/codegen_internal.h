@@ -106,6 +106,7 @@ class Emitter {
                                              const std::vector<std::string>& indices, int line_no);
   BuiltinEmitArgs builtin_args(const Builtin& row, const ExprInfo& ei, const std::vector<const Expr*>& args);
   LUDA_DSL_NOINLINE std::string call(const CallExpr& e);
+  LUDA_DSL_NOINLINE std::string declared_call(const CallExpr& e, const DeclaredFunction& d);
   LUDA_DSL_NOINLINE std::string method_call(const MethodCallExpr& e);
   LUDA_DSL_NOINLINE std::string binary_chain(const BinaryExpr& top);
   FlatRun flat_kind(const BinaryExpr& e) const;

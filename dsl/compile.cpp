@@ -12,12 +12,15 @@ namespace luda::dsl {
 
 CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
   FoundFunction found = find_function(request.function);
-  TypedProgram program = infer_kernel(found, request.handle, request.name, request.args, request.options, env);
+  TypedProgram program =
+      infer_kernel(found, request.handle, request.name, request.args, request.options, env, request.link);
   CudaKernel kernel;
   bool cpu = request.options.target == Target::Cpu;
   EmitInfo emitted;
+  kernel.declarations = emit_declarations(program);
+  if (!program.declared.empty()) kernel.link = linked_sources(request.link, program);
   kernel.code = cpu ? emit_cuda_functions(program, request.options, &emitted)
-                    : emit_cuda(program, request.options, &emitted);
+                    : emit_cuda(program, request.options, &emitted, kernel.declarations + emit_linked(kernel.link));
   kernel.needs_fibers = emitted.needs_fibers;
   kernel.cooperative = emitted.cooperative;
   kernel.local_bytes = emitted.local_bytes;

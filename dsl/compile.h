@@ -20,6 +20,23 @@ struct Chunk {
   // The first bytes of line 1 that luda generated (dsl/source.h Source): errors point
   // past them. Nonzero only for the functions dsl/kind_source.h builds around user text.
   std::size_t hidden_prefix = 0;
+  // CUDA C++ linked into kernels (cuda.jit's link), not Lua: a compiler's error in it keeps
+  // the compiler's column.
+  bool is_cuda = false;
+};
+
+// A device function written in CUDA C++, declared with its signature (Numba's
+// cuda.declare_device(name, sig)) and linked in: kernels call it as `name(args...)`, each
+// argument converted to its parameter's type. Its source comes with it (`link`) or with
+// the kernel (KernelRequest::link).
+struct DeclaredFunction {
+  std::string name;          // the C name, as the source defines it (extern "C" or not)
+  Type result;               // a scalar, or void
+  // Scalars, or arrays: passed as a pointer to their first element (`float32[:]` is a
+  // `float*`), so an argument must be a C-contiguous array of that dtype and ndim.
+  std::vector<Type> params;
+  std::vector<std::shared_ptr<const Chunk>> link;
+  std::string signature() const;  // "float32(float32, float32)"
 };
 
 // Where a function is: its chunk and what debug.getinfo(f, "Su") says of it. A function
@@ -51,6 +68,7 @@ struct ExternalValue {
     Typed,        // luda.float32(2.5) and friends: a strong constant of `scalar`
     Table,        // a table of numbers/booleans/tables: a constant namespace (cfg.TILE)
     Function,     // a Lua function: becomes a device function
+    Declared,     // cuda.declare_device(name, sig): a CUDA C++ device function
     Namespace,    // a builtin namespace: "math", "cuda", "luda", "luda.math"
     Array,        // an ndarray: an error (pass it as an argument)
     Other,        // anything else (string, userdata, ...): an error naming `describe`
@@ -63,6 +81,7 @@ struct ExternalValue {
   std::map<std::string, ExternalValue> fields;        // Table (string keys; integer keys as "1", "2")
   FunctionSource function;                            // Function
   FunctionHandle handle = nullptr;                    // Function: for its own lookups
+  std::shared_ptr<const DeclaredFunction> declared;   // Declared
   std::string name_space;                             // Namespace
   std::string describe;                               // Other/Array: "a string", "an ndarray"
 };
@@ -110,6 +129,9 @@ struct KernelRequest {
   std::string name;                 // the Lua name ("add_kernel"), or "" -> "kernel"
   std::vector<Type> args;           // one per parameter: arrays and scalars of this call
   KernelOptions options;
+  // CUDA C++ sources compiled with the kernel (cuda.jit's link): where the device functions
+  // it declares (DeclaredFunction) are defined.
+  std::vector<std::shared_ptr<const Chunk>> link;
 };
 
 // The ABI between generated code and the launcher (jit/):
@@ -151,6 +173,14 @@ struct CudaKernel {
   bool cooperative = false;
   std::size_t local_bytes = 0;  // cuda.local_array storage of one thread, all functions together
   std::vector<WeakIntUse> weak_int_uses;  // of the kernel's parameters
+  // Declared device functions (DeclaredFunction): `declarations` are their prototypes,
+  // extern "C" __device__ as the signatures give them, and `link` the CUDA C++ sources
+  // (the request's, then those that came with the declarations), which define them. On
+  // the cuda target `code` holds both, after the prelude (the prototypes first, so that a
+  // definition that disagrees with its signature is the compiler's error at its line); on
+  // the cpu target jit/ puts them after its prelude.
+  std::string declarations;
+  std::vector<std::shared_ptr<const Chunk>> link;
   // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math,
   // debug -> -lineinfo. jit/ passes them (and hashes them into the cache key).
   std::vector<std::string> nvrtc_options;

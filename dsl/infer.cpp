@@ -795,8 +795,11 @@ namespace {
 // A kernel or a kinds' device function: the root of a program, typed for `args`.
 TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                         const std::vector<Type>& args, const KernelOptions& options, Environment& env,
-                        bool is_kernel, const FusedReturn* fused, const std::vector<std::string>& outputs) {
+                        bool is_kernel, const FusedReturn* fused, const std::vector<std::string>& outputs,
+                        const std::vector<std::shared_ptr<const Chunk>>* link) {
   detail::Inference inf{env, options, {}, {}, {}, {}, {}};
+  inf.is_kernel = is_kernel;
+  inf.link = link;
   auto tf = std::make_unique<TypedFunction>();
   tf->ast = root.ast;
   tf->function = root.function;
@@ -839,14 +842,15 @@ TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const 
 }  // namespace
 
 TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, const std::string& name,
-                          const std::vector<Type>& args, const KernelOptions& options, Environment& env) {
-  return infer_root(kernel, handle, name, args, options, env, true, nullptr, {});
+                          const std::vector<Type>& args, const KernelOptions& options, Environment& env,
+                          const std::vector<std::shared_ptr<const Chunk>>& link) {
+  return infer_root(kernel, handle, name, args, options, env, true, nullptr, {}, &link);
 }
 
 TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                                    const std::vector<Type>& params, const KernelOptions& options, Environment& env,
                                    const FusedReturn* fused, const std::vector<std::string>& outputs) {
-  return infer_root(root, handle, name, params, options, env, false, fused, outputs);
+  return infer_root(root, handle, name, params, options, env, false, fused, outputs, nullptr);
 }
 
 }  // namespace luda::dsl

@@ -28,6 +28,7 @@ struct Symbol {
     Builtin,    // a builtin function (`math.sqrt`) awaiting its call: builtin
     Table,      // a constant table (`cfg`): table
     Function,   // a Lua function from outside: a device function, function
+    Declared,   // a declared CUDA C++ device function (cuda.declare_device): declared
     Shape,      // `a.shape` of an array value: the array is the Field's object
     Dtype,      // "float32" / luda.float32 in a dtype position
     String,     // a string literal (print's text)
@@ -38,6 +39,7 @@ struct Symbol {
   const Builtin* builtin = nullptr;        // Builtin
   const ExternalValue* table = nullptr;    // Table (owned by the Inference)
   const ExternalValue* function = nullptr; // Function (owned by the Inference)
+  const DeclaredFunction* declared = nullptr;  // Declared (kept by the Inference's externals)
   Scalar dtype = Scalar::Float64;          // Dtype
   std::string text;                        // String
 };
@@ -54,6 +56,7 @@ struct ExprInfo {
   const Builtin* builtin = nullptr;  // a builtin call or Value
   BuiltinTyping builtin_typing;
   int callee = -1;                   // a device function call: TypedProgram::functions index
+  const DeclaredFunction* declared = nullptr;  // a declared function's call
   std::vector<Type> arg_types;       // device function call: the parameters' types
   // Binary / Unary: the type both operands are converted to before the operation.
   Type operand;
@@ -124,14 +127,19 @@ struct TypedProgram {
   bool dynamic_shared = false;
   bool uses_bounds = false;  // some indexing is checked (boundscheck and an array index)
   std::deque<ExternalValue> externals;  // the upvalues and globals read; Symbols point here
+  // The declared CUDA C++ functions called, one per C name, in the order first called.
+  std::vector<std::shared_ptr<const DeclaredFunction>> declared;
 };
 
 // The functions the kernel reaches, callees before callers, the kernel last.
 std::vector<const TypedFunction*> reachable_functions(const TypedProgram& program);
 
 // Types the kernel `where` for `args`. `options.boundscheck` only sets uses_bounds.
+// `link`: the CUDA C++ sources compiled with it (KernelRequest::link), where the declared
+// functions it calls may be defined.
 TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, const std::string& name,
-                          const std::vector<Type>& args, const KernelOptions& options, Environment& env);
+                          const std::vector<Type>& args, const KernelOptions& options, Environment& env,
+                          const std::vector<std::shared_ptr<const Chunk>>& link = {});
 
 // Types `root` as a device function for `params` (scalars, weak ones allowed, or arrays):
 // the element function of a kernel kind (dsl/device_function.h), the last function of the

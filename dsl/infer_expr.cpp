@@ -3,6 +3,7 @@
 // builtin namespaces), indexing, builtin calls (through the builtin table) and device
 // function calls (each argument-type combination its own specialization).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@ std::string describe(const ExprInfo& info) {
     case Symbol::Kind::Builtin: return fmt::format("the builtin function {}", info.symbol.builtin->name);
     case Symbol::Kind::Table: return "a constant table";
     case Symbol::Kind::Function: return fmt::format("the function '{}'", info.symbol.path);
+    case Symbol::Kind::Declared: return fmt::format("the declared device function '{}'", info.symbol.path);
     case Symbol::Kind::Shape: return "an array's shape (index it: a.shape[1])";
     case Symbol::Kind::Dtype: return "a dtype";
     case Symbol::Kind::String: return "a string";
@@ -219,6 +221,12 @@ void FunctionTyper::external(const std::string& name, const ExternalValue& ext, 
       out.symbol.function = &ext;
       out.symbol.path = name;
       return;
+    case K::Declared:
+      out.symbol.kind = Symbol::Kind::Declared;
+      out.symbol.declared = ext.declared.get();
+      out.symbol.function = &ext;
+      out.symbol.path = name;
+      return;
     case K::Namespace: return path(canonical_builtin_path(ext.name_space.empty() ? name : ext.name_space), at, out);
     case K::Array:
       throw error_node(at, error_kind::type,
@@ -366,6 +374,8 @@ void FunctionTyper::call(const CallExpr& e, ExprInfo& out) {
   if (callee.symbol.kind == Symbol::Kind::Builtin) return builtin_call(e, e.args, e.open, *callee.symbol.builtin, out);
   if (callee.symbol.kind == Symbol::Kind::Function)
     return device_call(e, *callee.symbol.function, callee.symbol.path, out);
+  if (callee.symbol.kind == Symbol::Kind::Declared)
+    return declared_call(e, *callee.symbol.function, callee.symbol.path, out);
   not_callable(e, callee);
 }
 
@@ -564,6 +574,89 @@ void FunctionTyper::device_rule(const CallExpr& e, const ExternalValue& fn, cons
   out.callee = index;
   out.arg_types = callee.params;
   out.type = callee.result;
+}
+
+// Whether C++ `text` has `name` as a whole identifier followed by '(': a definition or
+// declaration of that function (or a call of it, which also needs one in the text).
+static bool mentions_call(std::string_view text, std::string_view name) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    std::size_t end = at + name.size();
+    if ((at > 0 && ident(text[at - 1])) || (end < text.size() && ident(text[end]))) continue;
+    while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+    if (end < text.size() && text[end] == '(') return true;
+  }
+  return false;
+}
+
+// A call of a declared CUDA C++ function: the count and each argument checked against its
+// signature, each argument converted to its parameter's type (as a store converts).
+void FunctionTyper::declared_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name,
+                                  ExprInfo& out) {
+  for (const Expr* a : e.args) value(*a);
+  const std::shared_ptr<const DeclaredFunction>& d = fn.declared;
+  if (!inf_.is_kernel)
+    throw error_node(*e.callee, error_kind::unsupported,
+                     fmt::format("'{}' is a CUDA C++ device function (cuda.declare_device), which cuda.jit kernels "
+                                 "call; vectorize, elementwise, reduction and fuse bodies cannot",
+                                 lua_name));
+  if (e.args.size() != d->params.size())
+    throw error_at(e.open, error_kind::type,
+                   fmt::format("'{}' takes {} argument{} ({}), got {}", lua_name, d->params.size(),
+                               d->params.size() == 1 ? "" : "s", d->signature(), e.args.size()),
+                   e.span());
+  for (std::size_t i = 0; i < e.args.size(); ++i) {
+    const ExprInfo& v = tf_.info(*e.args[i]);
+    if (v.unknown) {
+      out.unknown = true;
+      return;
+    }
+    const Type& to = d->params[i];
+    if (to.kind == Type::Kind::Array) {
+      if (v.type.kind != Type::Kind::Array || v.type.scalar != to.scalar || v.type.ndim != to.ndim)
+        throw error_node(*e.args[i], error_kind::type,
+                         fmt::format("argument {} of '{}' is {} ({}), got {}", i + 1, lua_name, to.str(),
+                                     d->signature(), v.type.str()));
+      if (!v.type.c_contiguous)
+        throw error_node(*e.args[i], error_kind::type,
+                         fmt::format("argument {} of '{}' is passed as a pointer to its elements, so it must be a "
+                                     "C-contiguous array; this one may be strided (pass a contiguous one, "
+                                     "x:copy() if need be)",
+                                     i + 1, lua_name));
+      continue;
+    }
+    bool ok = (v.type.is_number() && to.is_number()) || (v.type.is_bool() && to.is_bool());
+    if (!ok)
+      throw error_node(*e.args[i], error_kind::type,
+                       fmt::format("argument {} of '{}' is {} ({}), got {}", i + 1, lua_name, to.str(),
+                                   d->signature(), v.type.str()));
+    convertible(v.type, to, *e.args[i], "pass", &v);
+  }
+  auto& declared = inf_.program.declared;
+  auto same = std::find_if(declared.begin(), declared.end(), [&](const auto& o) { return o->name == d->name; });
+  if (same == declared.end()) {
+    declared.push_back(d);
+  } else if ((*same)->signature() != d->signature()) {
+    throw error_node(e, error_kind::type,
+                     fmt::format("'{}' is declared as {} here and as {} elsewhere in this kernel; a C function has "
+                                 "one signature",
+                                 d->name, d->signature(), (*same)->signature()));
+  }
+  // A function no linked source defines would be the assembler's unlocated "unresolved
+  // extern function": said here, at the call, with the fix.
+  bool defined = false;
+  for (const auto* chunks : {&d->link, inf_.link})
+    for (std::size_t i = 0; chunks && !defined && i < chunks->size(); ++i)
+      defined = mentions_call((*chunks)[i]->text, d->name);
+  if (!defined)
+    throw error_node(*e.callee, error_kind::name,
+                     fmt::format("'{}' is declared (cuda.declare_device) but no linked source defines '{}'; give its "
+                                 "CUDA source to the kernel, cuda.jit(fn, {{link = {{\"file.cu\"}}}}), or to the "
+                                 "declaration, cuda.declare_device(name, sig, {{link = ...}})",
+                                 lua_name, d->name));
+  out.declared = d.get();
+  out.arg_types = d->params;
+  out.type = d->result;
 }
 
 // ---------------------------------------------------------------- operators

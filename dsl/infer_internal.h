@@ -22,6 +22,8 @@ struct Inference {
   std::vector<std::string> in_progress_names;      // their Lua names, for recursion errors
   std::map<std::pair<FunctionHandle, std::string>, const ExternalValue*> lookups;
   int depth = 0;  // levels of FunctionTyper recursion now open, across device functions
+  bool is_kernel = true;  // typing a cuda.jit kernel (not a kind's element function)
+  const std::vector<std::shared_ptr<const Chunk>>* link = nullptr;  // the kernel's linked sources
 
   const ExternalValue& lookup(FunctionHandle fn, const std::string& name);
   const ExternalValue& keep(ExternalValue v) { return program.externals.emplace_back(std::move(v)); }
@@ -116,6 +118,8 @@ class FunctionTyper {
   LUDA_DSL_NOINLINE long long extent(const TableExpr::Field& f, const ExprInfo& v);
   LUDA_DSL_NOINLINE void operand_rule(const Expr& arg, ExprInfo& info, BuiltinOperand& op);
   void device_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name, ExprInfo& out);
+  LUDA_DSL_NOINLINE void declared_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name,
+                                       ExprInfo& out);
   LUDA_DSL_NOINLINE void device_rule(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name,
                                      ExprInfo& out);
   void binary_chain(const BinaryExpr& top);

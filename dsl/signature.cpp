@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dsl/diagnostics.h"
+#include "dsl/compile.h"
 #include "dsl/types.h"
 
 namespace luda::dsl {
@@ -135,6 +136,8 @@ class SignatureParser {
 }  // namespace
 
 Signature parse_signature(std::string_view text) { return SignatureParser(text).parse(); }
+
+std::string DeclaredFunction::signature() const { return Signature{result, params}.str(); }
 
 std::string Signature::str() const {
   std::string out = result.str() + "(";

@@ -413,6 +413,24 @@ CpuKernel CpuModule::kernel(std::string_view name) const {
 
 void* CpuModule::symbol(const char* name) const { return ::dlsym(handle_, name); }
 
+void* CpuModule::variable(const char* name, std::size_t* bytes) const {
+  void* address = ::dlsym(handle_, name);
+  if (!address) return nullptr;
+  // The symbol table entry says what it is and how large; the link map says whose it is.
+  Dl_info info{};
+  void* extra = nullptr;
+  if (!::dladdr1(address, &info, &extra, RTLD_DL_SYMENT) || !extra) return nullptr;
+  const auto* entry = static_cast<const ElfW(Sym)*>(extra);
+  struct link_map* own = nullptr;
+  if (::dlinfo(handle_, RTLD_DI_LINKMAP, &own) != 0 || !own || !info.dli_fname || !own->l_name ||
+      std::strcmp(info.dli_fname, own->l_name) != 0)
+    return nullptr;
+  // (a __shared__ variable is thread_local on the cpu: STT_TLS, no one address)
+  if (ELF64_ST_TYPE(entry->st_info) != STT_OBJECT) return nullptr;
+  *bytes = entry->st_size;
+  return address;
+}
+
 std::shared_ptr<const CpuModule> load_cpu_module(const HostCompileRequest& request, DiskCache& cache,
                                                  const luda_cpu_runtime* runtime, HostCompileStats* stats) {
   HostCompileStats ignored;

@@ -73,6 +73,10 @@ class CpuModule {
   // 'foo_cpu'" when missing.
   CpuKernel kernel(std::string_view entry) const;
   void* symbol(const char* name) const;  // nullptr when absent
+  // The variable `name` that this shared object itself defines, and its size in bytes
+  // (*bytes); nullptr when it defines no variable of that name (a function, or a symbol
+  // of a library it links, is none).
+  void* variable(const char* name, std::size_t* bytes) const;
   const std::string& key() const { return key_; }
 
  private:

@@ -182,6 +182,7 @@ JitKernel::JitKernel(Setup setup, dsl::Environment& env)
                                                   : what_)),
       param_names_(std::move(setup.param_names)),
       options_(setup.options),
+      link_(std::move(setup.link)),
       frontend_(setup.frontend ? std::move(setup.frontend) : Frontend(dsl::compile_kernel)),
       cache_(setup.cache ? setup.cache : &DiskCache::global()),
       env_(env) {
@@ -225,14 +226,29 @@ JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& t
   request.options.fastmath = options_.fastmath;
   request.options.debug = options_.debug;
   request.options.noalias = noalias;
+  request.link = link_;
   auto t0 = Clock::now();
   dsl::CudaKernel kernel = frontend_(request, env_);
-  // The cpu target's code comes without a prelude (dsl/compile.h, Target): ours goes first.
-  if (target == dsl::Target::Cpu) kernel.code.insert(0, cpu_generated_prelude());
+  bool linked_fibers = false;
+  // The cpu target's code comes without a prelude (dsl/compile.h, Target): ours goes first,
+  // then the declared functions and the sources that define them, read as raw sources are.
+  if (target == dsl::Target::Cpu) {
+    std::string head(cpu_generated_prelude());
+    head += kernel.declarations;
+    for (const auto& c : kernel.link) {
+      head += cpu_raw_source(c->text, c->name) + "\n";
+      linked_fibers = linked_fibers || raw_source_needs_fibers(c->text);
+    }
+    if (!kernel.link.empty()) head += "#line 1 \"luda_generated\"\n";
+    kernel.code.insert(0, head);
+  }
   stats_.frontend_seconds += seconds_since(t0);
   ++stats_.specializations;
   LUDA_INTERNAL_CHECK(kernel.params.size() == types.size());
-  Specialization& s = specs_.emplace_back(Specialization{types, target, std::move(kernel), from_signature, noalias});
+  std::vector<std::shared_ptr<const dsl::Chunk>> chunks = kernel.link;
+  if (function_.chunk) chunks.push_back(function_.chunk);
+  Specialization& s = specs_.emplace_back(
+      Specialization{types, target, std::move(kernel), from_signature, noalias, std::move(chunks), linked_fibers});
   by_types_.emplace(key, &s);
   return s;
 }
@@ -268,7 +284,7 @@ ProgramText JitKernel::program_text(const Specialization& spec) const {
   p.options = spec.kernel.nvrtc_options;  // what the code needs (dsl decides)
   p.name = name_;
   p.what = what_;
-  if (function_.chunk) p.chunks = {&function_.chunk, 1};
+  p.chunks = spec.chunks;
   p.local_bytes = spec.kernel.local_bytes;
   return p;
 }
@@ -282,6 +298,9 @@ JitKernel::Loaded& JitKernel::load(Specialization& spec, const SignatureKey& key
   Loaded l;
   l.spec = &spec;
   l.program = load_program(program_text(spec), ordinal, *cache_, stats_);
+  // The generated entry knows only the Lua code's needs; a linked source's barriers need
+  // the block's threads to interleave too.
+  if (spec.linked_needs_fibers) l.program.cpu.needs_fibers = true;
   if (spec.kernel.bounds_record)
     l.bounds = Buffer::allocate(ordinal == kCpuDevice ? Device::cpu() : Device::cuda(ordinal), sizeof(dsl::BoundsRecord));
   Loaded& stored = loaded_.emplace_back(std::move(l));

@@ -110,6 +110,9 @@ class JitKernel {
     JitOptions options;
     Frontend frontend;                    // empty -> dsl::compile_kernel
     DiskCache* cache = nullptr;           // null -> DiskCache::global()
+    // CUDA C++ sources compiled with the kernel (Numba's link=): where the device functions
+    // it calls that cuda.declare_device declared are defined. Chunks marked is_cuda.
+    std::vector<std::shared_ptr<const dsl::Chunk>> link;
   };
   // `env` must outlive the kernel (stdlib keeps both in one object).
   JitKernel(Setup setup, dsl::Environment& env);
@@ -155,6 +158,9 @@ class JitKernel {
     dsl::CudaKernel kernel;
     bool from_signature = false;  // made by compile(signature)
     bool noalias = false;         // compiled for disjoint array arguments
+    // Where the code's #line directives point: its linked sources, then the kernel's chunk.
+    std::vector<std::shared_ptr<const dsl::Chunk>> chunks;
+    bool linked_needs_fibers = false;  // a linked source calls barriers or warp functions (cpu)
   };
   struct Loaded {  // per argument types and device
     Specialization* spec = nullptr;
@@ -182,6 +188,7 @@ class JitKernel {
   const char* label_;  // "kernel '<name>' (<chunk>:<line>)": driver::note_launch
   std::vector<std::string> param_names_;
   JitOptions options_;
+  std::vector<std::shared_ptr<const dsl::Chunk>> link_;
   Frontend frontend_;
   DiskCache* cache_;
   dsl::Environment& env_;

@@ -30,7 +30,7 @@ constexpr char kCubinTag = 'C', kPtxTag = 'P';
 [[noreturn]] void rethrow_at_lua_line(const CompileError& e, const ProgramText& program) {
   for (const std::shared_ptr<const dsl::Chunk>& chunk : program.chunks) {
     if (!chunk) continue;
-    CompileError located = at_lua_line(e, *chunk);
+    CompileError located = at_lua_line(e, *chunk, chunk->is_cuda);
     if (std::string_view(located.what()) != std::string_view(e.what())) throw located;
   }
   throw e;

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/ranges.h>
 
@@ -54,6 +58,34 @@ std::string base_name(const std::string& name) {
   return base;
 }
 
+// What a compiled module file holds, from its first bytes: "cubin" (an ELF object),
+// "fatbin" (the fat binary header's magic, 0xBA55ED50 little-endian), "PTX" (text with
+// PTX's .version and .target directives), else "".
+std::string image_kind_of(std::string_view bytes) {
+  if (bytes.starts_with("\x7f" "ELF")) return "cubin";
+  if (bytes.starts_with("\x50\xed\x55\xba")) return "fatbin";
+  if (bytes.find('\0') == std::string_view::npos && bytes.find(".version") != std::string_view::npos &&
+      bytes.find(".target") != std::string_view::npos)
+    return "PTX";
+  return "";
+}
+
+// The kernels a PTX text defines: the names after `.entry`.
+std::vector<std::string> ptx_entries(std::string_view ptx) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; (at = ptx.find(".entry", at)) != std::string_view::npos;) {
+    at += 6;
+    std::size_t start = at;
+    while (start < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[start]))) ++start;
+    std::size_t end = start;
+    while (end < ptx.size() && (ident_char(ptx[end]) || ptx[end] == '$' || ptx[end] == '.')) ++end;
+    std::string_view name = ptx.substr(start, end - start);
+    // (luda's own probe, which a PTX from inspect("ptx") holds, is no user's kernel)
+    if (end > start && start > at && name.find("luda_r_probe") == std::string_view::npos) out.emplace_back(name);
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -62,6 +94,43 @@ std::string base_name(const std::string& name) {
 std::shared_ptr<RawModule> RawModule::create(std::string source, std::vector<std::string> options,
                                              bool cooperative) {
   return std::shared_ptr<RawModule>(new RawModule(std::move(source), std::move(options), cooperative));
+}
+
+std::shared_ptr<RawModule> RawModule::load_file(const std::string& path, bool cooperative) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("raw_module: cannot read '{}' ({})", path, std::strerror(errno));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) fail("raw_module: cannot read '{}' ({})", path, std::strerror(errno));
+  std::string image = std::move(bytes).str();
+  std::string kind = image_kind_of(image);
+  if (kind.empty())
+    fail("raw_module: '{}' is not a cubin, PTX or fatbin file (what nvcc -cubin, -ptx or -fatbin writes, or "
+         "inspect(\"ptx\")); for CUDA C++ source, pass its text: luda.raw_module(source)",
+         path);
+  auto module = std::shared_ptr<RawModule>(new RawModule({}, {}, cooperative));
+  module->path_ = path;
+  module->image_kind_ = std::move(kind);
+  module->image_ = std::move(image);
+  return module;
+}
+
+void RawModule::no_cpu_image(std::string_view who) const {
+  fail("{}: the module was loaded from the {} file '{}', which only a CUDA device runs; to run "
+       "it on the cpu too, make the module from its CUDA source (luda.raw_module(source))",
+       who, image_kind_, path_);
+}
+
+void RawModule::missing_in_image(std::string_view what, const std::string& name) const {
+  if (image_kind_ == "PTX") {
+    std::vector<std::string> entries = ptx_entries(image_);
+    if (what == "kernel")
+      fail("no kernel named '{}' in the PTX file '{}' (its kernels: {})", name, path_,
+           entries.empty() ? "none" : fmt::format("{}", fmt::join(entries, ", ")));
+  }
+  fail("no {} named '{}' in the {} file '{}' (a name declared extern \"C\" is found as written; a C++ one by its "
+       "mangled name)",
+       what, name, image_kind_, path_);
 }
 
 RawModule::RawModule(std::string source, std::vector<std::string> options, bool cooperative)
@@ -94,6 +163,7 @@ RawModule::~RawModule() {
 }
 
 void RawModule::missing_kernel(const std::string& name) const {
+  if (!path_.empty()) missing_in_image("kernel", name);
   std::vector<std::string> names = list_kernels(source_);
   if (names.empty())  // its kernels are not visible to luda (made by macros?)
     fail("no kernel named '{}' in the compiled module (check the name; a kernel looked up by "
@@ -132,6 +202,13 @@ std::shared_ptr<RawKernel> RawModule::get_function(const std::string& name) {
     fail("'{}' is not a kernel name: name a kernel as its source declares it, by a C identifier (letters, digits "
          "and _, not starting with a digit), with its template arguments for a template kernel ('scale<float>')",
          printable(name));
+  if (!path_.empty()) {  // compiled already: the file's own names decide
+    if (image_kind_ == "PTX") {
+      std::vector<std::string> entries = ptx_entries(image_);
+      if (std::find(entries.begin(), entries.end(), name) == entries.end()) missing_in_image("kernel", name);
+    }
+    return std::make_shared<RawKernel>(shared_from_this(), name);
+  }
   std::vector<std::string> names = list_kernels(source_);
   if (names.empty() && source_.find("__global__") == std::string::npos)
     fail("no kernel named '{}' in the source (it defines no __global__ function)", name);
@@ -143,6 +220,7 @@ std::shared_ptr<RawKernel> RawModule::get_function(const std::string& name) {
 }
 
 void RawModule::add_kernel(const std::string& name) {
+  if (!path_.empty()) return;  // compiled already: looked up by its own name
   std::vector<KernelDefinition> defs = find_kernels(source_);
   std::string base = base_name(name);
   int count = 0;
@@ -161,8 +239,19 @@ void RawModule::add_kernel(const std::string& name) {
   bool reflect = count <= 1 || all_c;
   if (reflect) wanted.push_back(reflection_expression(name));
   std::lock_guard lock(mutex_);
-  if (reflect && std::find(reflected_.begin(), reflected_.end(), name) == reflected_.end())
-    reflected_.push_back(name);
+  auto known = [](const std::vector<std::string>& list, const std::string& s) {
+    return std::find(list.begin(), list.end(), s) != list.end();
+  };
+  bool new_reflection = reflect && !known(reflected_, name);
+  bool new_names = std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return !known(name_expressions_, w); });
+  // A module compiled again would have its own copies of the globals given out: new names
+  // recompile for CUDA devices, a new reflection (a new entry) rebuilds the cpu's object.
+  if ((new_names && globals_taken_) || (new_reflection && cpu_globals_taken_))
+    fail("raw_module: get_function('{}') after get_global: the module would be compiled again for this kernel, and "
+         "the new compile would have its own copies of the global variables already given out; call get_function "
+         "for every kernel before the first get_global",
+         name);
+  if (new_reflection) reflected_.push_back(name);
   bool added = false;
   for (std::string& w : wanted) {
     if (std::find(name_expressions_.begin(), name_expressions_.end(), w) != name_expressions_.end()) continue;
@@ -216,6 +305,16 @@ CompiledProgram RawModule::compile_locked(int arch, bool cubin) const {
 }
 
 CompiledProgram RawModule::compile_for(int arch, bool cubin) const {
+  if (!path_.empty()) {
+    if (cubin || image_kind_ != "PTX")
+      fail("the module was loaded from the {} file '{}' and has no CUDA source to compile; only PTX that was loaded "
+           "as PTX can be shown",
+           image_kind_, path_);
+    CompiledProgram p;
+    p.image = image_;
+    p.cubin = false;
+    return p;
+  }
   std::lock_guard lock(mutex_);
   return compile_locked(arch, cubin);
 }
@@ -235,6 +334,17 @@ CUmodule RawModule::load(int ordinal, const std::string& kernel, std::string* sy
   const DeviceProperties& props = cuda_properties(ordinal);  // NoDeviceError without one
   std::lock_guard lock(mutex_);
   auto it = modules_.find(ordinal);
+  if (it == modules_.end() && !path_.empty()) {
+    ContextScope scope(ordinal);
+    CUmodule m = nullptr;
+    CUresult r = driver::api().cuModuleLoadData(&m, image_.c_str());
+    driver::check(r, "cuModuleLoadData",
+                  fmt::format("loading the {} file '{}' on cuda:{} (sm_{}{}): a cubin runs on the architecture it was "
+                              "built for, PTX on that one and newer ones",
+                              image_kind_, path_, ordinal, props.major, props.minor));
+    ++loads_;
+    it = modules_.emplace(ordinal, m).first;
+  }
   if (it == modules_.end()) {
     int arch = props.major * 10 + props.minor;
     auto image = images_.find(arch);
@@ -256,6 +366,36 @@ CUmodule RawModule::load(int ordinal, const std::string& kernel, std::string* sy
 }
 
 CUmodule RawModule::module(int ordinal) { return load(ordinal, {}, nullptr, nullptr); }
+
+ModuleGlobal RawModule::global(Device device, const std::string& name) {
+  auto missing = [&]() {
+    if (!path_.empty()) missing_in_image("global variable", name);
+    fail("no global variable named '{}' in the module (get_global finds a __constant__ or __device__ variable defined "
+         "at namespace scope, not static, by its name)",
+         name);
+  };
+  ModuleGlobal out;
+  out.device = device;
+  if (device.is_cpu()) {
+    if (!path_.empty()) no_cpu_image(fmt::format("get_global('{}') on the cpu", name));
+    std::shared_ptr<const CpuModule> module = cpu_module();
+    out.address = module->variable(name.c_str(), &out.bytes);
+    if (!out.address) missing();
+    std::lock_guard lock(mutex_);
+    cpu_globals_taken_ = true;
+    return out;
+  }
+  CUmodule m = module(device.index);
+  ContextScope scope(device.index);
+  CUdeviceptr address = 0;
+  CUresult r = driver::api().cuModuleGetGlobal(&address, &out.bytes, m, name.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) missing();
+  driver::check(r, "cuModuleGetGlobal", name);
+  out.address = reinterpret_cast<void*>(address);
+  std::lock_guard lock(mutex_);
+  globals_taken_ = true;
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------
 // the cpu target
@@ -354,6 +494,7 @@ std::optional<KernelSignature> RawModule::cpu_signature(const CpuModule& module,
 }
 
 std::shared_ptr<const CpuModule> RawModule::cpu_module() {
+  if (!path_.empty()) no_cpu_image("the cpu target cannot run it");
   std::lock_guard lock(mutex_);
   // A kernel asked for since the last build needs its entry: build again (the old object
   // stays loaded for the kernels that run from it).
@@ -408,6 +549,7 @@ void RawKernel::launch_cpu(const LaunchConfig& config, std::span<const KernelArg
 // in its shared object (runtime/cpu_executor.h).
 const RawKernel::CpuTarget& RawKernel::cpu_target() {
   if (const CpuTarget* t = cpu_target_.load(std::memory_order_acquire)) return *t;
+  if (!module_->path().empty()) module_->no_cpu_image(who_ + " cannot run on the cpu");
   if (!module_->reflects(name_)) {
     std::vector<KernelDefinition> defs = find_kernels(module_->source());
     std::string base = base_name(name_);

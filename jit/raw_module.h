@@ -4,7 +4,9 @@
 // (jit/kernel_reflection.h: the -D options, #if, macros and typedefs count). On cpu
 // arrays, the same source is compiled by the host C++ compiler against the cpu prelude
 // (jit/cpu_prelude.h), with an entry per kernel that reads each argument as the host
-// compiler types its parameter, and run by the cpu executor.
+// compiler types its parameter, and run by the cpu executor. A module may also be loaded
+// from a compiled file (CuPy's RawModule(path=)): a cubin, PTX or fatbin image, which only
+// CUDA devices run, whose kernels take their arguments as CuPy passes them.
 #pragma once
 
 #include <cuda.h>
@@ -31,6 +33,14 @@ namespace luda::jit {
 
 class RawKernel;
 
+// A module's global variable (`__constant__` or `__device__`) on one device: its address
+// there and its size in bytes. The memory lives as long as the module.
+struct ModuleGlobal {
+  Device device;
+  void* address = nullptr;
+  std::size_t bytes = 0;
+};
+
 class RawModule : public std::enable_shared_from_this<RawModule> {
  public:
   // Nothing is compiled until a device needs it. `options` go to NVRTC as given.
@@ -38,8 +48,16 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   // cooperatively, so they may call cooperative_groups::this_grid().sync().
   static std::shared_ptr<RawModule> create(std::string source, std::vector<std::string> options = {},
                                            bool cooperative = false);
+  // The compiled module in the file at `path`: a cubin (ELF), PTX (text) or fatbin, read
+  // now and loaded on each CUDA device at first use. Errors: the file cannot be read, or
+  // it is none of the three ("'k.cu' is not a cubin, PTX or fatbin file ...").
+  static std::shared_ptr<RawModule> load_file(const std::string& path, bool cooperative = false);
 
   const std::string& source() const { return source_; }
+  // The file a module was loaded from ("" for one made from source), and what it holds
+  // ("cubin", "PTX", "fatbin").
+  const std::string& path() const { return path_; }
+  const std::string& image_kind() const { return image_kind_; }
   const std::vector<std::string>& options() const { return options_; }
   bool cooperative() const { return cooperative_; }
   // Error "no kernel named 'foo' in the source (its __global__ functions: add, scale)"
@@ -50,8 +68,16 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   std::vector<std::string> kernel_names() const { return list_kernels(source_); }
   // The module loaded in the device's primary context (compiled for its arch on first use).
   CUmodule module(int ordinal);
-  // Compiles (no GPU needed) for an arch; used by tests and `inspect`.
+  // Compiles (no GPU needed) for an arch; used by tests and `inspect`. A module loaded from
+  // a file gives its PTX when asked for PTX and it is PTX; anything else is an error.
   CompiledProgram compile_for(int arch, bool cubin = true) const;
+  // The global variable `name` (CuPy's get_global) where `device` runs the module: on a
+  // CUDA device, cuModuleGetGlobal in the module loaded there; on the cpu, the variable of
+  // the shared object the host compiler built. Errors name what the module defines
+  // ("no global variable named 'k' in the module (...)"). Once a global is taken, the
+  // module is never compiled again on that target (a new compile would have its own copy
+  // of the variable): a later get_function that would need one is an error.
+  ModuleGlobal global(Device device, const std::string& name);
   // Number of NVRTC compiles and module loads so far (tests: "loaded once").
   int compile_count() const;
   int load_count() const;
@@ -93,9 +119,19 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   // Returns otherwise.
   void explain_missing(std::string_view log) const;
 
+  // Why a module loaded from a file cannot run on the cpu, and what to do instead.
+  [[noreturn]] void no_cpu_image(std::string_view who) const;
+  // The error for a name the module lacks: `what` is "kernel" or "global variable".
+  [[noreturn]] void missing_in_image(std::string_view what, const std::string& name) const;
+
   std::string source_;
   std::vector<std::string> options_;
   bool cooperative_ = false;
+  std::string path_;        // a module loaded from a file: the file
+  std::string image_kind_;  // ... "cubin", "PTX" or "fatbin"
+  std::string image_;       // ... its bytes (NUL-terminated in memory, as cuModuleLoadData reads PTX)
+  bool globals_taken_ = false;      // get_global was answered on a CUDA device
+  bool cpu_globals_taken_ = false;  // ... on the cpu
   std::string program_name_ = "raw_module.cu";  // what NVRTC's messages call the source
   std::vector<std::string> name_expressions_;  // kernels declared without extern "C", reflections
   std::vector<std::string> reflected_;         // kernels whose parameter lists are reflected

@@ -51,7 +51,8 @@ namespace driver {
   X(cuStreamWaitEvent) X(cuStreamGetFlags)                                              \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)             \
   X(cuEventQuery) X(cuEventElapsedTime)                                                 \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)   \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)      \
+  X(cuFuncGetAttribute)                                                                 \
   X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchCooperativeKernel)                  \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 

@@ -5,6 +5,7 @@
 #include "runtime/error.h"
 #include "stdlib/bindings.h"
 #include "stdlib/function_source.h"
+#include "stdlib/link_bindings.h"
 
 namespace luda::lua {
 namespace {
@@ -171,6 +172,11 @@ dsl::ExternalValue LuaEnvironment::convert(int idx, int depth) {
         return v;
       }
       if (test_array(L, idx)) return other("an ndarray", Kind::Array);
+      if (auto declared = declared_at(L, idx)) {
+        v.kind = Kind::Declared;
+        v.declared = std::move(declared);
+        return v;
+      }
       return other("a " + type_name(L, idx));
     case LUA_TFUNCTION:
       if (lua_iscfunction(L, idx)) return other("a C function");

@@ -17,6 +17,7 @@
 #include "stdlib/bindings.h"
 #include "stdlib/environment.h"
 #include "stdlib/function_source.h"
+#include "stdlib/link_bindings.h"
 
 namespace luda::lua {
 namespace {
@@ -47,7 +48,7 @@ std::string syntax(const std::string& name) {
 // ---- making kernels ---------------------------------------------------------------------
 
 jit::JitOptions read_options(lua_State* L, int idx) {
-  check_options(L, idx, "jit", {"boundscheck", "fastmath", "debug"});
+  check_options(L, idx, "jit", {"boundscheck", "fastmath", "debug", "link"});
   jit::JitOptions o;
   auto flag = [&](const char* key) -> std::optional<bool> {
     int type = push_option(L, idx, key);
@@ -80,6 +81,7 @@ void push_kernel(lua_State* L, int src, int opts) {
   }
   setup.name = function_name(setup.function);
   setup.options = options;
+  setup.link = read_link(L, opts, "jit", setup.name.empty() ? "kernel" : setup.name);
   auto kernel = std::make_unique<jit::JitKernel>(std::move(setup), *env);
   push_object<JitObject>(L, kJitType, JitObject{std::move(env), std::move(kernel)}, 1);
   lua_pushvalue(L, src);  // k.lua (the text, for a source-text kernel)

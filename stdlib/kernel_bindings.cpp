@@ -2,6 +2,8 @@
 //   local k = luda.raw_kernel(source, "add", {options = {"-DN=4"}})
 //   k(grid, block, {x, y, out, n}, {shared_mem = 0, stream = s})
 //   local m = luda.raw_module(source); local f = m:get_function("sum_ker")
+//   local m = luda.raw_module({path = "k.cubin"})        -- a cubin, PTX or fatbin file
+//   local c = m:get_global("c", {dtype = "float32", shape = {4}})  -- an array viewing it
 // grid and block are numbers or tables of 1 to 3 numbers. Arguments are arrays (their
 // device pointer), Lua integers and floats, booleans, and typed scalars; jit/raw_module
 // checks and converts them against the kernel's parameter list.
@@ -92,23 +94,29 @@ int arch_option(lua_State* L, int arg, std::string_view fname) {
   return p.major * 10 + p.minor;
 }
 
-// :inspect("cuda") -> the source; :inspect("ptx", {arch=}) -> PTX compiled by NVRTC.
+// :inspect("cuda") -> the source; :inspect("ptx" | "cubin", {arch=}) -> NVRTC's PTX, or
+// its cubin (the bytes, as a string), for the arch.
 int inspect(lua_State* L, const jit::RawModule& module, std::string_view fname) {
   std::string_view what = check_string(L, 2, fname);
   int opts = lua_type(L, 3) == LUA_TTABLE || lua_isnoneornil(L, 3) ? 3 : 4;
   check_options(L, opts, fname, {"arch"});
   if (what == "cuda") {
+    if (!module.path().empty())
+      fail("{}: the module was loaded from the {} file '{}' and has no CUDA source", fname, module.image_kind(),
+           module.path());
     lua_pushlstring(L, module.source().data(), module.source().size());
     return 1;
   }
-  if (what == "ptx") {
-    jit::CompiledProgram p = module.compile_for(arch_option(L, opts, fname), /*cubin=*/false);
-    std::string_view ptx = p.image;
-    while (!ptx.empty() && ptx.back() == '\0') ptx.remove_suffix(1);
-    lua_pushlstring(L, ptx.data(), ptx.size());
+  if (what == "ptx" || what == "cubin") {
+    bool cubin = what == "cubin";
+    int arch = module.path().empty() ? arch_option(L, opts, fname) : 0;
+    jit::CompiledProgram p = module.compile_for(arch, cubin);
+    std::string_view image = p.image;
+    while (!cubin && !image.empty() && image.back() == '\0') image.remove_suffix(1);
+    lua_pushlstring(L, image.data(), image.size());
     return 1;
   }
-  arg_error(L, 2, fname, fmt::format("unknown kind '{}'; expected \"cuda\" or \"ptx\"", what));
+  arg_error(L, 2, fname, fmt::format("unknown kind '{}'; expected \"cuda\", \"ptx\" or \"cubin\"", what));
 }
 
 // luda.raw_kernel(source, name, {options=, enable_cooperative_groups=})
@@ -122,8 +130,26 @@ int l_raw_kernel(lua_State* L) {
   return 1;
 }
 
-// luda.raw_module(source, {options=, enable_cooperative_groups=})
+// luda.raw_module(source, {options=, enable_cooperative_groups=}) or
+// luda.raw_module({path = file, enable_cooperative_groups=})
 int l_raw_module(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    check_options(L, 1, "raw_module", {"path", "enable_cooperative_groups"});
+    if (!is_none_or_nil(L, 2))
+      fail("raw_module: a module loaded from a file is compiled already; it takes no options");
+    bool cooperative = false;
+    if (int type = push_option(L, 1, "enable_cooperative_groups"); type == LUA_TBOOLEAN)
+      cooperative = lua_toboolean(L, -1) != 0;
+    else if (type != LUA_TNIL)
+      fail("raw_module: option 'enable_cooperative_groups' must be a boolean, got {}", describe(L, -1));
+    lua_pop(L, 1);
+    if (push_option(L, 1, "path") != LUA_TSTRING)
+      fail("raw_module: give CUDA source text, or {{path = file}} for a cubin, PTX or fatbin file; got {}",
+           lua_isnil(L, -1) ? "a table without path" : "path = " + describe(L, -1));
+    std::string path(string_at(L, -1));
+    push_object<ModuleRef>(L, kModuleType, jit::RawModule::load_file(path, cooperative));
+    return 1;
+  }
   std::string_view source = check_string(L, 1, "raw_module");
   CompileOptions options = compile_options(L, 2, "raw_module");
   push_object<ModuleRef>(L, kModuleType,
@@ -239,14 +265,64 @@ int l_module_get_function(lua_State* L) {
 
 int l_module_inspect(lua_State* L) { return inspect(L, *check_module(L, 1, "inspect"), "inspect"); }
 
+// The dtype option of the options table at arg: a name or a dtype constructor.
+DType dtype_option(lua_State* L, int arg, std::string_view fname) {
+  int type = push_option(L, arg, "dtype");
+  DType dtype = DType::Float32;
+  if (type == LUA_TSTRING) {
+    dtype = dtype_from_name(string_at(L, -1));
+  } else if (type == LUA_TNIL || !dtype_of_constructor(L, -1, &dtype)) {
+    fail("{}: give the element type: {{dtype = \"float32\"}} (a dtype name or luda.float32), got {}", fname,
+         type == LUA_TNIL ? "none" : describe(L, -1));
+  }
+  lua_pop(L, 1);
+  return dtype;
+}
+
+// m:get_global(name, {dtype=, shape=}): an array viewing the global variable `name` of the
+// module on the current device (CuPy's get_global, wrapped in an ndarray). Without a
+// shape it is 1-D, the whole variable. The array keeps the module alive.
+int l_module_get_global(lua_State* L) {
+  constexpr std::string_view fname = "get_global";
+  ModuleRef& m = check_module(L, 1, fname);
+  std::string name(check_string(L, 2, fname));
+  if (lua_type(L, 3) != LUA_TTABLE)
+    fail("{}: the options table {{dtype =, shape =}} must follow the name (m:get_global(\"{}\", {{dtype = "
+         "\"float32\"}})), got {}",
+         fname, name, lua_isnone(L, 3) ? "no value" : describe(L, 3));
+  check_options(L, 3, fname, {"dtype", "shape"});
+  DType dtype = dtype_option(L, 3, fname);
+  std::optional<Shape> shape;
+  if (push_option(L, 3, "shape") != LUA_TNIL) shape = check_shape(L, lua_gettop(L), fname);
+  lua_pop(L, 1);
+  jit::ModuleGlobal g = m->global(current_device(), name);
+  std::size_t item = itemsize(dtype);
+  if (!shape) {
+    if (g.bytes % item != 0)
+      fail("{}: '{}' is {} bytes, not a whole number of {} elements ({} bytes each); give the dtype it holds", fname,
+           name, g.bytes, dtype_name(dtype), item);
+    shape = Shape{static_cast<std::int64_t>(g.bytes / item)};
+  }
+  std::size_t need = item;
+  for (std::int64_t e : *shape) need *= static_cast<std::size_t>(e);
+  if (need > g.bytes)
+    fail("{}: '{}' is {} bytes; shape {} of {} needs {} bytes", fname, name, g.bytes, shape_str(*shape), dtype_name(dtype),
+         need);
+  auto buffer = Buffer::wrap(g.device, g.address, g.bytes, [keep = m] {});
+  Strides strides = c_strides(*shape);
+  push_array(L, NDArray::view(std::move(buffer), dtype, std::move(*shape), std::move(strides)));
+  return 1;
+}
+
 int l_module_index(lua_State* L) {
   ModuleRef& m = check_module(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
     if (push_method(L, 2)) return 1;
     if (string_at(L, 2) == "source")
       return lua_pushlstring(L, m->source().data(), m->source().size()), 1;
+    if (string_at(L, 2) == "path") return lua_pushlstring(L, m->path().data(), m->path().size()), 1;
   }
-  fail("raw_module has no field {} (field: source; methods: get_function, inspect)", describe(L, 2));
+  fail("raw_module has no field {} (fields: source, path; methods: get_function, get_global, inspect)", describe(L, 2));
 }
 
 
@@ -271,6 +347,7 @@ void open_kernels(lua_State* L) {
   };
   static const luaL_Reg module_methods[] = {
       {"get_function", trampoline<l_module_get_function>},
+      {"get_global", trampoline<l_module_get_global>},
       {"inspect", trampoline<l_module_inspect>},
       {nullptr, nullptr},
   };

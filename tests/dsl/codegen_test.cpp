@@ -56,6 +56,41 @@ TEST(Codegen, EntryNameIsLuaNamePlusSignatureHash) {
   EXPECT_NE(checked.code.find("luda_BoundsRecord* luda_bounds"), std::string::npos);
 }
 
+// A declared CUDA C++ function: its prototype from the signature, then the linked source,
+// then the generated code, which calls it with each argument converted to its parameter.
+TEST(Codegen, DeclaredFunctionsComeWithTheirPrototypesAndLinkedSources) {
+  TestChunk c("local function k(x, n)\n  x[0] = mul_add(x[1], 2, n)\nend\n");
+  auto d = std::make_shared<DeclaredFunction>();
+  d->name = "mul_add";
+  d->result = f32();
+  d->params = {f32(), f32(), i32()};
+  ExternalValue e;
+  e.kind = ExternalValue::Kind::Declared;
+  e.declared = d;
+  c.env.values["mul_add"] = e;
+  auto linked = std::make_shared<const Chunk>(
+      Chunk{"mul.cu", "extern \"C\" __device__ float mul_add(float a, float b, int c) { return a * b + c; }", 0, true});
+  KernelRequest r = c.request("k", {arr(Scalar::Float32), i64()});
+  r.link = {linked};
+  CudaKernel cuda = compile_kernel(r, c.env);
+  std::string prototype = "extern \"C\" __device__ float mul_add(float, float, int);\n";
+  EXPECT_EQ(cuda.declarations, "#line 1 \"luda_declared\"\n" + prototype);
+  std::size_t at = cuda.code.find(prototype);
+  ASSERT_NE(at, std::string::npos) << cuda.code;
+  EXPECT_EQ(cuda.code.find("#line 1 \"mul.cu\"\n" + linked->text + "\n#line 1 \"luda_generated\"\n"),
+            at + prototype.size())
+      << cuda.code;
+  EXPECT_NE(cuda.code.find("= mul_add(x.data[1LL * x.strides[0]], 2.0f, (int)(n));"), std::string::npos)
+      << cuda.code;
+  ASSERT_EQ(cuda.link.size(), 1u);
+  // The cpu target: jit/ puts the prototypes and the sources after its own prelude.
+  r.options.target = Target::Cpu;
+  CudaKernel cpu = compile_kernel(r, c.env);
+  EXPECT_EQ(cpu.declarations, cuda.declarations);
+  EXPECT_EQ(cpu.code.find("mul.cu"), std::string::npos);
+  EXPECT_EQ(cpu.link, cuda.link);
+}
+
 TEST(Codegen, OptionsGiveTheNvrtcFlagsTheCodeNeeds) {
   TestChunk c("local function k(x)\n  x[0] = 1\nend\n");
   EXPECT_EQ(c.compile("k", {arr(Scalar::Float32)}).nvrtc_options, std::vector<std::string>{});

@@ -54,7 +54,7 @@ describe("cuda.jit", function()
 
   it("checks its arguments and options", function()
     assert.are.equal(here() .. "bad argument #1 to 'jit' (function, source string or options table expected, got number)", error_of(function() cuda.jit(42) end))
-    assert.are.equal(here() .. "bad argument #2 to 'jit' (unknown option 'fastmth'; expected boundscheck, fastmath, debug)", error_of(function() cuda.jit(function() end, { fastmth = true }) end))
+    assert.are.equal(here() .. "bad argument #2 to 'jit' (unknown option 'fastmth'; expected boundscheck, fastmath, debug, link)", error_of(function() cuda.jit(function() end, { fastmth = true }) end))
     assert.are.equal(here() .. "jit: option 'debug' must be a boolean, got 'yes'", error_of(function() cuda.jit({ debug = "yes" }) end))
     assert.are.equal(here() .. "a C function cannot become a kernel: pass a Lua function, or its source text (luda.cuda.jit([[ function(x, out) ... end ]]))", error_of(function() cuda.jit(print) end))
     local named = load("return function(x) end", "=mychunk")()
