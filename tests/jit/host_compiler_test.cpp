@@ -37,7 +37,7 @@ void fake_print(const char* text, unsigned long long n) { g_printed += "[" + std
 void no_barrier(luda_cpu_thread*) { ADD_FAILURE() << "a barrier in a sequential test"; }
 const luda_cpu_runtime* fake_runtime() {
   static const luda_cpu_runtime rt = {LUDA_CPU_ABI_VERSION, no_barrier, nullptr, nullptr, nullptr, fake_print,
-                                      nullptr, nullptr};
+                                      nullptr, nullptr, nullptr};
   return &rt;
 }
 
