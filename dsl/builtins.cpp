@@ -296,6 +296,20 @@ BuiltinTyping rule_brev(const Builtin& row, std::span<const BuiltinOperand> args
   return t;
 }
 
+// cuda.fns(mask, base, offset): the position of the offset-th set bit of the uint32 mask
+// counted from bit base (upwards for offset > 0, downwards for offset < 0; offset 0 asks
+// whether bit base is set), 0xffffffff where there is none; numba.cuda's, CUDA's __fns.
+BuiltinTyping rule_fns(const Builtin& row, std::span<const BuiltinOperand> args) {
+  static const char* const what[] = {"mask", "base", "offset"};
+  for (int k = 0; k < 3; ++k)
+    if (!args[k].type.is_int())
+      return fail(fmt::format("{} expects an integer {}, got {}", row.name, what[k], describe(args[k])), k);
+  BuiltinTyping t;
+  t.convert = {Type::scalar_of(Scalar::UInt32), Type::scalar_of(Scalar::UInt32), Type::scalar_of(Scalar::Int32)};
+  t.result = t.operation = Type::scalar_of(Scalar::UInt32);
+  return t;
+}
+
 // cuda.match_any_sync(mask, value): the uint32 mask of lanes holding the same bits;
 // cuda.match_all_sync(mask, value): that mask (or 0) and whether every lane agrees, as
 // numba.cuda's tuple.
@@ -460,6 +474,8 @@ const Builtin kTable[] = {
      "the 1-based position of x's lowest set bit, 0 for 0 (uint32)"},
     {"cuda.brev", F::Call, 1, 1, rule_brev, "luda_brev($0)", "", Scalar::Float64, 0, A::None, "(x)",
      "x's bits reversed: a uint32 for x of up to 32 bits (converted as C converts: int8 -1 is 0xffffffff), else a uint64"},
+    {"cuda.fns", F::Call, 3, 3, rule_fns, "luda_fns($0, $1, $2)", "", Scalar::UInt32, 0, A::None, "(mask, base, offset)",
+     "the position of the offset-th set bit of mask counted from bit base, upwards for offset > 0 and downwards for offset < 0 (offset 0: base if that bit is set), 0xffffffff where there is none or base > 31 (uint32)"},
     // ---- print
     {"print", F::Call, 0, kAny, rule_print, "$P", "", Scalar::Float64, 0, A::None, "(...)",
      "device printf of numbers, bools and string literals, tab-separated, like Lua's print"},

@@ -195,6 +195,8 @@ template <class T> LUDA_INLINE T luda_clz(T x) { return (T)(sizeof(T) == 8 ? __c
 template <class T> LUDA_INLINE unsigned luda_ffs(T x) { return (unsigned)(sizeof(T) == 8 ? __ffsll((long long)x) : __ffs((int)x)); }
 LUDA_INLINE unsigned luda_brev(unsigned x) { return __brev(x); }
 LUDA_INLINE unsigned long long luda_brev(unsigned long long x) { return __brevll(x); }
+// __fns leaves a base past 31 undefined; here it finds nothing.
+LUDA_INLINE unsigned luda_fns(unsigned mask, unsigned base, int offset) { return base > 31u ? 0xffffffffu : __fns(mask, base, offset); }
 
 // cuda.match_all_sync's two values, as numba.cuda gives them: (mask, true) when every lane
 // of mask holds the same bits, else (0, false).

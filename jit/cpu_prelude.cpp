@@ -268,6 +268,19 @@ static inline unsigned int __brev(unsigned int x) {
   return __builtin_bswap32(x);
 }
 static inline unsigned long long __brevll(unsigned long long x) { return ((unsigned long long)__brev((unsigned int)x) << 32) | __brev((unsigned int)(x >> 32)); }
+// PTX's fns.b32, as the PTX ISA states it (a base past 31 never reaches it: luda_fns).
+static inline unsigned int __fns(unsigned int mask, unsigned int base, int offset) {
+  if (base > 31u) return 0xffffffffu;
+  if (offset == 0) return (mask >> base) & 1u ? base : 0xffffffffu;
+  int count = offset > 0 ? offset - 1 : -(offset + 1);
+  int step = offset > 0 ? 1 : -1;
+  for (int pos = (int)base; pos >= 0 && pos < 32; pos += step)
+    if ((mask >> pos) & 1u) {
+      if (count == 0) return (unsigned int)pos;
+      --count;
+    }
+  return 0xffffffffu;
+}
 static inline int __mul24(int a, int b) { return (int)((unsigned int)((int)((unsigned int)a << 8) >> 8) * (unsigned int)((int)((unsigned int)b << 8) >> 8)); }
 static inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffffu) * (b & 0xffffffu); }
 static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }

@@ -480,7 +480,7 @@ describe("builtins", function()
     end)
   end)
 
-  describe("bit intrinsics (numba.cuda's popc, clz, ffs, brev)", function()
+  describe("bit intrinsics (numba.cuda's popc, clz, ffs, brev, fns)", function()
     local DTYPES = { int8 = 8, int16 = 16, int32 = 32, int64 = 64, uint8 = 8, uint16 = 16, uint32 = 32, uint64 = 64 }
     -- A kernel per dtype: x (int64) converted to it (wrapping), each intrinsic's result stored
     -- into an int64 row (stores convert: a uint64 with its top bit set wraps negative).
@@ -530,6 +530,47 @@ end]]):format(dtype), "=bits_" .. dtype)(luda))
         for i = 1, n do
           assert.are.same(reference(xs[i], bits, dtype:sub(1, 1) == "i"), got[i], dtype .. " of " .. xs[i])
         end
+      end
+    end)
+
+    -- cuda.fns against the PTX ISA's own statement of fns, written in Lua: the worked
+    -- examples of the ISA, then random masks, every base (and bases past 31) and offsets.
+    local function fns_reference(mask, base, offset)
+      if base > 31 then return 0xffffffff end
+      if offset == 0 then return (mask >> base) & 1 == 1 and base or 0xffffffff end
+      local count, step, pos = math.abs(offset) - 1, offset > 0 and 1 or -1, base
+      while pos >= 0 and pos < 32 do
+        if (mask >> pos) & 1 == 1 then
+          if count == 0 then return pos end
+          count = count - 1
+        end
+        pos = pos + step
+      end
+      return 0xffffffff
+    end
+
+    on_devices("fns finds the n-th set bit from a base, as PTX's fns", function()
+      local fns = cuda.jit(function(mask, base, offset, out)
+        local i = cuda.grid(1)
+        if i < #out then out[i] = cuda.fns(mask[i], base[i], offset[i]) end
+      end)
+      local masks = { 0xaaaaaaaa, 0xaaaaaaaa, 0xaaaaaaaa, 0xaaaaaaaa, 0, 0xffffffff, 1, 0x80000000 }
+      local bases = { 3, 3, 2, 2, 0, 31, 0, 31 }
+      local offsets = { 1, -1, 1, -1, 1, 1, 0, -32 }
+      for _ = 1, 400 do
+        masks[#masks + 1] = math.random(0, 0xffffffff) & math.random(0, 0xffffffff)
+        bases[#bases + 1] = math.random(0, 40)
+        offsets[#offsets + 1] = math.random(-34, 34)
+      end
+      local n = #masks
+      local out = luda.zeros({ n }, "uint32")
+      fns[{ (n + 63) // 64, 64 }](luda.array(masks, "uint32"), luda.array(bases, "uint32"),
+        luda.array(offsets, "int32"), out)
+      local got = out:totable()
+      assert.are.same({ 3, 3, 3, 1 }, { got[1], got[2], got[3], got[4] })
+      for i = 1, n do
+        assert.are.equal(fns_reference(masks[i], bases[i], offsets[i]), got[i],
+          ("fns(0x%x, %d, %d)"):format(masks[i], bases[i], offsets[i]))
       end
     end)
   end)
