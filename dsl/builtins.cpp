@@ -521,6 +521,7 @@ const Builtin kTable[] = {
     FLOAT2("luda.math", hypot, "sqrt(x^2 + y^2) without overflow"),
     FLOAT2("luda.math", copysign, "|x| with the sign of y"),
     FLOAT2("luda.math", nextafter, "the next representable value after x towards y"),
+    FLOAT2("luda.math", remainder, "x - n * y with n the integer nearest x / y, halves to even (IEEE's remainder: Python's math.remainder, C's remainder), exact"),
     {"luda.math.fma", F::Call, 3, 3, rule_float, "fma{f}($0, $1, $2)", "", Scalar::Float64, 0, A::None, "(x, y, z)", "x * y + z, rounded once"},
     {"luda.math.isnan", F::Call, 1, 1, rule_float_predicate, "isnan($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is NaN"},
     {"luda.math.isinf", F::Call, 1, 1, rule_float_predicate, "isinf($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is infinite"},

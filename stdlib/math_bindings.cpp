@@ -50,6 +50,7 @@ double trunc_(double x) { return std::trunc(x); }
 double hypot_(double x, double y) { return std::hypot(x, y); }
 double copysign_(double x, double y) { return std::copysign(x, y); }
 double nextafter_(double x, double y) { return std::nextafter(x, y); }
+double remainder_(double x, double y) { return std::remainder(x, y); }
 bool isnan_(double x) { return std::isnan(x); }
 bool isinf_(double x) { return std::isinf(x); }
 bool isfinite_(double x) { return std::isfinite(x); }
@@ -81,7 +82,7 @@ void open_math(lua_State* L) {
       {"cbrt", unary<cbrt_>},       {"rsqrt", unary<rsqrt_>},       {"round", unary<round_>},
       {"rint", unary<rint_>},       {"trunc", unary<trunc_>},     {"hypot", binary<hypot_>},      {"copysign", binary<copysign_>},
       {"asinh", unary<asinh_>},     {"acosh", unary<acosh_>},       {"atanh", unary<atanh_>},
-      {"nextafter", binary<nextafter_>},
+      {"nextafter", binary<nextafter_>}, {"remainder", binary<remainder_>},
       {"fma", fma_},                {"isnan", predicate<isnan_>},   {"isinf", predicate<isinf_>},
       {"isfinite", predicate<isfinite_>}, {"floor", same_type<floor_>}, {"ceil", same_type<ceil_>},
       {nullptr, nullptr},

@@ -154,6 +154,33 @@ describe("NumPy's elementwise functions", function()
     H.check(f(H.to_array(hx, "float64"), H.to_array(hy, "float64")), want, H.rel(1e-13), "kernel")
     H.check(luda.array(H.map(function(a, b) return f.lua(a, b) end, hx, hy).data), want, H.rel(1e-13), "host")
   end)
+
+  -- IEEE's remainder is exact: on integers scaled by a power of two the reference is
+  -- integer arithmetic (the nearer of the two multiples, the even one on a tie).
+  on_devices("luda.math.remainder is IEEE's (Python's math.remainder) in kernels and on the host", function()
+    local function reference(x, y)
+      local n = x // y
+      local r0, r1 = x - n * y, x - (n + 1) * y
+      local r = math.abs(r0) < math.abs(r1) and r0 or math.abs(r1) < math.abs(r0) and r1 or (n % 2 == 0 and r0 or r1)
+      return r == 0 and (x < 0 and -0.0 or 0.0) or r
+    end
+    local xs, ys, want = {}, {}, {}
+    for i = 1, 300 do
+      local x, y = math.random(-2000, 2000), math.random(-60, 60)
+      if y == 0 then y = 7 end
+      if i <= 20 then x = y * math.random(-5, 5) + (y // 2) end  -- ties, where y is even
+      xs[i], ys[i], want[i] = x * 0.25, y * 0.25, reference(x, y) * 0.25
+    end
+    local f = luda.vectorize(function(x, y) return luda.math.remainder(x, y) end)
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      local got = f(luda.array(xs, dtype), luda.array(ys, dtype)):totable()
+      for i = 1, #xs do
+        assert.are.equal(want[i], got[i], ("remainder(%g, %g) %s"):format(xs[i], ys[i], dtype))
+        assert.are.equal(1 / want[i], 1 / got[i], "the zero's sign of remainder(" .. xs[i] .. ", " .. ys[i] .. ")")
+      end
+    end
+    for i = 1, #xs do assert.are.equal(want[i], f.lua(xs[i], ys[i]), "host") end
+  end)
 end)
 
 describe("NumPy's names", function()
