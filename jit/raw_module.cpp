@@ -389,7 +389,9 @@ ModuleGlobal RawModule::global(Device device, const std::string& name) {
   ContextScope scope(device.index);
   CUdeviceptr address = 0;
   CUresult r = driver::api().cuModuleGetGlobal(&address, &out.bytes, m, name.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND) missing();
+  // The driver answers CUDA_ERROR_NOT_FOUND for an unknown name and CUDA_ERROR_INVALID_VALUE
+  // for the name of a kernel (a symbol that is no variable), both "no such variable" here.
+  if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE) missing();
   driver::check(r, "cuModuleGetGlobal", name);
   out.address = reinterpret_cast<void*>(address);
   std::lock_guard lock(mutex_);
