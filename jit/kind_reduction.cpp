@@ -505,10 +505,11 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   else kind::launch_cuda(loaded->program.function, g.grid, g.block, cu_stream, buffer.pointers(), ordinal, core.label());
 }
 
-std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device) {
+std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,
+                                   int arch) {
   Impl& m = *impl_;
-  if (what != "types" && what != "cuda")
-    fail("{}: unknown inspect kind '{}'; expected \"types\" or \"cuda\"", m.core.who(), what);
+  if (what != "types" && what != "cuda" && what != "ptx")
+    fail("{}: unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", m.core.who(), what);
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
   CallKey types;
   types.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : -1);
@@ -522,14 +523,17 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
   std::lock_guard lock(m.core.mutex);
   Impl::Spec& spec = m.spec_for(types);
   if (what == "types") return spec.code.typed;
-  if (!spec.last_source.empty()) return spec.last_source;
-  CallKey key = types;  // not run yet: a contiguous full reduction
+  if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
+  CallKey key = types;  // not run yet, or PTX: a contiguous full reduction
   key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k].weak) key.ops[k].kind = OpCode::Array;
   key.layout = static_cast<std::uint8_t>(static_cast<int>(ReductionStrategy::Rows) + 1);
   key.ndim = key.ndim2 = key.vector = 1;
-  return reduction_source(spec.code, m.template_of(key, spec.code), setup_.name).code;
+  KindSource source = reduction_source(spec.code, m.template_of(key, spec.code), setup_.name);
+  if (what == "cuda") return source.code;
+  return program_ptx(m.core.program(source, spec.code.nvrtc_options, spec.code.chunks),
+                     arch ? arch : current_arch_for(m.core.who()));
 }
 
 JitStats ReductionKind::stats() const {

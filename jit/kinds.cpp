@@ -432,22 +432,26 @@ void ElementwiseKind::compile(std::span<const dsl::Type> inputs, Device device) 
   if (m.by_call.find(key) == m.by_call.end()) m.load(key);
 }
 
-std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device) {
+std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,
+                                     int arch) {
   Impl& m = *impl_;
-  if (what != "types" && what != "cuda")
-    fail("{}: unknown inspect kind '{}'; expected \"types\" or \"cuda\"", m.core.who(), what);
+  if (what != "types" && what != "cuda" && what != "ptx")
+    fail("{}: unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", m.core.who(), what);
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
   CallKey types = key_of_types(inputs, m.core.nout(), device.is_cpu() ? kCpuDevice : -1);
   std::lock_guard lock(m.core.mutex);
   Impl::Spec& spec = m.spec_for(types);
   if (what == "types") return spec.code.typed;
-  if (!spec.last_source.empty()) return spec.last_source;
-  CallKey key = types;  // not run yet: the contiguous template
+  if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
+  CallKey key = types;  // not run yet, or PTX: the contiguous template
   key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) key.ops[k].kind = OpCode::Array;
   key.vector = 1;
-  return elementwise_source(spec.code, m.template_of(key, spec.code), setup_.name).code;
+  KindSource source = elementwise_source(spec.code, m.template_of(key, spec.code), setup_.name);
+  if (what == "cuda") return source.code;
+  return program_ptx(m.core.program(source, spec.code.nvrtc_options, spec.code.chunks),
+                     arch ? arch : current_arch_for(m.core.who()));
 }
 
 JitStats ElementwiseKind::stats() const {

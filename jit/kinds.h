@@ -117,8 +117,9 @@ class ElementwiseKind {
   // types) and weak scalars with the outputs allocated, the call most likely to come.
   void compile(std::span<const dsl::Type> inputs, Device device);
   // "types" / "cuda" for the signature compiled last with these input types (not run yet:
-  // the contiguous template's text). Any other `what` is an error.
-  std::string inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device);
+  // the contiguous template's text); "ptx": NVRTC's PTX of the contiguous template for
+  // `arch` (0: the current device's). Any other `what` is an error.
+  std::string inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device, int arch = 0);
   JitStats stats() const;
 
  private:
@@ -211,7 +212,7 @@ class ReductionKind {
   void call(std::span<const KernelArg> inputs, std::span<NDArray> outs, std::optional<std::span<const int>> axes,
             bool keepdims, const Stream* stream = nullptr);
 
-  std::string inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device);
+  std::string inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device, int arch = 0);
   JitStats stats() const;
 
  private:

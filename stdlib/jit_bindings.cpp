@@ -295,27 +295,6 @@ int l_compile(lua_State* L) {
   return 1;
 }
 
-// {arch = "sm_90" | "compute_90" | 90} -> 90; 0 when absent (the current device's).
-int arch_option(lua_State* L, int idx) {
-  int type = push_option(L, idx, "arch");
-  int arch = 0;
-  if (type == LUA_TSTRING) {
-    std::string_view text = string_at(L, -1);
-    std::string_view digits = text.starts_with("sm_")        ? text.substr(3)
-                              : text.starts_with("compute_") ? text.substr(8)
-                                                             : std::string_view{};
-    for (char c : digits) arch = (c >= '0' && c <= '9' && arch < 10000) ? arch * 10 + (c - '0') : -1;
-    if (digits.empty() || arch <= 0) fail("inspect: option 'arch' must look like \"sm_90\", got '{}'", text);
-  } else if (type == LUA_TNUMBER) {
-    arch = static_cast<int>(to_integer(L, -1, "inspect", "option 'arch'"));
-    if (arch <= 0) fail("inspect: option 'arch' must look like \"sm_90\", got {}", arch);
-  } else if (type != LUA_TNIL) {
-    fail("inspect: option 'arch' must look like \"sm_90\", got {}", describe(L, -1));
-  }
-  lua_pop(L, 1);
-  return arch;
-}
-
 // k:inspect(kind [, signature] [, {arch=}])
 int l_inspect(lua_State* L) {
   JitObject& k = check_jit(L, 1, "inspect");
@@ -329,7 +308,7 @@ int l_inspect(lua_State* L) {
     type_error(L, 3, "inspect", "signature string or options table");
   }
   check_options(L, opts, "inspect", {"arch"});
-  int arch = arch_option(L, opts);
+  int arch = arch_option(L, opts, "inspect");
   k.env->bind(L);
   std::string text = k.kernel->inspect(kind, signature, arch);
   lua_pushlstring(L, text.data(), text.size());

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "jit/program.h"
 #include "jit/raw_module.h"
 #include "runtime/driver.h"
 #include "stdlib/bindings.h"
@@ -65,35 +66,6 @@ CompileOptions compile_options(lua_State* L, int arg, std::string_view fname) {
   return result;
 }
 
-// "sm_90", "compute_90" or 90 -> 90; else the current CUDA device's architecture.
-int arch_option(lua_State* L, int arg, std::string_view fname) {
-  int type = push_option(L, arg, "arch");
-  int arch = 0;
-  if (type == LUA_TSTRING) {
-    std::string_view text = string_at(L, -1);
-    std::string_view digits = text.starts_with("sm_") ? text.substr(3)
-                              : text.starts_with("compute_") ? text.substr(8) : std::string_view{};
-    for (char c : digits) arch = (c >= '0' && c <= '9' && arch < 10000) ? arch * 10 + (c - '0') : -1;
-    if (digits.empty() || arch <= 0)
-      fail("{}: option 'arch' must look like \"sm_90\", got '{}'", fname, text);
-  } else if (type == LUA_TNUMBER) {
-    arch = static_cast<int>(to_integer(L, -1, fname, "option 'arch'"));
-  } else if (type != LUA_TNIL) {
-    fail("{}: option 'arch' must look like \"sm_90\", got {}", fname, describe(L, -1));
-  }
-  lua_pop(L, 1);
-  if (arch) return arch;
-  Device d = current_device();
-  if (d.is_cpu()) {
-    std::string reason;
-    driver::available(&reason);
-    fail("{}: no CUDA device to take the architecture from ({}); name one: {{arch=\"sm_90\"}}", fname,
-         reason.empty() ? "the current device is cpu" : reason);
-  }
-  const DeviceProperties& p = cuda_properties(d.index);
-  return p.major * 10 + p.minor;
-}
-
 // :inspect("cuda") -> the source; :inspect("ptx" | "cubin", {arch=}) -> NVRTC's PTX, or
 // its cubin (the bytes, as a string), for the arch.
 int inspect(lua_State* L, const jit::RawModule& module, std::string_view fname) {
@@ -109,7 +81,11 @@ int inspect(lua_State* L, const jit::RawModule& module, std::string_view fname) 
   }
   if (what == "ptx" || what == "cubin") {
     bool cubin = what == "cubin";
-    int arch = module.path().empty() ? arch_option(L, opts, fname) : 0;
+    int arch = 0;
+    if (module.path().empty()) {
+      arch = arch_option(L, opts, fname);
+      if (!arch) arch = jit::current_arch_for(fname);
+    }
     jit::CompiledProgram p = module.compile_for(arch, cubin);
     std::string_view image = p.image;
     while (!cubin && !image.empty() && image.back() == '\0') image.remove_suffix(1);

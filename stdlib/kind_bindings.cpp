@@ -433,18 +433,22 @@ int l_compile(lua_State* L) {
   return 1;
 }
 
-// k:inspect("types" | "cuda" [, sig])
+// k:inspect("types" | "cuda" | "ptx" [, sig] [, {arch=}])
 int l_inspect(lua_State* L) {
   KindObject& k = check_kind(L, 1, "inspect");
   std::string_view what = check_string(L, 2, "inspect");
-  std::vector<dsl::Type> inputs = signature_inputs(L, k, 3, "inspect");
+  int sig = lua_type(L, 3) == LUA_TTABLE ? 0 : 3;  // the signature may be left out before the options
+  int opts = sig ? 4 : 3;
+  std::vector<dsl::Type> inputs = signature_inputs(L, k, sig ? sig : lua_gettop(L) + 1, "inspect");
+  check_options(L, opts, "inspect", {"arch"});
+  int arch = arch_option(L, opts, "inspect");
   if (k.env) k.env->bind(L);
   // The CUDA C++ is what "cuda" asks for even where the current device is the cpu (making
   // the text needs no GPU).
   Device device = current_device();
   if (device.is_cpu()) device = Device::cuda(0);
-  std::string text = k.elementwise ? k.elementwise->inspect(what, inputs, device)
-                                   : k.reduction->inspect(what, inputs, device);
+  std::string text = k.elementwise ? k.elementwise->inspect(what, inputs, device, arch)
+                                   : k.reduction->inspect(what, inputs, device, arch);
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }

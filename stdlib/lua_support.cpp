@@ -298,6 +298,26 @@ int push_option(lua_State* L, int arg, const char* key) {
   return lua_rawget(L, arg);
 }
 
+int arch_option(lua_State* L, int arg, std::string_view fname) {
+  int type = push_option(L, arg, "arch");
+  int arch = 0;
+  if (type == LUA_TSTRING) {
+    std::string_view text = string_at(L, -1);
+    std::string_view digits = text.starts_with("sm_")        ? text.substr(3)
+                              : text.starts_with("compute_") ? text.substr(8)
+                                                             : std::string_view{};
+    for (char c : digits) arch = (c >= '0' && c <= '9' && arch < 10000) ? arch * 10 + (c - '0') : -1;
+    if (digits.empty() || arch <= 0) fail("{}: option 'arch' must look like \"sm_90\", got '{}'", fname, text);
+  } else if (type == LUA_TNUMBER) {
+    arch = static_cast<int>(to_integer(L, -1, fname, "option 'arch'"));
+    if (arch <= 0) fail("{}: option 'arch' must look like \"sm_90\", got {}", fname, arch);
+  } else if (type != LUA_TNIL) {
+    fail("{}: option 'arch' must look like \"sm_90\", got {}", fname, describe(L, -1));
+  }
+  lua_pop(L, 1);
+  return arch;
+}
+
 Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string_view what) {
   Device d;
   if (Device* obj = test_object<Device>(L, idx, kDeviceType)) {

@@ -98,6 +98,9 @@ std::string unknown_option(lua_State* L, int arg, std::initializer_list<std::str
 std::string option_list(std::initializer_list<std::string_view> allowed);  // "device, stream"
 // Pushes options[key] (raw) and returns its type; pushes nil when there is no table.
 int push_option(lua_State* L, int arg, const char* key);
+// The `arch` option of the options table at arg for inspect("ptx"): "sm_90", "compute_90"
+// or 90 give 90; 0 when absent (the caller takes the current device's).
+int arch_option(lua_State* L, int arg, std::string_view fname);
 
 // A device: "cpu", "cuda", "cuda:N", a CUDA ordinal, or a device object. CUDA devices are
 // checked to exist (NoDeviceError otherwise).

@@ -214,6 +214,38 @@ describe("luda.vectorize", function()
       local cuda = f:inspect("cuda", "float32(float32, float32)")
       assert.is_truthy(cuda:find("float", 1, true), cuda)
     end)
+
+    -- PTX needs NVRTC, not a GPU: each kind's PTX is for the arch asked, and its entry is the
+    -- kernel the "cuda" text defines.
+    it("inspect(\"ptx\", sig, {arch=}) for every kind, without a GPU", function()
+      local function entry_of(ptx)
+        return ptx:match("%.entry%s+([%w_]+)")
+      end
+      local kinds = {
+        { luda.vectorize(function(x, y) return x * y + 1 end), "float32(float32, float32)" },
+        { luda.elementwise("float32 x", "float32 y", "y = x * 2", "dbl"), "void(float32)" },
+        { luda.reduction("T x", "T y", "x * x", "a + b", "y = a", "0", "ssq"), "float64(float64)" },
+        { luda.fuse(function(x, y) return luda.sum(x * y) / luda.sum(y) end), "float64(float64, float64)" },
+      }
+      for _, k in ipairs(kinds) do
+        local f, sig = k[1], k[2]
+        for _, arch in ipairs({ "sm_90", 80, "compute_75" }) do
+          local ptx = f:inspect("ptx", sig, { arch = arch })
+          local want = type(arch) == "number" and arch or tonumber(arch:match("%d+"))
+          assert.is_truthy(ptx:find(".target sm_" .. want, 1, true), f.name .. " for " .. arch)
+          local entry = entry_of(ptx)
+          assert.is_truthy(entry, f.name)
+          assert.is_truthy(f:inspect("cuda", sig):find(entry, 1, true), f.name .. ": " .. entry)
+        end
+      end
+      local v = kinds[1][1]
+      raises("inspect: option 'arch' must look like \"sm_90\", got 'sm'",
+             function() return v:inspect("ptx", "float32(float32, float32)", { arch = "sm" }) end)
+      raises("bad argument #3 to 'inspect' (unknown option 'arc'; expected arch)",
+             function() return v:inspect("ptx", "float32(float32, float32)", { arc = 90 }) end)
+      raises("vectorize 'fn': unknown inspect kind 'sass'; expected \"types\", \"cuda\" or \"ptx\"",
+             function() return v:inspect("sass", "float32(float32, float32)") end)
+    end)
   end)
 
   describe("errors", function()
