@@ -163,21 +163,21 @@ static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CS
 static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 // ---- warp functions: any type of up to 8 bytes travels as its bits
-template <class T> static inline T luda_cpu_shfl(unsigned int mask, T value, int mode, int arg, int width) {
-  static_assert(sizeof(T) <= 8, "warp shuffles move values of at most 8 bytes");
+template <class luda_T> static inline luda_T luda_cpu_shfl(unsigned int mask, luda_T value, int mode, int arg, int width) {
+  static_assert(sizeof(luda_T) <= 8, "warp shuffles move values of at most 8 bytes");
   unsigned long long bits = 0;
-  memcpy(&bits, &value, sizeof(T));
+  memcpy(&bits, &value, sizeof(luda_T));
   LUDA_CPU_MEMORY_BARRIER();
   bits = luda_cpu_rt->shfl(luda_cpu_self(), mask, bits, mode, arg, width);
   LUDA_CPU_MEMORY_BARRIER();
-  T r;
-  memcpy(&r, &bits, sizeof(T));
+  luda_T r;
+  memcpy(&r, &bits, sizeof(luda_T));
   return r;
 }
-template <class T> static inline T __shfl_sync(unsigned int mask, T v, int lane, int width = 32) { return luda_cpu_shfl(mask, v, 0, lane, width); }
-template <class T> static inline T __shfl_up_sync(unsigned int mask, T v, unsigned int delta, int width = 32) { return luda_cpu_shfl(mask, v, 1, (int)delta, width); }
-template <class T> static inline T __shfl_down_sync(unsigned int mask, T v, unsigned int delta, int width = 32) { return luda_cpu_shfl(mask, v, 2, (int)delta, width); }
-template <class T> static inline T __shfl_xor_sync(unsigned int mask, T v, int lane_mask, int width = 32) { return luda_cpu_shfl(mask, v, 3, lane_mask, width); }
+template <class luda_T> static inline luda_T __shfl_sync(unsigned int mask, luda_T v, int lane, int width = 32) { return luda_cpu_shfl(mask, v, 0, lane, width); }
+template <class luda_T> static inline luda_T __shfl_up_sync(unsigned int mask, luda_T v, unsigned int delta, int width = 32) { return luda_cpu_shfl(mask, v, 1, (int)delta, width); }
+template <class luda_T> static inline luda_T __shfl_down_sync(unsigned int mask, luda_T v, unsigned int delta, int width = 32) { return luda_cpu_shfl(mask, v, 2, (int)delta, width); }
+template <class luda_T> static inline luda_T __shfl_xor_sync(unsigned int mask, luda_T v, int lane_mask, int width = 32) { return luda_cpu_shfl(mask, v, 3, lane_mask, width); }
 static inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
   LUDA_CPU_MEMORY_BARRIER();
   unsigned int r = luda_cpu_rt->ballot(luda_cpu_self(), mask, predicate != 0);
@@ -188,16 +188,16 @@ static inline int __all_sync(unsigned int mask, int predicate) { return __ballot
 static inline int __any_sync(unsigned int mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
 // The lanes in mask whose value has the same bits as the caller's: one shuffle from each
 // lane of mask, in lane order, which every lane of mask makes alike.
-template <class T> static inline unsigned int __match_any_sync(unsigned int mask, T value) {
+template <class luda_T> static inline unsigned int __match_any_sync(unsigned int mask, luda_T value) {
   unsigned int same = 0;
   for (int lane = 0; lane < 32; ++lane) {
     if (!((mask >> lane) & 1u)) continue;
-    T theirs = luda_cpu_shfl(mask, value, 0, lane, 32);
-    if (memcmp(&value, &theirs, sizeof(T)) == 0) same |= 1u << lane;
+    luda_T theirs = luda_cpu_shfl(mask, value, 0, lane, 32);
+    if (memcmp(&value, &theirs, sizeof(luda_T)) == 0) same |= 1u << lane;
   }
   return same;
 }
-template <class T> static inline unsigned int __match_all_sync(unsigned int mask, T value, int* pred) {
+template <class luda_T> static inline unsigned int __match_all_sync(unsigned int mask, luda_T value, int* pred) {
   unsigned int same = __match_any_sync(mask, value);
   *pred = same == mask;
   return same == mask ? mask : 0u;
@@ -214,14 +214,14 @@ static inline unsigned int __activemask() {
 
 // ---- atomics: CUDA's signatures, relaxed as CUDA's are (fences order them), old value back
 #define LUDA_CPU_RELAXED __ATOMIC_RELAXED
-template <class T, class F> static inline T luda_cpu_atomic_update(T* p, F next) {
-  T old, desired;
+template <class luda_T, class luda_F> static inline luda_T luda_cpu_atomic_update(luda_T* p, luda_F next) {
+  luda_T old, desired;
   __atomic_load(p, &old, LUDA_CPU_RELAXED);
   do desired = next(old);
   while (!__atomic_compare_exchange(p, &old, &desired, true, LUDA_CPU_RELAXED, LUDA_CPU_RELAXED));
   return old;
 }
-#define LUDA_CPU_FETCH(name, builtin, T) static inline T name(T* p, T v) { return builtin(p, v, LUDA_CPU_RELAXED); }
+#define LUDA_CPU_FETCH(name, builtin, luda_T) static inline luda_T name(luda_T* p, luda_T v) { return builtin(p, v, LUDA_CPU_RELAXED); }
 #define LUDA_CPU_FETCH_INTS(name, builtin) LUDA_CPU_FETCH(name, builtin, int) LUDA_CPU_FETCH(name, builtin, unsigned int) LUDA_CPU_FETCH(name, builtin, unsigned long long)
 LUDA_CPU_FETCH_INTS(atomicAdd, __atomic_fetch_add)
 LUDA_CPU_FETCH(atomicSub, __atomic_fetch_sub, int) LUDA_CPU_FETCH(atomicSub, __atomic_fetch_sub, unsigned int)
@@ -232,12 +232,12 @@ LUDA_CPU_FETCH_INTS(atomicXor, __atomic_fetch_xor)
 static inline float atomicAdd(float* p, float v) { return luda_cpu_atomic_update(p, [v](float o) { return o + v; }); }
 static inline double atomicAdd(double* p, double v) { return luda_cpu_atomic_update(p, [v](double o) { return o + v; }); }
 static inline float atomicExch(float* p, float v) { float r; __atomic_exchange(p, &v, &r, LUDA_CPU_RELAXED); return r; }
-#define LUDA_CPU_MINMAX(T)                                                                              \
-  static inline T atomicMin(T* p, T v) { return luda_cpu_atomic_update(p, [v](T o) { return v < o ? v : o; }); } \
-  static inline T atomicMax(T* p, T v) { return luda_cpu_atomic_update(p, [v](T o) { return o < v ? v : o; }); }
+#define LUDA_CPU_MINMAX(luda_T)                                                                              \
+  static inline luda_T atomicMin(luda_T* p, luda_T v) { return luda_cpu_atomic_update(p, [v](luda_T o) { return v < o ? v : o; }); } \
+  static inline luda_T atomicMax(luda_T* p, luda_T v) { return luda_cpu_atomic_update(p, [v](luda_T o) { return o < v ? v : o; }); }
 LUDA_CPU_MINMAX(int) LUDA_CPU_MINMAX(unsigned int) LUDA_CPU_MINMAX(long long) LUDA_CPU_MINMAX(unsigned long long)
-#define LUDA_CPU_CAS(T)                                                                      \
-  static inline T atomicCAS(T* p, T compare, T v) {                                          \
+#define LUDA_CPU_CAS(luda_T)                                                                      \
+  static inline luda_T atomicCAS(luda_T* p, luda_T compare, luda_T v) {                                          \
     __atomic_compare_exchange_n(p, &compare, v, false, LUDA_CPU_RELAXED, LUDA_CPU_RELAXED);  \
     return compare; /* the value found: equal to compare when the swap happened */          \
   }
@@ -287,7 +287,7 @@ static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32)
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a * b) >> 32); }
 static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
-template <class T> static inline T __ldg(const T* p) { return *p; }
+template <class luda_T> static inline luda_T __ldg(const luda_T* p) { return *p; }
 
 // ---- math beyond <math.h>; the __ fast versions compute the accurate result here
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
@@ -311,11 +311,11 @@ static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 
 // same with --use_fast_math.
 static inline bool luda_cpu_is_nan(float x) { uint32_t u; memcpy(&u, &x, 4); return (u & 0x7fffffffu) > 0x7f800000u; }
 static inline bool luda_cpu_is_nan(double x) { uint64_t u; memcpy(&u, &x, 8); return (u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
-template <class I, class F> static inline I luda_cpu_f2i(F x, I lo, I hi, I nan) {
+template <class luda_I, class luda_F> static inline luda_I luda_cpu_f2i(luda_F x, luda_I lo, luda_I hi, luda_I nan) {
   if (luda_cpu_is_nan(x)) return nan;
-  if (x <= (F)lo) return lo;  // lo is 0 or -2^(n-1): exact
-  if (x >= (F)hi) return hi;  // (F)hi is hi, or 2^n when F cannot hold hi
-  return (I)x;
+  if (x <= (luda_F)lo) return lo;  // lo is 0 or -2^(n-1): exact
+  if (x >= (luda_F)hi) return hi;  // (luda_F)hi is hi, or 2^n when luda_F cannot hold hi
+  return (luda_I)x;
 }
 #define LUDA_CPU_TOP32 0x80000000u
 #define LUDA_CPU_TOP64 0x8000000000000000ull
@@ -334,8 +334,8 @@ static inline float min(float a, float b) { return fminf(a, b); }
 static inline float max(float a, float b) { return fmaxf(a, b); }
 static inline double min(double a, double b) { return fmin(a, b); }
 static inline double max(double a, double b) { return fmax(a, b); }
-template <class A, class B> static inline decltype(A() + B()) min(A a, B b) { typedef decltype(A() + B()) R; return (R)b < (R)a ? (R)b : (R)a; }
-template <class A, class B> static inline decltype(A() + B()) max(A a, B b) { typedef decltype(A() + B()) R; return (R)a < (R)b ? (R)b : (R)a; }
+template <class luda_A, class luda_B> static inline decltype(luda_A() + luda_B()) min(luda_A a, luda_B b) { typedef decltype(luda_A() + luda_B()) luda_R; return (luda_R)b < (luda_R)a ? (luda_R)b : (luda_R)a; }
+template <class luda_A, class luda_B> static inline decltype(luda_A() + luda_B()) max(luda_A a, luda_B b) { typedef decltype(luda_A() + luda_B()) luda_R; return (luda_R)a < (luda_R)b ? (luda_R)b : (luda_R)a; }
 
 // ---- printf: formatted here, written by the runtime in one piece per call
 static int luda_cpu_printf(const char* format, ...) {

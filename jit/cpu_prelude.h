@@ -24,7 +24,7 @@ namespace luda::jit {
 
 // Bump when the text below changes what compiled kernels do (it is hashed into cache
 // keys through the source too; the number names the contract).
-inline constexpr int kCpuPreludeVersion = 3;
+inline constexpr int kCpuPreludeVersion = 4;
 
 // The CUDA subset alone: what raw CUDA sources are compiled against.
 std::string_view cpu_cuda_subset();

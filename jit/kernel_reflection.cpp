@@ -86,34 +86,34 @@ std::string west_const(std::string s) {
 
 std::string reflection_support(bool cpu) {
   std::string out = "\n#line 1 \"luda_reflection\"\n";
-  out += "template <class T> struct luda_r_scalar { enum { code = 0 }; };\n";
+  out += "template <class luda_T> struct luda_r_scalar { enum { code = 0 }; };\n";
   out += scalar_codes();
-  out += fmt::format(R"(template <class T> struct luda_r_pointee {{ typedef T type; enum {{ flags = {0} }}; }};
-template <class T> struct luda_r_pointee<const T> {{ typedef T type; enum {{ flags = {0} | {1} }}; }};
-template <class T> struct luda_r_pointee<volatile T> {{ typedef T type; enum {{ flags = {0} }}; }};
-template <class T> struct luda_r_pointee<const volatile T> {{ typedef T type; enum {{ flags = {0} | {1} }}; }};
-template <class T> struct luda_r_param {{ enum {{ code = luda_r_scalar<T>::code }}; }};
-template <class T> struct luda_r_param<T*> {{
-  enum {{ code = luda_r_pointee<T>::flags | luda_r_scalar<typename luda_r_pointee<T>::type>::code }};
+  out += fmt::format(R"(template <class luda_T> struct luda_r_pointee {{ typedef luda_T type; enum {{ flags = {0} }}; }};
+template <class luda_T> struct luda_r_pointee<const luda_T> {{ typedef luda_T type; enum {{ flags = {0} | {1} }}; }};
+template <class luda_T> struct luda_r_pointee<volatile luda_T> {{ typedef luda_T type; enum {{ flags = {0} }}; }};
+template <class luda_T> struct luda_r_pointee<const volatile luda_T> {{ typedef luda_T type; enum {{ flags = {0} | {1} }}; }};
+template <class luda_T> struct luda_r_param {{ enum {{ code = luda_r_scalar<luda_T>::code }}; }};
+template <class luda_T> struct luda_r_param<luda_T*> {{
+  enum {{ code = luda_r_pointee<luda_T>::flags | luda_r_scalar<typename luda_r_pointee<luda_T>::type>::code }};
 }};
-template <int... C> struct luda_r_codes {{}};
-template <class F> struct luda_r_list {{ typedef luda_r_codes<-1> type; }};
-template <class... P> struct luda_r_list<void (*)(P...)> {{ typedef luda_r_codes<luda_r_param<P>::code...> type; }};
+template <int... luda_C> struct luda_r_codes {{}};
+template <class luda_F> struct luda_r_list {{ typedef luda_r_codes<-1> type; }};
+template <class... luda_P> struct luda_r_list<void (*)(luda_P...)> {{ typedef luda_r_codes<luda_r_param<luda_P>::code...> type; }};
 )",
                      kPointer, kConst);
   if (!cpu) {
-    out += "template <class C, class F> __global__ void luda_r_probe() {}\n";
+    out += "template <class luda_C, class luda_F> __global__ void luda_r_probe() {}\n";
     return out;
   }
-  out += R"(template <class C, class F> struct luda_r_probe {};
-template <unsigned long... I> struct luda_r_seq {};
-template <unsigned long N, unsigned long... I> struct luda_r_make_seq : luda_r_make_seq<N - 1, N - 1, I...> {};
-template <unsigned long... I> struct luda_r_make_seq<0, I...> { typedef luda_r_seq<I...> type; };
+  out += R"(template <class luda_C, class luda_F> struct luda_r_probe {};
+template <unsigned long... luda_I> struct luda_r_seq {};
+template <unsigned long luda_N, unsigned long... luda_I> struct luda_r_make_seq : luda_r_make_seq<luda_N - 1, luda_N - 1, luda_I...> {};
+template <unsigned long... luda_I> struct luda_r_make_seq<0, luda_I...> { typedef luda_r_seq<luda_I...> type; };
 // A kernel called with each argument slot read as its parameter's type.
-template <class F> struct luda_r_call;
-template <class... P> struct luda_r_call<void (*)(P...)> {
-  template <unsigned long... I> static void run(void (*k)(P...), void* const* a, luda_r_seq<I...>) { (void)a; k(*(P*)a[I]...); }
-  static void call(void (*k)(P...), void* const* a) { run(k, a, typename luda_r_make_seq<sizeof...(P)>::type()); }
+template <class luda_F> struct luda_r_call;
+template <class... luda_P> struct luda_r_call<void (*)(luda_P...)> {
+  template <unsigned long... luda_I> static void run(void (*k)(luda_P...), void* const* a, luda_r_seq<luda_I...>) { (void)a; k(*(luda_P*)a[luda_I]...); }
+  static void call(void (*k)(luda_P...), void* const* a) { run(k, a, typename luda_r_make_seq<sizeof...(luda_P)>::type()); }
 };
 )";
   return out;

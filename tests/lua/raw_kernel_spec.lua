@@ -224,6 +224,30 @@ extern "C" __global__ void which(float* y) { y[threadIdx.x] = 1; }
     assert.are.equal(where .. "raw_kernel 'which': argument 1 is 'float*' but got a float64 array; pass a float32 array", err)
   end)
 
+  -- Macros a CuPy user names with one capital letter (-DN=4, #define T float) reach luda's
+  -- own text around the source (the cpu prelude, the parameter reflection): none of them
+  -- may change it.
+  on_devices("one-letter macros from -D options and #define leave luda's own text alone", function()
+    local letters = { "A", "B", "C", "F", "I", "K", "M", "N", "P", "R", "T", "V" }
+    local options = {}
+    for k, c in ipairs(letters) do options[#options + 1] = ("-D%s=%d"):format(c, k) end
+    local src = [[
+#define T float
+extern "C" __global__ void add(const T* x, T* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + N + P * 100 + (float)(A + B + C + F + I + K + M + R + V) / 1000;
+}
+]]
+    local h = {}
+    for i = 1, 40 do h[i] = f32((math.random() - 0.5) * 100) end
+    local y = luda.zeros(40, "float32")
+    luda.raw_kernel(src, "add", { options = options })(2, 32, { luda.array(h, "float32"), y, 40 })
+    local sum = 0
+    for k, c in ipairs(letters) do if c ~= "N" and c ~= "P" and c ~= "T" then sum = sum + k end end
+    local got = y:totable()
+    for i = 1, 40 do assert.are.equal(f32(f32(f32(h[i] + 8) + 900) + f32(sum / 1000)), got[i], "element " .. i) end
+  end)
+
   on_devices("pass floats, integers and booleans, dynamic shared memory, 2-D launches and streams", function()
     local m = luda.raw_module(AXPY, { options = { "--fmad=false" } })  -- no FMA: Lua's rounding
     local n = 1000
