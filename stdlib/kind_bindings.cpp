@@ -504,7 +504,11 @@ int l_reduce(lua_State* L) {
   if (k.env) k.env->bind(L);
   if (k.vectorize->identity) {  // one reduction kernel, made at the first reduce
     if (!k.reduction) k.reduction = array_math::vectorize_reduction(k.vectorize);
-    std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), r.initial.value_or(*k.vectorize->identity)};
+    jit::KernelArg initial = r.initial.value_or(*k.vectorize->identity);
+    // A boolean identity of a function of numbers is 1 or 0, as a store converts it.
+    if (!r.initial && initial.kind == jit::KernelArg::Kind::Bool && x.dtype() != DType::Bool)
+      initial = jit::KernelArg::of_int(initial.b ? 1 : 0);
+    std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), initial};
     NDArray result = r.out;
     k.reduction->call(in, std::span<NDArray>(&result, 1), std::span<const int>(axes), r.keepdims, r.call.stream);
     if (r.call.out) lua_pushvalue(L, r.call.out);

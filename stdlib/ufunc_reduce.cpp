@@ -66,6 +66,19 @@ std::string lua_literal(const jit::KernelArg& a) {
   return {};
 }
 
+// The identity as a value of the result's dtype, converted as a store converts (NumPy's
+// rule): true is 1, a number is true where it is not 0.
+std::string identity_value(const jit::KernelArg& a, dsl::Scalar r) {
+  if (r == dsl::Scalar::Bool) {
+    bool truth = a.kind == jit::KernelArg::Kind::Bool    ? a.b
+                 : a.kind == jit::KernelArg::Kind::Float ? a.f != 0 || std::isnan(a.f)
+                                                         : a.i != 0;
+    return truth ? "true" : "false";
+  }
+  if (a.kind == jit::KernelArg::Kind::Bool) return fmt::format("luda.{}({})", dsl::scalar_name(r), a.b ? 1 : 0);
+  return fmt::format("luda.{}({})", dsl::scalar_name(r), lua_literal(a));
+}
+
 jit::ReductionCode vectorize_reduction_code(const lua::VectorizeState& s, std::span<const dsl::Type> inputs,
                                             dsl::Target target) {
   std::string who = s.who();
@@ -99,8 +112,7 @@ jit::ReductionCode vectorize_reduction_code(const lua::VectorizeState& s, std::s
                                 rc, code.post, f.call, arg(0, "i"), arg(1, "a"));
   code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} i, long long j) {{ (void)i; (void)j; return a; }}\n",
                                 rc, code.map);
-  dsl::FunctionSource identity =
-      lua::source_text_function(fmt::format("function() return luda.{}({}) end", dsl::scalar_name(r), lua_literal(*s.identity)));
+  dsl::FunctionSource identity = lua::source_text_function(fmt::format("function() return {} end", identity_value(*s.identity, r)));
   lua::TypedFunction id;
   id.function = &identity;
   id.env = &lua::builtin_environment();

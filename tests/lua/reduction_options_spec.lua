@@ -398,6 +398,32 @@ describe("vectorize's reduce", function()
   local vadd_id = luda.vectorize(function(a, b) return a + b end, { identity = 0 })
   local vmax_id = luda.vectorize(function(a, b) return math.max(a, b) end, { identity = math.mininteger })
 
+  -- A boolean identity (NumPy's logical_and has True, logical_or False): of a bool function
+  -- it is itself; of a function of numbers it is 1 or 0, as a store converts it.
+  on_devices("a boolean identity=, for bool functions and for numbers", function()
+    local vand = luda.vectorize(function(a, b) return a and b end, { identity = true })
+    local vor = luda.vectorize(function(a, b) return a or b end, { identity = false })
+    local vmul = luda.vectorize(function(a, b) return a * b end, { identity = true })
+    for _, n in ipairs({ 0, 1, 2, 7, 33 }) do
+      local h, hi = {}, {}
+      for i = 1, 3 * n do h[i] = math.random() < 0.8; hi[i] = math.random(-3, 3) end
+      local x = luda.array(h, "bool"):reshape({ 3, n })
+      local xi = luda.array(hi, "int32"):reshape({ 3, n })
+      local all, any, prod = {}, {}, {}
+      for r = 1, 3 do
+        all[r], any[r], prod[r] = true, false, 1
+        for c = 1, n do
+          all[r] = all[r] and h[(r - 1) * n + c]
+          any[r] = any[r] or h[(r - 1) * n + c]
+          prod[r] = prod[r] * hi[(r - 1) * n + c]
+        end
+      end
+      assert.are.same(all, vand:reduce(x, 2):totable(), "and, n=" .. n)
+      assert.are.same(any, vor:reduce(x, 2):totable(), "or, n=" .. n)
+      assert.are.same(prod, vmul:reduce(xi, 2):totable(), "product, n=" .. n)
+    end
+  end)
+
   on_devices("an associative function along each axis (the first by default), in every layout", function()
     for _, case in ipairs(H.layouts("int64", -1000, 1000)) do
       local name, x = case[1], case[2]
