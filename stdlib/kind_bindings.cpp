@@ -17,6 +17,7 @@
 #include "dsl/device_function.h"
 #include "dsl/find_function.h"
 #include "dsl/kind_source.h"
+#include "dsl/source_text.h"
 #include "jit/kinds.h"
 #include "stdlib/array_math.h"
 #include "stdlib/environment.h"
@@ -96,7 +97,7 @@ LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string
   LuaFunction f;
   bool vararg = false;
   if (lua_type(L, idx) == LUA_TSTRING) {
-    f.source = text_source(std::string(check_string(L, idx, fname)));
+    f.source = dsl::text_source(std::string(check_string(L, idx, fname)));
     dsl::FoundFunction found = dsl::find_function(f.source);  // its syntax errors, now
     vararg = found.function->is_vararg;
     for (const dsl::Name& p : found.function->params) f.params.push_back(p.text);
@@ -111,7 +112,7 @@ LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string
   }
   if (vararg) fail("{}: the function takes ... (a vararg); name each input as a parameter", fname);
   f.env = &env;
-  f.name = name.empty() ? function_name(f.source) : std::move(name);
+  f.name = name.empty() ? dsl::function_name(f.source) : std::move(name);
   if (f.name.empty()) f.name = "fn";
   return f;
 }

@@ -7,9 +7,9 @@
 
 #include "dsl/diagnostics.h"
 #include "dsl/find_function.h"
+#include "dsl/source_text.h"
 #include "runtime/error.h"
 #include "stdlib/array_math.h"
-#include "stdlib/function_source.h"
 
 namespace luda::lua {
 namespace {
@@ -28,7 +28,7 @@ class BuiltinEnvironment final : public dsl::Environment {
 
 }  // namespace
 
-dsl::FunctionSource source_text_function(std::string text) { return text_source(std::move(text)); }
+dsl::FunctionSource source_text_function(std::string text) { return dsl::text_source(std::move(text)); }
 
 dsl::Environment& builtin_environment() {
   static BuiltinEnvironment env;
