@@ -24,30 +24,25 @@ end
 -- kinds share one name). Arrays, streams and events are made on the cpu, which every
 -- machine has; making the others compiles nothing.
 local function make_objects()
-  do
-    local k = luda.cuda.jit(function(a) end)
-    local m = luda.raw_module([[
-extern "C" __global__ void g(float* a) {}
-__device__ float c[4];]])
-    return {
-      x = { luda.zeros(2, nil, { device = "cpu" }) },
-      v = { luda.int32(1) },
-      k = { k },
-      launcher = { k[{ 1, 1 }] },
-      df = { luda.cuda.declare_device("mul", "float32(float32, float32)") },
-      f = {
-        luda.vectorize(function(a, b) return a + b end),
-        luda.elementwise("T a", "T b", "b = a", "copy"),
-        luda.reduction("T p", "T q", "p", "a + b", "q = a", "0", "total"),
-        luda.fuse(function(a) return a + 1 end),
-      },
-      rk = { luda.raw_kernel([[extern "C" __global__ void f(float* a) {}]], "f") },
-      m = { m },
-      dev = { luda.device("cpu") },
-      s = { luda.stream({ device = "cpu" }) },
-      e = { luda.event({ device = "cpu" }) },
-    }
-  end
+  local k = luda.cuda.jit(function(a) end)
+  return {
+    x = { luda.zeros(2, nil, { device = "cpu" }) },
+    v = { luda.int32(1) },
+    k = { k },
+    launcher = { k[{ 1, 1 }] },
+    df = { luda.cuda.declare_device("mul", "float32(float32, float32)") },
+    f = {
+      luda.vectorize(function(a, b) return a + b end),
+      luda.elementwise("T a", "T b", "b = a", "copy"),
+      luda.reduction("T p", "T q", "p", "a + b", "q = a", "0", "total"),
+      luda.fuse(function(a) return a + 1 end),
+    },
+    rk = { luda.raw_kernel([[extern "C" __global__ void f(float* a) {}]], "f") },
+    m = { luda.raw_module([[extern "C" __global__ void g(float* a) {}]]) },
+    dev = { luda.device("cpu") },
+    s = { luda.stream({ device = "cpu" }) },
+    e = { luda.event({ device = "cpu" }) },
+  }
 end
 
 local OBJECTS = make_objects()
