@@ -165,8 +165,10 @@ struct CudaKernel {
   std::vector<Type> params;  // as launched (the BoundsRecord pointer not included)
   bool bounds_record = false;  // takes the BoundsRecord (above)
   bool dynamic_shared = false;  // uses cuda.shared.dynamic (sized at launch)
-  // Calls a barrier (syncthreads*, syncwarp) or a warp function (shuffles, votes): on the
-  // cpu target its threads must interleave (fibers) rather than run one after another.
+  // On the cpu target its threads must interleave (fibers) rather than run one after
+  // another: it calls a barrier or a warp function (a builtin row with barrier, warp or
+  // grid_barrier), or an atomic or a fence in a kernel with a while or repeat loop
+  // (EmitInfo::needs_fibers, dsl/codegen_cuda.h).
   bool needs_fibers = false;
   // Calls cuda.cg.this_grid():sync(): launched cooperatively (cuLaunchCooperativeKernel on
   // cuda, every block resident at once on cpu), so its grid must fit on the device at once.
