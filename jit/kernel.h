@@ -84,10 +84,10 @@ struct SignatureKeyHash {
   std::size_t operator()(const SignatureKey& k) const { return k.hash(); }
 };
 
-// The kernel-language type of each argument, by DESIGN.md's rules: arrays by dtype, ndim
-// and layout; a Lua float is weak and
-// takes the widest floating dtype among the array arguments (float64 when there is none);
-// a Lua integer is weak int64; typed scalars and booleans are strong.
+// The kernel-language type of each argument, by docs/language.md's rules: arrays by dtype,
+// ndim and layout; a Lua float is weak and takes the widest floating dtype among the array
+// arguments (float64 when there is none); a Lua integer is weak int64; typed scalars and
+// booleans are strong.
 std::vector<dsl::Type> argument_types(std::span<const KernelArg> args);
 // The key of those types on `device` (-1: no device). Error past kMaxJitArgs arguments.
 SignatureKey signature_key(std::span<const KernelArg> args, int device);
