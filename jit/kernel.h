@@ -40,8 +40,9 @@ namespace luda::jit {
 // on for the cpu device, where an index out of range would corrupt the host process, off
 // for cuda, where checks cost a synchronous launch; LUDA_BOUNDSCHECK=0 or 1 (read when the
 // kernel is made) overrides it either way, as NUMBA_BOUNDSCHECK does. fastmath passes
-// --use_fast_math; debug passes -G (device debug information, no optimization) so
-// cuda-gdb and compute-sanitizer can show Lua lines.
+// --use_fast_math to NVRTC (-ffast-math to the host compiler on cpu); debug passes -G to
+// NVRTC (device debug information, optimizations off), so that cuda-gdb and
+// compute-sanitizer show Lua lines, and -g to the host compiler on cpu.
 struct JitOptions {
   std::optional<bool> boundscheck;
   bool fastmath = false;
