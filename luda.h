@@ -1,6 +1,6 @@
 // luda for C++ hosts: one include brings the runtime (devices, streams, memory, ndarray,
 // launches), raw CUDA kernels, the kernel kinds (jit/kinds.h) and array arithmetic
-// (stdlib/array_math.h), and the Lua module. Open the module in a lua_State with
+// (ops/array_math.h), and the Lua module. Open the module in a lua_State with
 //   luaL_requiref(L, "luda", luaopen_luda, 0);
 // and load chunks with luda::load_chunk / luda::load_file (stdlib/chunk_texts.h), so that
 // kernels defined in them compile from the text they were loaded from.
@@ -21,6 +21,6 @@
 #include "jit/kernel_params.h"
 #include "jit/raw_module.h"
 #include "jit/kinds.h"
-#include "stdlib/array_math.h"
+#include "ops/array_math.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/module.h"

@@ -10,7 +10,7 @@
 #include <array>
 
 #include "jit/kind_layout.h"
-#include "stdlib/array_math.h"
+#include "ops/array_math.h"
 #include "stdlib/kind_object.h"
 
 namespace luda::lua {
@@ -130,7 +130,7 @@ namespace {
 using ArgStorage = KernelArgStorage<kMaxKindArgs>;
 
 // The axes given (1-based, -1 the last) as 0-based, sorted, into axes; returns their count.
-// Errors as array_math::normalize_axes (which words them).
+// Errors as ops::normalize_axes (which words them).
 int normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_view who, int* axes) {
   auto count = static_cast<int>(given.size());
   bool plain = count <= jit::kMaxKindDims;
@@ -142,7 +142,7 @@ int normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_vi
     axes[i] = a;
   }
   if (!plain) {  // array_math's error for the axis at fault
-    array_math::normalize_axes(given, ndim, who);
+    ops::normalize_axes(given, ndim, who);
     LUDA_INTERNAL_CHECK(false);
   }
   std::sort(axes, axes + count);
@@ -246,23 +246,23 @@ std::int64_t allocate_sized_outputs(lua_State* L, int idx, KindObject& k, std::s
           fail("{}: option 'size' is for calls whose inputs are all raw or scalars; here the arrays give the size",
                k.who);
         device = a.array->device();
-        types.push_back(dsl::Type::array_of(to_scalar_kind(a.array->dtype()), a.array->ndim()));
+        types.push_back(dsl::Type::array_of(ops::to_scalar_kind(a.array->dtype()), a.array->ndim()));
         break;
       case jit::KernelArg::Kind::Int: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64, true)); break;
       case jit::KernelArg::Kind::Float: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Float64, true)); break;
       case jit::KernelArg::Kind::Bool: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Bool)); break;
-      case jit::KernelArg::Kind::Typed: types.push_back(dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype))); break;
+      case jit::KernelArg::Kind::Typed: types.push_back(dsl::Type::scalar_of(ops::to_scalar_kind(a.typed.dtype))); break;
     }
   }
   std::vector<std::optional<dsl::Scalar>> given;
   for (const NDArray& a : outs) {
-    given.push_back(a.valid() ? std::optional(to_scalar_kind(a.dtype())) : std::nullopt);
+    given.push_back(a.valid() ? std::optional(ops::to_scalar_kind(a.dtype())) : std::nullopt);
     if (a.valid() && !device) device = a.device();
   }
   std::vector<dsl::Scalar> bound = bind_types(*k.strings, types, given);
   for (std::size_t j = 0; j < outs.size(); ++j)
     if (!outs[j].valid())
-      outs[j] = NDArray::empty({size}, to_dtype(bound[in.size() + j]), device.value_or(current_device()), stream);
+      outs[j] = NDArray::empty({size}, ops::to_dtype(bound[in.size() + j]), device.value_or(current_device()), stream);
   return size;
 }
 
@@ -273,7 +273,7 @@ int call_elementwise(lua_State* L, KindObject& k) {
   int options = 0;
   int n = split_options(L, 2, &options);
   auto nin = static_cast<int>(k.in_names.size()), nout = static_cast<int>(k.nout);
-  const StringKindState& s = *k.strings;
+  const ops::StringKindState& s = *k.strings;
   if (n != nin && n != nin + nout) {
     std::string ins, outs;
     for (std::size_t i = 0; i < s.in.size(); ++i) ins += (i ? ", " : "") + s.in[i].name;
