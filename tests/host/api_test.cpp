@@ -353,6 +353,104 @@ TEST(Api, DlpackImportTakesTheTensorOnlyWhenItSucceeds) {
   metal->tensor.deleter(&metal->tensor);
 }
 
+// ---- kernels from C++ ------------------------------------------------------------------------
+
+std::vector<double> random_doubles(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-3, 3);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+TEST(Api, ElementwiseKernelFromCpp) {
+  luda::ElementwiseKernel axpb("T x, T a, T b", "T y", "y = a * x + b", "axpb");
+  for (std::int64_t rows : {0, 1, 5}) {
+    const std::int64_t cols = 7;
+    std::vector<double> x = random_doubles(static_cast<std::size_t>(rows * cols), 1), b = random_doubles(7, 2);
+    luda::Array X = luda::Array::wrap(x.data(), {rows, cols}), B = luda::Array::wrap(b);
+    luda::Array y = axpb({X, 2.5, B})[0];  // b broadcasts over the rows; 2.5 is weak
+    EXPECT_EQ(y.dtype(), luda::DType::Float64);
+    EXPECT_EQ(y.shape(), (luda::Shape{rows, cols}));
+    std::vector<double> got = y.to_vector<double>();
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_DOUBLE_EQ(got[i], 2.5 * x[i] + b[i % 7]) << i;
+    // Into an output the host gives, from a transposed (non-contiguous) view.
+    std::vector<double> out(static_cast<std::size_t>(rows * cols));
+    luda::Array Xt = luda::Array::wrap(x.data(), {cols, rows}, luda::Device::cpu(), {1, cols});
+    axpb({Xt, luda::Arg::typed(luda::DType::Float64, 2.0), 1.0}, {luda::Array::wrap(out.data(), {cols, rows})});
+    for (std::int64_t i = 0; i < cols; ++i)
+      for (std::int64_t j = 0; j < rows; ++j)
+        EXPECT_DOUBLE_EQ(out[static_cast<std::size_t>(i * rows + j)], 2 * x[static_cast<std::size_t>(j * cols + i)] + 1);
+  }
+  EXPECT_EQ(what_of([&] { axpb({1.0, 2.0}); }), "elementwise 'axpb': 2 inputs given; the kernel takes 3");
+  EXPECT_EQ(what_of([&] { axpb({1.0, 2.0, 3.0}); }),
+            "elementwise 'axpb': no array argument gives the size of the loop (raw arrays and scalars do not); pass the "
+            "outputs or {size = n}");
+  auto e = caught<luda::SourceError>([] { luda::ElementwiseKernel("T x", "T y", "y = x +* 2", "bad"); });
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_EQ(e.column(), 8);  // at the '*'
+  EXPECT_EQ(e.kind(), "syntax error");
+}
+
+TEST(Api, ReductionKernelFromCpp) {
+  luda::ReductionKernel ssq("T x", "T y", "x * x", "a + b", "y = a", "0", "ssq");
+  const std::int64_t rows = 6, cols = 33;
+  std::vector<double> x = random_doubles(static_cast<std::size_t>(rows * cols), 5);
+  luda::Array X = luda::Array::wrap(x.data(), {rows, cols});
+  std::vector<double> total = ssq({X})[0].to_vector<double>();
+  double expect = 0;
+  for (double v : x) expect += v * v;
+  ASSERT_EQ(total.size(), 1u);
+  EXPECT_NEAR(total[0], expect, 1e-9 * expect);
+  luda::ReduceOptions over_rows;
+  over_rows.axes = std::vector<int>{-1};  // the last axis, as NumPy's axis=-1
+  over_rows.keepdims = true;
+  luda::Array r = ssq({X}, over_rows)[0];
+  EXPECT_EQ(r.shape(), (luda::Shape{rows, 1}));
+  std::vector<double> got = r.to_vector<double>();
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double row = 0;
+    for (std::int64_t j = 0; j < cols; ++j) row += x[static_cast<std::size_t>(i * cols + j)] * x[static_cast<std::size_t>(i * cols + j)];
+    EXPECT_NEAR(got[static_cast<std::size_t>(i)], row, 1e-9 * row);
+  }
+  luda::ReduceOptions bad;
+  bad.axes = std::vector<int>{2};
+  EXPECT_EQ(what_of([&] { ssq({X}, bad); }),
+            "reduction 'ssq': axis 2 is out of range for 2-dimensional operands (axes are 0 to 1, or negative from the end)");
+  bad.axes = std::vector<int>{0, -2};
+  EXPECT_EQ(what_of([&] { ssq({X}, bad); }), "reduction 'ssq': axis -2 is given twice");
+}
+
+TEST(Api, VectorizeAndRawKernelsFromCpp) {
+  luda::Vectorize poly("function(x, y) return x * y + 1 end");
+  std::vector<float> a = random_floats(300, 8), b = random_floats(300, 9);
+  std::vector<float> got = poly({luda::Array::wrap(a), luda::Array::wrap(b)})[0].to_vector<float>();
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(got[i], a[i] * b[i] + 1, 1e-5f) << i;  // one fused rounding or two
+  luda::Vectorize typed("function(x) return x / 2 end", {"float64(float64)"});
+  std::vector<std::int32_t> ints = {1, 2, 3, -7};
+  std::vector<double> halves = typed({luda::Array::wrap(ints)})[0].to_vector<double>();
+  EXPECT_EQ(halves, (std::vector<double>{0.5, 1.0, 1.5, -3.5}));
+
+  luda::RawKernel add(R"(
+    extern "C" __global__ void add(const float* x, const float* y, float* out, float scale, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = scale * x[i] + y[i];
+    })", "add");
+  std::vector<float> out(a.size());
+  add({3}, {128}, {luda::Array::wrap(a), luda::Array::wrap(b), luda::Array::wrap(out), 0.5, static_cast<int>(a.size())});
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(out[i], 0.5f * a[i] + b[i], 1e-5f) << i;
+  std::vector<double> wrong(a.size());
+  EXPECT_NE(what_of([&] {
+              add({3}, {128}, {luda::Array::wrap(a), luda::Array::wrap(b), luda::Array::wrap(wrong), 0.5, 300});
+            }).find("raw_kernel 'add': argument 3 'out' is 'float* out' but got a float64 array; pass a float32 array"),
+            std::string::npos);
+
+  EXPECT_EQ(what_of([] { luda::Arg::typed(luda::DType::Int8, std::int64_t{300}); }),
+            "Arg::typed: 300 does not fit in int8 (-128 to 127)");
+  EXPECT_EQ(what_of([] { luda::Arg::typed(luda::DType::Int32, 2.5); }),
+            "Arg::typed: 2.5 is not an integer; a int32 scalar takes an integer value");
+}
+
 // ---- GPU -----------------------------------------------------------------------------------------
 
 // The driver's cuMemAlloc and cuMemFree, for a device buffer the host owns (a host that uses
