@@ -1,4 +1,4 @@
-// The kernel kinds in Lua (DESIGN.md "Kernel kinds"), each a userdata over a jit kind:
+// The kernel kinds in Lua (docs/kinds.md), each a userdata over a jit kind:
 //   local add = luda.vectorize(function(x, y) return x + y end)          -- per input dtypes
 //   local add = luda.vectorize({"float32(float32, float32)", ...}, fn)   -- eager signatures
 //   add(x, y), add(x, 2.5), add(1, 2) --> 3, add(x, y, {out = z, stream = s})

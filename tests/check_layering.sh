@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fails when a layer includes what DESIGN.md's arrows forbid:
+# Fails when a layer includes what docs/architecture.md's arrows forbid:
 #   dsl/      no CUDA, no Lua VM, no other layer
 #   runtime/  no Lua, no dsl/jit/ops/stdlib/cli
 #   jit/      no Lua VM, no ops/stdlib/cli

@@ -33,8 +33,8 @@ TEST(Source, LocatesOffsetsAcrossEveryLineBreakKind) {
   }
 }
 
-TEST(Diagnostics, TheDesignExample) {
-  // DESIGN.md's error, byte for byte: leading blanks of the line replaced by 4 spaces,
+TEST(Diagnostics, CaretUnderTheOperatorOperandsUnderlined) {
+  // A type error, byte for byte: leading blanks of the line replaced by 4 spaces,
   // the caret under the operator, the operands underlined.
   Source s("gauss.lua", std::string(11, '\n') + "  return (x > 0) + y\n");
   SourceError e = source_error(s, {12, 18}, error_kind::type, "cannot apply '+' to bool and float32",
