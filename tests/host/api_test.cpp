@@ -382,6 +382,14 @@ TEST(Api, ElementwiseKernelFromCpp) {
       for (std::int64_t j = 0; j < rows; ++j)
         EXPECT_DOUBLE_EQ(out[static_cast<std::size_t>(i * rows + j)], 2 * x[static_cast<std::size_t>(j * cols + i)] + 1);
   }
+  // An empty output with a zero stride (as NumPy exports one through DLPack) has no
+  // elements that overlap.
+  luda::Array none = luda::Array::wrap(nullptr, {0, 5}, luda::DType::Float64, luda::Device::cpu(), {5, 0});
+  EXPECT_EQ(axpb({none, 1.0, 2.0}, {none})[0].size(), 0);
+  std::vector<double> five = random_doubles(5, 3), one(1);
+  EXPECT_EQ(what_of([&] { axpb({luda::Array::wrap(five), 1.0, 2.0}, {luda::Array::wrap(one.data(), {5}, luda::Device::cpu(), {0})}); }),
+            "elementwise 'axpb': output 1 'y' is a broadcast view (stride 0 along axis 1): its elements overlap; pass an "
+            "array that owns each element");
   EXPECT_EQ(what_of([&] { axpb({1.0, 2.0}); }), "elementwise 'axpb': 2 inputs given; the kernel takes 3");
   EXPECT_EQ(what_of([&] { axpb({1.0, 2.0, 3.0}); }),
             "elementwise 'axpb': no array argument gives the size of the loop (raw arrays and scalars do not); pass the "
