@@ -17,21 +17,7 @@ namespace luda::jit {
 //   ...
 //   source:
 //      1 | extern "C" __global__ void add(...)
-class CompileError : public Error {
- public:
-  CompileError(std::string message, std::string log, std::vector<std::string> options,
-               std::string source)
-      : Error(std::move(message)), log_(std::move(log)), options_(std::move(options)),
-        source_(std::move(source)) {}
-  const std::string& log() const { return log_; }
-  const std::vector<std::string>& options() const { return options_; }
-  const std::string& source() const { return source_; }
-
- private:
-  std::string log_;
-  std::vector<std::string> options_;
-  std::string source_;
-};
+using CompileError = luda::CompileError;  // public (luda/core.h)
 
 struct NvrtcVersion {
   int major = 0, minor = 0;

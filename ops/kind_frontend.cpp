@@ -408,9 +408,9 @@ auto as_written(const FuseState& s, F&& compile) {
   try {
     return compile();
   } catch (const dsl::SourceError& e) {
-    if (e.chunk() != s.fn.source.chunk->name || e.line() <= 0) throw;
+    if (e.file() != s.fn.source.chunk->name || e.line() <= 0) throw;
     const dsl::Chunk& user = *s.fn.source.chunk;
-    throw dsl::source_error(dsl::Source(user.name, user.text, user.hidden_prefix), {e.line(), e.col()}, e.kind(),
+    throw dsl::source_error(dsl::Source(user.name, user.text, user.hidden_prefix), {e.line(), e.column()}, e.kind(),
                             e.message());
   }
 }

@@ -21,6 +21,7 @@
 #include "jit/kinds.h"
 #include "ops/array_math.h"
 #include "ops/kind_frontend.h"
+#include "ops/make_kind.h"
 #include "ops/ufunc_reduce.h"
 #include "stdlib/environment.h"
 #include "stdlib/function_source.h"
@@ -155,17 +156,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
       }
     }
   }
-  jit::ElementwiseSetup setup;
-  setup.kind = "vectorize";
-  setup.name = k.name;
-  setup.in_names = k.in_names;
-  setup.out_names = {"out"};
-  setup.raw.assign(k.in_names.size(), false);
-  setup.out_read = {false};
-  setup.options = options;
-  setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                           dsl::Target target) { return ops::vectorize_code(*state, inputs, target); };
-  k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
+  k.elementwise = ops::make_vectorize(state);
   k.vectorize = state;
   guard.env = nullptr;
   KindObject& object = push_kind(L, std::move(k), fn);
@@ -213,48 +204,15 @@ int l_elementwise(lua_State* L) {
   std::string_view body = check_string(L, 3, "elementwise");
   int opts = lua_type(L, 4) == LUA_TTABLE ? 4 : 5;
   std::string_view name = opts == 5 && !lua_isnoneornil(L, 4) ? check_string(L, 4, "elementwise") : "kernel";
-  auto state = std::make_shared<ops::StringKindState>();
-  state->kind = "elementwise";
-  state->name = std::string(name);
-  state->options = read_kind_options(L, opts, "elementwise", {"fastmath", "boundscheck"}, nullptr);
-  dsl::KindParams params = dsl::parse_kind_signature(in, out, "elementwise", name, false);
-  state->in = std::move(params.in);
-  state->out = std::move(params.out);
-  if (state->out.empty()) fail("{}: out_params names no output; an elementwise kernel writes at least one", state->who());
-  state->body = std::string(body);
-  // The body's syntax and which outputs it reads, known now (any dtypes will do).
-  std::vector<dsl::Scalar> any(state->in.size() + state->out.size(), dsl::Scalar::Float64);
-  std::vector<bool> out_read = dsl::elementwise_function(state->in, state->out, any, body, name).out_read;
+  jit::JitOptions options = read_kind_options(L, opts, "elementwise", {"fastmath", "boundscheck"}, nullptr);
+  ops::ElementwiseMade made = ops::make_elementwise(in, out, body, name, options);
   KindObject k;
   k.type = kElementwiseType;
-  k.name = state->name;
-  k.nout = state->out.size();
-  jit::ElementwiseSetup setup;
-  setup.kind = "elementwise";
-  setup.name = k.name;
-  for (const dsl::KindParam& p : state->in) {
-    setup.in_names.push_back(p.name);
-    setup.raw.push_back(p.raw);
-  }
-  k.in_names = setup.in_names;
-  // A raw output is passed whole, as a raw input is: the kind takes it as one (after the
-  // inputs), and the body indexes it. The kind's outputs are the others.
-  for (const dsl::KindParam& p : state->out)
-    if (p.raw) {
-      setup.in_names.push_back(p.name);
-      setup.raw.push_back(true);
-    }
-  for (std::size_t j = 0; j < state->out.size(); ++j)
-    if (!state->out[j].raw) {
-      setup.out_names.push_back(state->out[j].name);
-      setup.out_read.push_back(out_read[j]);
-    }
-  setup.index_args = true;
-  setup.options = state->options;
-  setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>> outputs,
-                           dsl::Target target) { return ops::elementwise_code(*state, inputs, outputs, target); };
-  k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
-  k.strings = state;
+  k.name = made.state->name;
+  k.nout = made.state->out.size();
+  for (const dsl::KindParam& p : made.state->in) k.in_names.push_back(p.name);
+  k.elementwise = std::move(made.kind);
+  k.strings = std::move(made.state);
   push_kind(L, std::move(k), 3);
   return 1;
 }
@@ -266,59 +224,31 @@ int l_reduction(lua_State* L) {
     if (i != 5 || !lua_isnil(L, 6)) text[i] = check_string(L, i + 1, "reduction");
   int opts = lua_type(L, 7) == LUA_TTABLE ? 7 : 8;
   std::string_view name = opts == 8 && !lua_isnoneornil(L, 7) ? check_string(L, 7, "reduction") : "kernel";
-  auto state = std::make_shared<ops::StringKindState>();
-  state->kind = "reduction";
-  state->name = std::string(name);
+  std::string who = fmt::format("reduction '{}'", name);
   // CuPy takes None for "no identity"; luda's reductions start every partial result from
   // the identity, so one is needed.
   if (lua_isnil(L, 6))
     fail("{}: the identity (argument 6) is required: an expression that reduce_expr leaves unchanged ('0' for a + b, "
          "'-math.huge' for a maximum); every partial result starts from it, and an empty reduction gives "
          "post_map_expr of it",
-         state->who());
-  state->options = read_kind_options(L, opts, "reduction", {"fastmath", "reduce_type"}, nullptr);
+         who);
+  jit::JitOptions options = read_kind_options(L, opts, "reduction", {"fastmath", "reduce_type"}, nullptr);
+  std::string reduce_type;
   int type = push_option(L, opts, "reduce_type");
-  if (type == LUA_TSTRING) state->reduce_type = string_at(L, -1);
-  else if (DType d; dtype_of_constructor(L, -1, &d)) state->reduce_type = std::string(dtype_name(d));
+  if (type == LUA_TSTRING) reduce_type = string_at(L, -1);
+  else if (DType d; dtype_of_constructor(L, -1, &d)) reduce_type = std::string(dtype_name(d));
   else if (type != LUA_TNIL)
-    fail("{}: option 'reduce_type' must be a dtype (\"float32\") or a placeholder, got {}", state->who(), describe(L, -1));
+    fail("{}: option 'reduce_type' must be a dtype (\"float32\") or a placeholder, got {}", who, describe(L, -1));
   lua_pop(L, 1);
-  dsl::KindParams params = dsl::parse_kind_signature(text[0], text[1], "reduction", name, true);
-  state->in = std::move(params.in);
-  state->out = std::move(params.out);
-  if (state->out.empty()) fail("{}: out_params names no output; a reduction writes at least one", state->who());
-  state->map = std::string(text[2]);
-  state->reduce = std::string(text[3]);
-  state->post = std::string(text[4]);
-  state->identity = std::string(text[5]);
-  if (!state->reduce_type.empty() && !dsl::parse_scalar(state->reduce_type)) {
-    bool known = false;
-    for (const auto* ps : {&state->in, &state->out})
-      for (const dsl::KindParam& p : *ps) known = known || p.placeholder == state->reduce_type;
-    if (!known)
-      fail("{}: option 'reduce_type' is '{}': neither a dtype nor a placeholder of the parameters", state->who(),
-           state->reduce_type);
-  }
-  // The expressions' syntax, checked now (any dtypes will do).
-  std::vector<dsl::Scalar> any(state->in.size() + state->out.size(), dsl::Scalar::Float64);
-  dsl::reduction_functions(state->in, state->out, any, dsl::Scalar::Float64,
-                           std::vector<bool>(state->in.size(), false), state->map, state->reduce, state->post,
-                           state->identity, name);
+  ops::ReductionMade made = ops::make_reduction(text[0], text[1], text[2], text[3], text[4], text[5], name,
+                                                std::move(reduce_type), options);
   KindObject k;
   k.type = kReductionType;
-  k.name = state->name;
-  k.nout = state->out.size();
-  jit::ReductionSetup setup;
-  setup.kind = "reduction";
-  setup.name = k.name;
-  for (const dsl::KindParam& p : state->in) setup.in_names.push_back(p.name);
-  for (const dsl::KindParam& p : state->out) setup.out_names.push_back(p.name);
-  setup.options = state->options;
-  setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>> outputs,
-                           dsl::Target target) { return ops::reduction_code(*state, inputs, outputs, target); };
-  k.in_names = setup.in_names;
-  k.reduction = std::make_unique<jit::ReductionKind>(std::move(setup));
-  k.strings = state;
+  k.name = made.state->name;
+  k.nout = made.state->out.size();
+  for (const dsl::KindParam& p : made.state->in) k.in_names.push_back(p.name);
+  k.reduction = std::move(made.kind);
+  k.strings = std::move(made.state);
   push_kind(L, std::move(k), 3);
   return 1;
 }

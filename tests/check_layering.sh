@@ -3,7 +3,10 @@
 #   dsl/      no CUDA, no Lua VM, no other layer
 #   runtime/  no Lua, no dsl/jit/ops/stdlib/cli
 #   jit/      no Lua VM, no ops/stdlib/cli
-#   ops/      no Lua VM, no stdlib/cli (operations on arrays for any host)
+#   ops/      no Lua VM, no api/stdlib/cli (operations on arrays for any host)
+#   api/      no Lua VM, no stdlib/cli (the public C++ API's implementation)
+#   include/luda/  the public headers: no CUDA and no library header; only luda/lua.h,
+#             the Lua bridge, includes Lua's
 # and when stdlib/ holds code that is not Lua binding: every stdlib/*.cpp and *.h must
 # reach the Lua C API, through lua.hpp, lua.h or lauxlib.h or a stdlib/ header that does
 # (a header may instead declare `struct lua_State;`), and every .cpp must use it.
@@ -19,14 +22,21 @@ check() {  # folder, forbidden include pattern, why
 check dsl "cuda|nvrtc|lua|lauxlib|runtime/|jit/|stdlib/|cli/" "dsl/ is pure: no CUDA, no Lua VM"
 check runtime "lua|lauxlib|dsl/|jit/|stdlib/|cli/" "runtime/ knows no Lua and no DSL"
 check jit "lua|lauxlib|stdlib/|cli/" "jit/ knows no Lua VM"
-check ops "lua|lauxlib|stdlib/|cli/" "ops/ serves any host: no Lua VM, no binding"
+check ops "lua|lauxlib|api/|stdlib/|cli/" "ops/ serves any host: no Lua VM, no binding"
+check api "lua|lauxlib|stdlib/|cli/" "api/ implements the public API without Lua; the Engine is stdlib/'s"
 for layer in dsl runtime jit; do
-  check $layer "ops/" "$layer/ is below ops/, which builds on it"
+  check $layer "ops/|api/" "$layer/ is below ops/ and api/, which build on it"
 done
+public=$(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](cuda|nvrtc|dsl/|runtime/|jit/|ops/|api/|stdlib/|cli/|fmt/)' include/luda/*.h 2>/dev/null)
+lua_public=$(grep -lE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](lua|lauxlib|lualib)' include/luda/*.h 2>/dev/null | grep -v '^include/luda/lua\.h$')
+if [ -n "$public$lua_public" ]; then
+  printf '%s\n%s\n' "$public" "$lua_public" | grep -v '^$' | sed 's|$| (the public headers need no CUDA, no library header, and Lua only in luda/lua.h)|'
+  status=1
+fi
 
 # stdlib/ is the Lua binding. What reaches the Lua C API: its headers, then, until none
 # is added, each stdlib/ header that includes one of those already found.
-reaching='lua\.hpp|lua\.h|lauxlib\.h'
+reaching='lua\.hpp|lua\.h|lauxlib\.h|luda/lua\.h'
 reaches_lua() {  # file
   grep -qE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](${reaching})[>\"]" "$1"
 }

@@ -43,9 +43,9 @@ TEST(Diagnostics, CaretUnderTheOperatorOperandsUnderlined) {
                "gauss.lua:12:18: type error: cannot apply '+' to bool and float32\n"
                "    return (x > 0) + y\n"
                "           ~~~~~~~~^~~");
-  EXPECT_EQ(e.chunk(), "gauss.lua");
+  EXPECT_EQ(e.file(), "gauss.lua");
   EXPECT_EQ(e.line(), 12);
-  EXPECT_EQ(e.col(), 18);
+  EXPECT_EQ(e.column(), 18);
   EXPECT_EQ(e.kind(), "type error");
   EXPECT_EQ(e.message(), "cannot apply '+' to bool and float32");
   EXPECT_EQ(e.headline(), "gauss.lua:12:18: type error: cannot apply '+' to bool and float32");
