@@ -35,6 +35,7 @@ install(FILES ${PROJECT_BINARY_DIR}/ludaConfig.cmake ${PROJECT_BINARY_DIR}/ludaC
 # pkg-config: paths relative to the .pc file, so that `cmake --install --prefix` anywhere
 # gives a working file.
 file(RELATIVE_PATH LUDA_PC_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" LUDA_PC_PREFIX "${LUDA_PC_PREFIX}")
 foreach(dir LIBDIR INCLUDEDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
     set(LUDA_PC_${dir} "${CMAKE_INSTALL_${dir}}")
