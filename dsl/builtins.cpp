@@ -168,10 +168,12 @@ constexpr std::initializer_list<Scalar> kWordTypes = {Scalar::Int32, Scalar::UIn
                                                       Scalar::UInt64, Scalar::Float32, Scalar::Float64};
 
 // cuda.atomic.*(a, i [, j, k], v [, v2]): one index per dimension, then `values` values
-// converted to the element type; the old element is returned. Not `indexed`: no indices,
-// the element is a[0] of a 1-d array (numba.cuda's compare_and_swap).
+// converted to the element type; the old element is returned. A row whose atomic is
+// Atomic::First takes no indices: the element is a[0] of a 1-d array (numba.cuda's
+// compare_and_swap).
 BuiltinTyping atomic(const Builtin& row, std::span<const BuiltinOperand> args, int values,
-                     std::initializer_list<Scalar> allowed, std::string_view allowed_text, bool indexed = true) {
+                     std::initializer_list<Scalar> allowed, std::string_view allowed_text) {
+  const bool indexed = row.atomic != Builtin::Atomic::First;
   const BuiltinOperand& a = args[0];
   if (a.type.kind != Type::Kind::Array)
     return fail(fmt::format("{} expects an array as its first argument, got {}", row.name, describe(a)), 0);
@@ -216,9 +218,6 @@ BuiltinTyping rule_atomic_arith(const Builtin& row, std::span<const BuiltinOpera
 }
 BuiltinTyping rule_atomic_cas(const Builtin& row, std::span<const BuiltinOperand> args) {
   return atomic(row, args, 2, kWordTypes, "int32, uint32, int64, uint64, float32 or float64");
-}
-BuiltinTyping rule_atomic_cas_first(const Builtin& row, std::span<const BuiltinOperand> args) {
-  return atomic(row, args, 2, kWordTypes, "int32, uint32, int64, uint64, float32 or float64", false);
 }
 BuiltinTyping rule_atomic_bits(const Builtin& row, std::span<const BuiltinOperand> args) {
   return atomic(row, args, 1, {Scalar::Int32, Scalar::UInt32, Scalar::Int64, Scalar::UInt64},
@@ -388,51 +387,85 @@ BuiltinTyping rule_print(const Builtin&, std::span<const BuiltinOperand> args) {
 
 using F = Builtin::Form;
 using A = Builtin::Alloc;
+using Atomic = Builtin::Atomic;
 
-#define FLOAT1(ns, n, doc) {ns "." #n, F::Call, 1, 1, rule_float, #n "{f}($0)", "", Scalar::Float64, 0, A::None, "(x)", doc}
-#define FLOAT2(ns, n, doc) {ns "." #n, F::Call, 2, 2, rule_float, #n "{f}($0, $1)", "", Scalar::Float64, 0, A::None, "(x, y)", doc}
-#define DIM3(n, c) \
-  {"cuda." #n ".x", F::Value, 0, 0, rule_value, "(int)" #c ".x", "", Scalar::Int32, 0, A::None, "", "x component (int32)"}, \
-  {"cuda." #n ".y", F::Value, 0, 0, rule_value, "(int)" #c ".y", "", Scalar::Int32, 0, A::None, "", "y component (int32)"}, \
-  {"cuda." #n ".z", F::Value, 0, 0, rule_value, "(int)" #c ".z", "", Scalar::Int32, 0, A::None, "", "z component (int32)"}
-#define ATOMIC(n, rule, fn, doc) \
-  {"cuda.atomic." #n, F::Call, 3, 5, rule, "luda_atomic_" fn "(&$@, $v0)", "", Scalar::Float64, 0, A::None, "(a, i, v)", doc}
-#define SHFL(n, doc) {"cuda." #n, F::Call, 3, 3, rule_shuffle, "__" #n "($0, $1, $2)", "", Scalar::Float64, 0, A::None, "(mask, value, lane)", doc}
-#define CAST(n, S) {"luda." #n, F::Call, 1, 1, rule_cast, "$C", "", Scalar::S, 0, A::None, "(x)", "converts to " #n " (integers wrap; floats truncate towards zero, saturate at the range, NaN gives 0)"}
-#define FLOAT_CAST(n, S) {"luda." #n, F::Call, 1, 1, rule_cast, "$C", "", Scalar::S, 0, A::None, "(x)", "converts to " #n " (rounds to nearest)"}
+#define FLOAT1(ns, n, what) \
+  {.name = ns "." #n, .min_args = 1, .max_args = 1, .type = rule_float, .emit = #n "{f}($0)", .args_doc = "(x)", .doc = what}
+#define FLOAT2(ns, n, what) \
+  {.name = ns "." #n, .min_args = 2, .max_args = 2, .type = rule_float, .emit = #n "{f}($0, $1)", .args_doc = "(x, y)", \
+   .doc = what}
+// blockDim and gridDim are sizes (positive); threadIdx and blockIdx are not.
+#define DIM3(n, sizes) \
+  {.name = "cuda." #n ".x", .form = F::Value, .type = rule_value, .emit = "(int)" #n ".x", .scalar = Scalar::Int32, \
+   .positive = sizes, .doc = "x component (int32)"}, \
+  {.name = "cuda." #n ".y", .form = F::Value, .type = rule_value, .emit = "(int)" #n ".y", .scalar = Scalar::Int32, \
+   .positive = sizes, .doc = "y component (int32)"}, \
+  {.name = "cuda." #n ".z", .form = F::Value, .type = rule_value, .emit = "(int)" #n ".z", .scalar = Scalar::Int32, \
+   .positive = sizes, .doc = "z component (int32)"}
+#define ATOMIC(n, rule, fn, what) \
+  {.name = "cuda.atomic." #n, .min_args = 3, .max_args = 5, .type = rule, .emit = "luda_atomic_" fn "(&$@, $v0)", \
+   .atomic = Atomic::Indexed, .args_doc = "(a, i, v)", .doc = what}
+#define SHFL(n, what) \
+  {.name = "cuda." #n, .min_args = 3, .max_args = 3, .type = rule_shuffle, .emit = "__" #n "($0, $1, $2)", .warp = true, \
+   .args_doc = "(mask, value, lane)", .doc = what}
+#define CAST(n, S) \
+  {.name = "luda." #n, .min_args = 1, .max_args = 1, .type = rule_cast, .emit = "$C", .scalar = Scalar::S, .args_doc = "(x)", \
+   .doc = "converts to " #n " (integers wrap; floats truncate towards zero, saturate at the range, NaN gives 0)"}
+#define FLOAT_CAST(n, S) \
+  {.name = "luda." #n, .min_args = 1, .max_args = 1, .type = rule_cast, .emit = "$C", .scalar = Scalar::S, .args_doc = "(x)", \
+   .doc = "converts to " #n " (rounds to nearest)"}
 
 enum : int { kAny = -1 };
 
 const Builtin kTable[] = {
     // ---- cuda: thread geometry (numba.cuda names)
-    DIM3(threadIdx, threadIdx), DIM3(blockIdx, blockIdx), DIM3(blockDim, blockDim), DIM3(gridDim, gridDim),
-    {"cuda.laneid", F::Value, 0, 0, rule_value, "luda_laneid()", "", Scalar::Int32, 0, A::None, "", "the thread's lane in its warp, 0..31 (int32)"},
-    {"cuda.warpsize", F::Value, 0, 0, rule_constant, "warpSize", "", Scalar::Int32, 32, A::None, "", "32 (int32)"},
-    {"cuda.grid", F::Call, 1, 1, rule_grid, "luda_grid$c0()", "", Scalar::Int64, 0, A::None, "(n)",
-     "the thread's absolute index in n = 1, 2 or 3 dimensions: n int64 values (blockIdx * blockDim + threadIdx)"},
-    {"cuda.gridsize", F::Call, 1, 1, rule_grid, "luda_gridsize$c0()", "", Scalar::Int64, 0, A::None, "(n)",
-     "the number of threads in the grid in n = 1, 2 or 3 dimensions: n int64 values (blockDim * gridDim)"},
+    DIM3(threadIdx, false), DIM3(blockIdx, false), DIM3(blockDim, true), DIM3(gridDim, true),
+    {.name = "cuda.laneid", .form = F::Value, .type = rule_value, .emit = "luda_laneid()", .scalar = Scalar::Int32,
+     .doc = "the thread's lane in its warp, 0..31 (int32)"},
+    {.name = "cuda.warpsize", .form = F::Value, .type = rule_constant, .emit = "warpSize", .scalar = Scalar::Int32,
+     .value = 32, .doc = "32 (int32)"},
+    {.name = "cuda.grid", .min_args = 1, .max_args = 1, .type = rule_grid, .emit = "luda_grid$c0()",
+     .scalar = Scalar::Int64, .args_doc = "(n)",
+     .doc = "the thread's absolute index in n = 1, 2 or 3 dimensions: n int64 values (blockIdx * blockDim + threadIdx)"},
+    {.name = "cuda.gridsize", .min_args = 1, .max_args = 1, .type = rule_grid, .emit = "luda_gridsize$c0()",
+     .scalar = Scalar::Int64, .positive = true, .args_doc = "(n)",
+     .doc = "the number of threads in the grid in n = 1, 2 or 3 dimensions: n int64 values (blockDim * gridDim)"},
     // ---- cuda: synchronization
-    {"cuda.syncthreads", F::Call, 0, 0, rule_sync, "__syncthreads()", "", Scalar::Float64, 0, A::None, "()", "waits for every thread of the block"},
-    {"cuda.syncthreads_count", F::Call, 1, 1, rule_sync_predicate, "__syncthreads_count($0)", "", Scalar::Int32, 0, A::None, "(pred)", "syncthreads, then the number of threads whose predicate was true (int32)"},
-    {"cuda.syncthreads_and", F::Call, 1, 1, rule_sync_predicate, "(__syncthreads_and($0) != 0)", "", Scalar::Bool, 0, A::None, "(pred)", "syncthreads, then whether every predicate was true"},
-    {"cuda.syncthreads_or", F::Call, 1, 1, rule_sync_predicate, "(__syncthreads_or($0) != 0)", "", Scalar::Bool, 0, A::None, "(pred)", "syncthreads, then whether any predicate was true"},
-    {"cuda.syncwarp", F::Call, 0, 1, rule_sync, "__syncwarp(0xffffffffu)|__syncwarp($0)", "", Scalar::Float64, 0, A::None, "([mask])", "waits for the warp's threads in mask (default: all 32)"},
-    // ORDER GRID SYNC: codegen (Emitter::builtin) marks a kernel that reaches this row as
-    // cooperative; the cuda target includes <cooperative_groups.h>, the cpu prelude has
-    // the same names.
-    {"cuda.cg.this_grid", F::Group, 0, 0, rule_sync, "", "", Scalar::Float64, 0, A::None, "()", "the grid as a group (numba.cuda's cg.this_grid()): local g = cuda.cg.this_grid(), then g:sync()"},
-    {"cuda.cg.this_grid():sync", F::Call, 0, 0, rule_sync, "cooperative_groups::this_grid().sync()", "", Scalar::Float64, 0, A::None, "()", "waits for every thread of every block of the grid; the kernel is then launched cooperatively, and its grid must fit on the device at once (k:max_cooperative_grid_blocks(block))"},
-    {"cuda.threadfence", F::Call, 0, 0, rule_sync, "__threadfence()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for the whole device"},
-    {"cuda.threadfence_block", F::Call, 0, 0, rule_sync, "__threadfence_block()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for its block"},
-    {"cuda.threadfence_system", F::Call, 0, 0, rule_sync, "__threadfence_system()", "", Scalar::Float64, 0, A::None, "()", "orders this thread's memory writes for the host and peer devices"},
+    {.name = "cuda.syncthreads", .type = rule_sync, .emit = "__syncthreads()", .barrier = true, .args_doc = "()",
+     .doc = "waits for every thread of the block"},
+    {.name = "cuda.syncthreads_count", .min_args = 1, .max_args = 1, .type = rule_sync_predicate,
+     .emit = "__syncthreads_count($0)", .scalar = Scalar::Int32, .barrier = true, .args_doc = "(pred)",
+     .doc = "syncthreads, then the number of threads whose predicate was true (int32)"},
+    {.name = "cuda.syncthreads_and", .min_args = 1, .max_args = 1, .type = rule_sync_predicate,
+     .emit = "(__syncthreads_and($0) != 0)", .scalar = Scalar::Bool, .barrier = true, .args_doc = "(pred)",
+     .doc = "syncthreads, then whether every predicate was true"},
+    {.name = "cuda.syncthreads_or", .min_args = 1, .max_args = 1, .type = rule_sync_predicate,
+     .emit = "(__syncthreads_or($0) != 0)", .scalar = Scalar::Bool, .barrier = true, .args_doc = "(pred)",
+     .doc = "syncthreads, then whether any predicate was true"},
+    {.name = "cuda.syncwarp", .max_args = 1, .type = rule_sync, .emit = "__syncwarp(0xffffffffu)|__syncwarp($0)",
+     .warp = true, .args_doc = "([mask])", .doc = "waits for the warp's threads in mask (default: all 32)"},
+    // g:sync() (grid_barrier) makes the kernel cooperative: on cuda its source includes
+    // <cooperative_groups.h>, and the cpu prelude defines the same names.
+    {.name = "cuda.cg.this_grid", .form = F::Group, .type = rule_sync, .args_doc = "()",
+     .doc = "the grid as a group (numba.cuda's cg.this_grid()): local g = cuda.cg.this_grid(), then g:sync()"},
+    {.name = "cuda.cg.this_grid():sync", .type = rule_sync, .emit = "cooperative_groups::this_grid().sync()",
+     .grid_barrier = true, .args_doc = "()",
+     .doc = "waits for every thread of every block of the grid; the kernel is then launched cooperatively, and its grid must fit on the device at once (k:max_cooperative_grid_blocks(block))"},
+    {.name = "cuda.threadfence", .type = rule_sync, .emit = "__threadfence()", .fence = true, .args_doc = "()",
+     .doc = "orders this thread's memory writes for the whole device"},
+    {.name = "cuda.threadfence_block", .type = rule_sync, .emit = "__threadfence_block()", .fence = true,
+     .args_doc = "()", .doc = "orders this thread's memory writes for its block"},
+    {.name = "cuda.threadfence_system", .type = rule_sync, .emit = "__threadfence_system()", .fence = true,
+     .args_doc = "()", .doc = "orders this thread's memory writes for the host and peer devices"},
     // ---- cuda: memory
-    {"cuda.shared.array", F::Call, 2, 2, rule_array_alloc, "", "", Scalar::Float64, 0, A::Shared, "(shape, dtype)",
-     "a block-shared C-order array; shape a constant number or table ({32, 33}), dtype \"float32\" or luda.float32"},
-    {"cuda.shared.dynamic", F::Call, 1, 1, rule_dynamic_alloc, "", "", Scalar::Float64, 0, A::DynamicShared, "(dtype)",
-     "the block's dynamic shared memory as a 1-d array, sized at launch (shared = bytes)"},
-    {"cuda.local_array", F::Call, 2, 2, rule_array_alloc, "", "", Scalar::Float64, 0, A::Local, "(shape, dtype)",
-     "a per-thread C-order array; shape and dtype as for cuda.shared.array"},
+    {.name = "cuda.shared.array", .min_args = 2, .max_args = 2, .type = rule_array_alloc, .alloc = A::Shared,
+     .args_doc = "(shape, dtype)",
+     .doc = "a block-shared C-order array; shape a constant number or table ({32, 33}), dtype \"float32\" or luda.float32"},
+    {.name = "cuda.shared.dynamic", .min_args = 1, .max_args = 1, .type = rule_dynamic_alloc,
+     .alloc = A::DynamicShared, .args_doc = "(dtype)",
+     .doc = "the block's dynamic shared memory as a 1-d array, sized at launch (shared = bytes)"},
+    {.name = "cuda.local_array", .min_args = 2, .max_args = 2, .type = rule_array_alloc, .alloc = A::Local,
+     .args_doc = "(shape, dtype)", .doc = "a per-thread C-order array; shape and dtype as for cuda.shared.array"},
     // ---- cuda: atomics on a[i] (a[i, j] for 2-d: indices one per dimension), returning the old value
     ATOMIC(add, rule_atomic_arith, "add", "a[i] += v"),
     ATOMIC(sub, rule_atomic_arith, "sub", "a[i] -= v"),
@@ -446,61 +479,88 @@ const Builtin kTable[] = {
     ATOMIC(dec, rule_atomic_wrap, "dec", "a[i] = (a[i] == 0 or a[i] > v) and v or a[i] - 1 (uint32, uint64)"),
     ATOMIC(nanmax, rule_atomic_arith, "nanmax", "a[i] = max(a[i], v), NaN taken as missing: a NaN v leaves a[i], a NaN a[i] becomes v"),
     ATOMIC(nanmin, rule_atomic_arith, "nanmin", "a[i] = min(a[i], v), NaN taken as missing: a NaN v leaves a[i], a NaN a[i] becomes v"),
-    {"cuda.atomic.cas", F::Call, 4, 6, rule_atomic_cas, "luda_atomic_cas(&$@, $v0, $v1)", "", Scalar::Float64, 0, A::None, "(a, i, old, v)",
-     "a[i] = v if a[i] == old (compared bitwise)"},
-    {"cuda.atomic.compare_and_swap", F::Call, 3, 3, rule_atomic_cas_first, "luda_atomic_cas(&$@, $v0, $v1)", "", Scalar::Float64, 0, A::None, "(a, old, v)",
-     "numba.cuda's cas on a[0] of a 1-d array: a[0] = v if a[0] == old (compared bitwise)"},
+    {.name = "cuda.atomic.cas", .min_args = 4, .max_args = 6, .type = rule_atomic_cas,
+     .emit = "luda_atomic_cas(&$@, $v0, $v1)", .atomic = Atomic::Indexed, .args_doc = "(a, i, old, v)",
+     .doc = "a[i] = v if a[i] == old (compared bitwise)"},
+    {.name = "cuda.atomic.compare_and_swap", .min_args = 3, .max_args = 3, .type = rule_atomic_cas,
+     .emit = "luda_atomic_cas(&$@, $v0, $v1)", .atomic = Atomic::First, .args_doc = "(a, old, v)",
+     .doc = "numba.cuda's cas on a[0] of a 1-d array: a[0] = v if a[0] == old (compared bitwise)"},
     // ---- cuda: warps
     SHFL(shfl_sync, "value of lane `lane`"),
     SHFL(shfl_up_sync, "value of lane (laneid - delta), own value below it"),
     SHFL(shfl_down_sync, "value of lane (laneid + delta), own value above the warp"),
     SHFL(shfl_xor_sync, "value of lane (laneid ~ mask)"),
-    {"cuda.ballot_sync", F::Call, 2, 2, rule_vote, "__ballot_sync($0, $1)", "", Scalar::UInt32, 0, A::None, "(mask, pred)", "bit k set when lane k's predicate is true (uint32)"},
-    {"cuda.all_sync", F::Call, 2, 2, rule_vote, "(__all_sync($0, $1) != 0)", "", Scalar::Bool, 0, A::None, "(mask, pred)", "whether every lane's predicate is true"},
-    {"cuda.any_sync", F::Call, 2, 2, rule_vote, "(__any_sync($0, $1) != 0)", "", Scalar::Bool, 0, A::None, "(mask, pred)", "whether any lane's predicate is true"},
-    {"cuda.match_any_sync", F::Call, 2, 2, rule_match, "__match_any_sync($0, $1)", "", Scalar::UInt32, 0, A::None, "(mask, value)",
-     "the lanes of mask whose value has the same bits as this lane's (uint32)"},
-    {"cuda.match_all_sync", F::Call, 2, 2, rule_match, "luda_match_all($0, $1)", "", Scalar::Bool, 0, A::None, "(mask, value)",
-     "two values: mask and true when every lane of mask holds the same bits, else 0 and false"},
-    {"cuda.activemask", F::Call, 0, 0, rule_value, "__activemask()", "", Scalar::UInt32, 0, A::None, "()",
-     "the warp's lanes executing this call together (uint32; on the cpu device every lane of the warp that exists)"},
-    {"cuda.lanemask_lt", F::Call, 0, 0, rule_value, "luda_lanemask_lt()", "", Scalar::UInt32, 0, A::None, "()",
-     "the bits of the lanes below this one: 2^laneid - 1 (uint32)"},
+    {.name = "cuda.ballot_sync", .min_args = 2, .max_args = 2, .type = rule_vote, .emit = "__ballot_sync($0, $1)",
+     .scalar = Scalar::UInt32, .warp = true, .args_doc = "(mask, pred)",
+     .doc = "bit k set when lane k's predicate is true (uint32)"},
+    {.name = "cuda.all_sync", .min_args = 2, .max_args = 2, .type = rule_vote, .emit = "(__all_sync($0, $1) != 0)",
+     .scalar = Scalar::Bool, .warp = true, .args_doc = "(mask, pred)",
+     .doc = "whether every lane's predicate is true"},
+    {.name = "cuda.any_sync", .min_args = 2, .max_args = 2, .type = rule_vote, .emit = "(__any_sync($0, $1) != 0)",
+     .scalar = Scalar::Bool, .warp = true, .args_doc = "(mask, pred)", .doc = "whether any lane's predicate is true"},
+    {.name = "cuda.match_any_sync", .min_args = 2, .max_args = 2, .type = rule_match,
+     .emit = "__match_any_sync($0, $1)", .scalar = Scalar::UInt32, .warp = true, .args_doc = "(mask, value)",
+     .doc = "the lanes of mask whose value has the same bits as this lane's (uint32)"},
+    {.name = "cuda.match_all_sync", .min_args = 2, .max_args = 2, .type = rule_match,
+     .emit = "luda_match_all($0, $1)", .scalar = Scalar::Bool, .warp = true, .args_doc = "(mask, value)",
+     .doc = "two values: mask and true when every lane of mask holds the same bits, else 0 and false"},
+    {.name = "cuda.activemask", .type = rule_value, .emit = "__activemask()", .scalar = Scalar::UInt32,
+     .args_doc = "()",
+     .doc = "the warp's lanes executing this call together (uint32; on the cpu device every lane of the warp that exists)"},
+    {.name = "cuda.lanemask_lt", .type = rule_value, .emit = "luda_lanemask_lt()", .scalar = Scalar::UInt32,
+     .args_doc = "()", .doc = "the bits of the lanes below this one: 2^laneid - 1 (uint32)"},
     // ---- cuda: bits of an integer (numba.cuda's)
-    {"cuda.popc", F::Call, 1, 1, rule_bit_count, "luda_popc($0)", "", Scalar::Float64, 0, A::None, "(x)", "the number of set bits of integer x, in x's type"},
-    {"cuda.clz", F::Call, 1, 1, rule_bit_count, "luda_clz($0)", "", Scalar::Float64, 0, A::None, "(x)",
-     "the number of zero bits above x's highest set bit within x's width (the width for 0), in x's type"},
-    {"cuda.ffs", F::Call, 1, 1, rule_bit_count, "luda_ffs($0)", "", Scalar::UInt32, 0, A::None, "(x)",
-     "the 1-based position of x's lowest set bit, 0 for 0 (uint32)"},
-    {"cuda.brev", F::Call, 1, 1, rule_brev, "luda_brev($0)", "", Scalar::Float64, 0, A::None, "(x)",
-     "x's bits reversed: a uint32 for x of up to 32 bits (converted as C converts: int8 -1 is 0xffffffff), else a uint64"},
-    {"cuda.fns", F::Call, 3, 3, rule_fns, "luda_fns($0, $1, $2)", "", Scalar::UInt32, 0, A::None, "(mask, base, offset)",
-     "the position of the offset-th set bit of mask counted from bit base, upwards for offset > 0 and downwards for offset < 0 (offset 0: base if that bit is set), 0xffffffff where there is none or base > 31 (uint32)"},
+    {.name = "cuda.popc", .min_args = 1, .max_args = 1, .type = rule_bit_count, .emit = "luda_popc($0)",
+     .args_doc = "(x)", .doc = "the number of set bits of integer x, in x's type"},
+    {.name = "cuda.clz", .min_args = 1, .max_args = 1, .type = rule_bit_count, .emit = "luda_clz($0)",
+     .args_doc = "(x)",
+     .doc = "the number of zero bits above x's highest set bit within x's width (the width for 0), in x's type"},
+    {.name = "cuda.ffs", .min_args = 1, .max_args = 1, .type = rule_bit_count, .emit = "luda_ffs($0)",
+     .scalar = Scalar::UInt32, .args_doc = "(x)",
+     .doc = "the 1-based position of x's lowest set bit, 0 for 0 (uint32)"},
+    {.name = "cuda.brev", .min_args = 1, .max_args = 1, .type = rule_brev, .emit = "luda_brev($0)", .args_doc = "(x)",
+     .doc = "x's bits reversed: a uint32 for x of up to 32 bits (converted as C converts: int8 -1 is 0xffffffff), else a uint64"},
+    {.name = "cuda.fns", .min_args = 3, .max_args = 3, .type = rule_fns, .emit = "luda_fns($0, $1, $2)",
+     .scalar = Scalar::UInt32, .args_doc = "(mask, base, offset)",
+     .doc = "the position of the offset-th set bit of mask counted from bit base, upwards for offset > 0 and downwards for offset < 0 (offset 0: base if that bit is set), 0xffffffff where there is none or base > 31 (uint32)"},
     // ---- print
-    {"print", F::Call, 0, kAny, rule_print, "$P", "", Scalar::Float64, 0, A::None, "(...)",
-     "device printf of numbers, bools and string literals, tab-separated, like Lua's print"},
+    {.name = "print", .max_args = kAny, .type = rule_print, .emit = "$P", .args_doc = "(...)",
+     .doc = "device printf of numbers, bools and string literals, tab-separated, like Lua's print"},
     // ---- math (Lua's)
     FLOAT1("math", sqrt, "square root"), FLOAT1("math", exp, "e^x"),
-    {"math.log", F::Call, 1, 2, rule_float, "log{f}($0)|luda_log_base($0, $1)", "", Scalar::Float64, 0, A::None, "(x [, base])", "natural logarithm, or to the given base"},
+    {.name = "math.log", .min_args = 1, .max_args = 2, .type = rule_float, .emit = "log{f}($0)|luda_log_base($0, $1)",
+     .args_doc = "(x [, base])", .doc = "natural logarithm, or to the given base"},
     FLOAT1("math", sin, "sine"), FLOAT1("math", cos, "cosine"), FLOAT1("math", tan, "tangent"),
     FLOAT1("math", asin, "arc sine"), FLOAT1("math", acos, "arc cosine"),
-    {"math.atan", F::Call, 1, 2, rule_float, "atan{f}($0)|atan2{f}($0, $1)", "", Scalar::Float64, 0, A::None, "(y [, x])", "arc tangent of y/x, in the right quadrant"},
-    {"math.floor", F::Call, 1, 1, rule_float_to_int, "luda_ftoi<long long>(floor{f}($0))", "$0", Scalar::Float64, 0, A::None, "(x)", "largest integer <= x (int64 for a float x, saturated; NaN gives 0)"},
-    {"math.ceil", F::Call, 1, 1, rule_float_to_int, "luda_ftoi<long long>(ceil{f}($0))", "$0", Scalar::Float64, 0, A::None, "(x)", "smallest integer >= x (int64 for a float x, saturated; NaN gives 0)"},
-    {"math.abs", F::Call, 1, 1, rule_number, "fabs{f}($0)", "luda_abs($0)", Scalar::Float64, 0, A::None, "(x)", "absolute value, in x's type"},
-    {"math.min", F::Call, 1, 4, rule_number,
-     "$0|luda_min($0, $1)|luda_min(luda_min($0, $1), $2)|luda_min(luda_min(luda_min($0, $1), $2), $3)", "",
-     Scalar::Float64, 0, A::None, "(x, ...)", "the smallest argument (up to 4), compared as Lua does"},
-    {"math.max", F::Call, 1, 4, rule_number,
-     "$0|luda_max($0, $1)|luda_max(luda_max($0, $1), $2)|luda_max(luda_max(luda_max($0, $1), $2), $3)", "",
-     Scalar::Float64, 0, A::None, "(x, ...)", "the largest argument (up to 4), compared as Lua does"},
-    {"math.fmod", F::Call, 2, 2, rule_number, "luda_fmod($0, $1)", "", Scalar::Float64, 0, A::None, "(x, y)", "remainder of x / y rounded towards zero"},
-    {"math.deg", F::Call, 1, 1, rule_float, "($0 * 57.295779513082323{f})", "", Scalar::Float64, 0, A::None, "(x)", "x radians in degrees"},
-    {"math.rad", F::Call, 1, 1, rule_float, "($0 * 0.017453292519943295{f})", "", Scalar::Float64, 0, A::None, "(x)", "x degrees in radians"},
-    {"math.huge", F::Value, 0, 0, rule_constant, "", "", Scalar::Float64, std::numeric_limits<double>::infinity(), A::None, "", "infinity"},
-    {"math.pi", F::Value, 0, 0, rule_constant, "", "", Scalar::Float64, 3.141592653589793, A::None, "", "pi"},
-    {"math.maxinteger", F::Value, 0, 0, rule_int_limit, "", "", Scalar::Int64, 1, A::None, "", "largest int64"},
-    {"math.mininteger", F::Value, 0, 0, rule_int_limit, "", "", Scalar::Int64, -1, A::None, "", "smallest int64"},
+    {.name = "math.atan", .min_args = 1, .max_args = 2, .type = rule_float, .emit = "atan{f}($0)|atan2{f}($0, $1)",
+     .args_doc = "(y [, x])", .doc = "arc tangent of y/x, in the right quadrant"},
+    {.name = "math.floor", .min_args = 1, .max_args = 1, .type = rule_float_to_int,
+     .emit = "luda_ftoi<long long>(floor{f}($0))", .emit_int = "$0", .args_doc = "(x)",
+     .doc = "largest integer <= x (int64 for a float x, saturated; NaN gives 0)"},
+    {.name = "math.ceil", .min_args = 1, .max_args = 1, .type = rule_float_to_int,
+     .emit = "luda_ftoi<long long>(ceil{f}($0))", .emit_int = "$0", .args_doc = "(x)",
+     .doc = "smallest integer >= x (int64 for a float x, saturated; NaN gives 0)"},
+    {.name = "math.abs", .min_args = 1, .max_args = 1, .type = rule_number, .emit = "fabs{f}($0)",
+     .emit_int = "luda_abs($0)", .args_doc = "(x)", .doc = "absolute value, in x's type"},
+    {.name = "math.min", .min_args = 1, .max_args = 4, .type = rule_number,
+     .emit = "$0|luda_min($0, $1)|luda_min(luda_min($0, $1), $2)|luda_min(luda_min(luda_min($0, $1), $2), $3)",
+     .args_doc = "(x, ...)", .doc = "the smallest argument (up to 4), compared as Lua does"},
+    {.name = "math.max", .min_args = 1, .max_args = 4, .type = rule_number,
+     .emit = "$0|luda_max($0, $1)|luda_max(luda_max($0, $1), $2)|luda_max(luda_max(luda_max($0, $1), $2), $3)",
+     .args_doc = "(x, ...)", .doc = "the largest argument (up to 4), compared as Lua does"},
+    {.name = "math.fmod", .min_args = 2, .max_args = 2, .type = rule_number, .emit = "luda_fmod($0, $1)",
+     .args_doc = "(x, y)", .doc = "remainder of x / y rounded towards zero"},
+    {.name = "math.deg", .min_args = 1, .max_args = 1, .type = rule_float, .emit = "($0 * 57.295779513082323{f})",
+     .args_doc = "(x)", .doc = "x radians in degrees"},
+    {.name = "math.rad", .min_args = 1, .max_args = 1, .type = rule_float, .emit = "($0 * 0.017453292519943295{f})",
+     .args_doc = "(x)", .doc = "x degrees in radians"},
+    {.name = "math.huge", .form = F::Value, .type = rule_constant, .value = std::numeric_limits<double>::infinity(),
+     .doc = "infinity"},
+    {.name = "math.pi", .form = F::Value, .type = rule_constant, .value = 3.141592653589793, .doc = "pi"},
+    {.name = "math.maxinteger", .form = F::Value, .type = rule_int_limit, .scalar = Scalar::Int64, .value = 1,
+     .doc = "largest int64"},
+    {.name = "math.mininteger", .form = F::Value, .type = rule_int_limit, .scalar = Scalar::Int64, .value = -1,
+     .doc = "smallest int64"},
     // ---- luda.math (CUDA's float functions)
     FLOAT1("luda.math", exp2, "2^x"), FLOAT1("luda.math", log2, "base-2 logarithm"),
     FLOAT1("luda.math", log10, "base-10 logarithm"), FLOAT1("luda.math", log1p, "log(1 + x), exact near 0"),
@@ -514,18 +574,24 @@ const Builtin kTable[] = {
     FLOAT1("luda.math", round, "nearest integer, halves away from zero (a float): C's round"),
     FLOAT1("luda.math", rint, "nearest integer, halves to even (a float): NumPy's rint and round, Python's round"),
     FLOAT1("luda.math", trunc, "integer part, towards zero (a float)"),
-    {"luda.math.floor", F::Call, 1, 1, rule_number, "floor{f}($0)", "$0", Scalar::Float64, 0, A::None, "(x)",
-     "largest integer <= x, in x's type (NumPy's floor: a float stays a float, NaN and infinities as they are)"},
-    {"luda.math.ceil", F::Call, 1, 1, rule_number, "ceil{f}($0)", "$0", Scalar::Float64, 0, A::None, "(x)",
-     "smallest integer >= x, in x's type (NumPy's ceil: a float stays a float, NaN and infinities as they are)"},
+    {.name = "luda.math.floor", .min_args = 1, .max_args = 1, .type = rule_number, .emit = "floor{f}($0)",
+     .emit_int = "$0", .args_doc = "(x)",
+     .doc = "largest integer <= x, in x's type (NumPy's floor: a float stays a float, NaN and infinities as they are)"},
+    {.name = "luda.math.ceil", .min_args = 1, .max_args = 1, .type = rule_number, .emit = "ceil{f}($0)",
+     .emit_int = "$0", .args_doc = "(x)",
+     .doc = "smallest integer >= x, in x's type (NumPy's ceil: a float stays a float, NaN and infinities as they are)"},
     FLOAT2("luda.math", hypot, "sqrt(x^2 + y^2) without overflow"),
     FLOAT2("luda.math", copysign, "|x| with the sign of y"),
     FLOAT2("luda.math", nextafter, "the next representable value after x towards y"),
     FLOAT2("luda.math", remainder, "x - n * y with n the integer nearest x / y, halves to even (IEEE's remainder: Python's math.remainder, C's remainder), exact"),
-    {"luda.math.fma", F::Call, 3, 3, rule_float, "fma{f}($0, $1, $2)", "", Scalar::Float64, 0, A::None, "(x, y, z)", "x * y + z, rounded once"},
-    {"luda.math.isnan", F::Call, 1, 1, rule_float_predicate, "isnan($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is NaN"},
-    {"luda.math.isinf", F::Call, 1, 1, rule_float_predicate, "isinf($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is infinite"},
-    {"luda.math.isfinite", F::Call, 1, 1, rule_float_predicate, "isfinite($0)", "", Scalar::Float64, 0, A::None, "(x)", "whether x is neither infinite nor NaN"},
+    {.name = "luda.math.fma", .min_args = 3, .max_args = 3, .type = rule_float, .emit = "fma{f}($0, $1, $2)",
+     .args_doc = "(x, y, z)", .doc = "x * y + z, rounded once"},
+    {.name = "luda.math.isnan", .min_args = 1, .max_args = 1, .type = rule_float_predicate, .emit = "isnan($0)",
+     .args_doc = "(x)", .doc = "whether x is NaN"},
+    {.name = "luda.math.isinf", .min_args = 1, .max_args = 1, .type = rule_float_predicate, .emit = "isinf($0)",
+     .args_doc = "(x)", .doc = "whether x is infinite"},
+    {.name = "luda.math.isfinite", .min_args = 1, .max_args = 1, .type = rule_float_predicate, .emit = "isfinite($0)",
+     .args_doc = "(x)", .doc = "whether x is neither infinite nor NaN"},
     // ---- luda: conversions (the names are also dtypes for cuda.shared.array)
     CAST(int8, Int8), CAST(int16, Int16), CAST(int32, Int32), CAST(int64, Int64), CAST(uint8, UInt8),
     CAST(uint16, UInt16), CAST(uint32, UInt32), CAST(uint64, UInt64), FLOAT_CAST(float32, Float32),

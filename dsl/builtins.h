@@ -1,11 +1,13 @@
 // THE builtin table: one row per builtin of the kernel language (`math.sqrt`,
 // `cuda.threadIdx.x`, `cuda.atomic.add`, `print`, ...). Each row says how a use is typed
-// (a rule over the argument types), how it is emitted (a CUDA C++ template) and what the
-// docs say of it. Inference (dsl/infer.cpp), CUDA emission (dsl/codegen_expr.cpp) and the
-// language reference (builtin_reference_markdown) all read this table; adding a builtin
-// is adding a row (Warp's add_builtin).
+// (a rule over the argument types), how it is emitted (a CUDA C++ template), what it asks
+// of the threads that run it (columns such as `barrier` and `atomic`) and what the docs
+// say of it. Inference (dsl/infer_expr.cpp), CUDA emission (dsl/codegen_expr.cpp,
+// dsl/codegen_cuda.cpp) and the language reference (builtin_reference_markdown) all read
+// this table; adding a builtin is adding a row (Warp's add_builtin).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,6 +43,9 @@ struct BuiltinTyping {
 struct Builtin;
 using BuiltinTypeRule = BuiltinTyping (*)(const Builtin& row, std::span<const BuiltinOperand> args);
 
+// A row. Rows are written with designated initializers, naming only the fields that
+// differ from these defaults: {.name = "cuda.syncthreads", .type = rule_sync,
+// .emit = "__syncthreads()", .barrier = true, .args_doc = "()", .doc = "..."}.
 struct Builtin {
   enum class Form : std::uint8_t {
     Value,     // read without a call: cuda.threadIdx.x, math.pi, cuda.laneid
@@ -51,24 +56,50 @@ struct Builtin {
   // How codegen places the result. Allocations must initialize a local and declare its
   // storage before the statement.
   enum class Alloc : std::uint8_t { None, Shared, Local, DynamicShared };
+  // Which element an atomic reads and writes ($@ in the template).
+  enum class Atomic : std::uint8_t {
+    None,     // not an atomic
+    Indexed,  // a[i, j, ...]: operand 0 indexed by one operand per dimension
+    First,    // a[0] of a 1-d array, no index given (numba.cuda's compare_and_swap)
+  };
 
-  std::string_view name;     // as written in a kernel, `luda.cuda.` spelled `cuda.`
-  Form form;
-  int min_args, max_args;    // checked before the rule; max -1: any number
-  BuiltinTypeRule type;
+  std::string_view name = {};  // as written in a kernel, `luda.cuda.` spelled `cuda.`
+  Form form = Form::Call;
+  int min_args = 0, max_args = 0;  // checked before the rule; max -1: any number
+  BuiltinTypeRule type = nullptr;
   // CUDA C++ for a use: $0..$9 the converted operands, $* all of them comma-separated,
-  // $@ the element an atomic addresses (operand 0 indexed by the next ndim operands),
-  // $v0 $v1 the values after those indices, $c0 operand 0's constant, {f} "f" when the
-  // operation is in float32 (expf, sqrtf) else "", $T the result's C type, $C operand 0
-  // converted to the result's type (scalar_conversion). Alternatives
-  // by number of arguments are separated by '|', starting at min_args.
-  std::string_view emit;
-  std::string_view emit_int;  // used instead when the operation is on integers ("" none)
+  // $@ the element an atomic addresses (see Atomic), $v0 $v1 the values after those
+  // indices, $c0 operand 0's constant, {f} "f" when the operation is in float32 (expf,
+  // sqrtf) else "", $T the result's C type, $C operand 0 converted to the result's type
+  // (scalar_conversion), $P print's printf. Alternatives by number of arguments are
+  // separated by '|', starting at min_args.
+  std::string_view emit = {};
+  std::string_view emit_int = {};  // used instead when the operation is on integers ("" none)
   Scalar scalar = Scalar::Float64;  // rules that need one: the cast's target, a Value's type
   double value = 0;                 // Value constants (math.pi)
   Alloc alloc = Alloc::None;
-  std::string_view args_doc;        // "(x)" as the reference shows it
-  std::string_view doc;
+
+  // What a use asks of the threads that run it. Code generation reads these columns,
+  // never the name (tests/dsl/builtin_columns_test.cpp checks each one):
+  // - barrier, warp, grid_barrier: the threads must interleave, so on the cpu target
+  //   the kernel runs its threads as fibers (EmitInfo::needs_fibers), and a kind's
+  //   element function may not use the row (each element runs on its own);
+  // - grid_barrier also makes the kernel cooperative (EmitInfo::cooperative): launched
+  //   with every block resident, <cooperative_groups.h> included on cuda;
+  // - atomic, fence: threads may wait for one another through memory (a spin-wait), so
+  //   on the cpu target a kernel that also has a while or repeat loop yields at its
+  //   back-edges and runs as fibers.
+  bool barrier = false;       // waits for every thread of the block (cuda.syncthreads)
+  bool warp = false;          // waits for, or exchanges values with, lanes of the warp
+  bool grid_barrier = false;  // waits for every thread of the grid (g:sync())
+  Atomic atomic = Atomic::None;
+  bool fence = false;         // orders this thread's memory writes for other threads
+  // The value is at least 1 and fits `scalar` (block and grid sizes): a 'for' step of
+  // it, converted to a float or an integer at least that wide, needs no test against 0.
+  bool positive = false;
+
+  std::string_view args_doc = {};  // "(x)" as the reference shows it
+  std::string_view doc = {};
 };
 
 std::span<const Builtin> builtin_table();

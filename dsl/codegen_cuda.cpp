@@ -199,11 +199,9 @@ bool Emitter::positive(const Expr& e, const Type& t) const {
   if (const auto* p = e.dyn<ParenExpr>()) return positive(*p->inner, t);
   if (ei.var >= 0) return positive_locals_.count(ei.var) != 0;
   if (!ei.builtin || t.kind != Type::Kind::Scalar) return false;
-  std::string_view name = ei.builtin->name;
-  bool wide = is_float(t.scalar) || scalar_bits(t.scalar) == 64;  // holds every grid size
-  if (name == "cuda.gridsize") return wide;
-  bool dims = name.starts_with("cuda.blockDim.") || name.starts_with("cuda.gridDim.");
-  return dims && (is_float(t.scalar) || scalar_bits(t.scalar) >= 32);
+  // A size stays positive in a float, or in an integer as wide as the row's type.
+  const Builtin& row = *ei.builtin;
+  return row.positive && (is_float(t.scalar) || scalar_bits(t.scalar) >= scalar_bits(row.scalar));
 }
 
 void Emitter::line(int n) { out_ += fmt::format("#line {} {}\n", n, quoted(tf_.ast->source().name())); }

@@ -2,7 +2,8 @@
 // reachable device function (callees first), then the `extern "C" __global__` kernel in
 // compile.h's ABI. A `#line N "chunk"` directive precedes every statement so that
 // NVRTC's diagnostics name the Lua line. Locals keep their Lua names (x_2 when one
-// shadows another); index arithmetic is 64-bit; arrays may alias (no __restrict__).
+// shadows another); index arithmetic is 64-bit. Arrays may alias, so their data pointers
+// are plain, except with KernelOptions::noalias (restrict_array_params in codegen_cuda.cpp).
 #pragma once
 
 #include <string>

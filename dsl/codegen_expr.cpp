@@ -129,13 +129,12 @@ std::string mixed_sign_comparison(BinaryOp op, const std::string& a, const std::
 
 }  // namespace
 
-// Barriers and warp functions: cuda.sync*, cuda.*_sync (shuffles and votes). Atomics and
-// fences: how threads may wait for one another (a spin-wait).
+// What the row's columns say the kernel needs (Builtin: barrier, warp, grid_barrier,
+// atomic, fence).
 std::string Emitter::builtin(const Builtin& row, const BuiltinEmitArgs& args) {
-  std::string_view name = row.name;
-  if (name.starts_with("cuda.sync") || name.ends_with("_sync")) state_.fibers = true;
-  if (name == "cuda.cg.this_grid():sync") state_.fibers = state_.grid_sync = true;  // ORDER GRID SYNC
-  if (name.starts_with("cuda.atomic.") || name.starts_with("cuda.threadfence")) state_.atomics = true;
+  if (row.barrier || row.warp || row.grid_barrier) state_.fibers = true;
+  if (row.grid_barrier) state_.grid_sync = true;
+  if (row.atomic != Builtin::Atomic::None || row.fence) state_.atomics = true;
   return emit_builtin(row, args);
 }
 
@@ -295,10 +294,10 @@ BuiltinEmitArgs Emitter::builtin_args(const Builtin& row, const ExprInfo& ei, co
     }
     b.constants.push_back(a.is<TableExpr>() ? std::nullopt : ai.constant);
   }
-  if (row.name == "cuda.atomic.compare_and_swap") {  // a[0] of a 1-d array, no index given
+  if (row.atomic == Builtin::Atomic::First) {  // a[0] of a 1-d array, no index given
     b.element = element_text(*args[0], emit(*args[0]), {"0LL"}, args[0]->loc.line);
     b.values_from = 1;
-  } else if (row.name.substr(0, 12) == "cuda.atomic.") {
+  } else if (row.atomic == Builtin::Atomic::Indexed) {
     int ndim = info(*args[0]).type.ndim;
     std::vector<const Expr*> keys(args.begin() + 1, args.begin() + 1 + ndim);
     b.element = element_of(*args[0], keys, args[0]->loc.line);

@@ -33,10 +33,10 @@ struct EmitState {
   bool record = false;  // every function takes the luda_BoundsRecord* (checks, 'for' steps)
   bool yields = false;  // cpu: open loops let the block's other threads run (fibers)
   // Found by a pass:
-  bool fibers = false;       // a barrier or a warp function is called
-  bool grid_sync = false;    // cuda.cg.this_grid():sync() is called: a cooperative launch
+  bool fibers = false;       // a barrier, warp or grid_barrier builtin is called
+  bool grid_sync = false;    // a grid_barrier builtin (g:sync()) is called: a cooperative launch
   bool step_checks = false;  // a 'for' step is tested against zero at run time
-  bool atomics = false;      // an atomic or a fence: threads may wait for one another
+  bool atomics = false;      // an atomic or fence builtin: threads may wait for one another
   bool open_loops = false;   // a while or repeat loop
   std::size_t local_bytes = 0;  // cuda.local_array storage
 };

@@ -115,11 +115,14 @@ enum class Target : unsigned char { Cuda, Cpu };
 struct KernelOptions {
   Target target = Target::Cuda;
   bool boundscheck = false;
-  bool fastmath = false;
-  bool debug = false;
-  // Set by the launcher, per call, when no two array arguments overlap in memory: array
-  // data pointers are then __restrict__ (and const where the kernel only reads), so loads
-  // may take the read-only path and be reordered past stores.
+  bool fastmath = false;  // NVRTC's --use_fast_math (CudaKernel::nvrtc_options)
+  bool debug = false;     // NVRTC's -G: device debug information, optimizations off
+  // Set by the launcher, per call, when no two array arguments overlap in memory: the
+  // kernel's array parameters that it only indexes get __restrict__ data pointers (const
+  // where it only reads them), so loads may take the read-only path and be reordered past
+  // stores. An array handed to a call (an atomic, a device function) keeps its plain
+  // pointer, and a kernel with an array-typed local (a row a[i]) restricts none; device
+  // functions never do.
   bool noalias = false;
 };
 
@@ -165,8 +168,10 @@ struct CudaKernel {
   std::vector<Type> params;  // as launched (the BoundsRecord pointer not included)
   bool bounds_record = false;  // takes the BoundsRecord (above)
   bool dynamic_shared = false;  // uses cuda.shared.dynamic (sized at launch)
-  // Calls a barrier (syncthreads*, syncwarp) or a warp function (shuffles, votes): on the
-  // cpu target its threads must interleave (fibers) rather than run one after another.
+  // On the cpu target its threads must interleave (fibers) rather than run one after
+  // another: it calls a barrier or a warp function (a builtin row with barrier, warp or
+  // grid_barrier), or an atomic or a fence in a kernel with a while or repeat loop
+  // (EmitInfo::needs_fibers, dsl/codegen_cuda.h).
   bool needs_fibers = false;
   // Calls cuda.cg.this_grid():sync(): launched cooperatively (cuLaunchCooperativeKernel on
   // cuda, every block resident at once on cpu), so its grid must fit on the device at once.
@@ -181,8 +186,9 @@ struct CudaKernel {
   // the cpu target jit/ puts them after its prelude.
   std::string declarations;
   std::vector<std::shared_ptr<const Chunk>> link;
-  // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math,
-  // debug -> -lineinfo. jit/ passes them (and hashes them into the cache key).
+  // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math, debug -> -G.
+  // jit/ passes them (and hashes them into the cache key); for the cpu target it reads
+  // them as the host compiler's -ffast-math and -g (jit/host_compiler.h).
   std::vector<std::string> nvrtc_options;
 };
 

@@ -8,6 +8,7 @@ namespace luda::dsl {
 
 namespace {
 
+// SourceError::headline's text, for an error being made.
 std::string headline_of(std::string_view chunk, int line, int col, std::string_view kind,
                         std::string_view message) {
   if (line <= 0) return fmt::format("{}: {}: {}", chunk, kind, message);
@@ -17,19 +18,6 @@ std::string headline_of(std::string_view chunk, int line, int col, std::string_v
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 
 }  // namespace
-
-SourceError::SourceError(std::string full_text, std::string chunk, int line, int col,
-                         std::string kind, std::string message)
-    : std::runtime_error(std::move(full_text)),
-      chunk_(std::move(chunk)),
-      line_(line),
-      col_(col),
-      kind_(std::move(kind)),
-      message_(std::move(message)) {}
-
-std::string SourceError::headline() const {
-  return headline_of(chunk_, line_, col_, kind_, message_);
-}
 
 std::string caret_lines(const Source& source, Location at, std::optional<Span> range) {
   std::string_view line = source.line_text(at.line);

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "dsl/source.h"
+#include "luda/core.h"
 
 namespace luda::dsl {
 
@@ -37,28 +38,9 @@ inline constexpr std::string_view signature = "signature error";
 inline constexpr std::string_view source = "source error";  // a function not found in its chunk
 }  // namespace error_kind
 
-// A user error located in a chunk. jit/ and stdlib/ catch it as std::exception and show
-// what() unchanged.
-class SourceError : public std::runtime_error {
- public:
-  SourceError(std::string full_text, std::string chunk, int line, int col, std::string kind,
-              std::string message);
-
-  const std::string& chunk() const { return chunk_; }
-  int line() const { return line_; }        // 0: unknown
-  int col() const { return col_; }
-  const std::string& kind() const { return kind_; }
-  const std::string& message() const { return message_; }  // the bare message, no location
-  // The first line of what(): `chunk:line:col: kind: message`.
-  std::string headline() const;
-
- private:
-  std::string chunk_;
-  int line_;
-  int col_;
-  std::string kind_;
-  std::string message_;
-};
+// A user error located in a chunk: the public luda::SourceError (luda/core.h), whose
+// file() is the chunk's name as messages show it. jit/ and stdlib/ show what() unchanged.
+using SourceError = luda::SourceError;
 
 // THE reporter: builds the error for `message` at `at` in `source`, with the source line,
 // a caret under `at.col` and, when given, `~` under `range`. Throw what it returns.

@@ -1,6 +1,6 @@
 // Type inference: a kernel's function and the types of one call in, a TypedProgram out
 // (the kernel and every device function it calls, each specialized for its argument
-// types). The rules are DESIGN.md "The kernel language"; the side tables it fills are
+// types). The rules are docs/language.md's; the side tables it fills are
 // what the CUDA emitter (codegen_cuda.h) reads. Every user mistake is a SourceError at
 // its own line.
 #pragma once

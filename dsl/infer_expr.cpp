@@ -1,4 +1,4 @@
-// Inference of expressions: operators (DESIGN.md's promotion, weak literals, Lua's
+// Inference of expressions: operators (docs/language.md's promotion, weak literals, Lua's
 // meaning of / // % ^), names and what they denote (locals, frozen upvalues and globals,
 // builtin namespaces), indexing, builtin calls (through the builtin table) and device
 // function calls (each argument-type combination its own specialization).

@@ -34,7 +34,7 @@ struct Type {
   Scalar scalar = Scalar::Float64;  // Scalar: the type; Array: the element type
   int ndim = 0;                     // Array
   bool c_contiguous = false;        // Array: layout known contiguous (enables fast indexing)
-  bool weak = false;                // Scalar: a literal or Lua number (DESIGN.md "weak")
+  bool weak = false;                // Scalar: a literal or Lua number (docs/language.md "Types")
   std::vector<Type> elements;       // Tuple (multiple returns)
 
   static Type void_() { return {}; }
@@ -53,7 +53,7 @@ struct Type {
   bool is_floating() const { return kind == Kind::Scalar && is_float(scalar); }
 };
 
-// The common type of two scalars (DESIGN.md "Types"), used for arithmetic operands and
+// The common type of two scalars (docs/language.md "Types"), used for arithmetic operands and
 // for unifying what a local is assigned; nullopt when there is none (bool with a number,
 // anything with an array or tuple).
 // - a weak operand (literal, Lua number) takes the other's type when that is strong; an

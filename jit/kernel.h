@@ -40,8 +40,9 @@ namespace luda::jit {
 // on for the cpu device, where an index out of range would corrupt the host process, off
 // for cuda, where checks cost a synchronous launch; LUDA_BOUNDSCHECK=0 or 1 (read when the
 // kernel is made) overrides it either way, as NUMBA_BOUNDSCHECK does. fastmath passes
-// --use_fast_math; debug passes -G (device debug information, no optimization) so
-// cuda-gdb and compute-sanitizer can show Lua lines.
+// --use_fast_math to NVRTC (-ffast-math to the host compiler on cpu); debug passes -G to
+// NVRTC (device debug information, optimizations off), so that cuda-gdb and
+// compute-sanitizer show Lua lines, and -g to the host compiler on cpu.
 struct JitOptions {
   std::optional<bool> boundscheck;
   bool fastmath = false;
@@ -84,10 +85,10 @@ struct SignatureKeyHash {
   std::size_t operator()(const SignatureKey& k) const { return k.hash(); }
 };
 
-// The kernel-language type of each argument, by DESIGN.md's rules: arrays by dtype, ndim
-// and layout; a Lua float is weak and
-// takes the widest floating dtype among the array arguments (float64 when there is none);
-// a Lua integer is weak int64; typed scalars and booleans are strong.
+// The kernel-language type of each argument, by docs/language.md's rules: arrays by dtype,
+// ndim and layout; a Lua float is weak and takes the widest floating dtype among the array
+// arguments (float64 when there is none); a Lua integer is weak int64; typed scalars and
+// booleans are strong.
 std::vector<dsl::Type> argument_types(std::span<const KernelArg> args);
 // The key of those types on `device` (-1: no device). Error past kMaxJitArgs arguments.
 SignatureKey signature_key(std::span<const KernelArg> args, int device);

@@ -511,8 +511,10 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
   if (what != "types" && what != "cuda" && what != "ptx")
     fail("{}: unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", m.core.who(), what);
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
+  // PTX is the cuda target's, whatever device the call names.
+  bool cpu = device.is_cpu() && what != "ptx";
   CallKey types;
-  types.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : -1);
+  types.device = static_cast<std::int16_t>(cpu ? kCpuDevice : -1);
   types.nops = static_cast<std::uint8_t>(inputs.size() + m.core.nout());
   for (std::size_t k = 0; k < types.nops; ++k) types.ops[k] = OpCode{};
   for (std::size_t k = 0; k < inputs.size(); ++k) {
@@ -525,7 +527,7 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
   if (what == "types") return spec.code.typed;
   if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
   CallKey key = types;  // not run yet, or PTX: a contiguous full reduction
-  key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
+  key.device = static_cast<std::int16_t>(cpu ? kCpuDevice : device.is_cpu() ? 0 : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k].weak) key.ops[k].kind = OpCode::Array;
   key.layout = static_cast<std::uint8_t>(static_cast<int>(ReductionStrategy::Rows) + 1);

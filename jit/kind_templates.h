@@ -51,7 +51,10 @@ struct ElementwiseTemplate {
   int ndim = 1;          // general: the collapsed axes
   int vector = 1;        // contiguous, cuda: elements per vector load and store
   bool index32 = false;  // general, cuda: index arithmetic in 32 bits (n < 2^31)
-  bool noalias = false;  // no output overlaps another operand: __restrict__ pointers
+  // No output overlaps an input and no raw input overlaps another input (jit/kinds.cpp
+  // decides per call): the contiguous template's array pointers are __restrict__. The
+  // strided template's operands (luda_kop) never are.
+  bool noalias = false;
   std::vector<KindOperand> inputs;
   std::vector<dsl::Scalar> outputs;
   std::vector<bool> out_read;

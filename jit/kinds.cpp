@@ -438,13 +438,15 @@ std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl:
   if (what != "types" && what != "cuda" && what != "ptx")
     fail("{}: unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", m.core.who(), what);
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
-  CallKey types = key_of_types(inputs, m.core.nout(), device.is_cpu() ? kCpuDevice : -1);
+  // PTX is the cuda target's, whatever device the call names.
+  bool cpu = device.is_cpu() && what != "ptx";
+  CallKey types = key_of_types(inputs, m.core.nout(), cpu ? kCpuDevice : -1);
   std::lock_guard lock(m.core.mutex);
   Impl::Spec& spec = m.spec_for(types);
   if (what == "types") return spec.code.typed;
   if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
   CallKey key = types;  // not run yet, or PTX: the contiguous template
-  key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
+  key.device = static_cast<std::int16_t>(cpu ? kCpuDevice : device.is_cpu() ? 0 : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) key.ops[k].kind = OpCode::Array;
   key.vector = 1;

@@ -105,7 +105,8 @@ class ElementwiseKind {
   // is read and written element by element in place; an input that overlaps an output in
   // any other way is copied first (NumPy's rule), so the result is as if every input were
   // read before any output was written. A raw input is never copied (the element code
-  // indexes it freely); its overlap with an output only turns off __restrict__.
+  // indexes it freely); its overlap with an output or with another input only turns off
+  // __restrict__ (ElementwiseTemplate::noalias, jit/kind_templates.h).
   // A call whose key was seen before allocates nothing but missing outputs.
   // `size` (CuPy's size=), when not negative, is the loop's size where no operand gives it
   // (every array raw, no output that is not); the outputs have shape (size,) then.

@@ -256,6 +256,40 @@ template <class F> nvrtcResult on_compile_stack(F&& compile) {
   return call.result;
 }
 
+// The -D and -U options as #define and #undef lines, in their order, and the other options.
+// NVRTC's own builtin header names a template parameter T, so a -DT=... handed to NVRTC
+// breaks NVRTC itself ("expected an identifier" in __nv_nvrtc_builtin_header.h); macros
+// defined at the top of the source reach the user's code alone, as -D means them to.
+struct Macros {
+  std::string lines;
+  std::vector<std::string> options;
+};
+Macros split_macros(const std::vector<std::string>& options) {
+  Macros m;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    std::string_view o = options[i];
+    std::string_view def;
+    bool define = false, undefine = false;
+    for (std::string_view prefix : {"--define-macro=", "-D"})
+      if (!define && o.starts_with(prefix)) define = true, def = o.substr(prefix.size());
+    for (std::string_view prefix : {"--undefine-macro=", "-U"})
+      if (!define && !undefine && o.starts_with(prefix)) undefine = true, def = o.substr(prefix.size());
+    if (!define && !undefine) {
+      m.options.emplace_back(o);
+      continue;
+    }
+    if (def.empty() && i + 1 < options.size()) def = options[++i];  // "-D", "N=4"
+    if (undefine) {
+      m.lines += fmt::format("#undef {}\n", def);
+      continue;
+    }
+    std::size_t eq = def.find('=');
+    m.lines += eq == std::string_view::npos ? fmt::format("#define {} 1\n", def)
+                                            : fmt::format("#define {} {}\n", def.substr(0, eq), def.substr(eq + 1));
+  }
+  return m;
+}
+
 }  // namespace
 
 CompiledProgram compile(const CompileRequest& request) {
@@ -289,15 +323,20 @@ CompiledProgram compile(const CompileRequest& request) {
     if (std::filesystem::exists(cccl / "cuda" / "std", ec)) out.options.push_back("-I" + cccl.string());
   }
 
+  // The source after the macros keeps its line numbers in NVRTC's messages.
+  Macros macros = split_macros(out.options);
+  std::string source = macros.lines.empty()
+                           ? std::string()
+                           : fmt::format("{}#line 1 \"{}\"\n{}", macros.lines, request.program_name, request.source);
   ProgramGuard guard{nv.nvrtcDestroyProgram};
-  check(nv.nvrtcCreateProgram(&guard.program, request.source.c_str(), request.program_name.c_str(),
-                              0, nullptr, nullptr),
+  check(nv.nvrtcCreateProgram(&guard.program, source.empty() ? request.source.c_str() : source.c_str(),
+                              request.program_name.c_str(), 0, nullptr, nullptr),
         "nvrtcCreateProgram");
   for (const auto& name : request.name_expressions)
     check(nv.nvrtcAddNameExpression(guard.program, name.c_str()), "nvrtcAddNameExpression");
 
   std::vector<const char*> argv;
-  for (const auto& o : out.options) argv.push_back(o.c_str());
+  for (const auto& o : macros.options) argv.push_back(o.c_str());
   nvrtcResult result = on_compile_stack([&] {
     return nv.nvrtcCompileProgram(guard.program, static_cast<int>(argv.size()), argv.data());
   });

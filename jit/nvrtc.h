@@ -17,21 +17,7 @@ namespace luda::jit {
 //   ...
 //   source:
 //      1 | extern "C" __global__ void add(...)
-class CompileError : public Error {
- public:
-  CompileError(std::string message, std::string log, std::vector<std::string> options,
-               std::string source)
-      : Error(std::move(message)), log_(std::move(log)), options_(std::move(options)),
-        source_(std::move(source)) {}
-  const std::string& log() const { return log_; }
-  const std::vector<std::string>& options() const { return options_; }
-  const std::string& source() const { return source_; }
-
- private:
-  std::string log_;
-  std::vector<std::string> options_;
-  std::string source_;
-};
+using CompileError = luda::CompileError;  // public (luda/core.h)
 
 struct NvrtcVersion {
   int major = 0, minor = 0;
@@ -59,13 +45,15 @@ struct CompiledProgram {
   std::string image;      // cubin or PTX (NUL-terminated in memory for cuModuleLoadData)
   bool cubin = true;
   std::string log;        // warnings, possibly empty
-  std::vector<std::string> options;  // as passed to NVRTC
+  std::vector<std::string> options;  // as given (-D and -U reach NVRTC as #define and #undef lines)
   std::map<std::string, std::string> lowered_names;  // name expression -> mangled name
 };
 
 // Compiles with -default-device, --gpu-architecture=sm_XY (or compute_XY), and the
 // request's options. When the arch is newer than NVRTC supports, compiles PTX for the
 // newest supported arch instead (the driver JITs it). Throws CompileError.
+// The -D and -U options become #define and #undef lines ahead of the source (NVRTC's own
+// builtin header takes -DT=... for its template parameter T, and breaks).
 // Options: --gpu-architecture, -default-device, the user's options, then -I<the CUDA
 // include folder> when one is found (so that <cuda_fp16.h> and friends resolve).
 CompiledProgram compile(const CompileRequest& request);

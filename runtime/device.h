@@ -8,23 +8,12 @@
 #include <string>
 #include <string_view>
 
+#include "luda/core.h"
+
 namespace luda {
 
-struct Device {
-  enum class Kind : unsigned char { Cpu, Cuda };
-  Kind kind = Kind::Cpu;
-  int index = 0;  // CUDA ordinal; 0 for cpu
-
-  static Device cpu() { return {Kind::Cpu, 0}; }
-  static Device cuda(int ordinal) { return {Kind::Cuda, ordinal}; }
-  bool is_cpu() const { return kind == Kind::Cpu; }
-  bool is_cuda() const { return kind == Kind::Cuda; }
-  std::string str() const;  // "cpu", "cuda:0"
-  // "cpu", "cuda" (= cuda:0), "cuda:N"; Error on anything else. Does not check that the
-  // device exists: use_device / cuda_properties do.
-  static Device parse(std::string_view text);
-  bool operator==(const Device&) const = default;
-};
+// Device, cuda_device_count, default_device, current_device, use_device, synchronize and
+// set_cpu_fallback_notice are public (luda/core.h).
 
 struct DeviceProperties {
   std::string name;
@@ -43,8 +32,6 @@ struct DeviceProperties {
   std::string arch() const;  // "sm_90"
 };
 
-// Number of CUDA devices; 0 when the driver is missing or has none. Never throws.
-int cuda_device_count();
 // Throws NoDeviceError unless `ordinal` names a CUDA device: "no CUDA device: <why>"
 // without a driver, "no CUDA device cuda:7: this machine has 1 (cuda:0)" past the count.
 void require_cuda_device(int ordinal);
@@ -70,23 +57,6 @@ class ContextScope {
   bool changed_ = false;
 };
 
-// The device new arrays and kernels use on this thread: set by use_device, else
-// default_device().
-Device current_device();
-void use_device(Device d);  // checks that a CUDA device exists
-// $LUDA_DEVICE when set ("cpu", "cuda", "cuda:N"; read once per process; an Error naming
-// the variable when it is malformed or names a missing CUDA device), else cuda:0 when a
-// CUDA device is usable, else cpu.
-Device default_device();
-// Called once per process, with the reason no CUDA device is usable, the first time
-// default_device() falls back to cpu (never when $LUDA_DEVICE chose cpu). The Lua module
-// installs one that writes a note on stderr; a C++ host may install its own, or none
-// (nullptr uninstalls).
-using CpuFallbackNotice = void (*)(const std::string& reason);
-void set_cpu_fallback_notice(CpuFallbackNotice notice);
-
-// Waits for all work on the device (cuCtxSynchronize); no-op for cpu.
-void synchronize(Device d);
 
 struct MemoryInfo {
   std::size_t free = 0, total = 0;

@@ -14,23 +14,7 @@
 
 namespace luda {
 
-// No usable CUDA device: no driver, cuInit failed, no GPU, or an ordinal past the count.
-// Message: "no CUDA device: <reason>".
-class NoDeviceError : public Error {
- public:
-  using Error::Error;
-};
-
-// A failed driver call. Message: "cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY: out of
-// memory (asked for 8.0 GiB, 2.1 GiB free)". A sticky error's message says how to recover.
-class CudaError : public Error {
- public:
-  CudaError(CUresult code, std::string message) : Error(std::move(message)), code_(code) {}
-  CUresult code() const { return code_; }
-
- private:
-  CUresult code_;
-};
+// NoDeviceError and CudaError (whose code() is the CUresult) are public (luda/core.h).
 
 namespace driver {
 

@@ -9,20 +9,12 @@
 #include <string_view>
 #include <type_traits>
 
+#include "luda/core.h"
+
 namespace luda {
 
-// ORDER DTYPE: kDTypeInfo in dtype.cpp follows this order.
-enum class DType : std::uint8_t {
-  Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, Float64,
-};
-inline constexpr int kNumDTypes = 11;
-
-std::string_view dtype_name(DType t);         // "float32"
-// 4. Inline (with is_float): every kernel launch asks it of every operand.
-constexpr std::size_t itemsize(DType t) {
-  constexpr unsigned char kSizes[kNumDTypes] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};  // ORDER DTYPE
-  return kSizes[static_cast<int>(t)];
-}
+// DType, itemsize, dtype_name and dtype_from_name are public (luda/core.h); kDTypeInfo in
+// dtype.cpp follows ORDER DTYPE.
 const char* dtype_c_type(DType t);            // "float", "long long", "unsigned char", "bool"
 constexpr bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
 bool is_integer(DType t);                     // signed or unsigned, not bool
@@ -31,8 +23,6 @@ bool is_unsigned_integer(DType t);
 
 // "float32" -> Float32; nullopt for anything else.
 std::optional<DType> parse_dtype(std::string_view name);
-// As parse_dtype, else Error: "unknown dtype 'flaot32' (expected one of bool, int8, ...)".
-DType dtype_from_name(std::string_view name);
 // "bool, int8, int16, ..., float64"
 std::string dtype_names();
 

@@ -16,16 +16,9 @@
 
 namespace luda {
 
-// Async-signal-safe: a SIGINT handler may call it.
-void request_interrupt() noexcept;
+// request_interrupt() and Interrupted are public (luda/core.h).
 void clear_interrupt() noexcept;
 bool interrupt_requested() noexcept;
-
-// What a stopped launch or wait raises; the message says what was stopped.
-class Interrupted : public Error {
- public:
-  using Error::Error;
-};
 
 // Waits for `stream` (or `event`) to finish, as cuStreamSynchronize (cuEventSynchronize)
 // does, but gives up when an interrupt is requested: "interrupted while waiting for

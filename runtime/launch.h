@@ -12,13 +12,6 @@ namespace luda {
 
 struct DeviceProperties;
 
-struct Dim3 {
-  long long x = 1, y = 1, z = 1;  // signed so that 0 and negatives can be reported
-  long long count() const { return x * y * z; }
-  std::string str() const;  // "(10,)" / "(10, 4)" / "(2, 2, 2)" for the dims given
-  int ndim = 1;
-};
-
 struct LaunchConfig {
   Dim3 grid, block;
   unsigned shared_mem = 0;  // dynamic shared memory, bytes

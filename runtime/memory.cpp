@@ -111,10 +111,12 @@ std::shared_ptr<Buffer> Buffer::allocate_pinned(std::size_t bytes) {
 }
 
 std::shared_ptr<Buffer> Buffer::wrap(Device device, void* data, std::size_t bytes,
-                                     std::function<void()> release) {
+                                     std::function<void()> release, bool pinned) {
   if (device.is_cuda()) require_cuda_device(device.index);
+  if (pinned && device.is_cuda()) fail("pinned memory is host memory: wrap it as a cpu array");
   std::shared_ptr<Buffer> buffer(new Buffer(device, data, bytes, Kind::Foreign));
   buffer->release_ = std::move(release);
+  buffer->pinned_ = pinned;
   return buffer;
 }
 

@@ -30,9 +30,10 @@ class Buffer {
   // Page-locked host memory (cuMemHostAlloc); its device is cpu. Needs the driver.
   static std::shared_ptr<Buffer> allocate_pinned(std::size_t bytes);
   // Memory the caller owns (a host application's buffer): luda never frees it; `release`
-  // (if given) runs when the last array viewing it is gone.
+  // (if given) runs when the last array viewing it is gone. `pinned`: page-locked host
+  // memory that the caller made so (cpu only).
   static std::shared_ptr<Buffer> wrap(Device device, void* data, std::size_t bytes,
-                                      std::function<void()> release = {});
+                                      std::function<void()> release = {}, bool pinned = false);
 
   ~Buffer();  // never throws; frees on the stream it was allocated on
   Buffer(const Buffer&) = delete;
@@ -41,17 +42,18 @@ class Buffer {
   void* data() const { return data_; }
   std::size_t size() const { return size_; }
   Device device() const { return device_; }
-  bool pinned() const { return kind_ == Kind::Pinned; }
+  bool pinned() const { return pinned_; }
 
  private:
   enum class Kind { Host, Pinned, Cuda, Foreign };
   Buffer(Device device, void* data, std::size_t size, Kind kind)
-      : device_(device), data_(data), size_(size), kind_(kind) {}
+      : device_(device), data_(data), size_(size), kind_(kind), pinned_(kind == Kind::Pinned) {}
 
   Device device_;
   void* data_ = nullptr;
   std::size_t size_ = 0;
   Kind kind_ = Kind::Host;
+  bool pinned_ = false;
   std::optional<Stream> stream_;  // the stream a CUDA allocation is ordered on
   std::function<void()> release_;
 };

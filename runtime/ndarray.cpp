@@ -454,11 +454,10 @@ NDArray NDArray::transpose(std::span<const int> axes) const {
 
 // ---- host staging ---------------------------------------------------------------------
 //
-// No kernels exist in this layer yet, so strided device arrays and conversions between
-// dtypes go through the host: reads copy the smallest byte span covering the view, writes
-// send each contiguous run on its own (never a read-modify-write of bytes outside the
-// view, which another stream may be writing). This is the place device kernels will
-// speed up later.
+// This layer has no kernels (they are jit/'s), so strided device arrays and conversions
+// between dtypes go through the host here: reads copy the smallest byte span covering the
+// view, writes send each contiguous run on its own (never a read-modify-write of bytes
+// outside the view, which another stream may be writing).
 
 namespace {
 

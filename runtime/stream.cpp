@@ -98,6 +98,21 @@ Stream Stream::create(Device device) {
   return s;
 }
 
+Stream Stream::wrap(CUstream handle, Device device) {
+  if (device.is_cpu()) {
+    if (handle) fail("Stream::wrap: a CUDA stream cannot be a stream of the cpu device; pass the CUDA device it was made on");
+    return create(device);
+  }
+  if (!handle) return default_stream(device);
+  require_cuda_device(device.index);
+  auto state = std::make_shared<State>();  // owned stays false: the host destroys its stream
+  state->device = device;
+  state->handle = handle;
+  Stream s;
+  s.state_ = std::move(state);
+  return s;
+}
+
 CUstream Stream::handle() const { return state_ ? state_->handle : nullptr; }
 
 Device Stream::device() const {

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/slice_syntax.h"
 #include "runtime/format.h"
 #include "stdlib/bindings.h"
-#include "stdlib/slice_syntax.h"
 
 namespace luda::lua {
 namespace {
@@ -152,7 +152,7 @@ int l_slice(lua_State* L) {
   if (top == 2 && lua_type(L, 2) == LUA_TSTRING) {
     std::size_t length = 0;
     const char* text = lua_tolstring(L, 2, &length);
-    items = parse_index_string({text, length}, a.ndim());  // all of it: a "\0" is an error, not an end
+    items = ops::parse_index_string({text, length}, a.ndim());  // all of it: a "\0" is an error, not an end
   } else {
     for (int i = 2; i <= top; ++i) {
       if (lua_type(L, i) == LUA_TNUMBER) {

@@ -1,9 +1,9 @@
-// Array arithmetic in Lua (stdlib/array_math.h does the work, on the kernel kinds):
+// Array arithmetic in Lua (ops/array_math.h does the work, on the kernel kinds):
 //   x + y, x - 1, 2 * x, x / y, x // y, x % y, x ^ 2, -x      (ndarray metamethods)
 //   luda.exp(x), luda.log(x [, base]), luda.atan(y [, x]), ... (the kernel language's math set)
 //   luda.less(x, y) greater less_equal greater_equal equal not_equal (bool arrays),
 //   luda.minimum maximum where add subtract multiply divide floor_divide mod power negative,
-//   sign square reciprocal clip fmax fmin, bitwise_* and logical_* (stdlib/array_math.h),
+//   sign square reciprocal clip fmax fmin, bitwise_* and logical_* (ops/array_math.h),
 //   luda.round(x [, decimals]) (around): NumPy's, halves to even, as luda.rint,
 //   and NumPy's names for luda's (luda.arcsin is luda.asin), each with an optional last {out = z, stream = s}; all-scalar operands give a Lua value.
 //   x:sum([axis] [, {keepdims =, dtype =, initial =, out =, stream =}]), prod max min mean
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <array>
 
-#include "stdlib/array_math.h"
+#include "ops/array_math.h"
 #include "stdlib/kind_bindings.h"
 
 namespace luda::lua {
@@ -63,7 +63,7 @@ ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view 
       fail("{}: option 'axis' must be an integer or a table of integers (1 is the first axis, -1 the last), got {}",
            who, describe(L, axis));
     }
-    r.axes = array_math::normalize_axes(given, ndim, who);
+    r.axes = ops::normalize_axes(given, ndim, who);
   }
   if (int at = r.call.keepdims) {
     if (lua_type(L, at) != LUA_TBOOLEAN) fail("{}: option 'keepdims' must be a boolean, got {}", who, describe(L, at));
@@ -85,7 +85,7 @@ ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view 
 
 namespace {
 
-using array_math::Reduce;
+using ops::Reduce;
 
 struct Operator {
   const char* metamethod;
@@ -99,11 +99,11 @@ constexpr Operator kOperators[] = {
 // A metamethod: upvalue 1 is the ufunc's name. Lua passes __unm its operand twice.
 int l_operator(lua_State* L) {
   std::string_view name = upvalue_string(L, 1);
-  int nin = array_math::ufunc_inputs(name);
+  int nin = ops::ufunc_inputs(name);
   std::string who = fmt::format("ufunc '{}'", name);
   std::array<jit::KernelArg, 2> in;
   for (int k = 0; k < nin; ++k) in[static_cast<std::size_t>(k)] = read_operand(L, k + 1, who, k + 1, {});
-  push_array(L, array_math::apply(name, std::span<const jit::KernelArg>(in.data(), static_cast<std::size_t>(nin))));
+  push_array(L, ops::apply(name, std::span<const jit::KernelArg>(in.data(), static_cast<std::size_t>(nin))));
   return 1;
 }
 
@@ -116,7 +116,7 @@ int l_function(lua_State* L) {
   int n = split_options(L, 1, &options);
   if (n == 2 && name == "log") name = "log_base";
   if (n == 2 && name == "atan") name = "atan2";
-  int nin = array_math::ufunc_inputs(name);
+  int nin = ops::ufunc_inputs(name);
   if (n != nin) {
     if (fname == "log" || fname == "atan")
       fail("luda.{} takes 1 or 2 arguments, got {}", fname, n);
@@ -142,7 +142,7 @@ int l_function(lua_State* L) {
   NDArray* target = &result;
   if (o.out && !(target = test_array(L, o.out)))
     fail("{}: option 'out' must be an ndarray, got {}", who, describe(L, o.out));
-  array_math::apply(name, operands, *target, o.stream);
+  ops::apply(name, operands, *target, o.stream);
   push_single_result(L, o, std::move(result), any_array(operands));
   return 1;
 }
@@ -159,7 +159,7 @@ int l_round(lua_State* L) {
   NDArray* target = &result;
   if (o.out && !(target = test_array(L, o.out)))
     fail("luda.round: option 'out' must be an ndarray, got {}", describe(L, o.out));
-  array_math::round(x, decimals, *target, o.stream);
+  ops::round(x, decimals, *target, o.stream);
   push_single_result(L, o, std::move(result), x.kind == jit::KernelArg::Kind::Array);
   return 1;
 }
@@ -167,15 +167,15 @@ int l_round(lua_State* L) {
 // x:sum([axis] [, options]) and luda.sum(x [, axis] [, options]): upvalue 1 is the Reduce.
 int l_reduce(lua_State* L) {
   auto op = static_cast<Reduce>(upvalue_integer(L, 1, 0, static_cast<int>(Reduce::NanArgmin)));  // ORDER REDUCE
-  std::string_view name = array_math::reduce_name(op);
+  std::string_view name = ops::reduce_name(op);
   NDArray& x = check_array(L, 1, name);
   // dtype= for sum, prod, mean; initial= for sum, prod, max, min (and their nan forms), as NumPy's.
-  bool dtype = array_math::takes_dtype(op), initial = array_math::takes_initial(op);
+  bool dtype = ops::takes_dtype(op), initial = ops::takes_initial(op);
   static const auto calls = [] {  // the call's form, for the error of an argument after the options
     std::array<std::string, static_cast<std::size_t>(Reduce::NanArgmin) + 1> c;
     for (std::size_t i = 0; i < c.size(); ++i)
       c[i] = fmt::format("x:{}([axis] [, {{axis =, keepdims =, out =, stream =}}])",
-                         array_math::reduce_name(static_cast<Reduce>(i)));
+                         ops::reduce_name(static_cast<Reduce>(i)));
     return c;
   }();
   auto read = [&](std::initializer_list<std::string_view> allowed) {
@@ -185,10 +185,10 @@ int l_reduce(lua_State* L) {
                  : dtype          ? read({"axis", "keepdims", "dtype", "out", "stream"})
                  : initial        ? read({"axis", "keepdims", "initial", "out", "stream"})
                                   : read({"axis", "keepdims", "out", "stream"});
-  array_math::ReduceOptions ro;
+  ops::ReduceOptions ro;
   ro.initial = r.initial;
   if (r.call.dtype) ro.dtype = check_dtype(L, r.call.dtype, name);
-  NDArray result = array_math::reduce(op, x, r.axes, r.keepdims, std::move(r.out), r.call.stream, ro);
+  NDArray result = ops::reduce(op, x, r.axes, r.keepdims, std::move(r.out), r.call.stream, ro);
   if (r.call.out) lua_pushvalue(L, r.call.out);
   else push_array(L, std::move(result));
   return 1;
@@ -210,7 +210,7 @@ int l_moment(lua_State* L) {
     if (lua_type(L, at) != LUA_TNUMBER) fail("{}: option 'ddof' must be a number, got {}", name, describe(L, at));
     ddof = lua_tonumber(L, at);
   }
-  NDArray result = array_math::moment(root, nan, x, r.axes, r.keepdims, ddof, dtype, std::move(r.out), r.call.stream);
+  NDArray result = ops::moment(root, nan, x, r.axes, r.keepdims, ddof, dtype, std::move(r.out), r.call.stream);
   if (r.call.out) lua_pushvalue(L, r.call.out);
   else push_array(L, std::move(result));
   return 1;
@@ -229,7 +229,7 @@ int l_dot(lua_State* L) {
     if (!given) fail("dot: option 'out' must be an ndarray, got {}", describe(L, o.out));
     out = *given;
   }
-  NDArray result = array_math::dot(x, y, std::move(out), o.stream);
+  NDArray result = ops::dot(x, y, std::move(out), o.stream);
   if (o.out) lua_pushvalue(L, o.out);
   else push_array(L, std::move(result));
   return 1;
@@ -251,7 +251,7 @@ void open_array_math(lua_State* L) {
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
   int methods = lua_gettop(L);
   for (int i = 0; i <= static_cast<int>(Reduce::NanArgmin); ++i) {  // ORDER REDUCE
-    std::string name(array_math::reduce_name(static_cast<Reduce>(i)));
+    std::string name(ops::reduce_name(static_cast<Reduce>(i)));
     lua_pushinteger(L, i);
     lua_pushcclosure(L, trampoline<l_reduce>, 1);
     lua_pushvalue(L, -1);
@@ -268,9 +268,9 @@ void open_array_math(lua_State* L) {
     lua_setfield(L, module, name);   // luda.var(x)
   }
   lua_settop(L, module);
-  for (std::string_view name : array_math::ufunc_names()) {
+  for (std::string_view name : ops::ufunc_names()) {
     if (name == "log_base" || name == "atan2") continue;  // luda.log(x, base), luda.atan(y, x): below
-    if (array_math::is_step(name)) continue;               // luda.round: below
+    if (ops::is_step(name)) continue;               // luda.round: below
     std::string n(name);
     lua_pushstring(L, n.c_str());
     lua_pushstring(L, n.c_str());

@@ -7,7 +7,7 @@
 // load(text). The first two do not hold the text, so it is kept here when the chunk is
 // loaded: by the `luda` command for everything it runs (scripts, stdin, -e, each REPL input,
 // and what they load through require, dofile, loadfile and load), by luda.load in Lua, and
-// by a C++ host through the functions below. One name may be loaded with several texts (a
+// by a C++ host through luda/lua.h's load_chunk, load_file and register_chunk. One name may be loaded with several texts (a
 // host reloading "=config"): every distinct text is kept, and a function is looked up in
 // each by its line span and parameter count (stdlib/function_source.h).
 #pragma once
@@ -16,24 +16,9 @@
 #include <string_view>
 #include <vector>
 
-struct lua_State;
+#include "luda/lua.h"
 
 namespace luda {
-
-// luaL_loadbufferx, keeping `text` as the text of the chunk `chunkname` when it loads.
-// Returns what luaL_loadbufferx returns and leaves what it leaves: the function, or the
-// error message.
-int load_chunk(lua_State* L, std::string_view text, const char* chunkname, const char* mode = nullptr);
-
-// luaL_loadfilex (filename nullptr: stdin, as "=stdin"), keeping the text it read: what
-// a kernel defined in the file is compiled from, however the file changes afterwards.
-// Lua's results and messages ("cannot open f.lua: No such file or directory").
-int load_file(lua_State* L, const char* filename, const char* mode = nullptr);
-
-// Keeps `text` as a text of the chunk named `chunkname` (exactly the name given to
-// lua_load), for a chunk loaded some other way. Returns LUA_OK, or LUA_ERRMEM when memory
-// ran out (the stack is left as it was either way).
-int register_chunk(lua_State* L, const char* chunkname, std::string_view text);
 
 namespace lua {
 

@@ -1,6 +1,7 @@
 // Where a Lua function's source is, for the kernel language's front end: the text of the
 // chunk it was defined in, as kept when the chunk was loaded (stdlib/chunk_texts.h), and
-// its span and parameter count, from debug.getinfo(f, "Su").
+// its span and parameter count, from debug.getinfo(f, "Su"). A function given as source
+// text, and the name its text gives it: dsl/source_text.h.
 #pragma once
 
 #include <lua.hpp>
@@ -22,15 +23,6 @@ namespace luda::lua {
 // SourceError when no kept text defines the function (a file changed before luda read
 // it) or several different ones do.
 dsl::FunctionSource function_source(lua_State* L, int idx);
-
-// A function given as source text: luda.cuda.jit([[ function(x, out) ... end ]]). Its
-// chunk is named as Lua names a string chunk: [string "function(x, out)..."].
-dsl::FunctionSource text_source(std::string text);
-
-// The name the source gives the function ("add_kernel" for `local function add_kernel(`,
-// `local add_kernel = cuda.jit(function(`, `function M.add_kernel(`, `add = function(`),
-// or "" when none shows.
-std::string function_name(const dsl::FunctionSource& source);
 
 // The parameter names of the Lua function at idx (empty for a C function).
 std::vector<std::string> parameter_names(lua_State* L, int idx);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 
+#include "dsl/source_text.h"
 #include "jit/kernel.h"
 #include "stdlib/bindings.h"
 #include "stdlib/environment.h"
@@ -73,13 +74,13 @@ void push_kernel(lua_State* L, int src, int opts) {
   if (lua_type(L, src) == LUA_TSTRING) {
     std::size_t n = 0;
     const char* text = lua_tolstring(L, src, &n);
-    setup.function = text_source(std::string(text, n));
+    setup.function = dsl::text_source(std::string(text, n));
   } else {
     setup.function = function_source(L, src);
     setup.handle = env->add_function(src);
     setup.param_names = parameter_names(L, src);
   }
-  setup.name = function_name(setup.function);
+  setup.name = dsl::function_name(setup.function);
   setup.options = options;
   setup.link = read_link(L, opts, "jit", setup.name.empty() ? "kernel" : setup.name);
   auto kernel = std::make_unique<jit::JitKernel>(std::move(setup), *env);

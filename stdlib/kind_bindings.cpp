@@ -1,4 +1,4 @@
-// The kernel kinds in Lua (DESIGN.md "Kernel kinds"), each a userdata over a jit kind:
+// The kernel kinds in Lua (docs/kinds.md), each a userdata over a jit kind:
 //   local add = luda.vectorize(function(x, y) return x + y end)          -- per input dtypes
 //   local add = luda.vectorize({"float32(float32, float32)", ...}, fn)   -- eager signatures
 //   add(x, y), add(x, 2.5), add(1, 2) --> 3, add(x, y, {out = z, stream = s})
@@ -17,13 +17,15 @@
 #include "dsl/device_function.h"
 #include "dsl/find_function.h"
 #include "dsl/kind_source.h"
+#include "dsl/source_text.h"
 #include "jit/kinds.h"
-#include "stdlib/array_math.h"
+#include "ops/array_math.h"
+#include "ops/kind_frontend.h"
+#include "ops/make_kind.h"
+#include "ops/ufunc_reduce.h"
 #include "stdlib/environment.h"
 #include "stdlib/function_source.h"
-#include "stdlib/kind_frontend.h"
 #include "stdlib/kind_object.h"
-#include "stdlib/ufunc_reduce.h"
 
 namespace luda::lua {
 
@@ -92,11 +94,11 @@ jit::JitOptions read_kind_options(lua_State* L, int idx, std::string_view fname,
 
 // The function at idx: a Lua function, or Lua source text of one ("function(a, b) ... end"),
 // whose names are then all globals.
-LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string_view fname, std::string name) {
-  LuaFunction f;
+ops::LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string_view fname, std::string name) {
+  ops::LuaFunction f;
   bool vararg = false;
   if (lua_type(L, idx) == LUA_TSTRING) {
-    f.source = text_source(std::string(check_string(L, idx, fname)));
+    f.source = dsl::text_source(std::string(check_string(L, idx, fname)));
     dsl::FoundFunction found = dsl::find_function(f.source);  // its syntax errors, now
     vararg = found.function->is_vararg;
     for (const dsl::Name& p : found.function->params) f.params.push_back(p.text);
@@ -111,7 +113,7 @@ LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string
   }
   if (vararg) fail("{}: the function takes ... (a vararg); name each input as a parameter", fname);
   f.env = &env;
-  f.name = name.empty() ? function_name(f.source) : std::move(name);
+  f.name = name.empty() ? dsl::function_name(f.source) : std::move(name);
   if (f.name.empty()) f.name = "fn";
   return f;
 }
@@ -125,7 +127,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   k.type = kVectorizeType;
   k.env = std::make_unique<LuaEnvironment>(L);
   EnvironmentGuard guard{L, k.env.get()};
-  auto state = std::make_shared<VectorizeState>();
+  auto state = std::make_shared<ops::VectorizeState>();
   state->fn = lua_function(L, fn, *k.env, "vectorize", name);
   state->fn.options = options;
   k.name = state->fn.name;
@@ -140,7 +142,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   if (sigs) {
     state->dynamic = false;
     if (lua_type(L, sigs) == LUA_TSTRING) {
-      add_signature(*state, parse_vectorize_signature(string_at(L, sigs), state->fn, who));
+      ops::add_signature(*state, ops::parse_vectorize_signature(string_at(L, sigs), state->fn, who));
     } else {
       auto n = static_cast<int>(lua_rawlen(L, sigs));
       if (n == 0) fail("{}: the signature table is empty; give signatures (\"float32(float32, float32)\") or none", who);
@@ -149,22 +151,12 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
         if (lua_type(L, -1) != LUA_TSTRING)
           fail("{}: signatures[{}] must be a string such as \"float32(float32, float32)\", got {}", who, i,
                describe(L, -1));
-        add_signature(*state, parse_vectorize_signature(string_at(L, -1), state->fn, who));
+        ops::add_signature(*state, ops::parse_vectorize_signature(string_at(L, -1), state->fn, who));
         lua_pop(L, 1);
       }
     }
   }
-  jit::ElementwiseSetup setup;
-  setup.kind = "vectorize";
-  setup.name = k.name;
-  setup.in_names = k.in_names;
-  setup.out_names = {"out"};
-  setup.raw.assign(k.in_names.size(), false);
-  setup.out_read = {false};
-  setup.options = options;
-  setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                           dsl::Target target) { return vectorize_code(*state, inputs, target); };
-  k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
+  k.elementwise = ops::make_vectorize(state);
   k.vectorize = state;
   guard.env = nullptr;
   KindObject& object = push_kind(L, std::move(k), fn);
@@ -212,48 +204,15 @@ int l_elementwise(lua_State* L) {
   std::string_view body = check_string(L, 3, "elementwise");
   int opts = lua_type(L, 4) == LUA_TTABLE ? 4 : 5;
   std::string_view name = opts == 5 && !lua_isnoneornil(L, 4) ? check_string(L, 4, "elementwise") : "kernel";
-  auto state = std::make_shared<StringKindState>();
-  state->kind = "elementwise";
-  state->name = std::string(name);
-  state->options = read_kind_options(L, opts, "elementwise", {"fastmath", "boundscheck"}, nullptr);
-  dsl::KindParams params = dsl::parse_kind_signature(in, out, "elementwise", name, false);
-  state->in = std::move(params.in);
-  state->out = std::move(params.out);
-  if (state->out.empty()) fail("{}: out_params names no output; an elementwise kernel writes at least one", state->who());
-  state->body = std::string(body);
-  // The body's syntax and which outputs it reads, known now (any dtypes will do).
-  std::vector<dsl::Scalar> any(state->in.size() + state->out.size(), dsl::Scalar::Float64);
-  std::vector<bool> out_read = dsl::elementwise_function(state->in, state->out, any, body, name).out_read;
+  jit::JitOptions options = read_kind_options(L, opts, "elementwise", {"fastmath", "boundscheck"}, nullptr);
+  ops::ElementwiseMade made = ops::make_elementwise(in, out, body, name, options);
   KindObject k;
   k.type = kElementwiseType;
-  k.name = state->name;
-  k.nout = state->out.size();
-  jit::ElementwiseSetup setup;
-  setup.kind = "elementwise";
-  setup.name = k.name;
-  for (const dsl::KindParam& p : state->in) {
-    setup.in_names.push_back(p.name);
-    setup.raw.push_back(p.raw);
-  }
-  k.in_names = setup.in_names;
-  // A raw output is passed whole, as a raw input is: the kind takes it as one (after the
-  // inputs), and the body indexes it. The kind's outputs are the others.
-  for (const dsl::KindParam& p : state->out)
-    if (p.raw) {
-      setup.in_names.push_back(p.name);
-      setup.raw.push_back(true);
-    }
-  for (std::size_t j = 0; j < state->out.size(); ++j)
-    if (!state->out[j].raw) {
-      setup.out_names.push_back(state->out[j].name);
-      setup.out_read.push_back(out_read[j]);
-    }
-  setup.index_args = true;
-  setup.options = state->options;
-  setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>> outputs,
-                           dsl::Target target) { return elementwise_code(*state, inputs, outputs, target); };
-  k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
-  k.strings = state;
+  k.name = made.state->name;
+  k.nout = made.state->out.size();
+  for (const dsl::KindParam& p : made.state->in) k.in_names.push_back(p.name);
+  k.elementwise = std::move(made.kind);
+  k.strings = std::move(made.state);
   push_kind(L, std::move(k), 3);
   return 1;
 }
@@ -265,59 +224,31 @@ int l_reduction(lua_State* L) {
     if (i != 5 || !lua_isnil(L, 6)) text[i] = check_string(L, i + 1, "reduction");
   int opts = lua_type(L, 7) == LUA_TTABLE ? 7 : 8;
   std::string_view name = opts == 8 && !lua_isnoneornil(L, 7) ? check_string(L, 7, "reduction") : "kernel";
-  auto state = std::make_shared<StringKindState>();
-  state->kind = "reduction";
-  state->name = std::string(name);
+  std::string who = fmt::format("reduction '{}'", name);
   // CuPy takes None for "no identity"; luda's reductions start every partial result from
   // the identity, so one is needed.
   if (lua_isnil(L, 6))
     fail("{}: the identity (argument 6) is required: an expression that reduce_expr leaves unchanged ('0' for a + b, "
          "'-math.huge' for a maximum); every partial result starts from it, and an empty reduction gives "
          "post_map_expr of it",
-         state->who());
-  state->options = read_kind_options(L, opts, "reduction", {"fastmath", "reduce_type"}, nullptr);
+         who);
+  jit::JitOptions options = read_kind_options(L, opts, "reduction", {"fastmath", "reduce_type"}, nullptr);
+  std::string reduce_type;
   int type = push_option(L, opts, "reduce_type");
-  if (type == LUA_TSTRING) state->reduce_type = string_at(L, -1);
-  else if (DType d; dtype_of_constructor(L, -1, &d)) state->reduce_type = std::string(dtype_name(d));
+  if (type == LUA_TSTRING) reduce_type = string_at(L, -1);
+  else if (DType d; dtype_of_constructor(L, -1, &d)) reduce_type = std::string(dtype_name(d));
   else if (type != LUA_TNIL)
-    fail("{}: option 'reduce_type' must be a dtype (\"float32\") or a placeholder, got {}", state->who(), describe(L, -1));
+    fail("{}: option 'reduce_type' must be a dtype (\"float32\") or a placeholder, got {}", who, describe(L, -1));
   lua_pop(L, 1);
-  dsl::KindParams params = dsl::parse_kind_signature(text[0], text[1], "reduction", name, true);
-  state->in = std::move(params.in);
-  state->out = std::move(params.out);
-  if (state->out.empty()) fail("{}: out_params names no output; a reduction writes at least one", state->who());
-  state->map = std::string(text[2]);
-  state->reduce = std::string(text[3]);
-  state->post = std::string(text[4]);
-  state->identity = std::string(text[5]);
-  if (!state->reduce_type.empty() && !dsl::parse_scalar(state->reduce_type)) {
-    bool known = false;
-    for (const auto* ps : {&state->in, &state->out})
-      for (const dsl::KindParam& p : *ps) known = known || p.placeholder == state->reduce_type;
-    if (!known)
-      fail("{}: option 'reduce_type' is '{}': neither a dtype nor a placeholder of the parameters", state->who(),
-           state->reduce_type);
-  }
-  // The expressions' syntax, checked now (any dtypes will do).
-  std::vector<dsl::Scalar> any(state->in.size() + state->out.size(), dsl::Scalar::Float64);
-  dsl::reduction_functions(state->in, state->out, any, dsl::Scalar::Float64,
-                           std::vector<bool>(state->in.size(), false), state->map, state->reduce, state->post,
-                           state->identity, name);
+  ops::ReductionMade made = ops::make_reduction(text[0], text[1], text[2], text[3], text[4], text[5], name,
+                                                std::move(reduce_type), options);
   KindObject k;
   k.type = kReductionType;
-  k.name = state->name;
-  k.nout = state->out.size();
-  jit::ReductionSetup setup;
-  setup.kind = "reduction";
-  setup.name = k.name;
-  for (const dsl::KindParam& p : state->in) setup.in_names.push_back(p.name);
-  for (const dsl::KindParam& p : state->out) setup.out_names.push_back(p.name);
-  setup.options = state->options;
-  setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>> outputs,
-                           dsl::Target target) { return reduction_code(*state, inputs, outputs, target); };
-  k.in_names = setup.in_names;
-  k.reduction = std::make_unique<jit::ReductionKind>(std::move(setup));
-  k.strings = state;
+  k.name = made.state->name;
+  k.nout = made.state->out.size();
+  for (const dsl::KindParam& p : made.state->in) k.in_names.push_back(p.name);
+  k.reduction = std::move(made.kind);
+  k.strings = std::move(made.state);
   push_kind(L, std::move(k), 3);
   return 1;
 }
@@ -331,7 +262,7 @@ int l_fuse(lua_State* L) {
   k.type = kFuseType;
   k.env = std::make_unique<LuaEnvironment>(L);
   EnvironmentGuard guard{L, k.env.get()};
-  auto state = std::make_shared<FuseState>();
+  auto state = std::make_shared<ops::FuseState>();
   state->fn = lua_function(L, 1, *k.env, "fuse", name);
   state->fn.options = options;
   state->shape = dsl::analyze_fuse(state->fn.source);
@@ -349,7 +280,7 @@ int l_fuse(lua_State* L) {
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                              dsl::Target target) {
       std::vector<dsl::Type> params(inputs.begin(), inputs.end());
-      return element_code(typed(state->fn, std::move(params), target), state->who());
+      return ops::element_code(ops::typed(state->fn, std::move(params), target), state->who());
     };
     k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
   } else {
@@ -357,7 +288,7 @@ int l_fuse(lua_State* L) {
     setup.kind = "fuse";
     setup.name = k.name;
     for (const std::string& op : state->shape.ops)  // NumPy raises for the first one with no identity
-      if (setup.no_identity.empty()) setup.no_identity = array_math::no_identity(*array_math::parse_reduce(op));
+      if (setup.no_identity.empty()) setup.no_identity = ops::no_identity(*ops::parse_reduce(op));
     setup.in_names = k.in_names;
     setup.out_names = {"out"};
     for (int j = 2; j <= state->shape.nresults; ++j) setup.out_names.push_back(fmt::format("out{}", j));
@@ -365,7 +296,7 @@ int l_fuse(lua_State* L) {
     setup.accumulators = static_cast<int>(state->shape.ops.size());
     setup.options = options;
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                             dsl::Target target) { return fuse_reduction_code(*state, inputs, target); };
+                             dsl::Target target) { return ops::fuse_reduction_code(*state, inputs, target); };
     const jit::ReductionSetup one_pass = setup;
     k.reduction = std::make_unique<jit::ReductionKind>(std::move(setup));
     if (!state->shape.post_params.empty()) {
@@ -382,13 +313,13 @@ int l_fuse(lua_State* L) {
         second.in_names.push_back(first.out_names.back());
       }
       first.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                               dsl::Target target) { return fuse_reduction_code(*state, inputs, target, true); };
+                               dsl::Target target) { return ops::fuse_reduction_code(*state, inputs, target, true); };
       second.out_names = one_pass.out_names;
       second.raw.assign(second.in_names.size(), false);
       second.out_read.assign(second.out_names.size(), false);
       second.options = options;
       second.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                                dsl::Target target) { return fuse_second_pass_code(*state, inputs, target); };
+                                dsl::Target target) { return ops::fuse_second_pass_code(*state, inputs, target); };
       k.fuse_first = std::make_unique<jit::ReductionKind>(std::move(first));
       k.fuse_second = std::make_unique<jit::ElementwiseKind>(std::move(second));
     }
@@ -424,9 +355,9 @@ int l_compile(lua_State* L) {
   KindObject& k = check_kind(L, 1, "compile");
   if (!k.vectorize) fail("{}: compile is for vectorize functions; other kinds compile at their first call", k.who);
   std::string_view text = check_string(L, 2, "compile");
-  dsl::Signature sig = parse_vectorize_signature(text, k.vectorize->fn, k.who);
+  dsl::Signature sig = ops::parse_vectorize_signature(text, k.vectorize->fn, k.who);
   std::vector<dsl::Type> params = sig.params;
-  add_signature(*k.vectorize, std::move(sig));
+  ops::add_signature(*k.vectorize, std::move(sig));
   k.env->bind(L);
   k.elementwise->compile(params, current_device());
   lua_settop(L, 1);
@@ -503,7 +434,7 @@ int l_reduce(lua_State* L) {
   }
   if (k.env) k.env->bind(L);
   if (k.vectorize->identity) {  // one reduction kernel, made at the first reduce
-    if (!k.reduction) k.reduction = array_math::vectorize_reduction(k.vectorize);
+    if (!k.reduction) k.reduction = ops::vectorize_reduction(k.vectorize);
     jit::KernelArg initial = r.initial.value_or(*k.vectorize->identity);
     // A boolean identity of a function of numbers is 1 or 0, as a store converts it.
     if (!r.initial && initial.kind == jit::KernelArg::Kind::Bool && x.dtype() != DType::Bool)
@@ -515,7 +446,7 @@ int l_reduce(lua_State* L) {
     else push_array(L, std::move(result));
     return 1;
   }
-  push_array(L, array_math::ufunc_reduce(*k.elementwise, k.who, k.name, x, axes, r.keepdims, r.initial, std::move(r.out),
+  push_array(L, ops::ufunc_reduce(*k.elementwise, k.who, k.name, x, axes, r.keepdims, r.initial, std::move(r.out),
                                          r.call.stream));
   if (r.call.out) lua_pushvalue(L, r.call.out);
   return 1;

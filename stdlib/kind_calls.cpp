@@ -10,7 +10,8 @@
 #include <array>
 
 #include "jit/kind_layout.h"
-#include "stdlib/array_math.h"
+#include "ops/array_math.h"
+#include "ops/make_kind.h"
 #include "stdlib/kind_object.h"
 
 namespace luda::lua {
@@ -130,7 +131,7 @@ namespace {
 using ArgStorage = KernelArgStorage<kMaxKindArgs>;
 
 // The axes given (1-based, -1 the last) as 0-based, sorted, into axes; returns their count.
-// Errors as array_math::normalize_axes (which words them).
+// Errors as ops::normalize_axes (which words them).
 int normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_view who, int* axes) {
   auto count = static_cast<int>(given.size());
   bool plain = count <= jit::kMaxKindDims;
@@ -142,7 +143,7 @@ int normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_vi
     axes[i] = a;
   }
   if (!plain) {  // array_math's error for the axis at fault
-    array_math::normalize_axes(given, ndim, who);
+    ops::normalize_axes(given, ndim, who);
     LUDA_INTERNAL_CHECK(false);
   }
   std::sort(axes, axes + count);
@@ -229,43 +230,6 @@ int call_single(lua_State* L, KindObject& k) {
   return 1;
 }
 
-// CuPy's `size` for an elementwise call whose inputs are all raw or scalars: the outputs
-// not given become 1-D arrays of `size` elements, where the arrays are, of their bound
-// dtypes. Returns the size.
-std::int64_t allocate_sized_outputs(lua_State* L, int idx, KindObject& k, std::span<const jit::KernelArg> in,
-                                    std::span<NDArray> outs, const Stream* stream) {
-  std::int64_t size = to_integer(L, idx, k.who, "option 'size'");
-  if (size < 0) fail("{}: option 'size' is {}; it must be 0 or more", k.who, size);
-  std::vector<dsl::Type> types;
-  std::optional<Device> device;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const jit::KernelArg& a = in[i];
-    switch (a.kind) {
-      case jit::KernelArg::Kind::Array:
-        if (!k.strings->in[i].raw)
-          fail("{}: option 'size' is for calls whose inputs are all raw or scalars; here the arrays give the size",
-               k.who);
-        device = a.array->device();
-        types.push_back(dsl::Type::array_of(to_scalar_kind(a.array->dtype()), a.array->ndim()));
-        break;
-      case jit::KernelArg::Kind::Int: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64, true)); break;
-      case jit::KernelArg::Kind::Float: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Float64, true)); break;
-      case jit::KernelArg::Kind::Bool: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Bool)); break;
-      case jit::KernelArg::Kind::Typed: types.push_back(dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype))); break;
-    }
-  }
-  std::vector<std::optional<dsl::Scalar>> given;
-  for (const NDArray& a : outs) {
-    given.push_back(a.valid() ? std::optional(to_scalar_kind(a.dtype())) : std::nullopt);
-    if (a.valid() && !device) device = a.device();
-  }
-  std::vector<dsl::Scalar> bound = bind_types(*k.strings, types, given);
-  for (std::size_t j = 0; j < outs.size(); ++j)
-    if (!outs[j].valid())
-      outs[j] = NDArray::empty({size}, to_dtype(bound[in.size() + j]), device.value_or(current_device()), stream);
-  return size;
-}
-
 // elementwise: k(x, w, b) or k(x, w, b, z) [, {stream = s, size = n}]. A raw output
 // (CuPy's `raw T y` in out_params) goes to the kind as an input after the inputs: the body
 // indexes it, and it takes no part in the loop's shape.
@@ -273,7 +237,7 @@ int call_elementwise(lua_State* L, KindObject& k) {
   int options = 0;
   int n = split_options(L, 2, &options);
   auto nin = static_cast<int>(k.in_names.size()), nout = static_cast<int>(k.nout);
-  const StringKindState& s = *k.strings;
+  const ops::StringKindState& s = *k.strings;
   if (n != nin && n != nin + nout) {
     std::string ins, outs;
     for (std::size_t i = 0; i < s.in.size(); ++i) ins += (i ? ", " : "") + s.in[i].name;
@@ -284,64 +248,25 @@ int call_elementwise(lua_State* L, KindObject& k) {
   ArgStorage storage;
   read_operands(L, k, nin, storage.data());
   std::span<const jit::KernelArg> in(storage.data(), static_cast<std::size_t>(nin));
-  bool sized = false;  // a non-raw array input gives the size
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    bool raw = s.in[i].raw;
-    if (raw && in[i].kind != jit::KernelArg::Kind::Array)
-      fail("{}: argument {} '{}' is raw: pass an array, got {}", k.who, i + 1, s.in[i].name,
-           jit::describe_arg(in[i]));
-    sized = sized || (!raw && in[i].kind == jit::KernelArg::Kind::Array);
-  }
+  ops::check_raw_inputs(s, in);
   CallOptions o = read_call_options(L, options, k.who, {"stream", "size"});
   bool given = n > nin;
-  NDArray* first = nullptr;
-  int raw_outputs = 0, first_raw = -1;
-  for (int j = 0; j < nout; ++j) {
-    if (!s.out[static_cast<std::size_t>(j)].raw) continue;
-    ++raw_outputs;
-    if (first_raw < 0) first_raw = j;
-  }
-  bool given_sized = given && raw_outputs < nout;  // a given output that is not raw gives the size
-  if (given_sized && o.size)  // CuPy refuses size= wherever an array that is not raw gives the size
-    fail("{}: option 'size' is for calls whose outputs are allocated or all raw; here the outputs given give the size "
-         "(pass the outputs or {{size = n}}, not both)",
-         k.who);
-  if (!sized && !given_sized && !o.size)
-    fail("{}: no array argument gives the size of the loop (raw arrays and scalars do not); pass {}{{size = n}}",
-         k.who, raw_outputs < nout ? "the outputs or " : "");
-  if (!given && !o.size && raw_outputs)  // CuPy: "Output array size is Undecided"
-    fail("{}: output {} '{}' is raw, so its shape is the body's to decide: pass the outputs", k.who, first_raw + 1,
-         s.out[static_cast<std::size_t>(first_raw)].name);
-  for (int j = 0; j < nout && given; ++j) {
-    NDArray* a = test_array(L, 2 + nin + j);
-    if (!a)
+  ops::check_sizing(s, in, given, o.size != 0);
+  for (int j = 0; j < nout && given; ++j)
+    if (!test_array(L, 2 + nin + j))
       fail("{}: output {} '{}' must be an ndarray, got {}", k.who, j + 1, s.out[static_cast<std::size_t>(j)].name,
            describe(L, 2 + nin + j));
-    if (j == 0) first = a;
-  }
-  if (given && nout == 1 && !raw_outputs) {  // the common case, with no copy of the output's handle
-    k.elementwise->call(in, std::span<NDArray>(first, 1), o.stream);
+  if (given && nout == 1 && !s.out[0].raw) {  // the common case, with no copy of the output's handle
+    k.elementwise->call(in, std::span<NDArray>(test_array(L, 2 + nin), 1), o.stream);
     lua_pushvalue(L, 2 + nin);
     return 1;
   }
   std::vector<NDArray> outs(k.nout);
   for (int j = 0; j < nout && given; ++j) outs[static_cast<std::size_t>(j)] = *test_array(L, 2 + nin + j);
-  std::int64_t size = o.size ? allocate_sized_outputs(L, o.size, k, in, outs, o.stream) : -1;
-  if (raw_outputs) {
-    // The kind's operands: the inputs, then the raw outputs; its outputs, the others.
-    std::vector<NDArray> plain;
-    for (int j = 0, r = nin; j < nout; ++j) {
-      NDArray& a = outs[static_cast<std::size_t>(j)];
-      if (s.out[static_cast<std::size_t>(j)].raw) storage.data()[r++] = jit::KernelArg::of_array(a);
-      else plain.push_back(a);
-    }
-    k.elementwise->call(std::span<const jit::KernelArg>(storage.data(), static_cast<std::size_t>(nin + raw_outputs)),
-                        plain, o.stream, size);
-    for (int j = 0, p = 0; j < nout; ++j)
-      if (!s.out[static_cast<std::size_t>(j)].raw) outs[static_cast<std::size_t>(j)] = plain[static_cast<std::size_t>(p++)];
-  } else {
-    k.elementwise->call(in, outs, o.stream, size);
-  }
+  std::optional<std::int64_t> size;
+  if (o.size) size = to_integer(L, o.size, k.who, "option 'size'");
+  ops::run_elementwise(s, *k.elementwise, {storage.data(), static_cast<std::size_t>(nin + nout)},
+                       static_cast<std::size_t>(nin), outs, size, o.stream);
   for (int j = 0; j < nout; ++j) {
     if (given) lua_pushvalue(L, 2 + nin + j);
     else push_array(L, std::move(outs[static_cast<std::size_t>(j)]));

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "jit/kinds.h"
+#include "ops/kind_frontend.h"
 #include "stdlib/environment.h"
 #include "stdlib/kind_bindings.h"
-#include "stdlib/kind_frontend.h"
 
 namespace luda::lua {
 
@@ -26,13 +26,13 @@ struct KindObject {
   std::vector<std::string> in_names;
   std::size_t nout = 1;
   std::unique_ptr<LuaEnvironment> env;  // before the kinds: destroyed after them
-  std::shared_ptr<VectorizeState> vectorize;
-  std::shared_ptr<StringKindState> strings;
-  std::shared_ptr<FuseState> fuse;
+  std::shared_ptr<ops::VectorizeState> vectorize;
+  std::shared_ptr<ops::StringKindState> strings;
+  std::shared_ptr<ops::FuseState> fuse;
   std::unique_ptr<jit::ElementwiseKind> elementwise;
   std::unique_ptr<jit::ReductionKind> reduction;
   // fuse whose work after the reductions may need every element again: the two passes
-  // (the reductions' values, then the function elementwise; kind_frontend.h).
+  // (the reductions' values, then the function elementwise; ops/kind_frontend.h).
   std::unique_ptr<jit::ReductionKind> fuse_first;
   std::unique_ptr<jit::ElementwiseKind> fuse_second;
   std::string who;  // "vectorize 'add'": starts messages (made once: calls format nothing)

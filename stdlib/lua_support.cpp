@@ -16,6 +16,7 @@ namespace {
 // Where a caught exception's text waits while the catch block unwinds: static storage,
 // so that nothing on the C++ stack is alive when the Lua error is raised.
 thread_local std::string t_error_message;
+thread_local RaisedError t_raised;
 
 // "file:line: " of the Lua code that called into luda, as luaL_where(L, 1) writes it,
 // from the first level that runs Lua code: when a C function made the call (ipairs
@@ -51,8 +52,9 @@ void push_error(lua_State* L, bool located) {
 
 }  // namespace
 
+const RaisedError& last_raised_error() { return t_raised; }
+
 int call_protected(lua_State* L, Impl impl) noexcept {
-  bool failed = false;
   bool located = false;
   try {
     return impl(L);
@@ -62,10 +64,11 @@ int call_protected(lua_State* L, Impl impl) noexcept {
     } catch (...) {
       t_error_message.clear();
     }
-    failed = located = true;
+    located = true;
+    t_raised.exception = std::current_exception();
   } catch (const std::bad_alloc&) {
     t_error_message.assign("not enough memory");
-    failed = true;
+    t_raised.exception = std::current_exception();
   } catch (const std::exception& e) {
     // luda::Error and InternalError carry their full message; anything else is a bug in
     // luda, reported rather than crashing the host.
@@ -74,12 +77,19 @@ int call_protected(lua_State* L, Impl impl) noexcept {
     } catch (...) {
       t_error_message.clear();
     }
-    failed = true;
+    t_raised.exception = std::current_exception();
   } catch (...) {
     t_error_message.assign("internal error: unknown C++ exception");
-    failed = true;
+    t_raised.exception = std::current_exception();
   }
-  if (failed) push_error(L, located);
+  push_error(L, located);
+  std::size_t n = 0;
+  const char* message = lua_tolstring(L, -1, &n);
+  try {
+    t_raised.message.assign(message, n);
+  } catch (...) {
+    t_raised = {};
+  }
   return kRethrow;
 }
 

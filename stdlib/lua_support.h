@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <initializer_list>
 #include <new>
 #include <optional>
@@ -36,6 +37,16 @@ inline constexpr int kRethrow = -1;
 // Runs `impl`, catching every C++ exception. Returns impl's result count, or kRethrow with
 // the error value (message prefixed with the caller's position) on top of the stack.
 int call_protected(lua_State* L, Impl impl) noexcept;
+
+// The exception behind the last Lua error that call_protected raised on this thread, and
+// that error's message as Lua got it (the caller's "file:line: " in front where it was
+// added). A host that catches a Lua error tells by the message whether luda raised it,
+// and recovers the exception's type and fields (luda::Engine's errors).
+struct RaisedError {
+  std::exception_ptr exception;
+  std::string message;
+};
+const RaisedError& last_raised_error();
 
 template <Impl F>
 int trampoline(lua_State* L) {

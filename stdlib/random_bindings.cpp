@@ -20,8 +20,8 @@
 #include <random>
 
 #include "jit/kinds.h"
+#include "ops/kind_frontend.h"
 #include "stdlib/bindings.h"
-#include "stdlib/kind_frontend.h"
 
 namespace luda::lua {
 namespace {
@@ -57,15 +57,15 @@ std::string element_text(dsl::Scalar out) {
 jit::ElementCode random_code(std::span<const std::optional<dsl::Scalar>> outputs, dsl::Target target) {
   LUDA_INTERNAL_CHECK(outputs.size() == 1 && outputs[0]);  // random_array always passes its output
   dsl::Scalar out = *outputs[0];
-  dsl::FunctionSource source = source_text_function(element_text(out));
+  dsl::FunctionSource source = ops::source_text_function(element_text(out));
   dsl::Type i64 = dsl::Type::scalar_of(dsl::Scalar::Int64);
-  TypedFunction f;
+  ops::TypedFunction f;
   f.function = &source;
-  f.env = &builtin_environment();
+  f.env = &ops::builtin_environment();
   f.name = fmt::format("random_{}", dsl::scalar_name(out));
   f.params = {i64, i64, i64, i64};  // key, offset, then the kind's index and size
   f.target = target;
-  dsl::DeviceFunction df = compile_scalar_function(f, "random");
+  dsl::DeviceFunction df = ops::compile_scalar_function(f, "random");
   jit::ElementCode code;
   code.functions = std::move(df.code);
   code.call = std::move(df.c_name);

@@ -42,7 +42,13 @@ class Error : public std::runtime_error {
 class SourceError : public Error {
  public:
   SourceError(std::string full_text, std::string file, int line, int column, std::string kind,
-               std::string message);
+              std::string message)
+      : Error(std::move(full_text)),
+        file_(std::move(file)),
+        line_(line),
+        column_(column),
+        kind_(std::move(kind)),
+        message_(std::move(message)) {}
 
   // The chunk as messages show it: "gauss.lua", "[string \"...\"]", or a host's name.
   const std::string& file() const { return file_; }
@@ -50,8 +56,12 @@ class SourceError : public Error {
   int column() const { return column_; }  // 1-based; 0 when unknown
   const std::string& kind() const { return kind_; }        // "syntax error", "type error", ...
   const std::string& message() const { return message_; }  // without the location
-  // The first line of what(): "file:line:column: kind: message".
-  std::string headline() const;
+  // The first line of what(): "file:line:column: kind: message" ("file: kind: message"
+  // when the line is unknown).
+  std::string headline() const {
+    std::string at = line_ > 0 ? ":" + std::to_string(line_) + ":" + std::to_string(column_) : "";
+    return file_ + at + ": " + kind_ + ": " + message_;
+  }
 
  private:
   std::string file_;
@@ -68,7 +78,13 @@ class SourceError : public Error {
 class ScriptError : public Error {
  public:
   ScriptError(std::string full_text, std::string file, int line, std::string message, std::string traceback,
-              std::exception_ptr cause = nullptr);
+              std::exception_ptr cause = nullptr)
+      : Error(std::move(full_text)),
+        file_(std::move(file)),
+        line_(line),
+        message_(std::move(message)),
+        traceback_(std::move(traceback)),
+        cause_(std::move(cause)) {}
 
   const std::string& file() const { return file_; }  // "" when Lua gave no position
   int line() const { return line_; }                 // 0 when unknown
@@ -204,14 +220,11 @@ void set_cpu_fallback_notice(CpuFallbackNotice notice);
 
 // ---- launch dimensions -----------------------------------------------------------------------
 
-// A grid or block: 1 to 3 dimensions, as CUDA's dim3.
+// A grid or block, as CUDA's dim3: {x}, {x, y, 1, 2} or {x, y, z, 3}. `ndim` says how many
+// dimensions were given, for messages.
 struct Dim3 {
   long long x = 1, y = 1, z = 1;  // signed so that 0 and negatives can be reported
   int ndim = 1;
-  Dim3() = default;
-  Dim3(long long x_) : x(x_) {}  // NOLINT: a number is a 1-D grid or block, as in CUDA
-  Dim3(long long x_, long long y_) : x(x_), y(y_), ndim(2) {}
-  Dim3(long long x_, long long y_, long long z_) : x(x_), y(y_), z(z_), ndim(3) {}
   long long count() const { return x * y * z; }
   std::string str() const;  // "(10,)" / "(10, 4)" / "(2, 2, 2)" for the dims given
 };

@@ -118,6 +118,9 @@ class Array {
   Array copy() const;  // a C-contiguous copy on the same device
   // A view of another shape where the strides allow (-1 infers one extent), else a copy.
   Array reshape(Shape shape) const;
+  // Writes src's elements into this array (a view writes through to its memory): the same
+  // shape or one that broadcasts to it, any dtype (converted as C converts), any devices.
+  void assign(const Array& src) const;
   // The elements in C order, copied to host memory: `bytes` must be nbytes().
   void copy_to_host(void* dst, std::size_t bytes) const;
   template <class T>

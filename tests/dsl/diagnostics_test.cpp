@@ -33,8 +33,8 @@ TEST(Source, LocatesOffsetsAcrossEveryLineBreakKind) {
   }
 }
 
-TEST(Diagnostics, TheDesignExample) {
-  // DESIGN.md's error, byte for byte: leading blanks of the line replaced by 4 spaces,
+TEST(Diagnostics, CaretUnderTheOperatorOperandsUnderlined) {
+  // A type error, byte for byte: leading blanks of the line replaced by 4 spaces,
   // the caret under the operator, the operands underlined.
   Source s("gauss.lua", std::string(11, '\n') + "  return (x > 0) + y\n");
   SourceError e = source_error(s, {12, 18}, error_kind::type, "cannot apply '+' to bool and float32",
@@ -43,9 +43,9 @@ TEST(Diagnostics, TheDesignExample) {
                "gauss.lua:12:18: type error: cannot apply '+' to bool and float32\n"
                "    return (x > 0) + y\n"
                "           ~~~~~~~~^~~");
-  EXPECT_EQ(e.chunk(), "gauss.lua");
+  EXPECT_EQ(e.file(), "gauss.lua");
   EXPECT_EQ(e.line(), 12);
-  EXPECT_EQ(e.col(), 18);
+  EXPECT_EQ(e.column(), 18);
   EXPECT_EQ(e.kind(), "type error");
   EXPECT_EQ(e.message(), "cannot apply '+' to bool and float32");
   EXPECT_EQ(e.headline(), "gauss.lua:12:18: type error: cannot apply '+' to bool and float32");

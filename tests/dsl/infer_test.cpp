@@ -1,4 +1,4 @@
-// Type inference: one test per rule of DESIGN.md "The kernel language", and the exact
+// Type inference: one test per rule of docs/language.md, and the exact
 // text (with caret) of each error.
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The scalar table and the promotion rules of DESIGN.md "Types", one test per rule.
+// The scalar table and the promotion rules of docs/language.md "Types", one test per rule.
 #include <gtest/gtest.h>
 
 #include "dsl/types.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "luda.h"
+#include "luda/lua.h"
 #include "tests/host/lua_host.h"
 
 namespace {

@@ -243,8 +243,8 @@ TEST_F(CpuKernelTest, CompileErrorIsToldAtTheLuaLine) {
 }
 
 // NVRTC's diagnostics are told at the Lua line the same way (PTX: no GPU needed). The
-// kernel language refuses what used to reach NVRTC only (a shared array larger than any
-// address space), so the front end here writes the failing code itself.
+// kernel language refuses its own mistakes before NVRTC sees them (a shared array larger
+// than any address space), so the front end here writes the failing code itself.
 TEST_F(CpuKernelTest, NvrtcCompileErrorIsToldAtTheLuaLine) {
   JitKernel k(failing_at_line_11(), chunk_.env);
   std::string what = error_of([&] { k.inspect("ptx", "void(float32[:], float32[:], float32)", 90); });

@@ -354,8 +354,12 @@ TEST_P(KindsTest, CompileAheadAndInspect) {
   EXPECT_EQ(k->inspect("types", types, device_), "f(float a0, float a1, float a2) -> float32");
   std::string cuda = k->inspect("cuda", types, device_);
   EXPECT_NE(cuda.find(device_.is_cpu() ? "_cpu_block(void* const* luda_args" : "luda_vec<float, 4>"), std::string::npos);
-  EXPECT_EQ(error_of([&] { k->inspect("ptx", types, device_); }),
-            "elementwise 'axpb': unknown inspect kind 'ptx'; expected \"types\" or \"cuda\"");
+  // PTX is NVRTC's for the cuda target, wherever the arrays are, for the arch asked.
+  std::string ptx = k->inspect("ptx", types, device_, 80);
+  EXPECT_NE(ptx.find(".target sm_80"), std::string::npos) << ptx.substr(0, 400);
+  EXPECT_NE(ptx.find(".entry"), std::string::npos);
+  EXPECT_EQ(error_of([&] { k->inspect("sass", types, device_); }),
+            "elementwise 'axpb': unknown inspect kind 'sass'; expected \"types\", \"cuda\" or \"ptx\"");
 }
 
 // --- reductions

@@ -98,6 +98,28 @@ TEST(Nvrtc, CudaHeadersResolve) {
   EXPECT_EQ(p.image.substr(0, 4), "\x7f" "ELF");
 }
 
+// NVRTC's builtin header names a template parameter T, so -DT=3 handed to NVRTC fails in
+// that header; -D and -U are #define and #undef lines ahead of the source instead, in order,
+// and NVRTC's messages keep the source's own line numbers.
+TEST(Nvrtc, MacroOptionsReachTheSourceOnly) {
+  CompileRequest r;
+  r.source = "#ifdef GONE\n#error GONE is still defined\n#endif\n"
+             "extern \"C\" __global__ void k(int* x) { x[0] = T * 100 + N * 10 + ONE; }\n";
+  r.program_name = "macros.cu";
+  r.cubin = false;
+  r.options = {"-DT=3", "-D", "N=4", "--define-macro=ONE", "-DGONE", "-UGONE"};
+  CompiledProgram p = compile(r);
+  EXPECT_NE(p.image.find(", 341;"), std::string::npos) << p.image;
+  EXPECT_EQ(std::vector<std::string>(p.options.begin() + 2, p.options.begin() + 8), r.options);
+  r.source = "extern \"C\" __global__ void k(int* x) {\n  x[0] = T + missing;\n}\n";
+  try {
+    compile(r);
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("macros.cu(2): error: identifier \"missing\" is undefined"), std::string::npos) << e.log();
+  }
+}
+
 TEST(Nvrtc, CompileErrorCarriesLogOptionsAndNumberedSource) {
   CompileRequest r;
   r.source = "extern \"C\" __global__ void bad(float* x) {\n  x[0] = undefined_thing;\n}\n";

@@ -1,4 +1,4 @@
--- Issue 4's promise for integer data: examples/transpose.lua (a tiled transpose with
+-- The cpu target's promise for integer data: examples/transpose.lua (a tiled transpose with
 -- cuda.syncthreads) and examples/block_sum.lua (warp shuffles, dynamic shared memory)
 -- give bit-identical results on the cpu target and on a GPU. Each example runs here as a
 -- chunk, once per device with the same seed, under luda.with_device; it checks itself

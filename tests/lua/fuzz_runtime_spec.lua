@@ -1,7 +1,8 @@
--- What the runtime fuzzer (fuzz/runtime_fuzz.cpp, docs/testing.md) found: each program
--- crashed, aborted or tripped a sanitizer, and is reduced here to the statements that
--- matter. Each must now give its clean error (or its right answer). The inputs that found
--- them are in fuzz/corpus/runtime/, so the fuzzer replays them too.
+-- Programs from the runtime fuzzer (fuzz/runtime_fuzz.cpp, docs/testing.md) that crashed,
+-- aborted or tripped a sanitizer, reduced to the statements that matter. Each must give
+-- its clean error (or its right answer); the comment in each test names the fault it
+-- guards against. The fuzzer's inputs for them are in fuzz/corpus/runtime/, so the fuzzer
+-- replays them too.
 local luda = require "luda"
 local support = require "support"
 local here, error_of = support.here, support.error_of
@@ -11,7 +12,7 @@ local CPU = { device = "cpu" }
 
 describe("runtime fuzzer findings", function()
   it("an empty array whose other extents multiply past 2^63 is too big, as in NumPy", function()
-    -- was: signed overflow computing its strides (UBSan, runtime/ndarray.cpp)
+    -- guards against: signed overflow computing its strides (UBSan, runtime/ndarray.cpp)
     local max = math.maxinteger
     local want = ("array is too big: the extents of shape (0, %d, %d, %d) multiply to more than 2^63"):format(max, max, max)
     assert.are.equal(here() .. want, error_of(function() return luda.zeros({ 0, max, max, max }, "int16", CPU) end))
@@ -19,8 +20,8 @@ describe("runtime fuzzer findings", function()
   end)
 
   on_devices("a bool element is true for any nonzero byte, whoever wrote it", function()
-    -- was: copying an `empty` bool array read bytes other than 0 and 1 as C++ bools (UBSan);
-    -- converting such an element on the host gave the byte (190), not 1
+    -- guards against: copying an `empty` bool array reading bytes other than 0 and 1 as C++
+    -- bools (UBSan), and converting such an element on the host giving the byte (190), not 1
     local poke = luda.raw_kernel([[
 extern "C" __global__ void poke(bool* b) { ((unsigned char*)b)[threadIdx.x] = (unsigned char)(190 * threadIdx.x); }
 ]], "poke")
@@ -34,7 +35,7 @@ extern "C" __global__ void poke(bool* b) { ((unsigned char*)b)[threadIdx.x] = (u
   end)
 
   on_devices("operands that broadcast to an empty shape whose other extents multiply past 2^63 are too big", function()
-    -- was: signed overflow computing the output's strides (UBSan, jit/kinds.cpp)
+    -- guards against: signed overflow computing the output's strides (UBSan, jit/kinds.cpp)
     local a = luda.zeros({ 0, 0, 1, 2 ^ 62 }, "uint8")
     local b = luda.ones({ 3, 1 }, "uint8")
     local want = "array is too big: the extents of shape (0, 0, 3, 4611686018427387904) multiply to more than 2^63"
@@ -44,7 +45,7 @@ extern "C" __global__ void poke(bool* b) { ((unsigned char*)b)[threadIdx.x] = (u
   end)
 
   on_devices("reducing the empty axis of an array whose other extent is near 2^63 fails to allocate", function()
-    -- was: signed overflow planning the reduction's grid, then SIGFPE (UBSan, jit/kind_core.h)
+    -- guards against: signed overflow planning the reduction's grid, then SIGFPE (UBSan, jit/kind_core.h)
     local b = luda.zeros({ 0, math.maxinteger }, "int8")
     local want = "array is too big: shape (9223372036854775807,) of int64 needs more bytes than memory can address"
     assert.are.equal(here() .. want, error_of(function() return b:sum(1) end))

@@ -1,25 +1,11 @@
 -- luda.cuda.jit: making kernels, their names and sources, the launch syntax and its errors
--- (no GPU, no front end needed); inspection once the front end compiles; results against
+-- (no GPU needed); inspection of the typed function, CUDA C++ and PTX; results against
 -- plain Lua on each device (the cpu target always, a GPU when one is usable).
 local luda = require "luda"
 local support = require "support"
 local cuda = luda.cuda
 local here, error_of, f32 = support.here, support.error_of, support.f32
 local on_devices = support.device_tests(_ENV)
-
--- Tests that need the kernel language's front end wait, with its reason, until it
--- compiles the simplest kernel; from then on they run and fail for real.
-local FRONTEND_MISSING = (function()
-  local ok, err = pcall(function()
-    return cuda.jit(function(x) x[0] = 1 end):inspect("cuda", "void(float32[:])")
-  end)
-  return not ok and ("the kernel front end cannot compile the simplest kernel yet: " .. tostring(err)) or nil
-end)()
-local function with_frontend(body)
-  return function()
-    if FRONTEND_MISSING then pending(FRONTEND_MISSING) else body() end
-  end
-end
 
 -- Numba's tutorial kernel: a grid-stride loop.
 local add_kernel = cuda.jit(function(x, y, out)
@@ -106,7 +92,7 @@ describe("cuda.jit", function()
     assert.are.equal(here() .. "kernel 'add_kernel' takes 3 arguments (x, y, out), got 2", error_of(function() add_kernel[{ 1, 4 }](x, x) end))
   end)
 
-  it("shows the typed function and its CUDA C++ without a GPU", with_frontend(function()
+  it("shows the typed function and its CUDA C++ without a GPU", function()
     local sig = "void(float32[:], float32[:], float32[:])"
     local code = add_kernel:inspect("cuda", sig)
     assert.truthy(code:find('extern "C" __global__', 1, true), code)
@@ -125,9 +111,9 @@ describe("cuda.jit", function()
     -- A kernel given as source text.
     local t = cuda.jit("function fill(out, v) out[cuda.grid(1)] = v end")
     assert.truthy(t:inspect("cuda", "void(int32[:], int32)"):find("fill", 1, true))
-  end))
+  end)
 
-  it("reads globals as Lua does, through the environment's __index", with_frontend(function()
+  it("reads globals as Lua does, through the environment's __index", function()
     local parent = { SCALE = 3, luda = luda }
     local env = setmetatable({}, { __index = parent })
     local make = assert(load("return luda.cuda.jit(function(x) x[0] = SCALE * 2 end)", nil, "t", env))
@@ -139,9 +125,9 @@ describe("cuda.jit", function()
     local err = error_of(function() bad:inspect("cuda", "void(float32[:])") end)
     local at = here():gsub(":%d+: $", ":" .. index_line .. ": ")  -- where __index raised
     assert.truthy(err:find("reading the global 'MISSING' for a kernel failed: " .. at .. "no global MISSING", 1, true), err)
-  end))
+  end)
 
-  it("compiles functions typed at the REPL and given to -e", with_frontend(function()
+  it("compiles functions typed at the REPL and given to -e", function()
     local sig = "'void(float32[:], float32[:])'"
     local out, err = support.run_luda("-i", table.concat({
       "scale = 3",
@@ -158,9 +144,9 @@ describe("cuda.jit", function()
     out, err = support.run_luda("-e " .. support.quote("e = luda.cuda.jit(function(x) x[0] = 1 end) print(e.name, #e:inspect('cuda', 'void(int64[:])') > 0)"))
     assert.are.equal("", err)
     assert.are.equal("e\ttrue\n", out)
-  end))
+  end)
 
-  on_devices("adds arrays as plain Lua does, on the device of its arrays", with_frontend(function()
+  on_devices("adds arrays as plain Lua does, on the device of its arrays", function()
     local n = 100000
     local a, b = {}, {}
     for i = 1, n do a[i], b[i] = f32((math.random() - 0.5) * 100), f32((math.random() - 0.5) * 100) end
@@ -179,7 +165,7 @@ describe("cuda.jit", function()
     add_kernel[{ 30, 128 }](hx, hy, hout)
     got = hout:totable()
     for i = 1, n do assert.are.equal(f32(a[i] + b[i]), got[i]) end
-  end))
+  end)
 
   it("refuses arrays on two devices in one launch, naming both", function()
     local why = support.gpu_missing()
@@ -189,7 +175,7 @@ describe("cuda.jit", function()
     assert.are.equal(here() .. "kernel 'add_kernel' got arrays on cpu (x, y) and cuda:0 (out); put them on one device (x:to(\"cuda:0\"))", error_of(function() add_kernel[{ 1, 4 }](c, c, g) end))
   end)
 
-  on_devices("keeps a Lua float weak: a float32 kernel stays float32", with_frontend(function()
+  on_devices("keeps a Lua float weak: a float32 kernel stays float32", function()
     local scale = cuda.jit(function(x, a, out)
       local i = cuda.grid(1)
       if i < #x then out[i] = a * x[i] end
@@ -202,9 +188,9 @@ describe("cuda.jit", function()
     for i = 1, 1000 do assert.are.equal(f32(f32(0.1) * xs[i]), got[i]) end
     local code = scale:inspect("cuda")
     assert.is_nil(code:sub(code:find('extern "C" __global__', 1, true)):find("double", 1, true), code)
-  end))
+  end)
 
-  on_devices("raises a located error for an out-of-range index with boundscheck", with_frontend(function()
+  on_devices("raises a located error for an out-of-range index with boundscheck", function()
     local src = table.concat({
       "local luda = require 'luda'",
       "local cuda = luda.cuda",
@@ -225,7 +211,7 @@ describe("cuda.jit", function()
     local where = here(); local err = error_of(function() hist[{ 8, 256 }](bins, 1025) end)
     os.remove(path)
     assert.are.equal(where .. "kernel 'hist' at " .. path .. ":5: index 1024 out of range for axis 0 of size 1024", err)
-  end))
+  end)
 
   -- A view of the first 16 of 32 elements: reading past the view stays inside its buffer,
   -- so an unchecked kernel reads the next elements (as a GPU does) instead of faulting.

@@ -225,7 +225,7 @@ describe("luda.cuda array calls", function()
     assert.are.equal("cpu", back.device)
     back[0] = -1
     assert.are.equal(12345, d[0])
-    -- A GPU's array already on the target is itself, as before (it is no host array).
+    -- A GPU's array already on the target is returned as it is (it is no host array).
     if device == "cuda" then
       cuda.to_device(d)[1] = 777
       assert.are.equal(777, d[1])

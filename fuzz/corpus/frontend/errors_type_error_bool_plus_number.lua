@@ -1,5 +1,5 @@
 -- void(float32[:], float32[:])
--- Arithmetic on a bool (DESIGN.md's example).
+-- Arithmetic on a bool (docs/language.md's example).
 -- sig: void(float32[:], float32[:])
 -- expect:
 -- tests/errors/type_error_bool_plus_number.lua:10:23: type error: cannot apply '+' to bool and float32

@@ -11,9 +11,9 @@
 #include "jit/kinds.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
-#include "stdlib/kind_frontend.h"
+#include "ops/kind_frontend.h"
 
-namespace luda::array_math {
+namespace luda::ops {
 
 // Reduces x over `axes` (0-based, distinct, sorted) with the kind's function f(a, b),
 // keeping them as size-1 axes with keepdims, and starting from `initial` when given.
@@ -35,11 +35,11 @@ NDArray ufunc_reduce(jit::ElementwiseKind& kind, std::string_view who, std::stri
 // result's dtype), identity() the identity, and post(a, initial) f(initial, a); its inputs
 // are x and the initial value (the identity when none is given). Over several axes the
 // function must commute as well.
-std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const lua::VectorizeState> state);
+std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const VectorizeState> state);
 
 // `result` as the call's result: written into `out` when valid (same shape and dtype, or
 // the error "<who>: out is a float64 array of shape (3,) but the result is a float32 array
 // of shape (3,)"), else itself.
 NDArray deliver(NDArray result, NDArray out, std::string_view who, const Stream* stream);
 
-}  // namespace luda::array_math
+}  // namespace luda::ops

@@ -1,7 +1,7 @@
 // The frontends of the kernel kinds: what makes a kind's element code (jit::ElementCode,
 // jit::ReductionCode) for one call's operand types. Used by the Lua kinds
 // (stdlib/kind_bindings.cpp: vectorize, elementwise, reduction, fuse) and by array
-// arithmetic (stdlib/array_math.cpp). Here: typing a scalar Lua function for the kinds,
+// arithmetic (ops/array_math.cpp). Here: typing a scalar Lua function for the kinds,
 // functions given as Lua source text, NumPy's rules for mixed operands, CuPy's binding of
 // type placeholders, and each kind's frontend. No Lua state: a frontend runs inside
 // jit::ElementwiseKind::call, and the builtin operations are shared by every lua_State.
@@ -22,7 +22,7 @@
 #include "jit/kinds.h"
 #include "runtime/dtype.h"
 
-namespace luda::lua {
+namespace luda::ops {
 
 inline dsl::Scalar to_scalar_kind(DType t) { return static_cast<dsl::Scalar>(t); }  // ORDER SCALAR = ORDER DTYPE
 inline DType to_dtype(dsl::Scalar s) { return static_cast<DType>(s); }
@@ -172,4 +172,4 @@ bool fuse_needs_two_passes(const FuseState& s, std::span<const jit::KernelArg> a
 // reads no array after the reductions (NumPy's reduced shape) is an error.
 void check_two_pass_values(const FuseState& s, std::span<const jit::KernelArg> args);
 
-}  // namespace luda::lua
+}  // namespace luda::ops

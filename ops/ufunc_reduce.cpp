@@ -1,4 +1,4 @@
-#include "stdlib/ufunc_reduce.h"
+#include "ops/ufunc_reduce.h"
 
 #include <array>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "dsl/diagnostics.h"
 #include "runtime/error.h"
 
-namespace luda::array_math {
+namespace luda::ops {
 namespace {
 
 // x[..., start:stop:step, ...] with the slice at `axis`.
@@ -79,20 +79,20 @@ std::string identity_value(const jit::KernelArg& a, dsl::Scalar r) {
   return fmt::format("luda.{}({})", dsl::scalar_name(r), lua_literal(a));
 }
 
-jit::ReductionCode vectorize_reduction_code(const lua::VectorizeState& s, std::span<const dsl::Type> inputs,
+jit::ReductionCode vectorize_reduction_code(const VectorizeState& s, std::span<const dsl::Type> inputs,
                                             dsl::Target target) {
   std::string who = s.who();
-  dsl::Type t = lua::strong(inputs[0]);
+  dsl::Type t = strong(inputs[0]);
   std::array<dsl::Type, 2> tt = {t, t};
-  dsl::Scalar r = lua::vectorize_code(s, tt, target).outputs[0];
+  dsl::Scalar r = vectorize_code(s, tt, target).outputs[0];
   std::array<dsl::Type, 2> rr = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
   jit::ElementCode f;
   try {
-    f = lua::vectorize_code(s, rr, target);
+    f = vectorize_code(s, rr, target);
   } catch (const dsl::SourceError&) {  // f does not type for them
-    not_reducible(who, lua::to_dtype(t.scalar), lua::to_dtype(r), std::nullopt);
+    not_reducible(who, to_dtype(t.scalar), to_dtype(r), std::nullopt);
   }
-  if (f.outputs[0] != r) not_reducible(who, lua::to_dtype(t.scalar), lua::to_dtype(r), lua::to_dtype(f.outputs[0]));
+  if (f.outputs[0] != r) not_reducible(who, to_dtype(t.scalar), to_dtype(r), to_dtype(f.outputs[0]));
   jit::ReductionCode code;
   code.functions = f.functions;
   code.typed = f.typed;
@@ -112,13 +112,13 @@ jit::ReductionCode vectorize_reduction_code(const lua::VectorizeState& s, std::s
                                 rc, code.post, f.call, arg(0, "i"), arg(1, "a"));
   code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} i, long long j) {{ (void)i; (void)j; return a; }}\n",
                                 rc, code.map);
-  dsl::FunctionSource identity = lua::source_text_function(fmt::format("function() return {} end", identity_value(*s.identity, r)));
-  lua::TypedFunction id;
+  dsl::FunctionSource identity = source_text_function(fmt::format("function() return {} end", identity_value(*s.identity, r)));
+  TypedFunction id;
   id.function = &identity;
-  id.env = &lua::builtin_environment();
+  id.env = &builtin_environment();
   id.name = s.fn.name + "_identity";
   id.target = target;
-  dsl::DeviceFunction idf = lua::compile_scalar_function(id, who);
+  dsl::DeviceFunction idf = compile_scalar_function(id, who);
   code.functions += idf.code;
   code.identity = idf.c_name;
   code.chunks.push_back(identity.chunk);
@@ -131,7 +131,7 @@ jit::ReductionCode vectorize_reduction_code(const lua::VectorizeState& s, std::s
 
 }  // namespace
 
-std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const lua::VectorizeState> state) {
+std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const VectorizeState> state) {
   jit::ReductionSetup setup;
   setup.kind = "vectorize";
   setup.name = state->fn.name;
@@ -217,4 +217,4 @@ NDArray ufunc_reduce(jit::ElementwiseKind& kind, std::string_view who, std::stri
   return deliver(std::move(result), std::move(out), who, stream);
 }
 
-}  // namespace luda::array_math
+}  // namespace luda::ops

@@ -1,4 +1,4 @@
-#include "stdlib/array_math.h"
+#include "ops/array_math.h"
 
 #include <algorithm>
 #include <array>
@@ -10,14 +10,11 @@
 #include <fmt/format.h>
 
 #include "runtime/error.h"
-#include "stdlib/kind_frontend.h"
-#include "stdlib/ufunc_reduce.h"
+#include "ops/kind_frontend.h"
+#include "ops/ufunc_reduce.h"
 
-namespace luda::array_math {
+namespace luda::ops {
 namespace {
-
-using lua::to_dtype;
-using lua::to_scalar_kind;
 
 // How an operation treats bool operands. The kernel language has no arithmetic or order
 // on bools (NumPy's True + True is an accident of its C heritage); comparisons and
@@ -101,7 +98,7 @@ constexpr std::array kUfuncs = {
     UfuncDef{"cbrt", 1, "function(a) return luda.math.cbrt(a) end", Bools::Refused},
     UfuncDef{"rsqrt", 1, "function(a) return luda.math.rsqrt(a) end", Bools::Refused},
     UfuncDef{"rint", 1, "function(a) return luda.math.rint(a) end", Bools::Refused},
-    // NumPy's round(x, decimals), f = 10^|decimals| (array_math::round): rint(x * f) / f for
+    // NumPy's round(x, decimals), f = 10^|decimals| (ops::round): rint(x * f) / f for
     // decimals > 0 and rint(x / f) * f for decimals < 0, in x's float dtype, as NumPy's three
     // steps compute it. An integer stays as it is for decimals >= 0, else goes to the nearest
     // multiple of f, a half to the even multiple, computed exactly in its dtype.
@@ -207,7 +204,7 @@ jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, st
   LUDA_INTERNAL_CHECK(static_cast<int>(inputs.size()) == def.nin);
   // where(c, x, y): c is read as a bool; x and y promote together.
   std::size_t first = def.bools == Bools::Allowed ? 1 : 0;
-  dsl::Scalar common = lua::numpy_result(inputs.subspan(first));
+  dsl::Scalar common = numpy_result(inputs.subspan(first));
   if (def.integral && dsl::is_float(common))
     fail("{} is not defined for {} operands, only integers and bools; convert them first (x:astype(\"int64\"))", who,
          dsl::scalar_name(common));
@@ -238,13 +235,13 @@ jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, st
     // (NumPy 2) rather than in their common float64.
     else if (comparison && !any_float && dsl::is_integer(t.scalar)) params[k] = t;
   }
-  lua::TypedFunction f;
+  TypedFunction f;
   f.function = source;
-  f.env = &lua::builtin_environment();
+  f.env = &builtin_environment();
   f.name = std::string(def.who());
   f.params = std::move(params);
   f.target = target;
-  jit::ElementCode code = lua::element_code(f, who);
+  jit::ElementCode code = element_code(f, who);
   if (as_uint8 && code.outputs[0] == dsl::Scalar::UInt8) code.outputs[0] = dsl::Scalar::Bool;  // minimum, maximum
   for (dsl::WeakIntUse& use : code.weak_int_uses) use.where.clear();  // the operation's own text: not the user's
   // NumPy's bitwise operations take every operand in the common dtype, a shift's count
@@ -322,14 +319,14 @@ jit::ReductionCode reduction_code(const ReductionTexts& t, std::string_view name
   std::string who = fmt::format("reduction '{}'", name);
   jit::ReductionCode code;
   auto compile = [&](const std::string& text, std::string_view part, std::vector<dsl::Type> params) {
-    dsl::FunctionSource source = lua::source_text_function(text);
-    lua::TypedFunction f;
+    dsl::FunctionSource source = source_text_function(text);
+    TypedFunction f;
     f.function = &source;
-    f.env = &lua::builtin_environment();
+    f.env = &builtin_environment();
     f.name = fmt::format("{}_{}", name, part);
     f.params = std::move(params);
     f.target = target;
-    dsl::DeviceFunction df = lua::compile_scalar_function(f, who);
+    dsl::DeviceFunction df = compile_scalar_function(f, who);
     code.functions += df.code;
     code.typed += df.typed;
     code.chunks.push_back(source.chunk);
@@ -392,7 +389,7 @@ struct KindSpec {
 ReductionTexts reduction_texts(const KindSpec& k, std::span<const dsl::Type> inputs) {
   ReductionTexts t;
   t.post = kIdentityPost;
-  dsl::Scalar x = lua::strong(inputs[0]).scalar;
+  dsl::Scalar x = strong(inputs[0]).scalar;
   std::optional<Reduce> op = parse_reduce(k.name);
   if (op && plain_form(*op) != Reduce::Mean) {
     Reduce plain = plain_form(*op);
@@ -455,7 +452,7 @@ ReductionTexts reduction_texts(const KindSpec& k, std::span<const dsl::Type> inp
     t.identity = returns("0");
     t.reduce_type = t.output = dsl::Scalar::Int64;
   } else if (k.name == "dot") {
-    dsl::Scalar r = lua::numpy_result(inputs);
+    dsl::Scalar r = numpy_result(inputs);
     bool boolean = r == dsl::Scalar::Bool;  // NumPy: any(x and y), here max(x * y) on 0/1
     if (boolean) r = dsl::Scalar::UInt8;
     t.map = "function(a, b, _j) return a * b end";
@@ -529,7 +526,7 @@ jit::ElementwiseKind& ufunc(std::string_view name) {
   setup.out_names = {"out"};
   setup.raw.assign(static_cast<std::size_t>(def->nin), false);
   setup.out_read = {false};
-  auto text = [](std::string_view t) { return lua::source_text_function(std::string(t)); };
+  auto text = [](std::string_view t) { return source_text_function(std::string(t)); };
   std::string bools = def->bools == Bools::AsUInt8 ? bool_text(*def) : std::string(def->on_bools);
   auto sources = std::make_shared<const UfuncSources>(UfuncSources{
       text(def->text), text(def->on_ints.empty() ? def->text : def->on_ints), text(bools.empty() ? def->text : bools)});
@@ -557,7 +554,7 @@ void apply(std::string_view name, std::span<const jit::KernelArg> inputs, NDArra
   if (def.bools != Bools::Allowed) {
     std::array<dsl::Type, 3> types;
     for (std::size_t k = 0; k < inputs.size(); ++k) types[k] = operand_type(inputs[k]);
-    dsl::Scalar r = lua::numpy_result(std::span<const dsl::Type>(types.data(), inputs.size()));
+    dsl::Scalar r = numpy_result(std::span<const dsl::Type>(types.data(), inputs.size()));
     for (std::size_t k = 0; k < inputs.size() && r != dsl::Scalar::Bool; ++k)
       if (inputs[k].kind == jit::KernelArg::Kind::Bool) replace(k, jit::KernelArg::of_int(inputs[k].b ? 1 : 0));
     for (std::size_t k = 1; k < inputs.size() && def.name == "clip" && dsl::is_integer(r); ++k) {
@@ -579,7 +576,7 @@ NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, con
 bool is_step(std::string_view name) { return name == "round_scaled" || name == "round_coarse"; }
 
 void round(const jit::KernelArg& x, std::int64_t decimals, NDArray& out, const Stream* stream) {
-  dsl::Scalar t = lua::strong(operand_type(x)).scalar;
+  dsl::Scalar t = strong(operand_type(x)).scalar;
   if (t == dsl::Scalar::Bool)
     fail("ufunc 'round' is not defined for bool operands; convert them first (x:astype(\"int64\"))");
   bool integer = dsl::is_integer(t);
@@ -632,7 +629,7 @@ ReduceParts reduce_parts(Reduce op, dsl::Scalar element) {
   switch (op) {
     case Reduce::Sum:
     case Reduce::Prod:
-      p.reduce_type = p.output = lua::sum_type(element);
+      p.reduce_type = p.output = sum_type(element);
       p.reduce = op == Reduce::Sum ? kSum : "function(a, b) return a * b end";
       p.identity = zero(p.reduce_type, op == Reduce::Sum ? 0 : 1);
       return p;
@@ -823,4 +820,4 @@ NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* strea
   return out;
 }
 
-}  // namespace luda::array_math
+}  // namespace luda::ops

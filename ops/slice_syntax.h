@@ -7,11 +7,11 @@
 
 #include "runtime/ndarray.h"
 
-namespace luda::lua {
+namespace luda::ops {
 
 // Parses `text` into index items, expanding "..." to as many whole slices as leave `ndim`
 // axes covered. Errors give the column (1-based):
 //   slice: syntax error in "1:x" at column 3: expected an integer, ':' or ',' but found 'x'
 std::vector<IndexItem> parse_index_string(std::string_view text, int ndim);
 
-}  // namespace luda::lua
+}  // namespace luda::ops

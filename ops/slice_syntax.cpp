@@ -1,4 +1,4 @@
-#include "stdlib/slice_syntax.h"
+#include "ops/slice_syntax.h"
 
 #include <cctype>
 #include <limits>
@@ -7,7 +7,7 @@
 #include "runtime/error.h"
 #include "runtime/format.h"
 
-namespace luda::lua {
+namespace luda::ops {
 namespace {
 
 class IndexParser {
@@ -125,4 +125,4 @@ std::vector<IndexItem> parse_index_string(std::string_view text, int ndim) {
   return IndexParser(text).parse(ndim);
 }
 
-}  // namespace luda::lua
+}  // namespace luda::ops

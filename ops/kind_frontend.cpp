@@ -1,4 +1,4 @@
-#include "stdlib/kind_frontend.h"
+#include "ops/kind_frontend.h"
 
 #include <algorithm>
 #include <map>
@@ -7,11 +7,11 @@
 
 #include "dsl/diagnostics.h"
 #include "dsl/find_function.h"
+#include "dsl/source_text.h"
 #include "runtime/error.h"
-#include "stdlib/array_math.h"
-#include "stdlib/function_source.h"
+#include "ops/array_math.h"
 
-namespace luda::lua {
+namespace luda::ops {
 namespace {
 
 class BuiltinEnvironment final : public dsl::Environment {
@@ -28,7 +28,7 @@ class BuiltinEnvironment final : public dsl::Environment {
 
 }  // namespace
 
-dsl::FunctionSource source_text_function(std::string text) { return text_source(std::move(text)); }
+dsl::FunctionSource source_text_function(std::string text) { return dsl::text_source(std::move(text)); }
 
 dsl::Environment& builtin_environment() {
   static BuiltinEnvironment env;
@@ -408,9 +408,9 @@ auto as_written(const FuseState& s, F&& compile) {
   try {
     return compile();
   } catch (const dsl::SourceError& e) {
-    if (e.chunk() != s.fn.source.chunk->name || e.line() <= 0) throw;
+    if (e.file() != s.fn.source.chunk->name || e.line() <= 0) throw;
     const dsl::Chunk& user = *s.fn.source.chunk;
-    throw dsl::source_error(dsl::Source(user.name, user.text, user.hidden_prefix), {e.line(), e.col()}, e.kind(),
+    throw dsl::source_error(dsl::Source(user.name, user.text, user.hidden_prefix), {e.line(), e.column()}, e.kind(),
                             e.message());
   }
 }
@@ -464,9 +464,9 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   const std::size_t nred = s.shape.ops.size();
   if (results.size() != nred)
     fail("{}: luda.{} reduces one value per element, got {}", who, s.shape.ops[0], results.size());
-  std::vector<array_math::ReduceParts> parts;
+  std::vector<ReduceParts> parts;
   for (std::size_t k = 0; k < nred; ++k)
-    parts.push_back(array_math::reduce_parts(*array_math::parse_reduce(s.shape.ops[k]), results[k]));
+    parts.push_back(reduce_parts(*parse_reduce(s.shape.ops[k]), results[k]));
   jit::ReductionCode code;
   code.functions = value.code;
   code.typed = value.typed;
@@ -523,7 +523,7 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   // NumPy's reductions give them) and the scalar inputs, in the user's chunk.
   dsl::FunctionSource post = dsl::fuse_post_function(s.fn.source, s.shape, scalar_names);
   std::vector<dsl::Type> post_params;
-  for (const array_math::ReduceParts& p : parts) post_params.push_back(dsl::Type::scalar_of(p.output));
+  for (const ReduceParts& p : parts) post_params.push_back(dsl::Type::scalar_of(p.output));
   for (int k : scalar_inputs) post_params.push_back(params[static_cast<std::size_t>(k)]);
   TypedFunction f = typed(s.fn, std::move(post_params), target);
   f.function = &post;
@@ -576,4 +576,4 @@ void add_signature(VectorizeState& s, dsl::Signature sig) {
   s.signatures.push_back(std::move(sig));
 }
 
-}  // namespace luda::lua
+}  // namespace luda::ops

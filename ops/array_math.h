@@ -25,7 +25,7 @@
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
 
-namespace luda::array_math {
+namespace luda::ops {
 
 // The elementwise operations, by NumPy's names: add subtract multiply divide floor_divide
 // mod power negative, less greater less_equal greater_equal equal not_equal, minimum
@@ -127,4 +127,4 @@ ReduceParts reduce_parts(Reduce op, dsl::Scalar element);
 // are 1 to 2, or -1 for the last)", "sum: axis 2 is repeated".
 std::vector<int> normalize_axes(std::span<const std::int64_t> given, int ndim, std::string_view who);
 
-}  // namespace luda::array_math
+}  // namespace luda::ops
