@@ -354,8 +354,11 @@ TEST_P(KindsTest, CompileAheadAndInspect) {
   EXPECT_EQ(k->inspect("types", types, device_), "f(float a0, float a1, float a2) -> float32");
   std::string cuda = k->inspect("cuda", types, device_);
   EXPECT_NE(cuda.find(device_.is_cpu() ? "_cpu_block(void* const* luda_args" : "luda_vec<float, 4>"), std::string::npos);
-  EXPECT_EQ(error_of([&] { k->inspect("ptx", types, device_); }),
-            "elementwise 'axpb': unknown inspect kind 'ptx'; expected \"types\" or \"cuda\"");
+  if (device_.is_cuda()) {
+    EXPECT_NE(k->inspect("ptx", types, device_, 90).find(".target sm_90"), std::string::npos);
+  }
+  EXPECT_EQ(error_of([&] { k->inspect("sass", types, device_); }),
+            "elementwise 'axpb': unknown inspect kind 'sass'; expected \"types\", \"cuda\" or \"ptx\"");
 }
 
 // --- reductions
