@@ -10,6 +10,7 @@
 
 #include "jit/cpu_prelude.h"
 #include "jit/nvrtc.h"
+#include "jit/overlap.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -109,28 +110,6 @@ SignatureKey signature_key(std::span<const dsl::Type> types, int device, bool no
     }
   }
   return k;
-}
-
-bool arrays_disjoint(std::span<const KernelArg> args) {
-  // Byte extents [lo, hi) of the arrays; a few arguments, so pairwise is cheapest.
-  std::array<std::pair<std::uintptr_t, std::uintptr_t>, kMaxJitArgs> extents;
-  std::size_t n = 0;
-  for (const KernelArg& a : args) {
-    if (a.kind != KernelArg::Kind::Array || !a.array->valid() || a.array->size() == 0) continue;
-    const NDArray& x = *a.array;
-    std::int64_t lo = 0, hi = 0;
-    for (int k = 0; k < x.ndim(); ++k) {
-      std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
-      (reach < 0 ? lo : hi) += reach;
-    }
-    auto base = reinterpret_cast<std::uintptr_t>(x.data());
-    auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
-    extents[n++] = {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
-  }
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = i + 1; j < n; ++j)
-      if (extents[i].first < extents[j].second && extents[j].first < extents[i].second) return false;
-  return true;
 }
 
 SignatureKey signature_key(std::span<const KernelArg> args, int device) {

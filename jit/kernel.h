@@ -92,9 +92,6 @@ std::vector<dsl::Type> argument_types(std::span<const KernelArg> args);
 // The key of those types on `device` (-1: no device). Error past kMaxJitArgs arguments.
 SignatureKey signature_key(std::span<const KernelArg> args, int device);
 SignatureKey signature_key(std::span<const dsl::Type> types, int device, bool noalias = false);
-// Whether no two array arguments share a byte of memory (each array's extent from its
-// strides, negative ones too; the same host array twice overlaps itself).
-bool arrays_disjoint(std::span<const KernelArg> args);
 
 class JitKernel {
  public:

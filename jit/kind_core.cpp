@@ -106,11 +106,9 @@ void Core::check_output(std::size_t k, const NDArray& out, const std::int64_t* s
 }
 
 void Core::check_outputs_disjoint(std::span<const NDArray> outs) const {
-  for (std::size_t i = 0; i < outs.size(); ++i)
-    for (std::size_t j = i + 1; j < outs.size(); ++j)
-      if (outs[i].valid() && outs[j].valid() && outs[i].size() && outs[j].size() &&
-          extent_of(outs[i]).overlaps(extent_of(outs[j])))
-        fail("{}: {} and {} share memory; pass separate arrays", who_, output_label(i), output_label(j));
+  if (auto pair = shared_outputs(outs))
+    fail("{}: {} and {} share memory; pass separate arrays", who_, output_label(pair->first),
+         output_label(pair->second));
 }
 
 void Core::check_made_outputs(std::span<const std::optional<dsl::Scalar>> given, std::span<const dsl::Scalar> made,

@@ -20,6 +20,7 @@
 #include "jit/kind_layout.h"
 #include "jit/kind_templates.h"
 #include "jit/kinds.h"
+#include "jit/overlap.h"
 #include "jit/program.h"
 #include "runtime/launch.h"
 
@@ -77,7 +78,7 @@ class Core {
   [[noreturn]] void broadcast_error(std::span<const KernelArg> inputs, std::span<const bool> skip) const;
   // A given output must have exactly `shape`, and no zero stride along an axis longer than 1.
   void check_output(std::size_t k, const NDArray& out, const std::int64_t* shape, int ndim) const;
-  // No two given outputs may share memory.
+  // No two given outputs may share memory (jit/overlap.h).
   void check_outputs_disjoint(std::span<const NDArray> outs) const;
   // Each output the call gives must have the dtype the frontend made (`made`: "the
   // kernel", "the reduction").
@@ -120,23 +121,6 @@ class Core {
   std::vector<std::string> names_;  // inputs then outputs
   DiskCache* cache_;
 };
-
-// Byte extent [lo, hi) of an array's elements.
-struct Extent {
-  std::uintptr_t lo = 0, hi = 0;
-  bool overlaps(const Extent& o) const { return lo < o.hi && o.lo < hi; }
-};
-// Inline: a call asks it of every operand, for the overlap checks.
-inline Extent extent_of(const NDArray& x) {
-  std::int64_t lo = 0, hi = 0;
-  for (int k = 0; k < x.ndim(); ++k) {
-    std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  auto base = reinterpret_cast<std::uintptr_t>(x.data());
-  auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
-  return {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
-}
 
 // The launch, on cuda (the context made current only when it is not) or on the cpu.
 // `who` is Core::label(): named by a later sticky error (driver::note_launch).

@@ -307,17 +307,10 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
 
   // An output over an input: other outputs may still read what it overwrites, so the
   // input is copied first (NumPy's rule).
-  for (std::size_t k = 0; k < nin; ++k) {
-    if (inputs[k].kind != KernelArg::Kind::Array || inputs[k].array->size() == 0) continue;
-    bool hit = false;
-    for (std::size_t o = 0; o < nout && !hit; ++o)
-      hit = outs[o].valid() && outs[o].size() > 0 && kind::extent_of(*inputs[k].array).overlaps(kind::extent_of(outs[o]));
-    if (!hit) continue;
-    std::vector<KernelArg> args(inputs.begin(), inputs.end());
+  if (const std::uint64_t over = inputs_over_outputs(inputs, outs)) [[unlikely]] {
     if (stream) core.stream_handle(stream, ordinal);  // refuses a stream of another device before the copy uses it
-    NDArray copy = inputs[k].array->copy(std::nullopt, cpu ? nullptr : stream);
-    args[k] = KernelArg::of_array(copy);
-    call(args, outs, axes, keepdims, stream);
+    std::vector<NDArray> copies;
+    call(with_copies(inputs, over, copies, cpu ? nullptr : stream), outs, axes, keepdims, stream);
     return;
   }
 

@@ -77,7 +77,10 @@ struct ElementwiseKind::Impl {
 
   Impl(const ElementwiseSetup& s)
       : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {
-    for (std::size_t k = 0; k < s.raw.size() && k < raw.size(); ++k) raw[k] = s.raw[k];
+    for (std::size_t k = 0; k < s.raw.size() && k < raw.size(); ++k) {
+      raw[k] = s.raw[k];
+      if (raw[k]) raw_mask |= std::uint64_t{1} << k;
+    }
   }
   ~Impl() {
     for (Loaded& l : loaded) unload_program(l.program);
@@ -91,6 +94,7 @@ struct ElementwiseKind::Impl {
   kind::Core core;
   const ElementwiseSetup& setup;
   std::array<bool, kMaxKindOperands> raw{};
+  std::uint64_t raw_mask = 0;  // raw, as bits
   std::deque<Spec> specs;
   std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
   std::deque<Loaded> loaded;
@@ -252,42 +256,33 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   // other overlap would read elements already written, so those inputs are copied first
   // (NumPy's rule). A raw input may be indexed anywhere: it only turns off __restrict__.
   bool noalias = true;
-  for (std::size_t o = 0; o < nout && n > 0; ++o) {
-    if (!outs[o].valid()) continue;
-    kind::Extent eo = kind::extent_of(outs[o]);
-    for (std::size_t k = 0; k < nin; ++k) {
-      if (inputs[k].kind != KernelArg::Kind::Array || inputs[k].array->size() == 0) continue;
+  if (const std::uint64_t over = n > 0 ? inputs_over_outputs(inputs, outs) : 0) [[unlikely]] {
+    noalias = false;
+    const std::uint64_t copy = over & ~m.raw_mask;
+    auto in_place = [&](std::size_t k, std::size_t o) {  // input k is output o, element for element
       const NDArray& x = *inputs[k].array;
-      if (!kind::extent_of(x).overlaps(eo)) continue;
-      noalias = false;
-      if (m.raw[k]) continue;
-      bool same = x.data() == outs[o].data() && x.dtype() == outs[o].dtype();
+      if (x.data() != outs[o].data() || x.dtype() != outs[o].dtype()) return false;
       auto li = static_cast<std::size_t>(in_lay[k]), lo = static_cast<std::size_t>(nl_in) + o;
-      for (int a = 0; same && a < layout.ndim; ++a)
-        same = layout.strides[li][static_cast<std::size_t>(a)] == layout.strides[lo][static_cast<std::size_t>(a)];
-      if (same) continue;
-      std::vector<NDArray> copies;
-      std::vector<KernelArg> args(inputs.begin(), inputs.end());
+      for (int a = 0; a < layout.ndim; ++a)
+        if (layout.strides[li][static_cast<std::size_t>(a)] != layout.strides[lo][static_cast<std::size_t>(a)])
+          return false;
+      return true;
+    };
+    bool copying = false;
+    for (std::size_t k = 0; k < nin && !copying; ++k)
+      for (std::size_t o = 0; o < nout && !copying && (copy >> k & 1); ++o)
+        copying = may_share_memory(*inputs[k].array, outs[o]) && !in_place(k, o);
+    if (copying) {
       if (stream) core.stream_handle(stream, ordinal);  // refuses a stream of another device before the copy uses it
-      copies.reserve(nin);
-      for (std::size_t j = 0; j < nin; ++j) {
-        if (args[j].kind != KernelArg::Kind::Array || m.raw[j] || args[j].array->size() == 0) continue;
-        bool hit = false;
-        for (std::size_t q = 0; q < nout && !hit; ++q)
-          hit = outs[q].valid() && kind::extent_of(*args[j].array).overlaps(kind::extent_of(outs[q]));
-        if (!hit) continue;
-        copies.push_back(args[j].array->copy(std::nullopt, cpu ? nullptr : stream));
-        args[j] = KernelArg::of_array(copies.back());
-      }
-      call(args, outs, stream);
+      std::vector<NDArray> copies;
+      call(with_copies(inputs, copy, copies, cpu ? nullptr : stream), outs, stream);
       return;
     }
   }
   for (std::size_t k = 0; k < nin && noalias; ++k)  // a raw input may alias an array one
-    if (m.raw[k] && inputs[k].kind == KernelArg::Kind::Array && inputs[k].array->size() > 0)
+    if (m.raw[k] && inputs[k].kind == KernelArg::Kind::Array)
       for (std::size_t j = 0; j < nin && noalias; ++j)
-        if (j != k && inputs[j].kind == KernelArg::Kind::Array && inputs[j].array->size() > 0 &&
-            kind::extent_of(*inputs[k].array).overlaps(kind::extent_of(*inputs[j].array)))
+        if (j != k && inputs[j].kind == KernelArg::Kind::Array && may_share_memory(*inputs[k].array, *inputs[j].array))
           noalias = false;
 
   // The key: operands, layout class, vector width (16-byte loads need every pointer

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <random>
 
+#include "jit/overlap.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 #include "tests/test_support.h"
