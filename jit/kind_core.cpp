@@ -9,12 +9,7 @@
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 namespace luda::jit::kind {
-
-std::size_t CallKey::hash() const { return static_cast<std::size_t>(XXH3_64bits(this, bytes())); }
 
 Core::Core(std::string kind, std::string name, std::vector<std::string> in_names, std::vector<std::string> out_names,
            DiskCache* cache)
@@ -142,71 +137,26 @@ Scalar Core::scalar_value(std::size_t k, const KernelArg& a, dsl::Scalar want) c
   }
 }
 
-std::vector<dsl::Type> Core::input_types(const CallKey& key, std::size_t nin, std::span<const bool> raw) {
+std::vector<dsl::Type> Core::input_types(const KindKey& key, std::size_t nin, std::span<const bool> raw) {
   std::vector<dsl::Type> out;
   for (std::size_t k = 0; k < nin; ++k) {
     const OpCode& c = key.ops[k];
     auto s = static_cast<dsl::Scalar>(c.scalar);
-    if (c.kind == OpCode::Raw || (k < raw.size() && raw[k]))
+    if (c.kind == OpCode::Whole || (k < raw.size() && raw[k]))
       out.push_back(dsl::Type::array_of(s, c.ndim, (c.flags & OpCode::CContiguous) != 0));
     else out.push_back(dsl::Type::scalar_of(s, (c.flags & OpCode::Weak) != 0));
   }
   return out;
 }
 
-std::vector<std::optional<dsl::Scalar>> Core::output_types(const CallKey& key, std::size_t nin) {
+std::vector<std::optional<dsl::Scalar>> Core::output_types(const KindKey& key, std::size_t nin) {
   std::vector<std::optional<dsl::Scalar>> out;
-  for (std::size_t k = nin; k < key.nops; ++k) {
+  for (std::size_t k = nin; k < key.count; ++k) {
     const OpCode& c = key.ops[k];
     if (c.kind == OpCode::Missing) out.emplace_back();
     else out.emplace_back(static_cast<dsl::Scalar>(c.scalar));
   }
   return out;
-}
-
-void Core::input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, CallKey& key) {
-  auto widest = static_cast<std::uint8_t>(dsl::Scalar::Float64);
-  bool any_float = false;
-  for (const KernelArg& a : inputs)
-    if (a.kind == KernelArg::Kind::Array && is_float(a.array->dtype())) {
-      if (!any_float || a.array->dtype() == DType::Float64) widest = static_cast<std::uint8_t>(a.array->dtype());
-      any_float = true;
-    }
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const KernelArg& a = inputs[k];
-    OpCode& c = key.ops[k];
-    c = OpCode{};
-    switch (a.kind) {
-      case KernelArg::Kind::Array:
-        c.scalar = static_cast<std::uint8_t>(a.array->dtype());
-        if (k < raw.size() && raw[k]) {
-          c.kind = OpCode::Raw;
-          c.ndim = static_cast<std::uint8_t>(a.array->ndim());
-          c.flags = a.array->is_c_contiguous() ? OpCode::CContiguous : 0;
-        } else {
-          c.kind = OpCode::Array;
-        }
-        break;
-      case KernelArg::Kind::Typed:
-        c.kind = OpCode::Scalar;
-        c.scalar = static_cast<std::uint8_t>(a.typed.dtype);
-        break;
-      case KernelArg::Kind::Bool:
-        c.kind = OpCode::Scalar;
-        c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Bool);
-        break;
-      case KernelArg::Kind::Int:
-        c.kind = OpCode::Scalar;
-        c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Int64);
-        c.flags = OpCode::Weak;
-        break;
-      case KernelArg::Kind::Float:
-        c.kind = OpCode::Scalar;
-        c.scalar = widest;
-        c.flags = OpCode::Weak;
-        break;
-    }
-  }
 }
 
 ProgramText Core::program(const KindSource& source, const std::vector<std::string>& options,

@@ -1,7 +1,7 @@
-// What the two kernel kinds (jit/kinds.h) share inside jit/: the fixed-size call key, the
-// per-kind caches (frontend code per operand types, loaded programs per call key), the
-// checks every call makes (devices, output shapes, overlaps) and the launch. Not part of
-// the public API.
+// What the two kernel kinds (jit/kinds.h) share inside jit/ beyond the steps every
+// kernel's call shares (jit/call_key.h, call_cache.h, overlap.h, array_args.h,
+// program.h): the checks and messages of a kind's operands, its keys' codes and the
+// frontend's types from them. Not part of the public API.
 #pragma once
 
 #include <array>
@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "jit/array_args.h"
+#include "jit/call_cache.h"
+#include "jit/call_key.h"
 #include "jit/kind_layout.h"
 #include "jit/kind_templates.h"
 #include "jit/kinds.h"
@@ -26,32 +28,9 @@
 
 namespace luda::jit::kind {
 
-// One operand's part of a key (ORDER KINDCODE). kind: what was passed; scalar: its dtype
-// (a weak Lua float: the widest float dtype among the arrays); ndim: a raw input's; flags.
-struct OpCode {
-  enum Kind : std::uint8_t { Missing = 0, Array = 1, Scalar = 2, Raw = 3 };
-  enum Flag : std::uint8_t { Weak = 1, CContiguous = 2, Broadcast = 4 };
-  std::uint8_t kind = Missing, scalar = 0, ndim = 0, flags = 0;
-};
-
-// A call's signature: the operands and the template choices that follow from their layout.
-// Compared and hashed over its first 8 + 4 * nops bytes: built on the stack per call.
-struct CallKey {
-  enum Flag : std::uint8_t { NoAlias = 1, Index32 = 2, Warp = 4 };
-  std::int16_t device = 0;  // CUDA ordinal or kCpuDevice; -1 in a types key (cuda target)
-  std::uint8_t nops = 0;    // inputs then outputs
-  std::uint8_t layout = 0;  // elementwise: 0 contiguous, 1 general; reductions: the strategy + 1
-  std::uint8_t ndim = 0, ndim2 = 0;  // elementwise: collapsed axes; reductions: kept, reduced
-  std::uint8_t vector = 0, flags = 0;
-  std::array<OpCode, kMaxKindOperands> ops;
-  std::size_t bytes() const { return 8 + 4 * static_cast<std::size_t>(nops); }
-  bool operator==(const CallKey& o) const { return nops == o.nops && std::memcmp(this, &o, bytes()) == 0; }
-  std::size_t hash() const;
-};
-static_assert(offsetof(CallKey, ops) == 8 && sizeof(OpCode) == 4);
-struct CallKeyHash {
-  std::size_t operator()(const CallKey& k) const { return k.hash(); }
-};
+// A kind's call key and its operand codes (jit/call_key.h): inputs, then outputs.
+using KindKey = jit::CallKey<kMaxKindOperands>;
+using OpCode = OperandCode;
 
 // The kind-independent state of a kind object.
 class Core {
@@ -100,18 +79,16 @@ class Core {
 
   // The frontend's type of each input (kinds.h): arrays strong by dtype (raw ones as array
   // types), Lua numbers weak. `raw` may be empty.
-  static std::vector<dsl::Type> input_types(const CallKey& key, std::size_t nin, std::span<const bool> raw);
-  static std::vector<std::optional<dsl::Scalar>> output_types(const CallKey& key, std::size_t nin);
-  // The key's operand codes for the inputs: weak floats take the widest float dtype among
-  // the array inputs.
-  static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, CallKey& key);
+  static std::vector<dsl::Type> input_types(const KindKey& key, std::size_t nin, std::span<const bool> raw);
+  static std::vector<std::optional<dsl::Scalar>> output_types(const KindKey& key, std::size_t nin);
+  // The key's operand codes for the inputs (operand_codes: a raw input is passed whole).
+  static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, KindKey& key) {
+    operand_codes(inputs, [&](std::size_t k) { return k < raw.size() && raw[k]; }, key.ops.data());
+  }
 
   DiskCache& cache() const { return *cache_; }
   ProgramText program(const KindSource& source, const std::vector<std::string>& options,
                       const std::vector<std::shared_ptr<const dsl::Chunk>>& chunks) const;
-
-  mutable std::mutex mutex;
-  JitStats stats;
 
  private:
   std::string who_;
@@ -135,27 +112,5 @@ int resident_blocks_per_sm(CUfunction f, int ordinal, int threads);
 // ceil(a / b) for a >= 0 and positive b, for every such a: an empty array may have kept
 // extents near 2^63, and a + b - 1 would overflow.
 inline long long ceil_div(long long a, long long b) { return a / b + (a % b != 0); }
-
-// The program of a call, under core.mutex: the last call's (a loop calls with one key,
-// so no hashing), else the by-key table's, else `m.load(key)` compiles and loads one.
-// `Kinds` is a kind's Impl: by_call, last_key, last and load(key).
-template <class Kinds>
-auto* find_loaded(Core& core, Kinds& m, const CallKey& key) {
-  ++core.stats.calls;
-  if (m.last && m.last_key == key) {
-    ++core.stats.memory_hits;
-    return m.last;
-  }
-  decltype(m.last) loaded = nullptr;
-  if (auto it = m.by_call.find(key); it != m.by_call.end()) {
-    loaded = it->second;
-    ++core.stats.memory_hits;
-  } else {
-    loaded = &m.load(key);
-  }
-  m.last_key = key;
-  m.last = loaded;
-  return loaded;
-}
 
 }  // namespace luda::jit::kind

@@ -28,7 +28,7 @@ std::size_t accumulator_bytes(const ReductionCode& code) {
 
 namespace {
 
-using kind::CallKey;
+using kind::KindKey;
 using kind::ceil_div;
 using kind::OpCode;
 using Clock = std::chrono::steady_clock;
@@ -42,11 +42,11 @@ constexpr long long kCpuSegment = 16384;
 // outputs): 256 threads of them fit the 48 KiB of static shared memory.
 constexpr int kMaxAccumulatorBytes = 192;
 
-CallKey types_key(const CallKey& call) {
-  CallKey k;
+KindKey types_key(const KindKey& call) {
+  KindKey k;
   k.device = static_cast<std::int16_t>(call.device == kCpuDevice ? kCpuDevice : -1);
-  k.nops = call.nops;
-  for (std::size_t i = 0; i < call.nops; ++i) {
+  k.count = call.count;
+  for (std::size_t i = 0; i < call.count; ++i) {
     k.ops[i] = call.ops[i];
     k.ops[i].flags &= static_cast<std::uint8_t>(~OpCode::Broadcast);
     if (k.ops[i].kind == OpCode::Array) k.ops[i].kind = OpCode::Scalar;
@@ -140,12 +140,12 @@ struct ReductionKind::Impl {
 
   explicit Impl(const ReductionSetup& s) : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {}
   ~Impl() {
-    for (Loaded& l : loaded) unload_program(l.program);
+    for (Loaded& l : cache.entries()) unload_program(l.program);
   }
 
-  Spec& spec_for(const CallKey& types);
-  Loaded& load(const CallKey& key);
-  ReductionTemplate template_of(const CallKey& key, const ReductionCode& code) const;
+  Spec& spec_for(const KindKey& types);
+  Loaded& load(const KindKey& key);
+  ReductionTemplate template_of(const KindKey& key, const ReductionCode& code) const;
   // The scratch for one launch: counters at its start, partials from counter_bytes on.
   const Scratch& scratch(int ordinal, const Stream* stream, CUstream handle, std::size_t counter_bytes,
                          std::size_t partial_bytes);
@@ -153,22 +153,19 @@ struct ReductionKind::Impl {
   kind::Core core;
   const ReductionSetup& setup;
   std::deque<Spec> specs;
-  std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
-  std::deque<Loaded> loaded;
-  std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
-  CallKey last_key;  // the last call's key and program (a loop calls with one key)
-  Loaded* last = nullptr;
+  std::unordered_map<KindKey, Spec*, CallKeyHash> by_types;
+  CallCache<Loaded, kMaxKindOperands> cache;  // its mutex guards the specs and scratch too
   std::vector<Scratch> scratches;
 };
 
-ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const CallKey& types) {
+ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const KindKey& types) {
   if (auto it = by_types.find(types); it != by_types.end()) return *it->second;
   std::vector<dsl::Type> in = kind::Core::input_types(types, core.nin(), {});
   std::vector<std::optional<dsl::Scalar>> out = kind::Core::output_types(types, core.nin());
   auto t0 = Clock::now();
   ReductionCode code = setup.frontend(in, out, types.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda);
-  core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-  ++core.stats.specializations;
+  cache.counters().frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++cache.counters().specializations;
   LUDA_INTERNAL_CHECK(code.map_params.size() == core.nin() && code.outputs.size() == core.nout());
   core.check_made_outputs(out, code.outputs, "the reduction");
   Spec& s = specs.emplace_back(Spec{std::move(code), {}});
@@ -176,14 +173,14 @@ ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const CallKey& types) {
   return s;
 }
 
-ReductionTemplate ReductionKind::Impl::template_of(const CallKey& key, const ReductionCode& code) const {
+ReductionTemplate ReductionKind::Impl::template_of(const KindKey& key, const ReductionCode& code) const {
   ReductionTemplate t;
   t.target = key.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
   t.strategy = static_cast<ReductionStrategy>(key.layout - 1);
   t.kept_ndim = key.ndim;
   t.reduced_ndim = key.ndim2;
   t.vector = key.vector;
-  t.warp = (key.flags & CallKey::Warp) != 0;
+  t.warp = (key.flags & KindKey::Warp) != 0;
   for (std::size_t k = 0; k < core.nin(); ++k) {
     const OpCode& c = key.ops[k];
     KindOperand op;
@@ -196,22 +193,20 @@ ReductionTemplate ReductionKind::Impl::template_of(const CallKey& key, const Red
   return t;
 }
 
-ReductionKind::Impl::Loaded& ReductionKind::Impl::load(const CallKey& key) {
+ReductionKind::Impl::Loaded& ReductionKind::Impl::load(const KindKey& key) {
   Spec& spec = spec_for(types_key(key));
   KindSource source = reduction_source(spec.code, template_of(key, spec.code), setup.name);
   Loaded l;
   l.spec = &spec;
   l.program = load_program(core.program(source, spec.code.nvrtc_options, spec.code.chunks), key.device, core.cache(),
-                           core.stats);
+                           cache.counters());
   if (key.device != kCpuDevice) {
     ContextScope scope(key.device);
     l.resident_blocks = static_cast<long long>(cuda_properties(key.device).multiprocessors) *
                         kind::resident_blocks_per_sm(l.program.function, key.device, kKindBlock);
   }
   spec.last_source = std::move(source.code);
-  Loaded& stored = loaded.emplace_back(std::move(l));
-  by_call.emplace(key, &stored);
-  return stored;
+  return cache.add(std::move(l));
 }
 
 const ReductionKind::Impl::Scratch& ReductionKind::Impl::scratch(int ordinal, const Stream* stream, CUstream handle,
@@ -345,9 +340,9 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   }
   const long long rows = layout.rows, len = layout.len;
 
-  CallKey key;
+  KindKey key;
   key.device = static_cast<std::int16_t>(ordinal);
-  key.nops = static_cast<std::uint8_t>(nin + nout);
+  key.count = static_cast<std::uint8_t>(nin + nout);
   kind::Core::input_codes(inputs, {}, key);
   const ReductionStrategy strategy = layout.strategy;
   for (std::size_t k = 0; k < nin; ++k) {
@@ -396,7 +391,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   while (setup_.accumulators > 1 && vector > 1 && vector * 8 * setup_.accumulators > kMaxAccumulatorBytes) vector /= 2;
   key.vector = static_cast<std::uint8_t>(vector);
   const bool warp = !cpu && strategy != ReductionStrategy::Columns && rows > 1 && len < kWarpRowLimit;
-  key.flags = warp ? CallKey::Warp : 0;
+  key.flags = warp ? KindKey::Warp : 0;
 
   CUstream cu_stream = stream ? core.stream_handle(stream, ordinal) : nullptr;
   Impl::Loaded* loaded = nullptr;
@@ -408,23 +403,21 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   // may grow (and so free) it once the lock is released, and the free would be ordered on
   // the stream before this launch. Only split reductions, large ones, pay for the copy.
   std::shared_ptr<Buffer> hold;
-  {
-    // One lock for the program and the scratch: a cached call takes no other.
-    std::lock_guard lock(core.mutex);
-    if (rows == 0) {
-      code = &m.spec_for(types_key(key)).code;
-    } else {
-      loaded = kind::find_loaded(core, m, key);
-      code = &loaded->spec->code;
-      g = plan_grid(cpu, strategy, rows, len, vector, warp, loaded->resident_blocks);
-      if (!cpu && g.counters > 0) {
-        const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
-        const std::size_t partial_bytes = accumulator_bytes(*code) * static_cast<std::size_t>(rows * g.grid.y);
-        const Impl::Scratch& s = m.scratch(ordinal, stream, cu_stream, counter_bytes, partial_bytes);
-        counter_space = s.counter_bytes;
-        hold = s.buffer;
-        scratch = static_cast<unsigned char*>(hold->data());
-      }
+  if (rows == 0) {
+    std::lock_guard lock(m.cache.mutex());
+    code = &m.spec_for(types_key(key)).code;
+  } else {
+    loaded = &m.cache.find(key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
+    code = &loaded->spec->code;
+    g = plan_grid(cpu, strategy, rows, len, vector, warp, loaded->resident_blocks);
+    if (!cpu && g.counters > 0) {  // the scratch under the cache's lock: only split reductions take it
+      const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
+      const std::size_t partial_bytes = accumulator_bytes(*code) * static_cast<std::size_t>(rows * g.grid.y);
+      std::lock_guard lock(m.cache.mutex());
+      const Impl::Scratch& s = m.scratch(ordinal, stream, cu_stream, counter_bytes, partial_bytes);
+      counter_space = s.counter_bytes;
+      hold = s.buffer;
+      scratch = static_cast<unsigned char*>(hold->data());
     }
   }
   core.check_weak_ints(inputs, code->weak_int_uses);
@@ -504,20 +497,20 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
   if (what != "types" && what != "cuda" && what != "ptx")
     fail("{}: unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", m.core.who(), what);
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
-  CallKey types;
+  KindKey types;
   types.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : -1);
-  types.nops = static_cast<std::uint8_t>(inputs.size() + m.core.nout());
-  for (std::size_t k = 0; k < types.nops; ++k) types.ops[k] = OpCode{};
+  types.count = static_cast<std::uint8_t>(inputs.size() + m.core.nout());
+  for (std::size_t k = 0; k < types.count; ++k) types.ops[k] = OpCode{};
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     types.ops[k].kind = OpCode::Scalar;
     types.ops[k].scalar = static_cast<std::uint8_t>(inputs[k].scalar);
     types.ops[k].flags = inputs[k].weak ? OpCode::Weak : 0;
   }
-  std::lock_guard lock(m.core.mutex);
+  std::lock_guard lock(m.cache.mutex());
   Impl::Spec& spec = m.spec_for(types);
   if (what == "types") return spec.code.typed;
   if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
-  CallKey key = types;  // not run yet, or PTX: a contiguous full reduction
+  KindKey key = types;  // not run yet, or PTX: a contiguous full reduction
   key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k].weak) key.ops[k].kind = OpCode::Array;
@@ -530,8 +523,7 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
 }
 
 JitStats ReductionKind::stats() const {
-  std::lock_guard lock(impl_->core.mutex);
-  return impl_->core.stats;
+  return impl_->cache.stats();
 }
 
 }  // namespace luda::jit

@@ -15,7 +15,7 @@
 namespace luda::jit {
 namespace {
 
-using kind::CallKey;
+using kind::KindKey;
 using kind::OpCode;
 using Clock = std::chrono::steady_clock;
 
@@ -25,11 +25,11 @@ constexpr long long kCpuChunk = 16384;
 // The frontend's signature: the call's operand types with what only the launch needs left
 // out. Array and scalar inputs of one dtype type alike (strong); weak ones and raw arrays
 // stay what they are.
-CallKey types_key(const CallKey& call) {
-  CallKey k;
+KindKey types_key(const KindKey& call) {
+  KindKey k;
   k.device = static_cast<std::int16_t>(call.device == kCpuDevice ? kCpuDevice : -1);
-  k.nops = call.nops;
-  for (std::size_t i = 0; i < call.nops; ++i) {
+  k.count = call.count;
+  for (std::size_t i = 0; i < call.count; ++i) {
     k.ops[i] = call.ops[i];
     if (k.ops[i].kind == OpCode::Array) k.ops[i].kind = OpCode::Scalar;
   }
@@ -37,27 +37,14 @@ CallKey types_key(const CallKey& call) {
 }
 
 // A types key from frontend types (compile and inspect): outputs not given.
-CallKey key_of_types(std::span<const dsl::Type> inputs, std::size_t nout, int device) {
+KindKey key_of_types(std::span<const dsl::Type> inputs, std::size_t nout, int device) {
   if (inputs.size() + nout > static_cast<std::size_t>(kMaxKindOperands))
     fail("a kernel kind takes at most {} operands, got {}", kMaxKindOperands, inputs.size() + nout);
-  CallKey k;
+  KindKey k;
   k.device = static_cast<std::int16_t>(device);
-  k.nops = static_cast<std::uint8_t>(inputs.size() + nout);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const dsl::Type& t = inputs[i];
-    OpCode& c = k.ops[i];
-    c = OpCode{};
-    c.scalar = static_cast<std::uint8_t>(t.scalar);
-    if (t.kind == dsl::Type::Kind::Array) {
-      c.kind = OpCode::Raw;
-      c.ndim = static_cast<std::uint8_t>(t.ndim);
-      c.flags = t.c_contiguous ? OpCode::CContiguous : 0;
-    } else {
-      c.kind = OpCode::Scalar;
-      c.flags = t.weak ? OpCode::Weak : 0;
-    }
-  }
-  for (std::size_t i = inputs.size(); i < k.nops; ++i) k.ops[i] = OpCode{};
+  k.count = static_cast<std::uint8_t>(inputs.size() + nout);
+  operand_codes(inputs, k.ops.data());
+  for (std::size_t i = inputs.size(); i < k.count; ++i) k.ops[i] = OpCode{};
   return k;
 }
 
@@ -83,12 +70,12 @@ struct ElementwiseKind::Impl {
     }
   }
   ~Impl() {
-    for (Loaded& l : loaded) unload_program(l.program);
+    for (Loaded& l : cache.entries()) unload_program(l.program);
   }
 
-  Spec& spec_for(const CallKey& types);
-  Loaded& load(const CallKey& key);
-  ElementwiseTemplate template_of(const CallKey& key, const ElementCode& code) const;
+  Spec& spec_for(const KindKey& types);
+  Loaded& load(const KindKey& key);
+  ElementwiseTemplate template_of(const KindKey& key, const ElementCode& code) const;
   std::span<const bool> raw_span() const { return {raw.data(), core.nin()}; }
 
   kind::Core core;
@@ -96,21 +83,18 @@ struct ElementwiseKind::Impl {
   std::array<bool, kMaxKindOperands> raw{};
   std::uint64_t raw_mask = 0;  // raw, as bits
   std::deque<Spec> specs;
-  std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
-  std::deque<Loaded> loaded;
-  std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
-  CallKey last_key;  // the last call's key and program (a loop calls with one key)
-  Loaded* last = nullptr;
+  std::unordered_map<KindKey, Spec*, CallKeyHash> by_types;
+  CallCache<Loaded, kMaxKindOperands> cache;  // its mutex guards the specs and scratch too
 };
 
-ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const CallKey& types) {
+ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const KindKey& types) {
   if (auto it = by_types.find(types); it != by_types.end()) return *it->second;
   std::vector<dsl::Type> in = kind::Core::input_types(types, core.nin(), raw_span());
   std::vector<std::optional<dsl::Scalar>> out = kind::Core::output_types(types, core.nin());
   auto t0 = Clock::now();
   ElementCode code = setup.frontend(in, out, types.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda);
-  core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-  ++core.stats.specializations;
+  cache.counters().frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++cache.counters().specializations;
   LUDA_INTERNAL_CHECK(code.params.size() == core.nin() && code.outputs.size() == core.nout());
   core.check_made_outputs(out, code.outputs, "the kernel");
   Spec& s = specs.emplace_back(Spec{std::move(code), {}});
@@ -118,19 +102,19 @@ ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const CallKey& type
   return s;
 }
 
-ElementwiseTemplate ElementwiseKind::Impl::template_of(const CallKey& key, const ElementCode& code) const {
+ElementwiseTemplate ElementwiseKind::Impl::template_of(const KindKey& key, const ElementCode& code) const {
   ElementwiseTemplate t;
   t.target = key.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
   t.contiguous = key.layout == 0;
   t.ndim = key.ndim;
   t.vector = key.vector;
-  t.index32 = (key.flags & CallKey::Index32) != 0;
-  t.noalias = (key.flags & CallKey::NoAlias) != 0;
+  t.index32 = (key.flags & KindKey::Index32) != 0;
+  t.noalias = (key.flags & KindKey::NoAlias) != 0;
   for (std::size_t k = 0; k < core.nin(); ++k) {
     const OpCode& c = key.ops[k];
     KindOperand op;
     op.dtype = static_cast<dsl::Scalar>(c.scalar);
-    if (c.kind == OpCode::Raw) {
+    if (c.kind == OpCode::Whole) {
       op.kind = KindOperand::Kind::Raw;
       op.raw = dsl::Type::array_of(op.dtype, c.ndim, (c.flags & OpCode::CContiguous) != 0);
     } else {
@@ -145,13 +129,13 @@ ElementwiseTemplate ElementwiseKind::Impl::template_of(const CallKey& key, const
   return t;
 }
 
-ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const CallKey& key) {
+ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const KindKey& key) {
   Spec& spec = spec_for(types_key(key));
   KindSource source = elementwise_source(spec.code, template_of(key, spec.code), setup.name);
   Loaded l;
   l.spec = &spec;
   l.program = load_program(core.program(source, spec.code.nvrtc_options, spec.code.chunks), key.device, core.cache(),
-                           core.stats);
+                           cache.counters());
   if (key.device != kCpuDevice) {
     ContextScope scope(key.device);
     l.resident_blocks = static_cast<long long>(cuda_properties(key.device).multiprocessors) *
@@ -161,9 +145,7 @@ ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const CallKey& key) {
     l.bounds = Buffer::allocate(key.device == kCpuDevice ? Device::cpu() : Device::cuda(key.device),
                                 sizeof(dsl::BoundsRecord));
   spec.last_source = std::move(source.code);
-  Loaded& stored = loaded.emplace_back(std::move(l));
-  by_call.emplace(key, &stored);
-  return stored;
+  return cache.add(std::move(l));
 }
 
 ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setup)) {
@@ -287,9 +269,9 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
 
   // The key: operands, layout class, vector width (16-byte loads need every pointer
   // aligned to them), index width, aliasing.
-  CallKey key;
+  KindKey key;
   key.device = static_cast<std::int16_t>(ordinal);
-  key.nops = static_cast<std::uint8_t>(nin + nout);
+  key.count = static_cast<std::uint8_t>(nin + nout);
   kind::Core::input_codes(inputs, m.raw_span(), key);
   for (std::size_t k = 0; k < nout; ++k) {
     OpCode& c = key.ops[nin + k];
@@ -321,19 +303,17 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     }
   }
   key.vector = static_cast<std::uint8_t>(vector);
-  key.flags = static_cast<std::uint8_t>((noalias ? CallKey::NoAlias : 0) |
-                                        (!cpu && !contiguous && n <= INT_MAX ? CallKey::Index32 : 0));
+  key.flags = static_cast<std::uint8_t>((noalias ? KindKey::NoAlias : 0) |
+                                        (!cpu && !contiguous && n <= INT_MAX ? KindKey::Index32 : 0));
 
   Impl::Loaded* loaded = nullptr;
   const ElementCode* code = nullptr;
-  {
-    std::lock_guard lock(core.mutex);
-    if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
-      code = &m.spec_for(types_key(key)).code;
-    } else {
-      loaded = kind::find_loaded(core, m, key);
-      code = &loaded->spec->code;
-    }
+  if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
+    std::lock_guard lock(m.cache.mutex());
+    code = &m.spec_for(types_key(key)).code;
+  } else {
+    loaded = &m.cache.find(key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
+    code = &loaded->spec->code;
   }
   core.check_weak_ints(inputs, code->weak_int_uses);
   const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
@@ -413,7 +393,7 @@ void ElementwiseKind::compile(std::span<const dsl::Type> inputs, Device device) 
   if (!device.is_cpu()) require_cuda_device(ordinal);
   // The call most likely to come: contiguous arrays (strong types) with weak scalars,
   // outputs allocated, nothing overlapping.
-  CallKey key = key_of_types(inputs, m.core.nout(), ordinal);
+  KindKey key = key_of_types(inputs, m.core.nout(), ordinal);
   std::size_t widest = 0;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) {
@@ -422,9 +402,9 @@ void ElementwiseKind::compile(std::span<const dsl::Type> inputs, Device device) 
     }
   }
   key.vector = static_cast<std::uint8_t>(ordinal != kCpuDevice && widest > 0 && widest < 16 ? 16 / widest : 1);
-  key.flags = CallKey::NoAlias;
-  std::lock_guard lock(m.core.mutex);
-  if (m.by_call.find(key) == m.by_call.end()) m.load(key);
+  key.flags = KindKey::NoAlias;
+  std::lock_guard lock(m.cache.mutex());
+  m.cache.find_locked(key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
 }
 
 std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,
@@ -433,12 +413,12 @@ std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl:
   if (what != "types" && what != "cuda" && what != "ptx")
     fail("{}: unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", m.core.who(), what);
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
-  CallKey types = key_of_types(inputs, m.core.nout(), device.is_cpu() ? kCpuDevice : -1);
-  std::lock_guard lock(m.core.mutex);
+  KindKey types = key_of_types(inputs, m.core.nout(), device.is_cpu() ? kCpuDevice : -1);
+  std::lock_guard lock(m.cache.mutex());
   Impl::Spec& spec = m.spec_for(types);
   if (what == "types") return spec.code.typed;
   if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
-  CallKey key = types;  // not run yet, or PTX: the contiguous template
+  KindKey key = types;  // not run yet, or PTX: the contiguous template
   key.device = static_cast<std::int16_t>(device.is_cpu() ? kCpuDevice : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) key.ops[k].kind = OpCode::Array;
@@ -450,8 +430,7 @@ std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl:
 }
 
 JitStats ElementwiseKind::stats() const {
-  std::lock_guard lock(impl_->core.mutex);
-  return impl_->core.stats;
+  return impl_->cache.stats();
 }
 
 }  // namespace luda::jit

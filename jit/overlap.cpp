@@ -29,11 +29,20 @@ bool arrays_disjoint(std::span<const KernelArg> args) {
 }
 
 std::uint64_t inputs_over_outputs(std::span<const KernelArg> inputs, std::span<const NDArray> outs) {
+  // Each extent once: a call asks this of every input and output.
+  constexpr std::size_t kMost = 64;
+  ByteExtent given[kMost];
+  std::size_t n = 0;
+  for (const NDArray& o : outs)
+    if (o.valid() && o.size() > 0 && n < kMost) given[n++] = byte_extent(o);
   std::uint64_t mask = 0;
-  for (std::size_t k = 0; k < inputs.size() && k < 64; ++k) {
+  for (std::size_t k = 0; k < inputs.size() && k < kMost && n > 0; ++k) {
     if (inputs[k].kind != KernelArg::Kind::Array) continue;
-    for (const NDArray& o : outs)
-      if (may_share_memory(*inputs[k].array, o)) {
+    const NDArray& x = *inputs[k].array;
+    if (!x.valid() || x.size() == 0) continue;
+    const ByteExtent e = byte_extent(x);
+    for (std::size_t j = 0; j < n; ++j)
+      if (e.overlaps(given[j])) {
         mask |= std::uint64_t{1} << k;
         break;
       }

@@ -18,14 +18,12 @@
 #include <vector>
 
 #include "dsl/compile.h"
+#include "jit/call_key.h"
 #include "jit/disk_cache.h"
 #include "jit/host_compiler.h"
 #include "runtime/cpu_executor.h"
 
 namespace luda::jit {
-
-// The device ordinal of the cpu target, in keys and loaded programs.
-inline constexpr int kCpuDevice = -2;
 
 // Compile-path counters, for tests and :stats().
 struct JitStats {

@@ -144,7 +144,7 @@ class NDArray {
 // reaches (extent - 1) * stride elements, back for a negative stride. Defined for an array
 // that holds elements (size() > 0).
 struct ByteExtent {
-  std::uintptr_t lo = 0, hi = 0;
+  std::uintptr_t lo, hi;  // no initializers: launches keep arrays of them on the stack
   bool overlaps(const ByteExtent& o) const { return lo < o.hi && o.lo < hi; }
 };
 inline ByteExtent byte_extent(const NDArray& x) {
