@@ -269,8 +269,7 @@ ArgBuffer& JitKernel::pack(const dsl::CudaKernel& kernel, const LaunchConfig& co
     if (i < param_names_.size()) argument += fmt::format(" '{}'", param_names_[i]);
     weak_int_error(what_, argument, *u, args[i].i);
   }
-  thread_local ArgBuffer buffer;
-  buffer.clear();
+  ArgBuffer& buffer = launch_buffer();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const dsl::Type& p = kernel.params[i];
     const KernelArg& a = args[i];

@@ -441,8 +441,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   auto* counters = reinterpret_cast<unsigned*>(scratch);
 
   // ORDER KIND ABI (kind_templates.h)
-  thread_local ArgBuffer buffer;
-  buffer.clear();
+  ArgBuffer& buffer = launch_buffer();
   const long long launch[4] = {rows, len, g.seg, g.rows_per_block};
   buffer.put(launch, sizeof launch);
   const auto K = static_cast<std::size_t>(layout.kept_ndim), R = static_cast<std::size_t>(layout.reduced_ndim);

@@ -325,8 +325,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   if (n == 0) return;
 
   // ORDER KIND ABI (kind_templates.h)
-  thread_local ArgBuffer buffer;
-  buffer.clear();
+  ArgBuffer& buffer = launch_buffer();
   const int nd = layout.ndim;
   auto put_strided = [&](const void* data, std::size_t li) {
     std::uint64_t words[1 + kMaxKindDims];

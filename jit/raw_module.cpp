@@ -537,14 +537,14 @@ HostCompileStats RawModule::cpu_stats() const {
 
 void RawKernel::launch_cpu(const LaunchConfig& config, std::span<const KernelArg> args) {
   const CpuTarget& target = cpu_target();
-  thread_local PackedArgs packed;  // as in launch
+  ArgBuffer& packed = launch_buffer();
   pack_arguments(packed, name_, target.signature, args);
   try {
     validate_cpu_launch(config);
   } catch (const Error& e) {
     throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
   }
-  cpu_launch(target.kernel, config, packed.data(), who_);
+  cpu_launch(target.kernel, config, packed.pointers(), who_);
 }
 
 // Made once: the executor stops a kernel by a signal while it runs its own code, which lies
@@ -657,16 +657,14 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
   }
   const CudaTarget& target = cuda_target(ordinal);
-  // This thread's, reused: packing allocates nothing once it has grown. Nothing in a
-  // launch calls back into another launch on this thread before the driver has read it.
-  thread_local PackedArgs packed;
+  ArgBuffer& packed = launch_buffer();
   pack_arguments(packed, name_, target.signature, args);
   ContextScope scope(ordinal);
   driver::note_launch(label_);
   if (module_->cooperative()) [[unlikely]] {
-    launch_cooperative(target.function, config, packed.data(), ordinal, who_);
+    launch_cooperative(target.function, config, packed.pointers(), ordinal, who_);
   } else {
-    luda::launch(target.function, config, packed.data());
+    luda::launch(target.function, config, packed.pointers());
   }
 }
 

@@ -243,14 +243,18 @@ TEST(RawKernelGpu, PointersAreDataPointersOfElementZero) {
   NDArray x = device_floats(a, {10, 10});
   NDArray row = x.at(3);                   // a view at an offset
   NDArray col = x.transpose().at(2);       // non-contiguous: its first element's address
-  PackedArgs p = pack_arguments("my_add", sig,
-                                std::vector<KernelArg>{KernelArg::of_array(x), KernelArg::of_array(row),
-                                                       KernelArg::of_array(col)});
-  EXPECT_EQ(p.value<void*>(0), x.data());
-  EXPECT_EQ(p.value<void*>(1), static_cast<void*>(static_cast<char*>(x.data()) + 30 * sizeof(float)));
-  EXPECT_EQ(p.value<void*>(2), static_cast<void*>(static_cast<char*>(x.data()) + 2 * sizeof(float)));
-  EXPECT_TRUE(p.slots[0].pointer);
-  EXPECT_EQ(p.device, 0);
+  ArgBuffer p = pack_arguments("my_add", sig,
+                               std::vector<KernelArg>{KernelArg::of_array(x), KernelArg::of_array(row),
+                                                      KernelArg::of_array(col)});
+  auto pointer = [&](std::size_t i) {
+    void* v = nullptr;
+    std::memcpy(&v, p.slot(i), sizeof v);
+    return v;
+  };
+  ASSERT_EQ(p.count(), 3u);
+  EXPECT_EQ(pointer(0), x.data());
+  EXPECT_EQ(pointer(1), static_cast<void*>(static_cast<char*>(x.data()) + 30 * sizeof(float)));
+  EXPECT_EQ(pointer(2), static_cast<void*>(static_cast<char*>(x.data()) + 2 * sizeof(float)));
 }
 
 TEST(RawKernelGpu, GridOfZeroIsAnError) {
