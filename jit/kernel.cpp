@@ -228,31 +228,10 @@ JitKernel::Loaded& JitKernel::load(Specialization& spec, int ordinal) {
   // The generated entry knows only the Lua code's needs; a linked source's barriers need
   // the block's threads to interleave too.
   if (spec.linked_needs_fibers) l.program.cpu.needs_fibers = true;
+  l.program.cooperative = spec.kernel.cooperative;
   if (spec.kernel.bounds_record)
     l.bounds = Buffer::allocate(ordinal == kCpuDevice ? Device::cpu() : Device::cuda(ordinal), sizeof(dsl::BoundsRecord));
   return cache_.add(std::move(l));
-}
-
-void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args) {
-  const dsl::CudaKernel& kernel = loaded.spec->kernel;
-  try {
-    validate_cpu_launch(config);
-  } catch (const Error& e) {
-    throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
-  }
-  ArgBuffer& buffer = pack(kernel, config, args);
-  dsl::BoundsRecord* record = nullptr;
-  if (kernel.bounds_record) {
-    record = static_cast<dsl::BoundsRecord*>(loaded.bounds->data());
-    *record = dsl::BoundsRecord{};
-    buffer.put(&record, sizeof record);
-  }
-  cpu_launch(loaded.program.cpu, config, buffer.pointers(), what_);
-  if (record && record->hit) bounds_error(*record);
-}
-
-void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
-  throw Error(dsl::record_message(what_, function_.chunk ? function_.chunk->name : "?", r));
 }
 
 // The launch's arguments laid out as the kernel's parameters expect (the same ABI on both
@@ -301,37 +280,16 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     if (!spec) spec = &specialize(types, false, noalias, target);
     return load(*spec, ordinal);
   });
-  if (ordinal == kCpuDevice) {
-    launch_cpu(*loaded, config, args);
-    return;
-  }
   const dsl::CudaKernel& kernel = loaded->spec->kernel;
-  try {
-    config.validate(cuda_properties(ordinal));
-  } catch (const NoDeviceError&) {
-    throw;
-  } catch (const Error& e) {
-    throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
-  }
+  check_launch_config(config, ordinal, what_);
   ArgBuffer& buffer = pack(kernel, config, args);
-  ContextScope scope(ordinal);
   if (kernel.bounds_record) {
-    void* record = loaded->bounds->data();
+    dsl::BoundsRecord* record = zero_bounds_record(*loaded->bounds, config.stream);
     buffer.put(&record, sizeof record);
-    zero_bytes(Device::cuda(ordinal), record, sizeof(dsl::BoundsRecord), config.stream);
   }
-  driver::note_launch(label_);
-  if (kernel.cooperative) [[unlikely]] {
-    launch_cooperative(loaded->program.function, config, buffer.pointers(), ordinal, what_);
-  } else {
-    luda::launch(loaded->program.function, config, buffer.pointers());
-  }
-
-  if (kernel.bounds_record) {  // a synchronous copy on the launch's stream: waits for the kernel
-    dsl::BoundsRecord r{};
-    copy_bytes(Device::cpu(), &r, Device::cuda(ordinal), loaded->bounds->data(), sizeof r, config.stream);
-    if (r.hit) bounds_error(r);
-  }
+  jit::launch(loaded->program, config, buffer.pointers(), LaunchName{what_, label_});
+  if (kernel.bounds_record)
+    check_bounds_record(*loaded->bounds, config.stream, what_, function_.chunk ? function_.chunk->name : "?");
 }
 
 // ---------------------------------------------------------------------------------------

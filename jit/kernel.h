@@ -158,9 +158,7 @@ class JitKernel {
   Loaded& load(Specialization& spec, int ordinal);
   ProgramText program_text(const Specialization& spec) const;
   int launch_device(std::span<const KernelArg> args) const;  // a CUDA ordinal or kCpuDevice
-  void launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args);
   void check_count(std::size_t n) const;
-  [[noreturn]] void bounds_error(const dsl::BoundsRecord& r) const;
   Specialization& only_or_named(std::string_view signature);
   std::vector<std::string> signatures_locked() const;
   ArgBuffer& pack(const dsl::CudaKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args) const;

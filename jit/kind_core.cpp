@@ -171,18 +171,6 @@ ProgramText Core::program(const KindSource& source, const std::vector<std::strin
   return p;
 }
 
-void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
-                 const char* who) {
-  ContextScope scope(ordinal);  // one cuCtxGetCurrent when the context is current already
-  driver::note_launch(who);
-  CUresult r = driver::api().cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y),
-                                            static_cast<unsigned>(grid.z), static_cast<unsigned>(block.x),
-                                            static_cast<unsigned>(block.y), static_cast<unsigned>(block.z), 0, stream,
-                                            args, nullptr);
-  if (r != CUDA_SUCCESS)  // the message is formatted only on failure: the hot path allocates nothing
-    driver::check(r, "cuLaunchKernel", fmt::format("{}, grid {}, block {}", who, grid.str(), block.str()));
-}
-
 int resident_blocks_per_sm(CUfunction f, int ordinal, int threads) {
   const driver::Api& cu = driver::api();
   auto func = [&](CUfunction_attribute a) {
@@ -205,12 +193,6 @@ int resident_blocks_per_sm(CUfunction f, int ordinal, int threads) {
   if (int shared = func(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES); shared > 0)
     blocks = std::min(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) / (shared + 1024));
   return std::max(blocks, 1);
-}
-
-void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args, std::string_view who) {
-  LaunchConfig config;
-  config.grid = grid;
-  cpu_launch(k, config, args, who);
 }
 
 }  // namespace luda::jit::kind

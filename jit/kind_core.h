@@ -40,6 +40,7 @@ class Core {
 
   const std::string& who() const { return who_; }  // "vectorize 'f'"
   const char* label() const { return label_; }     // who(), interned (driver::note_launch)
+  LaunchName name() const { return {who_, label_}; }
   std::size_t nin() const { return nin_; }
   std::size_t nout() const { return names_.size() - nin_; }
   // "argument 2 'w'", "output 1 'z'"
@@ -98,12 +99,6 @@ class Core {
   std::vector<std::string> names_;  // inputs then outputs
   DiskCache* cache_;
 };
-
-// The launch, on cuda (the context made current only when it is not) or on the cpu.
-// `who` is Core::label(): named by a later sticky error (driver::note_launch).
-void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
-                 const char* who);
-void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args, std::string_view who);
 
 // Blocks of `threads` threads of `f` that one SM of `ordinal` holds at once (registers,
 // static shared memory, thread and block slots): grids of that many per SM run in one wave,

@@ -486,8 +486,11 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   buffer.put(&partials, sizeof partials);
   buffer.put(&counters, sizeof counters);
 
-  if (cpu) kind::launch_cpu(loaded->program.cpu, g.grid, buffer.pointers(), core.who());
-  else kind::launch_cuda(loaded->program.function, g.grid, g.block, cu_stream, buffer.pointers(), ordinal, core.label());
+  LaunchConfig config;
+  config.grid = g.grid;
+  config.block = g.block;
+  config.stream = cu_stream;
+  jit::launch(loaded->program, config, buffer.pointers(), core.name());
 }
 
 std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,

@@ -357,31 +357,24 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     }
   }
   buffer.put(&n, sizeof n);
-  dsl::BoundsRecord* record = nullptr;
   if (code->bounds_record) {
-    record = static_cast<dsl::BoundsRecord*>(loaded->bounds->data());
+    dsl::BoundsRecord* record = zero_bounds_record(*loaded->bounds, cu_stream);
     buffer.put(&record, sizeof record);
-    if (cpu) *record = dsl::BoundsRecord{};
-    else zero_bytes(device, record, sizeof *record, cu_stream);
   }
 
+  LaunchConfig config;
   if (cpu) {
-    long long chunks = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
-    kind::launch_cpu(loaded->program.cpu, Dim3{chunks, 1, 1}, buffer.pointers(), core.who());
+    config.grid.x = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
   } else {
     long long work = contiguous ? kind::ceil_div(n, vector) : n;
-    long long blocks = std::min(kind::ceil_div(work, kKindBlock), loaded->resident_blocks);
-    kind::launch_cuda(loaded->program.function, Dim3{std::max(blocks, 1LL), 1, 1}, Dim3{kKindBlock, 1, 1}, cu_stream,
-                      buffer.pointers(), ordinal, core.label());
+    config.grid.x = std::max(std::min(kind::ceil_div(work, kKindBlock), loaded->resident_blocks), 1LL);
+    config.block.x = kKindBlock;
+    config.stream = cu_stream;
   }
-  if (record) {
-    dsl::BoundsRecord r{};
-    if (cpu) r = *record;
-    else copy_bytes(Device::cpu(), &r, device, record, sizeof r, cu_stream);  // waits for the kernel
-    if (r.hit) {
-      const auto& chunks = code->chunks;
-      throw Error(dsl::record_message(core.who(), chunks.empty() || !chunks[0] ? "?" : chunks[0]->name, r));
-    }
+  jit::launch(loaded->program, config, buffer.pointers(), core.name());
+  if (code->bounds_record) {
+    const auto& chunks = code->chunks;
+    check_bounds_record(*loaded->bounds, cu_stream, core.who(), chunks.empty() || !chunks[0] ? "?" : chunks[0]->name);
   }
 }
 

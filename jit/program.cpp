@@ -198,17 +198,50 @@ CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string
 
 }  // namespace detail
 
-void launch_cooperative(CUfunction f, const LaunchConfig& config, void** args, int ordinal, std::string_view who) {
+void launch(const LoadedProgram& program, const LaunchConfig& config, void** args, const LaunchName& name) {
+  if (program.ordinal == kCpuDevice) {
+    cpu_launch(program.cpu, config, args, name.who);
+    return;
+  }
+  ContextScope scope(program.ordinal);  // one cuCtxGetCurrent when the context is current already
+  driver::note_launch(name.label);
+  if (!program.cooperative) [[likely]] {
+    luda::launch(program.function, config, args, false, name.who);
+    return;
+  }
   try {
-    launch(f, config, args, true);
+    luda::launch(program.function, config, args, true, name.who);
   } catch (const CudaError& e) {
     if (e.code() != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) throw;
     try {
-      cooperative_grid_too_large(f, config, cuda_properties(ordinal));
+      cooperative_grid_too_large(program.function, config, cuda_properties(program.ordinal));
     } catch (const Error& limit) {
-      throw Error(fmt::format("{}: {}", who, limit.what()));
+      throw Error(fmt::format("{}: {}", name.who, limit.what()));
     }
   }
+}
+
+void check_launch_config(const LaunchConfig& config, int ordinal, std::string_view who) {
+  try {
+    if (ordinal == kCpuDevice) validate_cpu_launch(config);
+    else config.validate(cuda_properties(ordinal));
+  } catch (const NoDeviceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", who, e.what()));
+  }
+}
+
+dsl::BoundsRecord* zero_bounds_record(const Buffer& record, CUstream stream) {
+  auto* r = static_cast<dsl::BoundsRecord*>(record.data());
+  zero_bytes(record.device(), r, sizeof *r, stream);
+  return r;
+}
+
+void check_bounds_record(const Buffer& record, CUstream stream, std::string_view who, std::string_view chunk) {
+  dsl::BoundsRecord r{};
+  copy_bytes(Device::cpu(), &r, record.device(), record.data(), sizeof r, stream);  // waits for the kernel
+  if (r.hit) throw Error(dsl::record_message(who, chunk, r));
 }
 
 long long max_cooperative_grid_blocks(const LoadedProgram& loaded, const Dim3& block, unsigned shared_mem) {

@@ -22,6 +22,8 @@
 #include "jit/disk_cache.h"
 #include "jit/host_compiler.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/launch.h"
+#include "runtime/memory.h"
 
 namespace luda::jit {
 
@@ -61,6 +63,7 @@ struct LoadedProgram {
   CUfunction function = nullptr;
   std::shared_ptr<const CpuModule> cpu_module;
   CpuKernel cpu;
+  bool cooperative = false;  // its kernels call the grid barrier: launched cooperatively
 };
 
 // Compiles (or finds in `cache`) and loads `program` on `ordinal` (a CUDA ordinal, or
@@ -69,10 +72,33 @@ LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& c
 // Unloads the CUDA module, if any; never throws (at exit the driver may be gone).
 void unload_program(LoadedProgram& loaded) noexcept;
 
-// Launches a kernel that calls the grid barrier (cuLaunchCooperativeKernel) on `ordinal`,
-// whose context is current. A grid past what the device holds at once is an error that
-// starts with `who` ("kernel 'k': a cooperative grid of ...": cooperative_grid_too_large).
-void launch_cooperative(CUfunction f, const LaunchConfig& config, void** args, int ordinal, std::string_view who);
+// Who a launch is: `who` starts its errors ("kernel 'add'"); `label` names it in a later
+// sticky error (driver::note_launch: "kernel 'add' (add.lua:3)") and lives as long as the
+// process (driver::intern_label).
+struct LaunchName {
+  std::string_view who;
+  const char* label = nullptr;
+};
+
+// The launch step of every call, for every kind of kernel: `program`'s entry with `args`
+// (an ArgBuffer's pointers), on the cpu (the executor, synchronously) or on its CUDA
+// device, whose context is made current when it is not; cooperatively
+// (cuLaunchCooperativeKernel) when the program's kernels call the grid barrier, a grid
+// past what the device holds at once being an error after `who` ("kernel 'k': a
+// cooperative grid of ...": cooperative_grid_too_large). A driver failure names `who`.
+void launch(const LoadedProgram& program, const LaunchConfig& config, void** args, const LaunchName& name);
+
+// A launch configuration given by the caller, checked for `ordinal` (a CUDA device's
+// limits, or the cpu target's), its errors after `who`: "kernel 'k': grid dimension x is
+// 0: ...". A missing device's NoDeviceError passes as it is.
+void check_launch_config(const LaunchConfig& config, int ordinal, std::string_view who);
+
+// The record of a launch of code compiled with bounds checks (dsl::BoundsRecord, in
+// `record`'s memory): zeroed before the launch, on its stream; read after it (a copy that
+// waits for the kernel), where an index out of range raises dsl::record_message's error
+// after `who`, at `chunk`.
+dsl::BoundsRecord* zero_bounds_record(const Buffer& record, CUstream stream);
+void check_bounds_record(const Buffer& record, CUstream stream, std::string_view who, std::string_view chunk);
 
 // Numba's max_cooperative_grid_blocks: the most blocks of `block` threads (and
 // `shared_mem` bytes of dynamic shared memory) of `loaded` that its device holds at once.

@@ -535,22 +535,7 @@ HostCompileStats RawModule::cpu_stats() const {
   return cpu_stats_;
 }
 
-void RawKernel::launch_cpu(const LaunchConfig& config, std::span<const KernelArg> args) {
-  const CpuTarget& target = cpu_target();
-  ArgBuffer& packed = launch_buffer();
-  pack_arguments(packed, name_, target.signature, args);
-  try {
-    validate_cpu_launch(config);
-  } catch (const Error& e) {
-    throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
-  }
-  cpu_launch(target.kernel, config, packed.pointers(), who_);
-}
-
-// Made once: the executor stops a kernel by a signal while it runs its own code, which lies
-// in its shared object (runtime/cpu_executor.h).
-const RawKernel::CpuTarget& RawKernel::cpu_target() {
-  if (const CpuTarget* t = cpu_target_.load(std::memory_order_acquire)) return *t;
+RawKernel::Target& RawKernel::load_cpu_target() {
   if (!module_->path().empty()) module_->no_cpu_image(who_ + " cannot run on the cpu");
   if (!module_->reflects(name_)) {
     std::vector<KernelDefinition> defs = find_kernels(module_->source());
@@ -567,14 +552,15 @@ const RawKernel::CpuTarget& RawKernel::cpu_target() {
     fail("raw_kernel '{}' cannot run on the cpu: the host compiler's reading of its parameter list is missing from "
          "the compiled module",
          name_);
-  std::lock_guard lock(mutex_);
-  if (!cpu_target_storage_) {
-    auto t = std::make_unique<CpuTarget>(CpuTarget{module->kernel(cpu_entry_name(name_)), std::move(signature)});
-    cpu_code_range(reinterpret_cast<const void*>(t->kernel.run_thread), &t->kernel.code_begin, &t->kernel.code_end);
-    cpu_target_storage_ = std::move(t);
-    cpu_target_.store(cpu_target_storage_.get(), std::memory_order_release);
-  }
-  return *cpu_target_storage_;
+  Target t;
+  t.program.ordinal = kCpuDevice;
+  t.program.cpu = module->kernel(cpu_entry_name(name_));
+  cpu_code_range(reinterpret_cast<const void*>(t.program.cpu.run_thread), &t.program.cpu.code_begin,
+                 &t.program.cpu.code_end);
+  t.program.cpu_module = std::move(module);
+  t.program.cooperative = module_->cooperative();
+  t.signature = std::move(signature);
+  return targets_.add(std::move(t));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -596,42 +582,37 @@ std::shared_ptr<RawKernel> RawKernel::create(std::string source, std::string nam
   return module->get_function(name);
 }
 
+RawKernel::Target& RawKernel::load_target(int ordinal) {
+  if (ordinal == kCpuDevice) return load_cpu_target();
+  Target t;
+  std::string symbol;
+  CUmodule m = module_->load(ordinal, name_, &symbol, &t.signature);
+  ContextScope scope(ordinal);
+  CUresult r = driver::api().cuModuleGetFunction(&t.program.function, m, symbol.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) module_->missing_kernel(name_);
+  driver::check(r, "cuModuleGetFunction", name_);
+  t.program.ordinal = ordinal;
+  t.program.module = m;
+  t.program.cooperative = module_->cooperative();
+  return targets_.add(std::move(t));
+}
+
+const RawKernel::Target& RawKernel::target(int ordinal) {
+  CallKey<0> key;
+  key.device = static_cast<std::int16_t>(ordinal);
+  std::lock_guard lock(targets_.mutex());
+  return targets_.find_locked(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
+}
+
 std::optional<KernelSignature> RawKernel::signature(Device device) {
-  if (device.is_cpu()) return cpu_target().signature;
-  return cuda_target(device.index).signature;
+  return target(device.is_cpu() ? kCpuDevice : device.index).signature;
 }
 
 std::optional<KernelSignature> RawKernel::signature_for_arch(int arch) {
   return module_->reflected(module_->compile_for(arch, /*cubin=*/false).lowered_names, name_);
 }
 
-const RawKernel::CudaTarget& RawKernel::cuda_target(int ordinal) {
-  bool fast = ordinal >= 0 && ordinal < kFastOrdinals;
-  if (fast) {
-    if (const CudaTarget* t = fast_targets_[ordinal].load(std::memory_order_acquire)) return *t;
-  }
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = cuda_targets_.find(ordinal); it != cuda_targets_.end()) {
-      if (fast) fast_targets_[ordinal].store(it->second.get(), std::memory_order_release);
-      return *it->second;
-    }
-  }
-  std::string symbol;
-  auto target = std::make_unique<CudaTarget>();
-  CUmodule m = module_->load(ordinal, name_, &symbol, &target->signature);
-  ContextScope scope(ordinal);
-  CUresult r = driver::api().cuModuleGetFunction(&target->function, m, symbol.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND) module_->missing_kernel(name_);
-  driver::check(r, "cuModuleGetFunction", name_);
-  std::lock_guard lock(mutex_);
-  // A racing thread's is the same.
-  const CudaTarget& kept = *cuda_targets_.emplace(ordinal, std::move(target)).first->second;
-  if (fast) fast_targets_[ordinal].store(&kept, std::memory_order_release);
-  return kept;
-}
-
-CUfunction RawKernel::function(int ordinal) { return cuda_target(ordinal).function; }
+CUfunction RawKernel::function(int ordinal) { return target(ordinal).program.function; }
 
 long long RawKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned shared_mem) {
   Device device = current_device();
@@ -644,28 +625,14 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   // Where the arrays are, else the thread's device; the compile there tells the parameters.
   std::optional<Device> arrays = arrays_device("raw_kernel", name_, args, text_names_);
   Device device = arrays ? *arrays : current_device();
-  if (device.is_cpu()) {
-    launch_cpu(config, args);
-    return;
-  }
-  int ordinal = device.index;
-  try {
-    config.validate(cuda_properties(ordinal));
-  } catch (const NoDeviceError&) {
-    throw;
-  } catch (const Error& e) {
-    throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
-  }
-  const CudaTarget& target = cuda_target(ordinal);
-  ArgBuffer& packed = launch_buffer();
-  pack_arguments(packed, name_, target.signature, args);
-  ContextScope scope(ordinal);
-  driver::note_launch(label_);
-  if (module_->cooperative()) [[unlikely]] {
-    launch_cooperative(target.function, config, packed.pointers(), ordinal, who_);
-  } else {
-    luda::launch(target.function, config, packed.pointers());
-  }
+  const int ordinal = device.is_cpu() ? kCpuDevice : device.index;
+  check_launch_config(config, ordinal, who_);
+  CallKey<0> key;
+  key.device = static_cast<std::int16_t>(ordinal);
+  const Target& t = targets_.find(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
+  ArgBuffer& buffer = launch_buffer();
+  pack_arguments(buffer, name_, t.signature, args);
+  jit::launch(t.program, config, buffer.pointers(), LaunchName{who_, label_});
 }
 
 }  // namespace luda::jit

@@ -12,7 +12,6 @@
 #include <cuda.h>
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,10 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "jit/call_cache.h"
 #include "jit/kernel_args.h"
 #include "jit/host_compiler.h"
 #include "jit/kernel_params.h"
 #include "jit/nvrtc.h"
+#include "jit/program.h"
 #include "runtime/launch.h"
 #include "runtime/ndarray.h"
 
@@ -181,32 +182,28 @@ class RawKernel {
   // Error "no kernel named 'foo' in the source (...)" when the module lacks the symbol.
   CUfunction function(int ordinal);
 
+  // Its launches (calls, memory hits: launches on a device it was loaded on already).
+  JitStats stats() const { return targets_.stats(); }
+
  private:
-  struct CudaTarget {
-    CUfunction function = nullptr;
+  // The kernel where one device runs it (the cpu target's is made once: the executor
+  // stops a kernel by a signal while it runs its own code, which lies in its object).
+  struct Target {
+    LoadedProgram program;  // its module's there, with this kernel's entry
     std::optional<KernelSignature> signature;
   };
-  struct CpuTarget {
-    CpuKernel kernel;
-    std::optional<KernelSignature> signature;
-  };
-  const CudaTarget& cuda_target(int ordinal);
-  const CpuTarget& cpu_target();
-  void launch_cpu(const LaunchConfig& config, std::span<const KernelArg> args);
+  // The target on `ordinal` (a CUDA ordinal or kCpuDevice), compiled and loaded there
+  // on first use; not counted as a launch.
+  const Target& target(int ordinal);
+  Target& load_target(int ordinal);  // targets_' mutex held
+  Target& load_cpu_target();
 
   std::shared_ptr<RawModule> module_;
   std::string name_;
   std::string who_;  // "raw_kernel 'name'"
   const char* label_;  // who_, for driver::note_launch
   std::vector<std::string> text_names_;  // the parameters' names in the source, for errors before a compile
-  std::mutex mutex_;
-  std::map<int, std::unique_ptr<CudaTarget>> cuda_targets_;
-  std::unique_ptr<CpuTarget> cpu_target_storage_;
-  // Made on first use and read without the lock on every launch: the cpu target, and the
-  // cuda targets of the first devices.
-  std::atomic<const CpuTarget*> cpu_target_{nullptr};
-  static constexpr int kFastOrdinals = 16;
-  std::array<std::atomic<const CudaTarget*>, kFastOrdinals> fast_targets_{};
+  CallCache<Target, 0> targets_;  // keyed by the device alone
 };
 
 }  // namespace luda::jit

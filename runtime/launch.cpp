@@ -61,7 +61,7 @@ void LaunchConfig::validate(const DeviceProperties& props) const {
          props.shared_memory_per_block_optin);
 }
 
-void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative) {
+void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative, std::string_view who) {
   const driver::Api& cu = driver::api();
   // The hot path of every dispatch: messages are formatted only when a call failed.
   if (config.shared_mem > kDefaultSharedLimit) {
@@ -79,8 +79,9 @@ void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperat
                    : cu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, config.shared_mem, config.stream, args, nullptr);
   if (r != CUDA_SUCCESS)
     driver::check(r, cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
-                  fmt::format("grid {}, block {}, {} bytes of dynamic shared memory",
-                              config.grid.str(), config.block.str(), config.shared_mem));
+                  fmt::format("{}{}grid {}, block {}, {} bytes of dynamic shared memory", who,
+                              who.empty() ? "" : ", ", config.grid.str(), config.block.str(),
+                              config.shared_mem));
 }
 
 long long max_cooperative_blocks(CUfunction f, const Dim3& block, unsigned shared_mem,

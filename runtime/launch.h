@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "runtime/device.h"
 
@@ -43,7 +44,9 @@ struct LaunchConfig {
 // `cooperative`: cuLaunchCooperativeKernel, for a kernel that calls the grid barrier
 // (cooperative_groups::this_grid().sync()); every block of the grid must then be resident
 // at once, else CudaError CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
-void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative = false);
+// `who` ("kernel 'add'"), when given, leads the failure's details.
+void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative = false,
+            std::string_view who = {});
 
 // The most blocks of `block` threads (with `shared_mem` bytes of dynamic shared memory)
 // of `f` that the device holds at once: blocks a multiprocessor holds
