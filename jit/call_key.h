@@ -9,10 +9,13 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "dsl/types.h"
 #include "jit/kernel_args.h"
 #include "runtime/dtype.h"
+#include "runtime/ndarray.h"
 
 namespace luda::jit {
 
@@ -76,6 +79,14 @@ struct CallKeyHash {
   template <std::size_t N>
   std::size_t operator()(const CallKey<N>& k) const { return k.hash(); }
 };
+
+// The device a call runs on (a CUDA ordinal, or kCpuDevice): its arrays' (`outs`: the
+// outputs a kind's call gives, invalid where not given), else the thread's current
+// device. Mixed devices or an empty handle raise arrays_device's error after `who`
+// ("vectorize 'f'"), naming the operands by `names` (inputs, then outputs). Allocates
+// nothing when the arrays are valid and on one device.
+int call_device(std::string_view who, std::span<const KernelArg> args, std::span<const NDArray> outs,
+                std::span<const std::string> names);
 
 // The operand codes of a call's arguments into ops[0, args.size()): arrays by dtype, and
 // by ndim and C-contiguity too where `whole(k)` (an array passed whole); Lua numbers weak,

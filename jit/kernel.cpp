@@ -132,13 +132,6 @@ void JitKernel::check_count(std::size_t n) const {
   fail("kernel '{}' takes {} argument{}{}, got {}", name_, expected, expected == 1 ? "" : "s", names, n);
 }
 
-int JitKernel::launch_device(std::span<const KernelArg> args) const {
-  std::optional<Device> d = arrays_device("kernel", name_, args, param_names_);
-  if (!d) d = current_device();
-  if (d->is_cpu()) return kCpuDevice;
-  return d->index;
-}
-
 JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature,
                                                  bool noalias, dsl::Target target) {
   SignatureKey key = signature_key(types, target == dsl::Target::Cpu ? kCpuDevice : -1, noalias);
@@ -264,10 +257,13 @@ ArgBuffer& JitKernel::pack(const dsl::CudaKernel& kernel, const LaunchConfig& co
 }
 
 void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
+  // plan: where the arrays are and the arguments' signature, with the overlap step's
+  // NoAlias when no two arrays may share memory
   check_count(args.size());
-  int ordinal = launch_device(args);
-  dsl::Target target = ordinal == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
-  SignatureKey key = signature_key(args, ordinal);
+  const int ordinal = call_device(what_, args, {}, param_names_);
+  const dsl::Target target = ordinal == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
+  const SignatureKey key = signature_key(args, ordinal);
+  // lookup
   Loaded* loaded = &cache_.find(key, [&](const SignatureKey& k) -> Loaded& {
     // Disjoint arrays get their own specialization with restricted pointers (made on
     // first such call); a signature compiled ahead serves both kinds of call.
@@ -280,6 +276,7 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     if (!spec) spec = &specialize(types, false, noalias, target);
     return load(*spec, ordinal);
   });
+  // pack
   const dsl::CudaKernel& kernel = loaded->spec->kernel;
   check_launch_config(config, ordinal, what_);
   ArgBuffer& buffer = pack(kernel, config, args);
@@ -287,6 +284,7 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     dsl::BoundsRecord* record = zero_bounds_record(*loaded->bounds, config.stream);
     buffer.put(&record, sizeof record);
   }
+  // launch
   jit::launch(loaded->program, config, buffer.pointers(), LaunchName{what_, label_});
   if (kernel.bounds_record)
     check_bounds_record(*loaded->bounds, config.stream, what_, function_.chunk ? function_.chunk->name : "?");

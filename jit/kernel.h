@@ -157,7 +157,6 @@ class JitKernel {
   // to it, or compile()), else loaded now. cache_'s mutex held.
   Loaded& load(Specialization& spec, int ordinal);
   ProgramText program_text(const Specialization& spec) const;
-  int launch_device(std::span<const KernelArg> args) const;  // a CUDA ordinal or kCpuDevice
   void check_count(std::size_t n) const;
   Specialization& only_or_named(std::string_view signature);
   std::vector<std::string> signatures_locked() const;

@@ -45,32 +45,6 @@ void Core::check_counts(std::size_t inputs, std::size_t outputs) const {
     fail("{} has {} output{}{}, got {}", who_, nout(), nout() == 1 ? "" : "s", listed(all.subspan(nin_)), outputs);
 }
 
-int Core::device_of(std::span<const KernelArg> inputs, std::span<const NDArray> outs) const {
-  std::optional<Device> d;
-  bool odd = false;  // mixed devices or an empty handle: arrays_device says which
-  auto see = [&](const NDArray* a) {
-    if (!a || !a->valid()) {
-      odd = true;
-      return;
-    }
-    Device e = a->device();
-    if (!d) d = e;
-    else if (!(*d == e)) odd = true;
-  };
-  for (const KernelArg& a : inputs)
-    if (a.kind == KernelArg::Kind::Array) see(a.array);
-  for (const NDArray& o : outs)
-    if (o.valid()) see(&o);
-  if (odd) {
-    std::vector<KernelArg> args(inputs.begin(), inputs.end());
-    for (const NDArray& o : outs) args.push_back(o.valid() ? KernelArg::of_array(o) : KernelArg::of_int(0));
-    arrays_device(who_, args, names_);
-    LUDA_INTERNAL_CHECK(false);
-  }
-  if (!d) d = current_device();
-  return d->is_cpu() ? kCpuDevice : d->index;
-}
-
 CUstream Core::stream_handle(const Stream* stream, int ordinal) const {
   if (!stream || ordinal == kCpuDevice) return nullptr;  // the cpu target runs synchronously
   if (stream->device() != Device::cuda(ordinal))

@@ -49,9 +49,8 @@ class Core {
 
   // Errors for the wrong number of inputs or outputs (a call compares the counts first).
   void check_counts(std::size_t inputs, std::size_t outputs) const;
-  // Where the call runs: the arrays' device (kCpuDevice for cpu), the current device when
-  // there is none; mixed devices or an empty handle raise arrays_device's error.
-  int device_of(std::span<const KernelArg> inputs, std::span<const NDArray> outs) const;
+  // The operands' names, inputs then outputs (call_device's errors).
+  std::span<const std::string> names() const { return names_; }
   // The stream's handle, checked to be on the call's device (null: the default stream).
   CUstream stream_handle(const Stream* stream, int ordinal) const;
   // The error for operands that do not broadcast: NumPy's message after who().

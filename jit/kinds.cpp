@@ -73,6 +73,26 @@ struct ElementwiseKind::Impl {
     for (Loaded& l : cache.entries()) unload_program(l.program);
   }
 
+  // What a call reads from its operands before any code is looked up: where it runs, the
+  // broadcast shape, the collapsed layout (operand k of it: input k's in_lay[k], or
+  // output o's nl_in + o), and the key.
+  struct Plan {
+    int ordinal = 0;
+    bool cpu = false;
+    int in_lay[kMaxKindOperands];  // -1: a scalar or raw input
+    int nl_in = 0;
+    BroadcastShape shape;
+    ElementwiseLayout layout;
+    KindKey key;
+  };
+  // The steps of a call (ElementwiseKind::call): plan, overlap (the inputs to copy first,
+  // else 0, with NoAlias set in the key when nothing overlaps), pack and the launch's grid.
+  void plan(std::span<const KernelArg> inputs, std::span<const NDArray> outs, std::int64_t size, Plan& p) const;
+  std::uint64_t overlap(std::span<const KernelArg> inputs, std::span<const NDArray> outs, Plan& p) const;
+  ArgBuffer& pack(std::span<const KernelArg> inputs, std::span<const NDArray> outs, const Plan& p, const Loaded& loaded,
+                  CUstream stream) const;
+  LaunchConfig launch_config(const Plan& p, const Loaded& loaded, CUstream stream) const;
+
   Spec& spec_for(const KindKey& types);
   Loaded& load(const KindKey& key);
   ElementwiseTemplate template_of(const KindKey& key, const ElementCode& code) const;
@@ -156,19 +176,16 @@ ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setu
 
 ElementwiseKind::~ElementwiseKind() = default;
 
-void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream,
-                           std::int64_t size) {
-  Impl& m = *impl_;
-  kind::Core& core = m.core;
+void ElementwiseKind::Impl::plan(std::span<const KernelArg> inputs, std::span<const NDArray> outs, std::int64_t size,
+                                 Plan& p) const {
   if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
   const std::size_t nin = inputs.size(), nout = outs.size();
-  const int ordinal = core.device_of(inputs, outs);
-  const bool cpu = ordinal == kCpuDevice;
+  p.ordinal = call_device(core.who(), inputs, outs, core.names());
+  p.cpu = p.ordinal == kCpuDevice;
 
   // The operands' layout. Most calls pass C-contiguous arrays of one shape (outputs given
   // or not): one flat loop, known without broadcasting or collapsing axes.
   LayoutOperand lay[kMaxKindOperands];
-  int in_lay[kMaxKindOperands];
   int nl = 0;
   const NDArray* first = nullptr;
   bool flat = true;
@@ -178,19 +195,19 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     flat = flat && a.is_c_contiguous();
   };
   for (std::size_t k = 0; k < nin; ++k) {
-    in_lay[k] = -1;
-    if (inputs[k].kind == KernelArg::Kind::Array && !m.raw[k]) {
-      in_lay[k] = nl;
+    p.in_lay[k] = -1;
+    if (inputs[k].kind == KernelArg::Kind::Array && !raw[k]) {
+      p.in_lay[k] = nl;
       lay[nl++] = layout_operand(*inputs[k].array);
       see(*inputs[k].array);
     }
   }
-  const int nl_in = nl;
+  const int nl_in = p.nl_in = nl;
   for (const NDArray& o : outs)
     if (o.valid()) see(o);
   flat = flat && first && first->size() > 0;
-  BroadcastShape shape;
-  ElementwiseLayout layout;
+  BroadcastShape& shape = p.shape;
+  ElementwiseLayout& layout = p.layout;
   if (flat) {
     shape.ndim = first->ndim();
     std::copy(first->shape().begin(), first->shape().end(), shape.shape.begin());
@@ -202,7 +219,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   } else {
     // Broadcasting: the inputs together, then with the given outputs, which must have the
     // result's shape.
-    if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, m.raw_span());
+    if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, raw_span());
     const std::int64_t sized[1] = {size};
     const LayoutOperand loop{sized, sized, 1};  // size=: the loop's shape, as an operand (strides unread)
     if (size >= 0 && nl == 0) lay[nl++] = loop;
@@ -232,47 +249,13 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     elementwise_layout({lay, static_cast<std::size_t>(nl)}, shape, layout);
   }
   if (nout > 1) core.check_outputs_disjoint(outs);
-  const std::int64_t n = layout.size;
-
-  // Outputs over inputs: the same element read then written by one thread is fine; any
-  // other overlap would read elements already written, so those inputs are copied first
-  // (NumPy's rule). A raw input may be indexed anywhere: it only turns off __restrict__.
-  bool noalias = true;
-  if (const std::uint64_t over = n > 0 ? inputs_over_outputs(inputs, outs) : 0) [[unlikely]] {
-    noalias = false;
-    const std::uint64_t copy = over & ~m.raw_mask;
-    auto in_place = [&](std::size_t k, std::size_t o) {  // input k is output o, element for element
-      const NDArray& x = *inputs[k].array;
-      if (x.data() != outs[o].data() || x.dtype() != outs[o].dtype()) return false;
-      auto li = static_cast<std::size_t>(in_lay[k]), lo = static_cast<std::size_t>(nl_in) + o;
-      for (int a = 0; a < layout.ndim; ++a)
-        if (layout.strides[li][static_cast<std::size_t>(a)] != layout.strides[lo][static_cast<std::size_t>(a)])
-          return false;
-      return true;
-    };
-    bool copying = false;
-    for (std::size_t k = 0; k < nin && !copying; ++k)
-      for (std::size_t o = 0; o < nout && !copying && (copy >> k & 1); ++o)
-        copying = may_share_memory(*inputs[k].array, outs[o]) && !in_place(k, o);
-    if (copying) {
-      if (stream) core.stream_handle(stream, ordinal);  // refuses a stream of another device before the copy uses it
-      std::vector<NDArray> copies;
-      call(with_copies(inputs, copy, copies, cpu ? nullptr : stream), outs, stream);
-      return;
-    }
-  }
-  for (std::size_t k = 0; k < nin && noalias; ++k)  // a raw input may alias an array one
-    if (m.raw[k] && inputs[k].kind == KernelArg::Kind::Array)
-      for (std::size_t j = 0; j < nin && noalias; ++j)
-        if (j != k && inputs[j].kind == KernelArg::Kind::Array && may_share_memory(*inputs[k].array, *inputs[j].array))
-          noalias = false;
 
   // The key: operands, layout class, vector width (16-byte loads need every pointer
-  // aligned to them), index width, aliasing.
-  KindKey key;
-  key.device = static_cast<std::int16_t>(ordinal);
+  // aligned to them), index width; the overlap step adds NoAlias.
+  KindKey& key = p.key;
+  key.device = static_cast<std::int16_t>(p.ordinal);
   key.count = static_cast<std::uint8_t>(nin + nout);
-  kind::Core::input_codes(inputs, m.raw_span(), key);
+  kind::Core::input_codes(inputs, raw_span(), key);
   for (std::size_t k = 0; k < nout; ++k) {
     OpCode& c = key.ops[nin + k];
     c = OpCode{};
@@ -285,10 +268,10 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   key.layout = contiguous ? 0 : 1;
   key.ndim = static_cast<std::uint8_t>(contiguous ? 0 : layout.ndim);
   int vector = 1;
-  if (!cpu && contiguous) {
+  if (!p.cpu && contiguous) {
     std::size_t widest = 0;
     for (std::size_t k = 0; k < nin; ++k)
-      if (in_lay[k] >= 0) widest = std::max(widest, itemsize(inputs[k].array->dtype()));
+      if (p.in_lay[k] >= 0) widest = std::max(widest, itemsize(inputs[k].array->dtype()));
     for (const NDArray& o : outs)
       if (o.valid()) widest = std::max(widest, itemsize(o.dtype()));
     if (widest > 0 && widest < 16) {
@@ -297,81 +280,143 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
         return reinterpret_cast<std::uintptr_t>(a.data()) % (static_cast<std::uintptr_t>(vector) * itemsize(a.dtype())) == 0;
       };
       for (std::size_t k = 0; k < nin && vector > 1; ++k)
-        if (in_lay[k] >= 0 && !aligned(*inputs[k].array)) vector = 1;
+        if (p.in_lay[k] >= 0 && !aligned(*inputs[k].array)) vector = 1;
       for (std::size_t k = 0; k < nout && vector > 1; ++k)
         if (outs[k].valid() && !aligned(outs[k])) vector = 1;
     }
   }
   key.vector = static_cast<std::uint8_t>(vector);
-  key.flags = static_cast<std::uint8_t>((noalias ? KindKey::NoAlias : 0) |
-                                        (!cpu && !contiguous && n <= INT_MAX ? KindKey::Index32 : 0));
+  key.flags = !p.cpu && !contiguous && layout.size <= INT_MAX ? KindKey::Index32 : 0;
+}
 
-  Impl::Loaded* loaded = nullptr;
-  const ElementCode* code = nullptr;
-  if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
-    std::lock_guard lock(m.cache.mutex());
-    code = &m.spec_for(types_key(key)).code;
-  } else {
-    loaded = &m.cache.find(key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
-    code = &loaded->spec->code;
+std::uint64_t ElementwiseKind::Impl::overlap(std::span<const KernelArg> inputs, std::span<const NDArray> outs,
+                                             Plan& p) const {
+  // Outputs over inputs: the same element read then written by one thread is fine; any
+  // other overlap would read elements already written, so those inputs are copied first
+  // (NumPy's rule). A raw input may be indexed anywhere: it only turns off __restrict__.
+  const std::size_t nin = inputs.size(), nout = outs.size();
+  bool noalias = true;
+  if (const std::uint64_t over = p.layout.size > 0 ? inputs_over_outputs(inputs, outs) : 0) [[unlikely]] {
+    noalias = false;
+    const std::uint64_t copy = over & ~raw_mask;
+    auto in_place = [&](std::size_t k, std::size_t o) {  // input k is output o, element for element
+      const NDArray& x = *inputs[k].array;
+      if (x.data() != outs[o].data() || x.dtype() != outs[o].dtype()) return false;
+      auto li = static_cast<std::size_t>(p.in_lay[k]), lo = static_cast<std::size_t>(p.nl_in) + o;
+      for (int a = 0; a < p.layout.ndim; ++a)
+        if (p.layout.strides[li][static_cast<std::size_t>(a)] != p.layout.strides[lo][static_cast<std::size_t>(a)])
+          return false;
+      return true;
+    };
+    for (std::size_t k = 0; k < nin; ++k)
+      for (std::size_t o = 0; o < nout && (copy >> k & 1); ++o)
+        if (may_share_memory(*inputs[k].array, outs[o]) && !in_place(k, o)) return copy;
   }
-  core.check_weak_ints(inputs, code->weak_int_uses);
-  const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
-  CUstream cu_stream = stream ? core.stream_handle(stream, ordinal) : nullptr;
-  for (std::size_t k = 0; k < nout; ++k)
-    if (!outs[k].valid())
-      outs[k] = NDArray::empty(Shape(shape.shape.begin(), shape.shape.begin() + shape.ndim), dtype_of(code->outputs[k]),
-                               device, cpu ? nullptr : stream);
-  if (n == 0) return;
+  for (std::size_t k = 0; k < nin && noalias; ++k)  // a raw input may alias an array one
+    if (raw[k] && inputs[k].kind == KernelArg::Kind::Array)
+      for (std::size_t j = 0; j < nin && noalias; ++j)
+        if (j != k && inputs[j].kind == KernelArg::Kind::Array && may_share_memory(*inputs[k].array, *inputs[j].array))
+          noalias = false;
+  if (noalias) p.key.flags |= KindKey::NoAlias;
+  return 0;
+}
 
-  // ORDER KIND ABI (kind_templates.h)
+// ORDER KIND ABI (kind_templates.h)
+ArgBuffer& ElementwiseKind::Impl::pack(std::span<const KernelArg> inputs, std::span<const NDArray> outs, const Plan& p,
+                                       const Loaded& loaded, CUstream stream) const {
+  const ElementCode& code = loaded.spec->code;
+  const ElementwiseLayout& layout = p.layout;
+  const bool contiguous = p.key.layout == 0;
   ArgBuffer& buffer = launch_buffer();
   const int nd = layout.ndim;
   auto put_strided = [&](const void* data, std::size_t li) {
     std::uint64_t words[1 + kMaxKindDims];
-    auto p = reinterpret_cast<std::uintptr_t>(data);
-    words[0] = p;
+    auto ptr = reinterpret_cast<std::uintptr_t>(data);
+    words[0] = ptr;
     std::memcpy(words + 1, layout.strides[li].data(), sizeof(std::int64_t) * static_cast<std::size_t>(nd));
     buffer.put(words, 8 * (1 + static_cast<std::size_t>(nd)));
   };
   if (!contiguous) buffer.put(layout.shape.data(), 8 * static_cast<std::size_t>(nd));
-  for (std::size_t k = 0; k < nin; ++k) {
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
     const KernelArg& a = inputs[k];
     if (a.kind != KernelArg::Kind::Array) {
-      put_scalar(buffer, core.scalar_value(k, a, code->params[k].scalar));
-    } else if (m.raw[k]) {
+      put_scalar(buffer, core.scalar_value(k, a, code.params[k].scalar));
+    } else if (raw[k]) {
       put_array(buffer, *a.array);
     } else if (contiguous) {
-      void* p = a.array->data();
-      buffer.put(&p, sizeof p);
+      void* ptr = a.array->data();
+      buffer.put(&ptr, sizeof ptr);
     } else {
-      put_strided(a.array->data(), static_cast<std::size_t>(in_lay[k]));
+      put_strided(a.array->data(), static_cast<std::size_t>(p.in_lay[k]));
     }
   }
-  for (std::size_t k = 0; k < nout; ++k) {
+  for (std::size_t k = 0; k < outs.size(); ++k) {
     if (contiguous) {
-      void* p = outs[k].data();
-      buffer.put(&p, sizeof p);
+      void* ptr = outs[k].data();
+      buffer.put(&ptr, sizeof ptr);
     } else {
-      put_strided(outs[k].data(), static_cast<std::size_t>(nl_in) + k);
+      put_strided(outs[k].data(), static_cast<std::size_t>(p.nl_in) + k);
     }
   }
-  buffer.put(&n, sizeof n);
-  if (code->bounds_record) {
-    dsl::BoundsRecord* record = zero_bounds_record(*loaded->bounds, cu_stream);
+  buffer.put(&layout.size, sizeof layout.size);
+  if (code.bounds_record) {
+    dsl::BoundsRecord* record = zero_bounds_record(*loaded.bounds, stream);
     buffer.put(&record, sizeof record);
   }
+  return buffer;
+}
 
+LaunchConfig ElementwiseKind::Impl::launch_config(const Plan& p, const Loaded& loaded, CUstream stream) const {
+  const std::int64_t n = p.layout.size;
   LaunchConfig config;
-  if (cpu) {
+  if (p.cpu) {
     config.grid.x = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
   } else {
-    long long work = contiguous ? kind::ceil_div(n, vector) : n;
-    config.grid.x = std::max(std::min(kind::ceil_div(work, kKindBlock), loaded->resident_blocks), 1LL);
+    long long work = p.key.layout == 0 ? kind::ceil_div(n, p.key.vector) : n;
+    config.grid.x = std::max(std::min(kind::ceil_div(work, kKindBlock), loaded.resident_blocks), 1LL);
     config.block.x = kKindBlock;
-    config.stream = cu_stream;
+    config.stream = stream;
   }
-  jit::launch(loaded->program, config, buffer.pointers(), core.name());
+  return config;
+}
+
+void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream,
+                           std::int64_t size) {
+  Impl& m = *impl_;
+  kind::Core& core = m.core;
+  // plan
+  Impl::Plan p;
+  m.plan(inputs, outs, size, p);
+  // overlap
+  if (const std::uint64_t copy = m.overlap(inputs, outs, p)) [[unlikely]] {
+    if (stream) core.stream_handle(stream, p.ordinal);  // refuses a stream of another device before the copy uses it
+    std::vector<NDArray> copies;
+    call(with_copies(inputs, copy, copies, p.cpu ? nullptr : stream), outs, stream);
+    return;
+  }
+  // lookup
+  const std::int64_t n = p.layout.size;
+  Impl::Loaded* loaded = nullptr;
+  const ElementCode* code = nullptr;
+  if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
+    std::lock_guard lock(m.cache.mutex());
+    code = &m.spec_for(types_key(p.key)).code;
+  } else {
+    loaded = &m.cache.find(p.key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
+    code = &loaded->spec->code;
+  }
+  core.check_weak_ints(inputs, code->weak_int_uses);
+  CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    if (!outs[k].valid())
+      outs[k] = NDArray::empty(Shape(p.shape.shape.begin(), p.shape.shape.begin() + p.shape.ndim),
+                               dtype_of(code->outputs[k]), p.cpu ? Device::cpu() : Device::cuda(p.ordinal),
+                               p.cpu ? nullptr : stream);
+  if (n == 0) return;
+  // pack
+  ArgBuffer& buffer = m.pack(inputs, outs, p, *loaded, cu_stream);
+  // launch
+  jit::launch(loaded->program, m.launch_config(p, *loaded, cu_stream), buffer.pointers(), core.name());
   if (code->bounds_record) {
     const auto& chunks = code->chunks;
     check_bounds_record(*loaded->bounds, cu_stream, core.who(), chunks.empty() || !chunks[0] ? "?" : chunks[0]->name);

@@ -622,16 +622,18 @@ long long RawKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned sha
 }
 
 void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
-  // Where the arrays are, else the thread's device; the compile there tells the parameters.
-  std::optional<Device> arrays = arrays_device("raw_kernel", name_, args, text_names_);
-  Device device = arrays ? *arrays : current_device();
-  const int ordinal = device.is_cpu() ? kCpuDevice : device.index;
+  // plan: where the arrays are, else the thread's device; the compile there tells the
+  // parameters. (No overlap step: raw code says nothing of how it reads its arrays.)
+  const int ordinal = call_device(who_, args, {}, text_names_);
   check_launch_config(config, ordinal, who_);
   CallKey<0> key;
   key.device = static_cast<std::int16_t>(ordinal);
+  // lookup
   const Target& t = targets_.find(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
+  // pack: checked against the parameter list the compile read
   ArgBuffer& buffer = launch_buffer();
   pack_arguments(buffer, name_, t.signature, args);
+  // launch
   jit::launch(t.program, config, buffer.pointers(), LaunchName{who_, label_});
 }
 
