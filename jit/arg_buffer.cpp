@@ -4,16 +4,11 @@
 
 namespace luda::jit {
 
-void ArgBuffer::grow(std::size_t words) { words_.resize(std::max<std::size_t>(2 * words_.size(), words + 32)); }
-
-void** ArgBuffer::pointers() {
-  if (pointers_.size() != offsets_.size()) pointers_.resize(offsets_.size());
-  for (std::size_t i = 0; i < offsets_.size(); ++i) pointers_[i] = words_.data() + offsets_[i];
-  return pointers_.data();
-}
-
-const unsigned char* ArgBuffer::slot(std::size_t i) const {
-  return reinterpret_cast<const unsigned char*>(words_.data() + offsets_.at(i));
+void ArgBuffer::grow(std::size_t words) {
+  std::vector<std::uint64_t> bigger(std::max<std::size_t>(2 * words_.size(), words + 32));
+  std::copy(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>(used_), bigger.begin());
+  for (void*& p : pointers_) p = bigger.data() + (static_cast<std::uint64_t*>(p) - words_.data());
+  words_ = std::move(bigger);
 }
 
 void put_scalar(ArgBuffer& out, const Scalar& value) {

@@ -19,7 +19,7 @@ class ArgBuffer {
  public:
   void clear() {
     used_ = 0;
-    offsets_.clear();
+    pointers_.clear();
   }
   // Appends `n` bytes; returns the slot's offset. Inline: every launch packs through here.
   // The words are written in place, with no vector resize (which fills, and showed in
@@ -35,21 +35,20 @@ class ArgBuffer {
       std::memcpy(to, bytes, n);
     }
     used_ = at + words;
-    offsets_.push_back(at);
+    pointers_.push_back(to);
     return at * 8;
   }
   // The void* array cuLaunchKernel takes; valid until the next clear/put.
-  void** pointers();
-  std::size_t count() const { return offsets_.size(); }
+  void** pointers() { return pointers_.data(); }
+  std::size_t count() const { return pointers_.size(); }
   // The bytes of slot i (tests).
-  const unsigned char* slot(std::size_t i) const;
+  const unsigned char* slot(std::size_t i) const { return static_cast<const unsigned char*>(pointers_.at(i)); }
 
  private:
-  void grow(std::size_t words);
+  void grow(std::size_t words);  // new storage, the slots so far pointed into it
   std::vector<std::uint64_t> words_;  // storage; the first used_ words are the slots
   std::size_t used_ = 0;
-  std::vector<std::size_t> offsets_;  // in words
-  std::vector<void*> pointers_;
+  std::vector<void*> pointers_;  // each slot's first word, in words_
 };
 
 // Appends a scalar's bytes (itemsize of its dtype).

@@ -312,7 +312,7 @@ std::uint64_t ElementwiseKind::Impl::overlap(std::span<const KernelArg> inputs, 
       for (std::size_t o = 0; o < nout && (copy >> k & 1); ++o)
         if (may_share_memory(*inputs[k].array, outs[o]) && !in_place(k, o)) return copy;
   }
-  for (std::size_t k = 0; k < nin && noalias; ++k)  // a raw input may alias an array one
+  for (std::size_t k = 0; k < nin && noalias && raw_mask; ++k)  // a raw input may alias an array one
     if (raw[k] && inputs[k].kind == KernelArg::Kind::Array)
       for (std::size_t j = 0; j < nin && noalias; ++j)
         if (j != k && inputs[j].kind == KernelArg::Kind::Array && may_share_memory(*inputs[k].array, *inputs[j].array))

@@ -10,8 +10,8 @@ bool arrays_disjoint(std::span<const KernelArg> args) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != KernelArg::Kind::Array) continue;
-    const NDArray& x = *args[i].array;
-    if (!x.valid() || x.size() == 0) continue;
+    const ByteExtent e = byte_extent(*args[i].array);
+    if (e.lo >= e.hi) continue;  // no elements
     if (n == kMost) {
       for (std::size_t a = 0; a < args.size(); ++a)
         for (std::size_t b = a + 1; b < args.size(); ++b)
@@ -20,34 +20,12 @@ bool arrays_disjoint(std::span<const KernelArg> args) {
             return false;
       return true;
     }
-    extents[n++] = byte_extent(x);
+    extents[n++] = e;
   }
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = i + 1; j < n; ++j)
       if (extents[i].overlaps(extents[j])) return false;
   return true;
-}
-
-std::uint64_t inputs_over_outputs(std::span<const KernelArg> inputs, std::span<const NDArray> outs) {
-  // Each extent once: a call asks this of every input and output.
-  constexpr std::size_t kMost = 64;
-  ByteExtent given[kMost];
-  std::size_t n = 0;
-  for (const NDArray& o : outs)
-    if (o.valid() && o.size() > 0 && n < kMost) given[n++] = byte_extent(o);
-  std::uint64_t mask = 0;
-  for (std::size_t k = 0; k < inputs.size() && k < kMost && n > 0; ++k) {
-    if (inputs[k].kind != KernelArg::Kind::Array) continue;
-    const NDArray& x = *inputs[k].array;
-    if (!x.valid() || x.size() == 0) continue;
-    const ByteExtent e = byte_extent(x);
-    for (std::size_t j = 0; j < n; ++j)
-      if (e.overlaps(given[j])) {
-        mask |= std::uint64_t{1} << k;
-        break;
-      }
-  }
-  return mask;
 }
 
 std::optional<std::pair<std::size_t, std::size_t>> shared_outputs(std::span<const NDArray> outs) {

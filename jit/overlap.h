@@ -22,8 +22,28 @@ namespace luda::jit {
 bool arrays_disjoint(std::span<const KernelArg> args);
 
 // The inputs (bit k for input k, at most 64 of them) that may share memory with one of
-// the given outputs (invalid ones are not given).
-std::uint64_t inputs_over_outputs(std::span<const KernelArg> inputs, std::span<const NDArray> outs);
+// the given outputs (invalid ones are not given; at most 64 of them). Inline: a kind's
+// every call asks it of every operand, each extent once.
+inline std::uint64_t inputs_over_outputs(std::span<const KernelArg> inputs, std::span<const NDArray> outs) {
+  constexpr std::size_t kMost = 64;
+  ByteExtent given[kMost];
+  std::size_t n = 0;
+  for (std::size_t o = 0; o < outs.size() && o < kMost; ++o) {
+    given[n] = byte_extent(outs[o]);
+    n += given[n].lo < given[n].hi;  // no elements, or not given: nothing to overlap
+  }
+  std::uint64_t mask = 0;
+  for (std::size_t k = 0; n > 0 && k < inputs.size() && k < kMost; ++k) {
+    if (inputs[k].kind != KernelArg::Kind::Array) continue;
+    const ByteExtent e = byte_extent(*inputs[k].array);
+    for (std::size_t j = 0; j < n; ++j)
+      if (e.overlaps(given[j])) {
+        mask |= std::uint64_t{1} << k;
+        break;
+      }
+  }
+  return mask;
+}
 
 // The first pair of given outputs that may share memory, if any.
 std::optional<std::pair<std::size_t, std::size_t>> shared_outputs(std::span<const NDArray> outs);

@@ -46,7 +46,9 @@ TEST(Overlap, EveryRuleIsMayShareMemoryOnItsPairs) {
     EXPECT_EQ(inputs_over_outputs(args, outs), want) << trial;
     auto pair = shared_outputs(outs);
     EXPECT_EQ(pair.has_value(), may_share_memory(outs[0], outs[1])) << trial;
-    if (pair) EXPECT_EQ(*pair, (std::pair<std::size_t, std::size_t>{0, 1}));
+    if (pair) {
+      EXPECT_EQ(*pair, (std::pair<std::size_t, std::size_t>{0, 1}));
+    }
   }
 }
 
