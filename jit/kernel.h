@@ -4,8 +4,11 @@
 //   device's exact arch) -> store -> cuModuleLoadData -> cuModuleGetFunction(entry),
 // or, for arrays on the cpu, the cpu target: the same code with the cpu prelude, through
 // the host C++ compiler (jit/host_compiler.h) to a shared object run by the cpu executor,
-// and launches it. Kernels run where their array arguments are. A call whose signature was seen before is one hash lookup of a
-// fixed-size key built on the stack: no allocation.
+// and launches it. Kernels run where their array arguments are. A call takes the steps
+// every kernel's call takes (plan, overlap, lookup, pack, launch: jit/call_key.h,
+// overlap.h, call_cache.h, arg_buffer.h, program.h); one whose signature was seen before
+// compares a fixed-size key built on the stack with the last call's, or looks it up once:
+// no allocation.
 #pragma once
 
 #include <cuda.h>

@@ -133,6 +133,15 @@ std::vector<std::optional<dsl::Scalar>> Core::output_types(const KindKey& key, s
   return out;
 }
 
+void Core::allocate_outputs(std::span<NDArray> outs, const std::int64_t* shape, int ndim,
+                            std::span<const dsl::Scalar> dtypes, int ordinal, const Stream* stream) {
+  const bool cpu = ordinal == kCpuDevice;
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    if (!outs[k].valid())
+      outs[k] = NDArray::empty(Shape(shape, shape + ndim), dtype_of(dtypes[k]), cpu ? Device::cpu() : Device::cuda(ordinal),
+                               cpu ? nullptr : stream);
+}
+
 ProgramText Core::program(const KindSource& source, const std::vector<std::string>& options,
                           const std::vector<std::shared_ptr<const dsl::Chunk>>& chunks) const {
   ProgramText p;

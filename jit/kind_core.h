@@ -1,7 +1,8 @@
 // What the two kernel kinds (jit/kinds.h) share inside jit/ beyond the steps every
-// kernel's call shares (jit/call_key.h, call_cache.h, overlap.h, array_args.h,
-// program.h): the checks and messages of a kind's operands, its keys' codes and the
-// frontend's types from them. Not part of the public API.
+// kernel's call shares (jit/call_key.h, call_cache.h, overlap.h, arg_buffer.h,
+// program.h): the checks and messages of a kind's operands, its keys' codes, the
+// frontend's types from them and the outputs a call does not give. Not part of the
+// public API.
 #pragma once
 
 #include <array>
@@ -81,6 +82,17 @@ class Core {
   // types), Lua numbers weak. `raw` may be empty.
   static std::vector<dsl::Type> input_types(const KindKey& key, std::size_t nin, std::span<const bool> raw);
   static std::vector<std::optional<dsl::Scalar>> output_types(const KindKey& key, std::size_t nin);
+  // The key's operand codes for the outputs: each given one's dtype, Missing for the others.
+  static void output_codes(std::span<const NDArray> outs, KindKey& key) {
+    const std::size_t nin = key.count - outs.size();
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      key.ops[nin + k] = outs[k].valid() ? OpCode{OpCode::Array, static_cast<std::uint8_t>(outs[k].dtype()), 0, 0}
+                                         : OpCode{};
+  }
+  // The outputs a call does not give, C-contiguous of `shape` with the dtypes the code
+  // makes, on the call's device (ordered on `stream` on cuda).
+  static void allocate_outputs(std::span<NDArray> outs, const std::int64_t* shape, int ndim,
+                               std::span<const dsl::Scalar> dtypes, int ordinal, const Stream* stream);
   // The key's operand codes for the inputs (operand_codes: a raw input is passed whole).
   static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, KindKey& key) {
     operand_codes(inputs, [&](std::size_t k) { return k < raw.size() && raw[k]; }, key.ops.data());

@@ -373,14 +373,7 @@ void ReductionKind::Impl::plan(std::span<const KernelArg> inputs, std::span<cons
                                                                    : 1;
     if (walked == 0) key.ops[k].flags |= OpCode::Broadcast;
   }
-  for (std::size_t k = 0; k < nout; ++k) {
-    OpCode& c = key.ops[nin + k];
-    c = OpCode{};
-    if (outs[k].valid()) {
-      c.kind = OpCode::Array;
-      c.scalar = static_cast<std::uint8_t>(outs[k].dtype());
-    }
-  }
+  kind::Core::output_codes(outs, key);
   key.layout = static_cast<std::uint8_t>(static_cast<int>(strategy) + 1);
   key.ndim = static_cast<std::uint8_t>(layout.kept_ndim);
   key.ndim2 = static_cast<std::uint8_t>(layout.reduced_ndim);
@@ -523,10 +516,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
     code = &loaded->spec->code;
   }
   core.check_weak_ints(inputs, code->weak_int_uses);
-  for (std::size_t k = 0; k < outs.size(); ++k)
-    if (!outs[k].valid())
-      outs[k] = NDArray::empty(Shape(p.result, p.result + p.rnd), dtype_of(code->outputs[k]),
-                               p.cpu ? Device::cpu() : Device::cuda(p.ordinal), p.cpu ? nullptr : stream);
+  kind::Core::allocate_outputs(outs, p.result, p.rnd, code->outputs, p.ordinal, stream);
   if (p.layout.rows == 0) return;
   // the grid and the scratch of split reductions; pack
   const Impl::Geometry g = m.geometry(p, *loaded, stream, cu_stream);

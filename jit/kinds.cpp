@@ -256,14 +256,7 @@ void ElementwiseKind::Impl::plan(std::span<const KernelArg> inputs, std::span<co
   key.device = static_cast<std::int16_t>(p.ordinal);
   key.count = static_cast<std::uint8_t>(nin + nout);
   kind::Core::input_codes(inputs, raw_span(), key);
-  for (std::size_t k = 0; k < nout; ++k) {
-    OpCode& c = key.ops[nin + k];
-    c = OpCode{};
-    if (outs[k].valid()) {
-      c.kind = OpCode::Array;
-      c.scalar = static_cast<std::uint8_t>(outs[k].dtype());
-    }
-  }
+  kind::Core::output_codes(outs, key);
   const bool contiguous = layout.contiguous();
   key.layout = contiguous ? 0 : 1;
   key.ndim = static_cast<std::uint8_t>(contiguous ? 0 : layout.ndim);
@@ -407,11 +400,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   }
   core.check_weak_ints(inputs, code->weak_int_uses);
   CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
-  for (std::size_t k = 0; k < outs.size(); ++k)
-    if (!outs[k].valid())
-      outs[k] = NDArray::empty(Shape(p.shape.shape.begin(), p.shape.shape.begin() + p.shape.ndim),
-                               dtype_of(code->outputs[k]), p.cpu ? Device::cpu() : Device::cuda(p.ordinal),
-                               p.cpu ? nullptr : stream);
+  kind::Core::allocate_outputs(outs, p.shape.shape.data(), p.shape.ndim, code->outputs, p.ordinal, stream);
   if (n == 0) return;
   // pack
   ArgBuffer& buffer = m.pack(inputs, outs, p, *loaded, cu_stream);

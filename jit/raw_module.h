@@ -1,5 +1,6 @@
 // CuPy's RawModule and RawKernel: CUDA C++ source as is, compiled by NVRTC for the exact
-// architecture of each device that runs it, loaded once per context, launched with
+// architecture of each device that runs it (through the program loader and its disk
+// cache, as generated code is: jit/program.h), loaded once per context, launched with
 // arguments checked against the kernel's parameter list as that compile read it
 // (jit/kernel_reflection.h: the -D options, #if, macros and typedefs count). On cpu
 // arrays, the same source is compiled by the host C++ compiler against the cpu prelude
