@@ -10,18 +10,6 @@
 
 namespace luda::jit {
 
-void ArgBuffer::grow(std::size_t words) { words_.resize(std::max<std::size_t>(2 * words_.size(), words + 32)); }
-
-void** ArgBuffer::pointers() {
-  if (pointers_.size() != offsets_.size()) pointers_.resize(offsets_.size());
-  for (std::size_t i = 0; i < offsets_.size(); ++i) pointers_[i] = words_.data() + offsets_[i];
-  return pointers_.data();
-}
-
-const unsigned char* ArgBuffer::slot(std::size_t i) const {
-  return reinterpret_cast<const unsigned char*>(words_.data() + offsets_.at(i));
-}
-
 void put_array(ArgBuffer& out, const NDArray& a) {
   // Built on the stack: at most 8 + 16 * kMaxNdim bytes (arrays are made no larger).
   int n = a.ndim();
@@ -35,12 +23,6 @@ void put_array(ArgBuffer& out, const NDArray& a) {
     words[1 + n + i] = a.strides()[static_cast<std::size_t>(i)];
   }
   out.put(words, array_struct_size(n));
-}
-
-void put_scalar(ArgBuffer& out, const Scalar& value) {
-  unsigned char bytes[8] = {};
-  value.store(bytes);
-  out.put(bytes, itemsize(value.dtype));
 }
 
 void weak_int_error(std::string_view who, std::string_view argument, const dsl::WeakIntUse& use, std::int64_t value) {

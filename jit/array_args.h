@@ -15,6 +15,7 @@
 
 #include "dsl/compile.h"
 #include "dsl/types.h"
+#include "jit/arg_buffer.h"
 #include "jit/kernel_args.h"
 #include "runtime/dtype.h"
 #include "runtime/ndarray.h"
@@ -27,45 +28,6 @@ inline dsl::Scalar scalar_of(DType t) { return static_cast<dsl::Scalar>(t); }
 
 // Bytes of the by-value struct of an ndim-N array: 8 + 16 N.
 inline std::size_t array_struct_size(int ndim) { return 8 + 16 * static_cast<std::size_t>(ndim); }
-
-// Argument storage reused from launch to launch: once it has grown to a kernel's size,
-// packing allocates nothing. Every slot is 8-byte aligned (the ABI's largest alignment).
-class ArgBuffer {
- public:
-  void clear() {
-    used_ = 0;
-    offsets_.clear();
-  }
-  // Appends `n` bytes; returns the slot's offset. Inline: every launch packs through here.
-  // The words are written in place, with no vector resize (which fills, and showed in
-  // profiles of the launch path) once the storage has grown.
-  std::size_t put(const void* bytes, std::size_t n) {
-    std::size_t at = used_, words = (n + 7) / 8;
-    if (at + words > words_.size()) [[unlikely]] grow(at + words);
-    std::uint64_t* to = words_.data() + at;
-    if (n == 8) {  // a pointer or a 64-bit scalar: one move
-      std::memcpy(to, bytes, 8);
-    } else {
-      if (words) to[words - 1] = 0;  // the last word's padding bytes are zero
-      std::memcpy(to, bytes, n);
-    }
-    used_ = at + words;
-    offsets_.push_back(at);
-    return at * 8;
-  }
-  // The void* array cuLaunchKernel takes; valid until the next clear/put.
-  void** pointers();
-  std::size_t count() const { return offsets_.size(); }
-  // The bytes of slot i (tests).
-  const unsigned char* slot(std::size_t i) const;
-
- private:
-  void grow(std::size_t words);
-  std::vector<std::uint64_t> words_;  // storage; the first used_ words are the slots
-  std::size_t used_ = 0;
-  std::vector<std::size_t> offsets_;  // in words
-  std::vector<void*> pointers_;
-};
 
 // Appends the array struct of `a` (a device array: its data() is a device address).
 // `ndim` must equal a.ndim(); a 0-d array passes only its data pointer.
@@ -99,7 +61,5 @@ inline const dsl::WeakIntUse* weak_int_out_of_bounds(std::span<const KernelArg> 
 [[noreturn]] void weak_int_error(std::string_view who, std::string_view argument, const dsl::WeakIntUse& use,
                                  std::int64_t value);
 
-// Appends a scalar's bytes (itemsize of its dtype).
-void put_scalar(ArgBuffer& out, const Scalar& value);
 
 }  // namespace luda::jit

@@ -10,6 +10,7 @@
 
 #include "jit/cpu_prelude.h"
 #include "jit/nvrtc.h"
+#include "jit/overlap.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -49,19 +50,6 @@ std::optional<bool> boundscheck_with_env(std::optional<bool> option) {
   return env ? env : option;
 }
 
-bool SignatureKey::operator==(const SignatureKey& o) const {
-  if (device != o.device || count != o.count || noalias != o.noalias) return false;
-  for (int i = 0; i < count; ++i)
-    if (!(args[static_cast<std::size_t>(i)] == o.args[static_cast<std::size_t>(i)])) return false;
-  return true;
-}
-
-std::size_t SignatureKey::hash() const {
-  static_assert(sizeof(ArgCode) == 4);
-  XXH64_hash_t seed = static_cast<XXH64_hash_t>(((device + 2) * 256 + count) * 2 + noalias);
-  return static_cast<std::size_t>(XXH3_64bits_withSeed(args.data(), sizeof(ArgCode) * count, seed));
-}
-
 std::vector<dsl::Type> argument_types(std::span<const KernelArg> args) {
   // The widest floating dtype among the arrays: what a weak Lua float becomes.
   std::optional<dsl::Scalar> widest;
@@ -94,78 +82,20 @@ SignatureKey signature_key(std::span<const dsl::Type> types, int device, bool no
   SignatureKey k;
   k.device = static_cast<std::int16_t>(device);
   k.count = static_cast<std::uint8_t>(types.size());
-  k.noalias = noalias;
-  for (std::size_t i = 0; i < types.size(); ++i) {
-    const dsl::Type& t = types[i];
-    ArgCode& c = k.args[i];
-    c.scalar = static_cast<std::uint8_t>(t.scalar);
-    if (t.kind == dsl::Type::Kind::Array) {
-      c.kind = ArgCode::Array;
-      c.ndim = static_cast<std::uint8_t>(t.ndim);
-      c.flags = t.c_contiguous ? 1 : 0;
-    } else {
-      c.kind = ArgCode::Scalar;
-      c.flags = t.weak ? 1 : 0;
-    }
-  }
+  k.flags = noalias ? SignatureKey::NoAlias : 0;
+  operand_codes(types, k.ops.data());
   return k;
-}
-
-bool arrays_disjoint(std::span<const KernelArg> args) {
-  // Byte extents [lo, hi) of the arrays; a few arguments, so pairwise is cheapest.
-  std::array<std::pair<std::uintptr_t, std::uintptr_t>, kMaxJitArgs> extents;
-  std::size_t n = 0;
-  for (const KernelArg& a : args) {
-    if (a.kind != KernelArg::Kind::Array || !a.array->valid() || a.array->size() == 0) continue;
-    const NDArray& x = *a.array;
-    std::int64_t lo = 0, hi = 0;
-    for (int k = 0; k < x.ndim(); ++k) {
-      std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
-      (reach < 0 ? lo : hi) += reach;
-    }
-    auto base = reinterpret_cast<std::uintptr_t>(x.data());
-    auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
-    extents[n++] = {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
-  }
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = i + 1; j < n; ++j)
-      if (extents[i].first < extents[j].second && extents[j].first < extents[i].second) return false;
-  return true;
 }
 
 SignatureKey signature_key(std::span<const KernelArg> args, int device) {
   if (args.size() > static_cast<std::size_t>(kMaxJitArgs))
     fail("a cuda.jit kernel takes at most {} arguments, got {}", kMaxJitArgs, args.size());
   // The same codes as argument_types gives, without building the vector (the hot path).
-  std::uint8_t widest = static_cast<std::uint8_t>(dsl::Scalar::Float64);
-  bool any_float = false;
-  for (const KernelArg& a : args)
-    if (a.kind == KernelArg::Kind::Array && a.array->valid() && is_float(a.array->dtype()))
-      if (!any_float || a.array->dtype() == DType::Float64) {
-        widest = static_cast<std::uint8_t>(a.array->dtype());
-        any_float = true;
-      }
   SignatureKey k;
   k.device = static_cast<std::int16_t>(device);
   k.count = static_cast<std::uint8_t>(args.size());
-  k.noalias = arrays_disjoint(args);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const KernelArg& a = args[i];
-    ArgCode& c = k.args[i];
-    c.kind = ArgCode::Scalar;
-    switch (a.kind) {
-      case KernelArg::Kind::Array:
-        c.kind = ArgCode::Array;
-        c.scalar = static_cast<std::uint8_t>(a.array->dtype());
-        c.ndim = static_cast<std::uint8_t>(a.array->ndim());
-        c.flags = a.array->is_c_contiguous() ? 1 : 0;
-        break;
-      case KernelArg::Kind::Typed: c.scalar = static_cast<std::uint8_t>(a.typed.dtype); break;
-      case KernelArg::Kind::Int: c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Int64), c.flags = 1; break;
-      case KernelArg::Kind::Float: c.scalar = widest, c.flags = 1; break;
-      case KernelArg::Kind::Bool: c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Bool); break;
-    }
-  }
+  k.flags = arrays_disjoint(args) ? SignatureKey::NoAlias : 0;
+  operand_codes(args, [](std::size_t) { return true; }, k.ops.data());
   return k;
 }
 
@@ -184,13 +114,13 @@ JitKernel::JitKernel(Setup setup, dsl::Environment& env)
       options_(setup.options),
       link_(std::move(setup.link)),
       frontend_(setup.frontend ? std::move(setup.frontend) : Frontend(dsl::compile_kernel)),
-      cache_(setup.cache ? setup.cache : &DiskCache::global()),
+      disk_cache_(setup.cache ? setup.cache : &DiskCache::global()),
       env_(env) {
   options_.boundscheck = boundscheck_with_env(options_.boundscheck);
 }
 
 JitKernel::~JitKernel() {
-  for (Loaded& l : loaded_) unload_program(l.program);
+  for (Loaded& l : cache_.entries()) unload_program(l.program);
 }
 
 void JitKernel::check_count(std::size_t n) const {
@@ -200,13 +130,6 @@ void JitKernel::check_count(std::size_t n) const {
   std::string names = param_names_.empty() ? "" : fmt::format(" ({})", fmt::join(param_names_, ", "));
   if (expected == 0) fail("kernel '{}' takes no arguments, got {}", name_, n);
   fail("kernel '{}' takes {} argument{}{}, got {}", name_, expected, expected == 1 ? "" : "s", names, n);
-}
-
-int JitKernel::launch_device(std::span<const KernelArg> args) const {
-  std::optional<Device> d = arrays_device("kernel", name_, args, param_names_);
-  if (!d) d = current_device();
-  if (d->is_cpu()) return kCpuDevice;
-  return d->index;
 }
 
 JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature,
@@ -242,8 +165,8 @@ JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& t
     if (!kernel.link.empty()) head += "#line 1 \"luda_generated\"\n";
     kernel.code.insert(0, head);
   }
-  stats_.frontend_seconds += seconds_since(t0);
-  ++stats_.specializations;
+  cache_.counters().frontend_seconds += seconds_since(t0);
+  ++cache_.counters().specializations;
   LUDA_INTERNAL_CHECK(kernel.params.size() == types.size());
   std::vector<std::shared_ptr<const dsl::Chunk>> chunks = kernel.link;
   if (function_.chunk) chunks.push_back(function_.chunk);
@@ -289,45 +212,19 @@ ProgramText JitKernel::program_text(const Specialization& spec) const {
   return p;
 }
 
-JitKernel::Loaded& JitKernel::load(Specialization& spec, const SignatureKey& key, int ordinal) {
-  for (Loaded& l : loaded_)  // another call signature converted to this one, or compile()
-    if (l.spec == &spec && l.program.ordinal == ordinal) {
-      by_call_.emplace(key, &l);
-      return l;
-    }
+JitKernel::Loaded& JitKernel::load(Specialization& spec, int ordinal) {
+  for (Loaded& l : cache_.entries())
+    if (l.spec == &spec && l.program.ordinal == ordinal) return l;
   Loaded l;
   l.spec = &spec;
-  l.program = load_program(program_text(spec), ordinal, *cache_, stats_);
+  l.program = load_program(program_text(spec), ordinal, *disk_cache_, cache_.counters());
   // The generated entry knows only the Lua code's needs; a linked source's barriers need
   // the block's threads to interleave too.
   if (spec.linked_needs_fibers) l.program.cpu.needs_fibers = true;
+  l.program.cooperative = spec.kernel.cooperative;
   if (spec.kernel.bounds_record)
     l.bounds = Buffer::allocate(ordinal == kCpuDevice ? Device::cpu() : Device::cuda(ordinal), sizeof(dsl::BoundsRecord));
-  Loaded& stored = loaded_.emplace_back(std::move(l));
-  by_call_.emplace(key, &stored);
-  return stored;
-}
-
-void JitKernel::launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args) {
-  const dsl::CudaKernel& kernel = loaded.spec->kernel;
-  try {
-    validate_cpu_launch(config);
-  } catch (const Error& e) {
-    throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
-  }
-  ArgBuffer& buffer = pack(kernel, config, args);
-  dsl::BoundsRecord* record = nullptr;
-  if (kernel.bounds_record) {
-    record = static_cast<dsl::BoundsRecord*>(loaded.bounds->data());
-    *record = dsl::BoundsRecord{};
-    buffer.put(&record, sizeof record);
-  }
-  cpu_launch(loaded.program.cpu, config, buffer.pointers(), what_);
-  if (record && record->hit) bounds_error(*record);
-}
-
-void JitKernel::bounds_error(const dsl::BoundsRecord& r) const {
-  throw Error(dsl::record_message(what_, function_.chunk ? function_.chunk->name : "?", r));
+  return cache_.add(std::move(l));
 }
 
 // The launch's arguments laid out as the kernel's parameters expect (the same ABI on both
@@ -344,8 +241,7 @@ ArgBuffer& JitKernel::pack(const dsl::CudaKernel& kernel, const LaunchConfig& co
     if (i < param_names_.size()) argument += fmt::format(" '{}'", param_names_[i]);
     weak_int_error(what_, argument, *u, args[i].i);
   }
-  thread_local ArgBuffer buffer;
-  buffer.clear();
+  ArgBuffer& buffer = launch_buffer();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const dsl::Type& p = kernel.params[i];
     const KernelArg& a = args[i];
@@ -361,60 +257,37 @@ ArgBuffer& JitKernel::pack(const dsl::CudaKernel& kernel, const LaunchConfig& co
 }
 
 void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
+  // plan: where the arrays are and the arguments' signature, with the overlap step's
+  // NoAlias when no two arrays may share memory
   check_count(args.size());
-  int ordinal = launch_device(args);
-  dsl::Target target = ordinal == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
-  SignatureKey key = signature_key(args, ordinal);
-  Loaded* loaded = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    ++stats_.calls;
-    if (auto it = by_call_.find(key); it != by_call_.end()) {
-      loaded = it->second;
-      ++stats_.memory_hits;
-    } else {
-      // Disjoint arrays get their own specialization with restricted pointers (made on
-      // first such call); a signature compiled ahead serves both kinds of call.
-      std::vector<dsl::Type> types = argument_types(args);
-      SignatureKey type_key = signature_key(types, ordinal == kCpuDevice ? kCpuDevice : -1, key.noalias);
-      Specialization* spec = nullptr;
-      if (auto t = by_types_.find(type_key); t != by_types_.end()) spec = t->second;
-      if (!spec) spec = find_convertible(args, target);
-      if (!spec) spec = &specialize(types, false, key.noalias, target);
-      loaded = &load(*spec, key, ordinal);
-    }
-  }
-  if (ordinal == kCpuDevice) {
-    launch_cpu(*loaded, config, args);
-    return;
-  }
+  const int ordinal = call_device(what_, args, {}, param_names_);
+  const dsl::Target target = ordinal == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
+  const SignatureKey key = signature_key(args, ordinal);
+  // lookup
+  Loaded* loaded = &cache_.find(key, [&](const SignatureKey& k) -> Loaded& {
+    // Disjoint arrays get their own specialization with restricted pointers (made on
+    // first such call); a signature compiled ahead serves both kinds of call.
+    const bool noalias = (k.flags & SignatureKey::NoAlias) != 0;
+    std::vector<dsl::Type> types = argument_types(args);
+    SignatureKey type_key = signature_key(types, ordinal == kCpuDevice ? kCpuDevice : -1, noalias);
+    Specialization* spec = nullptr;
+    if (auto t = by_types_.find(type_key); t != by_types_.end()) spec = t->second;
+    if (!spec) spec = find_convertible(args, target);
+    if (!spec) spec = &specialize(types, false, noalias, target);
+    return load(*spec, ordinal);
+  });
+  // pack
   const dsl::CudaKernel& kernel = loaded->spec->kernel;
-  try {
-    config.validate(cuda_properties(ordinal));
-  } catch (const NoDeviceError&) {
-    throw;
-  } catch (const Error& e) {
-    throw Error(fmt::format("kernel '{}': {}", name_, e.what()));
-  }
+  check_launch_config(config, ordinal, what_);
   ArgBuffer& buffer = pack(kernel, config, args);
-  ContextScope scope(ordinal);
   if (kernel.bounds_record) {
-    void* record = loaded->bounds->data();
+    dsl::BoundsRecord* record = zero_bounds_record(*loaded->bounds, config.stream);
     buffer.put(&record, sizeof record);
-    zero_bytes(Device::cuda(ordinal), record, sizeof(dsl::BoundsRecord), config.stream);
   }
-  driver::note_launch(label_);
-  if (kernel.cooperative) [[unlikely]] {
-    launch_cooperative(loaded->program.function, config, buffer.pointers(), ordinal, what_);
-  } else {
-    luda::launch(loaded->program.function, config, buffer.pointers());
-  }
-
-  if (kernel.bounds_record) {  // a synchronous copy on the launch's stream: waits for the kernel
-    dsl::BoundsRecord r{};
-    copy_bytes(Device::cpu(), &r, Device::cuda(ordinal), loaded->bounds->data(), sizeof r, config.stream);
-    if (r.hit) bounds_error(r);
-  }
+  // launch
+  jit::launch(loaded->program, config, buffer.pointers(), LaunchName{what_, label_});
+  if (kernel.bounds_record)
+    check_bounds_record(*loaded->bounds, config.stream, what_, function_.chunk ? function_.chunk->name : "?");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -437,14 +310,10 @@ void JitKernel::compile(std::string_view signature) {
   std::vector<dsl::Type> types = kernel_signature(signature, name_);
   check_count(types.size());
   Device d = current_device();
-  std::lock_guard lock(mutex_);
-  if (d.is_cpu()) {
-    Specialization& spec = specialize(types, true, false, dsl::Target::Cpu);
-    load(spec, signature_key(types, kCpuDevice), kCpuDevice);
-    return;
-  }
-  Specialization& spec = specialize(types, true);
-  load(spec, signature_key(types, d.index), d.index);
+  const int ordinal = d.is_cpu() ? kCpuDevice : d.index;
+  std::lock_guard lock(cache_.mutex());
+  Specialization& spec = specialize(types, true, false, d.is_cpu() ? dsl::Target::Cpu : dsl::Target::Cuda);
+  cache_.find_locked(signature_key(types, ordinal), [&](const SignatureKey&) -> Loaded& { return load(spec, ordinal); });
 }
 
 JitKernel::Specialization& JitKernel::only_or_named(std::string_view signature) {
@@ -470,7 +339,7 @@ JitKernel::Specialization& JitKernel::only_or_named(std::string_view signature) 
 std::string JitKernel::inspect(std::string_view kind, std::string_view signature, int arch) {
   if (kind != "types" && kind != "cuda" && kind != "ptx")
     fail("kernel '{}': unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", name_, kind);
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(cache_.mutex());
   Specialization* named = &only_or_named(signature);
   if (kind == "types") return named->kernel.typed;
   if (kind == "cuda") return named->kernel.code;
@@ -484,8 +353,8 @@ std::string JitKernel::inspect(std::string_view kind, std::string_view signature
 long long JitKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned shared_mem) {
   Device d = current_device();
   if (d.is_cpu()) return static_cast<long long>(cpu_max_cooperative_blocks(block.count()));
-  std::lock_guard lock(mutex_);
-  for (const Loaded& l : loaded_)
+  std::lock_guard lock(cache_.mutex());
+  for (const Loaded& l : cache_.entries())
     if (l.program.ordinal == d.index) return jit::max_cooperative_grid_blocks(l.program, block, shared_mem);
   fail("kernel '{}' is not compiled for {} yet, and its limit depends on its registers and shared memory; "
        "call it once, or compile it first: {}:compile(\"void(...)\")",
@@ -493,7 +362,7 @@ long long JitKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned sha
 }
 
 std::vector<std::string> JitKernel::signatures() const {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(cache_.mutex());
   return signatures_locked();
 }
 
@@ -507,9 +376,6 @@ std::vector<std::string> JitKernel::signatures_locked() const {
   return out;
 }
 
-JitStats JitKernel::stats() const {
-  std::lock_guard lock(mutex_);
-  return stats_;
-}
+JitStats JitKernel::stats() const { return cache_.stats(); }
 
 }  // namespace luda::jit

@@ -4,8 +4,11 @@
 //   device's exact arch) -> store -> cuModuleLoadData -> cuModuleGetFunction(entry),
 // or, for arrays on the cpu, the cpu target: the same code with the cpu prelude, through
 // the host C++ compiler (jit/host_compiler.h) to a shared object run by the cpu executor,
-// and launches it. Kernels run where their array arguments are. A call whose signature was seen before is one hash lookup of a
-// fixed-size key built on the stack: no allocation.
+// and launches it. Kernels run where their array arguments are. A call takes the steps
+// every kernel's call takes (plan, overlap, lookup, pack, launch: jit/call_key.h,
+// overlap.h, call_cache.h, arg_buffer.h, program.h); one whose signature was seen before
+// compares a fixed-size key built on the stack with the last call's, or looks it up once:
+// no allocation.
 #pragma once
 
 #include <cuda.h>
@@ -26,6 +29,8 @@
 
 #include "dsl/compile.h"
 #include "jit/array_args.h"
+#include "jit/call_cache.h"
+#include "jit/call_key.h"
 #include "jit/disk_cache.h"
 #include "jit/host_compiler.h"
 #include "jit/kernel_args.h"
@@ -61,41 +66,21 @@ inline bool checks_bounds(std::optional<bool> option, dsl::Target target) {
 
 inline constexpr int kMaxJitArgs = 64;
 
-// One argument's part of a signature key. ORDER ARGCODE: the fields' meaning.
-struct ArgCode {
-  enum Kind : std::uint8_t { None = 0, Array = 1, Scalar = 2 };
-  std::uint8_t kind = None;
-  std::uint8_t scalar = 0;  // dsl::Scalar
-  std::uint8_t ndim = 0;    // Array
-  std::uint8_t flags = 0;   // Array: 1 = C-contiguous; Scalar: 1 = weak
-  bool operator==(const ArgCode&) const = default;
-};
-
-// The argument signature of one call (or of a dsl signature when `device` is -1: the cuda
-// target, or kCpuDevice: the cpu target).
-struct SignatureKey {
-  std::int16_t device = -1;  // CUDA ordinal the call runs on, or kCpuDevice
-  std::uint8_t count = 0;
-  bool noalias = false;      // no two array arguments overlap (dsl::KernelOptions::noalias)
-  std::array<ArgCode, kMaxJitArgs> args{};  // [count, kMaxJitArgs) stay zero
-  bool operator==(const SignatureKey& o) const;
-  std::size_t hash() const;
-};
-struct SignatureKeyHash {
-  std::size_t operator()(const SignatureKey& k) const { return k.hash(); }
-};
+// The argument signature of one call (jit/call_key.h): each argument's code (arrays
+// passed whole), the device the call runs on (-1 in the key of a dsl signature for the
+// cuda target, kCpuDevice for the cpu target's), and flags NoAlias when no two array
+// arguments may share memory (dsl::KernelOptions::noalias).
+using SignatureKey = CallKey<kMaxJitArgs>;
 
 // The kernel-language type of each argument, by docs/language.md's rules: arrays by dtype,
 // ndim and layout; a Lua float is weak and takes the widest floating dtype among the array
 // arguments (float64 when there is none); a Lua integer is weak int64; typed scalars and
 // booleans are strong.
 std::vector<dsl::Type> argument_types(std::span<const KernelArg> args);
-// The key of those types on `device` (-1: no device). Error past kMaxJitArgs arguments.
+// The key of a call's arguments on `device` (the overlap step decides NoAlias), or of
+// those types (-1: no device). Error past kMaxJitArgs arguments.
 SignatureKey signature_key(std::span<const KernelArg> args, int device);
 SignatureKey signature_key(std::span<const dsl::Type> types, int device, bool noalias = false);
-// Whether no two array arguments share a byte of memory (each array's extent from its
-// strides, negative ones too; the same host array twice overlaps itself).
-bool arrays_disjoint(std::span<const KernelArg> args);
 
 class JitKernel {
  public:
@@ -172,12 +157,11 @@ class JitKernel {
   Specialization& specialize(const std::vector<dsl::Type>& types, bool from_signature, bool noalias = false,
                              dsl::Target target = dsl::Target::Cuda);
   Specialization* find_convertible(std::span<const KernelArg> args, dsl::Target target);
-  Loaded& load(Specialization& spec, const SignatureKey& key, int ordinal);
+  // The code of `spec` loaded on `ordinal`: one loaded already (another signature converted
+  // to it, or compile()), else loaded now. cache_'s mutex held.
+  Loaded& load(Specialization& spec, int ordinal);
   ProgramText program_text(const Specialization& spec) const;
-  int launch_device(std::span<const KernelArg> args) const;  // a CUDA ordinal or kCpuDevice
-  void launch_cpu(Loaded& loaded, const LaunchConfig& config, std::span<const KernelArg> args);
   void check_count(std::size_t n) const;
-  [[noreturn]] void bounds_error(const dsl::BoundsRecord& r) const;
   Specialization& only_or_named(std::string_view signature);
   std::vector<std::string> signatures_locked() const;
   ArgBuffer& pack(const dsl::CudaKernel& kernel, const LaunchConfig& config, std::span<const KernelArg> args) const;
@@ -191,15 +175,12 @@ class JitKernel {
   JitOptions options_;
   std::vector<std::shared_ptr<const dsl::Chunk>> link_;
   Frontend frontend_;
-  DiskCache* cache_;
+  DiskCache* disk_cache_;
   dsl::Environment& env_;
 
-  mutable std::mutex mutex_;
+  CallCache<Loaded, kMaxJitArgs> cache_;  // per call key; its mutex guards the specializations too
   std::deque<Specialization> specs_;
-  std::unordered_map<SignatureKey, Specialization*, SignatureKeyHash> by_types_;
-  std::deque<Loaded> loaded_;
-  std::unordered_map<SignatureKey, Loaded*, SignatureKeyHash> by_call_;
-  JitStats stats_;
+  std::unordered_map<SignatureKey, Specialization*, CallKeyHash> by_types_;
 };
 
 

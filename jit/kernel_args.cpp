@@ -22,7 +22,7 @@ std::string a_dtype(DType t) {
 // wrong: this runs on every launch of a raw kernel.
 class Packer {
  public:
-  Packer(const std::string& kernel, PackedArgs& out) : kernel_(kernel), out_(out) {}
+  Packer(const std::string& kernel, ArgBuffer& out) : kernel_(kernel), out_(out) {}
 
   void at(std::size_t index, const KernelParam* param) {
     index_ = index;
@@ -38,30 +38,11 @@ class Packer {
   // The arrays' device was checked (arrays_device) before packing.
   void pointer(const NDArray& a) {
     if (!a.valid()) error(" but got an empty array handle; pass an array");
-    Device d = a.device();
-    if (d.is_cpu()) out_.cpu = true;
-    else out_.device = d.index;
-    PackedArgs::Slot s;
-    CUdeviceptr p = reinterpret_cast<CUdeviceptr>(a.data());
-    static_assert(sizeof p == 8);
-    std::memcpy(s.bytes, &p, sizeof p);
-    s.size = sizeof p;
-    s.dtype = DType::UInt64;
-    s.pointer = true;
-    out_.slots.push_back(s);
+    void* p = a.data();
+    out_.put(&p, sizeof p);
   }
 
-  void scalar(Scalar v) {
-    PackedArgs::Slot s;
-    v.store(s.bytes);
-    s.size = itemsize(v.dtype);
-    s.dtype = v.dtype;
-    out_.slots.push_back(s);
-  }
-
-  void finish() {
-    for (auto& s : out_.slots) out_.pointers.push_back(s.bytes);
-  }
+  void scalar(Scalar v) { put_scalar(out_, v); }
 
  private:
   // "argument 2 'x2' is 'const float* x2'" or, for an unnamed parameter,
@@ -78,7 +59,7 @@ class Packer {
   }
 
   const std::string& kernel_;
-  PackedArgs& out_;
+  ArgBuffer& out_;
   std::size_t index_ = 0;
   const KernelParam* param_ = nullptr;
 };
@@ -224,12 +205,9 @@ std::optional<Device> arrays_device(std::string_view kind, std::string_view name
   return arrays_device(fmt::format("{} '{}'", kind, name), args, names);
 }
 
-void pack_arguments(PackedArgs& out, const std::string& kernel, const std::optional<KernelSignature>& signature,
+void pack_arguments(ArgBuffer& out, const std::string& kernel, const std::optional<KernelSignature>& signature,
                     std::span<const KernelArg> args) {
-  out.slots.clear();
-  out.pointers.clear();
-  out.device.reset();
-  out.cpu = false;
+  out.clear();
   if (signature && signature->params.size() != args.size()) {
     std::vector<std::string> names;
     for (const auto& p : signature->params) names.push_back(p.name.empty() ? p.type.spelling : p.name);
@@ -245,8 +223,6 @@ void pack_arguments(PackedArgs& out, const std::string& kernel, const std::optio
       for (const auto& param : signature->params) names.push_back(param.name);
     arrays_device(fmt::format("raw_kernel '{}'", kernel), args, names);
   }
-  out.slots.reserve(args.size());
-  out.pointers.reserve(args.size());
   Packer p(kernel, out);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelParam* param = signature ? &signature->params[i] : nullptr;
@@ -254,12 +230,11 @@ void pack_arguments(PackedArgs& out, const std::string& kernel, const std::optio
     if (param) pass_checked(p, *param, args[i]);
     else pass_unchecked(p, args[i]);
   }
-  p.finish();
 }
 
-PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
-                          std::span<const KernelArg> args) {
-  PackedArgs out;
+ArgBuffer pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
+                         std::span<const KernelArg> args) {
+  ArgBuffer out;
   pack_arguments(out, kernel, signature, args);
   return out;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/arg_buffer.h"
 #include "jit/kernel_params.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
@@ -34,43 +35,6 @@ struct KernelArg {
   static KernelArg of_bool(bool v) { KernelArg k; k.kind = Kind::Bool; k.b = v; return k; }
 };
 
-// The bytes of each argument and the pointers to them. Move-only: `pointers` point into
-// `slots`, whose heap storage a move keeps.
-struct PackedArgs {
-  struct Slot {
-    alignas(8) unsigned char bytes[8] = {};
-    std::size_t size = 0;  // bytes used: itemsize of the dtype passed, 8 for a pointer
-    DType dtype = DType::Int64;  // what was passed (UInt64 for a pointer)
-    bool pointer = false;
-  };
-  std::vector<Slot> slots;
-  std::vector<void*> pointers;  // &slots[i].bytes, what cuLaunchKernel reads
-  std::optional<int> device;    // CUDA ordinal of the array arguments, if any
-  bool cpu = false;             // the array arguments are on the cpu
-
-  PackedArgs() = default;
-  PackedArgs(PackedArgs&&) = default;
-  PackedArgs& operator=(PackedArgs&&) = default;
-  PackedArgs(const PackedArgs&) = delete;
-  PackedArgs& operator=(const PackedArgs&) = delete;
-
-  void** data() { return pointers.data(); }
-  template <class T>
-  T value(std::size_t i) const {  // slot i read as T (tests)
-    T v;
-    std::memcpy(&v, slots.at(i).bytes, sizeof(T));
-    return v;
-  }
-};
-
-// Checks `args` against the signature and converts each to its parameter's type; with no
-// signature, passes them as CuPy does (integers as int64, floats as float64, typed scalars
-// as their dtype, arrays as pointers). Every error starts "raw_kernel '<kernel>'" and
-// names the argument by position, name and declaration, e.g.
-//   raw_kernel 'add_func' takes 3 arguments (x1, x2, y), got 2
-//   raw_kernel 'add_func': argument 2 'x2' is 'const float* x2' but got a float64 array; pass a float32 array
-// Arrays must be on one device (arrays_device's error otherwise): `device` reports a CUDA
-// one, `cpu` the cpu.
 // A Lua float as Lua prints it: 2.5, 3.0, 1e+20, inf; and nan (of either sign), as NumPy.
 std::string lua_float(double f);
 
@@ -91,11 +55,19 @@ std::optional<Device> arrays_device(std::string_view who, std::span<const Kernel
 std::optional<Device> arrays_device(std::string_view kind, std::string_view name, std::span<const KernelArg> args,
                                     std::span<const std::string> names);
 
-PackedArgs pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
-                          std::span<const KernelArg> args);
-// The same into `out`, reusing its storage: a launch that keeps one PackedArgs (per
-// thread) allocates nothing once it has grown to the kernel's argument count.
-void pack_arguments(PackedArgs& out, const std::string& kernel, const std::optional<KernelSignature>& signature,
+// Checks `args` against the signature and converts each to its parameter's type; with no
+// signature, passes them as CuPy does (integers as int64, floats as float64, typed scalars
+// as their dtype, arrays as pointers). Every error starts "raw_kernel '<kernel>'" and
+// names the argument by position, name and declaration, e.g.
+//   raw_kernel 'add_func' takes 3 arguments (x1, x2, y), got 2
+//   raw_kernel 'add_func': argument 2 'x2' is 'const float* x2' but got a float64 array; pass a float32 array
+// Arrays must be on one device (arrays_device's error otherwise). Each argument is a slot
+// of the buffer (jit/arg_buffer.h): a pointer's 8 bytes, a scalar's itemsize.
+// Into `out`, cleared first: a launch packs into launch_buffer(), which allocates nothing
+// once it has grown to the kernel's arguments.
+void pack_arguments(ArgBuffer& out, const std::string& kernel, const std::optional<KernelSignature>& signature,
                     std::span<const KernelArg> args);
+ArgBuffer pack_arguments(const std::string& kernel, const std::optional<KernelSignature>& signature,
+                         std::span<const KernelArg> args);
 
 }  // namespace luda::jit

@@ -9,12 +9,7 @@
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 namespace luda::jit::kind {
-
-std::size_t CallKey::hash() const { return static_cast<std::size_t>(XXH3_64bits(this, bytes())); }
 
 Core::Core(std::string kind, std::string name, std::vector<std::string> in_names, std::vector<std::string> out_names,
            DiskCache* cache)
@@ -50,32 +45,6 @@ void Core::check_counts(std::size_t inputs, std::size_t outputs) const {
     fail("{} has {} output{}{}, got {}", who_, nout(), nout() == 1 ? "" : "s", listed(all.subspan(nin_)), outputs);
 }
 
-int Core::device_of(std::span<const KernelArg> inputs, std::span<const NDArray> outs) const {
-  std::optional<Device> d;
-  bool odd = false;  // mixed devices or an empty handle: arrays_device says which
-  auto see = [&](const NDArray* a) {
-    if (!a || !a->valid()) {
-      odd = true;
-      return;
-    }
-    Device e = a->device();
-    if (!d) d = e;
-    else if (!(*d == e)) odd = true;
-  };
-  for (const KernelArg& a : inputs)
-    if (a.kind == KernelArg::Kind::Array) see(a.array);
-  for (const NDArray& o : outs)
-    if (o.valid()) see(&o);
-  if (odd) {
-    std::vector<KernelArg> args(inputs.begin(), inputs.end());
-    for (const NDArray& o : outs) args.push_back(o.valid() ? KernelArg::of_array(o) : KernelArg::of_int(0));
-    arrays_device(who_, args, names_);
-    LUDA_INTERNAL_CHECK(false);
-  }
-  if (!d) d = current_device();
-  return d->is_cpu() ? kCpuDevice : d->index;
-}
-
 CUstream Core::stream_handle(const Stream* stream, int ordinal) const {
   if (!stream || ordinal == kCpuDevice) return nullptr;  // the cpu target runs synchronously
   if (stream->device() != Device::cuda(ordinal))
@@ -106,11 +75,9 @@ void Core::check_output(std::size_t k, const NDArray& out, const std::int64_t* s
 }
 
 void Core::check_outputs_disjoint(std::span<const NDArray> outs) const {
-  for (std::size_t i = 0; i < outs.size(); ++i)
-    for (std::size_t j = i + 1; j < outs.size(); ++j)
-      if (outs[i].valid() && outs[j].valid() && outs[i].size() && outs[j].size() &&
-          extent_of(outs[i]).overlaps(extent_of(outs[j])))
-        fail("{}: {} and {} share memory; pass separate arrays", who_, output_label(i), output_label(j));
+  if (auto pair = shared_outputs(outs))
+    fail("{}: {} and {} share memory; pass separate arrays", who_, output_label(pair->first),
+         output_label(pair->second));
 }
 
 void Core::check_made_outputs(std::span<const std::optional<dsl::Scalar>> given, std::span<const dsl::Scalar> made,
@@ -144,21 +111,21 @@ Scalar Core::scalar_value(std::size_t k, const KernelArg& a, dsl::Scalar want) c
   }
 }
 
-std::vector<dsl::Type> Core::input_types(const CallKey& key, std::size_t nin, std::span<const bool> raw) {
+std::vector<dsl::Type> Core::input_types(const KindKey& key, std::size_t nin, std::span<const bool> raw) {
   std::vector<dsl::Type> out;
   for (std::size_t k = 0; k < nin; ++k) {
     const OpCode& c = key.ops[k];
     auto s = static_cast<dsl::Scalar>(c.scalar);
-    if (c.kind == OpCode::Raw || (k < raw.size() && raw[k]))
+    if (c.kind == OpCode::Whole || (k < raw.size() && raw[k]))
       out.push_back(dsl::Type::array_of(s, c.ndim, (c.flags & OpCode::CContiguous) != 0));
     else out.push_back(dsl::Type::scalar_of(s, (c.flags & OpCode::Weak) != 0));
   }
   return out;
 }
 
-std::vector<std::optional<dsl::Scalar>> Core::output_types(const CallKey& key, std::size_t nin) {
+std::vector<std::optional<dsl::Scalar>> Core::output_types(const KindKey& key, std::size_t nin) {
   std::vector<std::optional<dsl::Scalar>> out;
-  for (std::size_t k = nin; k < key.nops; ++k) {
+  for (std::size_t k = nin; k < key.count; ++k) {
     const OpCode& c = key.ops[k];
     if (c.kind == OpCode::Missing) out.emplace_back();
     else out.emplace_back(static_cast<dsl::Scalar>(c.scalar));
@@ -166,49 +133,13 @@ std::vector<std::optional<dsl::Scalar>> Core::output_types(const CallKey& key, s
   return out;
 }
 
-void Core::input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, CallKey& key) {
-  auto widest = static_cast<std::uint8_t>(dsl::Scalar::Float64);
-  bool any_float = false;
-  for (const KernelArg& a : inputs)
-    if (a.kind == KernelArg::Kind::Array && is_float(a.array->dtype())) {
-      if (!any_float || a.array->dtype() == DType::Float64) widest = static_cast<std::uint8_t>(a.array->dtype());
-      any_float = true;
-    }
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const KernelArg& a = inputs[k];
-    OpCode& c = key.ops[k];
-    c = OpCode{};
-    switch (a.kind) {
-      case KernelArg::Kind::Array:
-        c.scalar = static_cast<std::uint8_t>(a.array->dtype());
-        if (k < raw.size() && raw[k]) {
-          c.kind = OpCode::Raw;
-          c.ndim = static_cast<std::uint8_t>(a.array->ndim());
-          c.flags = a.array->is_c_contiguous() ? OpCode::CContiguous : 0;
-        } else {
-          c.kind = OpCode::Array;
-        }
-        break;
-      case KernelArg::Kind::Typed:
-        c.kind = OpCode::Scalar;
-        c.scalar = static_cast<std::uint8_t>(a.typed.dtype);
-        break;
-      case KernelArg::Kind::Bool:
-        c.kind = OpCode::Scalar;
-        c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Bool);
-        break;
-      case KernelArg::Kind::Int:
-        c.kind = OpCode::Scalar;
-        c.scalar = static_cast<std::uint8_t>(dsl::Scalar::Int64);
-        c.flags = OpCode::Weak;
-        break;
-      case KernelArg::Kind::Float:
-        c.kind = OpCode::Scalar;
-        c.scalar = widest;
-        c.flags = OpCode::Weak;
-        break;
-    }
-  }
+void Core::allocate_outputs(std::span<NDArray> outs, const std::int64_t* shape, int ndim,
+                            std::span<const dsl::Scalar> dtypes, int ordinal, const Stream* stream) {
+  const bool cpu = ordinal == kCpuDevice;
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    if (!outs[k].valid())
+      outs[k] = NDArray::empty(Shape(shape, shape + ndim), dtype_of(dtypes[k]), cpu ? Device::cpu() : Device::cuda(ordinal),
+                               cpu ? nullptr : stream);
 }
 
 ProgramText Core::program(const KindSource& source, const std::vector<std::string>& options,
@@ -221,18 +152,6 @@ ProgramText Core::program(const KindSource& source, const std::vector<std::strin
   p.what = who_;
   p.chunks = chunks;
   return p;
-}
-
-void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
-                 const char* who) {
-  ContextScope scope(ordinal);  // one cuCtxGetCurrent when the context is current already
-  driver::note_launch(who);
-  CUresult r = driver::api().cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y),
-                                            static_cast<unsigned>(grid.z), static_cast<unsigned>(block.x),
-                                            static_cast<unsigned>(block.y), static_cast<unsigned>(block.z), 0, stream,
-                                            args, nullptr);
-  if (r != CUDA_SUCCESS)  // the message is formatted only on failure: the hot path allocates nothing
-    driver::check(r, "cuLaunchKernel", fmt::format("{}, grid {}, block {}", who, grid.str(), block.str()));
 }
 
 int resident_blocks_per_sm(CUfunction f, int ordinal, int threads) {
@@ -257,12 +176,6 @@ int resident_blocks_per_sm(CUfunction f, int ordinal, int threads) {
   if (int shared = func(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES); shared > 0)
     blocks = std::min(blocks, device(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) / (shared + 1024));
   return std::max(blocks, 1);
-}
-
-void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args, std::string_view who) {
-  LaunchConfig config;
-  config.grid = grid;
-  cpu_launch(k, config, args, who);
 }
 
 }  // namespace luda::jit::kind

@@ -1,7 +1,8 @@
-// What the two kernel kinds (jit/kinds.h) share inside jit/: the fixed-size call key, the
-// per-kind caches (frontend code per operand types, loaded programs per call key), the
-// checks every call makes (devices, output shapes, overlaps) and the launch. Not part of
-// the public API.
+// What the two kernel kinds (jit/kinds.h) share inside jit/ beyond the steps every
+// kernel's call shares (jit/call_key.h, call_cache.h, overlap.h, arg_buffer.h,
+// program.h): the checks and messages of a kind's operands, its keys' codes, the
+// frontend's types from them and the outputs a call does not give. Not part of the
+// public API.
 #pragma once
 
 #include <array>
@@ -17,40 +18,20 @@
 #include <vector>
 
 #include "jit/array_args.h"
+#include "jit/call_cache.h"
+#include "jit/call_key.h"
 #include "jit/kind_layout.h"
 #include "jit/kind_templates.h"
 #include "jit/kinds.h"
+#include "jit/overlap.h"
 #include "jit/program.h"
 #include "runtime/launch.h"
 
 namespace luda::jit::kind {
 
-// One operand's part of a key (ORDER KINDCODE). kind: what was passed; scalar: its dtype
-// (a weak Lua float: the widest float dtype among the arrays); ndim: a raw input's; flags.
-struct OpCode {
-  enum Kind : std::uint8_t { Missing = 0, Array = 1, Scalar = 2, Raw = 3 };
-  enum Flag : std::uint8_t { Weak = 1, CContiguous = 2, Broadcast = 4 };
-  std::uint8_t kind = Missing, scalar = 0, ndim = 0, flags = 0;
-};
-
-// A call's signature: the operands and the template choices that follow from their layout.
-// Compared and hashed over its first 8 + 4 * nops bytes: built on the stack per call.
-struct CallKey {
-  enum Flag : std::uint8_t { NoAlias = 1, Index32 = 2, Warp = 4 };
-  std::int16_t device = 0;  // CUDA ordinal or kCpuDevice; -1 in a types key (cuda target)
-  std::uint8_t nops = 0;    // inputs then outputs
-  std::uint8_t layout = 0;  // elementwise: 0 contiguous, 1 general; reductions: the strategy + 1
-  std::uint8_t ndim = 0, ndim2 = 0;  // elementwise: collapsed axes; reductions: kept, reduced
-  std::uint8_t vector = 0, flags = 0;
-  std::array<OpCode, kMaxKindOperands> ops;
-  std::size_t bytes() const { return 8 + 4 * static_cast<std::size_t>(nops); }
-  bool operator==(const CallKey& o) const { return nops == o.nops && std::memcmp(this, &o, bytes()) == 0; }
-  std::size_t hash() const;
-};
-static_assert(offsetof(CallKey, ops) == 8 && sizeof(OpCode) == 4);
-struct CallKeyHash {
-  std::size_t operator()(const CallKey& k) const { return k.hash(); }
-};
+// A kind's call key and its operand codes (jit/call_key.h): inputs, then outputs.
+using KindKey = jit::CallKey<kMaxKindOperands>;
+using OpCode = OperandCode;
 
 // The kind-independent state of a kind object.
 class Core {
@@ -60,6 +41,7 @@ class Core {
 
   const std::string& who() const { return who_; }  // "vectorize 'f'"
   const char* label() const { return label_; }     // who(), interned (driver::note_launch)
+  LaunchName name() const { return {who_, label_}; }
   std::size_t nin() const { return nin_; }
   std::size_t nout() const { return names_.size() - nin_; }
   // "argument 2 'w'", "output 1 'z'"
@@ -68,16 +50,15 @@ class Core {
 
   // Errors for the wrong number of inputs or outputs (a call compares the counts first).
   void check_counts(std::size_t inputs, std::size_t outputs) const;
-  // Where the call runs: the arrays' device (kCpuDevice for cpu), the current device when
-  // there is none; mixed devices or an empty handle raise arrays_device's error.
-  int device_of(std::span<const KernelArg> inputs, std::span<const NDArray> outs) const;
+  // The operands' names, inputs then outputs (call_device's errors).
+  std::span<const std::string> names() const { return names_; }
   // The stream's handle, checked to be on the call's device (null: the default stream).
   CUstream stream_handle(const Stream* stream, int ordinal) const;
   // The error for operands that do not broadcast: NumPy's message after who().
   [[noreturn]] void broadcast_error(std::span<const KernelArg> inputs, std::span<const bool> skip) const;
   // A given output must have exactly `shape`, and no zero stride along an axis longer than 1.
   void check_output(std::size_t k, const NDArray& out, const std::int64_t* shape, int ndim) const;
-  // No two given outputs may share memory.
+  // No two given outputs may share memory (jit/overlap.h).
   void check_outputs_disjoint(std::span<const NDArray> outs) const;
   // Each output the call gives must have the dtype the frontend made (`made`: "the
   // kernel", "the reduction").
@@ -99,18 +80,27 @@ class Core {
 
   // The frontend's type of each input (kinds.h): arrays strong by dtype (raw ones as array
   // types), Lua numbers weak. `raw` may be empty.
-  static std::vector<dsl::Type> input_types(const CallKey& key, std::size_t nin, std::span<const bool> raw);
-  static std::vector<std::optional<dsl::Scalar>> output_types(const CallKey& key, std::size_t nin);
-  // The key's operand codes for the inputs: weak floats take the widest float dtype among
-  // the array inputs.
-  static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, CallKey& key);
+  static std::vector<dsl::Type> input_types(const KindKey& key, std::size_t nin, std::span<const bool> raw);
+  static std::vector<std::optional<dsl::Scalar>> output_types(const KindKey& key, std::size_t nin);
+  // The key's operand codes for the outputs: each given one's dtype, Missing for the others.
+  static void output_codes(std::span<const NDArray> outs, KindKey& key) {
+    const std::size_t nin = key.count - outs.size();
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      key.ops[nin + k] = outs[k].valid() ? OpCode{OpCode::Array, static_cast<std::uint8_t>(outs[k].dtype()), 0, 0}
+                                         : OpCode{};
+  }
+  // The outputs a call does not give, C-contiguous of `shape` with the dtypes the code
+  // makes, on the call's device (ordered on `stream` on cuda).
+  static void allocate_outputs(std::span<NDArray> outs, const std::int64_t* shape, int ndim,
+                               std::span<const dsl::Scalar> dtypes, int ordinal, const Stream* stream);
+  // The key's operand codes for the inputs (operand_codes: a raw input is passed whole).
+  static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, KindKey& key) {
+    operand_codes(inputs, [&](std::size_t k) { return k < raw.size() && raw[k]; }, key.ops.data());
+  }
 
   DiskCache& cache() const { return *cache_; }
   ProgramText program(const KindSource& source, const std::vector<std::string>& options,
                       const std::vector<std::shared_ptr<const dsl::Chunk>>& chunks) const;
-
-  mutable std::mutex mutex;
-  JitStats stats;
 
  private:
   std::string who_;
@@ -121,29 +111,6 @@ class Core {
   DiskCache* cache_;
 };
 
-// Byte extent [lo, hi) of an array's elements.
-struct Extent {
-  std::uintptr_t lo = 0, hi = 0;
-  bool overlaps(const Extent& o) const { return lo < o.hi && o.lo < hi; }
-};
-// Inline: a call asks it of every operand, for the overlap checks.
-inline Extent extent_of(const NDArray& x) {
-  std::int64_t lo = 0, hi = 0;
-  for (int k = 0; k < x.ndim(); ++k) {
-    std::int64_t reach = (x.shape()[static_cast<std::size_t>(k)] - 1) * x.strides()[static_cast<std::size_t>(k)];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  auto base = reinterpret_cast<std::uintptr_t>(x.data());
-  auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
-  return {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
-}
-
-// The launch, on cuda (the context made current only when it is not) or on the cpu.
-// `who` is Core::label(): named by a later sticky error (driver::note_launch).
-void launch_cuda(CUfunction f, const Dim3& grid, const Dim3& block, CUstream stream, void** args, int ordinal,
-                 const char* who);
-void launch_cpu(const CpuKernel& k, const Dim3& grid, void** args, std::string_view who);
-
 // Blocks of `threads` threads of `f` that one SM of `ordinal` holds at once (registers,
 // static shared memory, thread and block slots): grids of that many per SM run in one wave,
 // with no tail of half-empty SMs.
@@ -151,27 +118,5 @@ int resident_blocks_per_sm(CUfunction f, int ordinal, int threads);
 // ceil(a / b) for a >= 0 and positive b, for every such a: an empty array may have kept
 // extents near 2^63, and a + b - 1 would overflow.
 inline long long ceil_div(long long a, long long b) { return a / b + (a % b != 0); }
-
-// The program of a call, under core.mutex: the last call's (a loop calls with one key,
-// so no hashing), else the by-key table's, else `m.load(key)` compiles and loads one.
-// `Kinds` is a kind's Impl: by_call, last_key, last and load(key).
-template <class Kinds>
-auto* find_loaded(Core& core, Kinds& m, const CallKey& key) {
-  ++core.stats.calls;
-  if (m.last && m.last_key == key) {
-    ++core.stats.memory_hits;
-    return m.last;
-  }
-  decltype(m.last) loaded = nullptr;
-  if (auto it = m.by_call.find(key); it != m.by_call.end()) {
-    loaded = it->second;
-    ++core.stats.memory_hits;
-  } else {
-    loaded = &m.load(key);
-  }
-  m.last_key = key;
-  m.last = loaded;
-  return loaded;
-}
 
 }  // namespace luda::jit::kind

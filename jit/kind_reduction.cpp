@@ -28,7 +28,7 @@ std::size_t accumulator_bytes(const ReductionCode& code) {
 
 namespace {
 
-using kind::CallKey;
+using kind::KindKey;
 using kind::ceil_div;
 using kind::OpCode;
 using Clock = std::chrono::steady_clock;
@@ -42,11 +42,11 @@ constexpr long long kCpuSegment = 16384;
 // outputs): 256 threads of them fit the 48 KiB of static shared memory.
 constexpr int kMaxAccumulatorBytes = 192;
 
-CallKey types_key(const CallKey& call) {
-  CallKey k;
+KindKey types_key(const KindKey& call) {
+  KindKey k;
   k.device = static_cast<std::int16_t>(call.device == kCpuDevice ? kCpuDevice : -1);
-  k.nops = call.nops;
-  for (std::size_t i = 0; i < call.nops; ++i) {
+  k.count = call.count;
+  for (std::size_t i = 0; i < call.count; ++i) {
     k.ops[i] = call.ops[i];
     k.ops[i].flags &= static_cast<std::uint8_t>(~OpCode::Broadcast);
     if (k.ops[i].kind == OpCode::Array) k.ops[i].kind = OpCode::Scalar;
@@ -140,12 +140,43 @@ struct ReductionKind::Impl {
 
   explicit Impl(const ReductionSetup& s) : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {}
   ~Impl() {
-    for (Loaded& l : loaded) unload_program(l.program);
+    for (Loaded& l : cache.entries()) unload_program(l.program);
   }
 
-  Spec& spec_for(const CallKey& types);
-  Loaded& load(const CallKey& key);
-  ReductionTemplate template_of(const CallKey& key, const ReductionCode& code) const;
+  // What a call reads from its operands before any code is looked up: where it runs,
+  // the result's shape, the layout (operand k of it: input k's in_lay[k], or output o's
+  // nl_in + o) and the key, whose flags say Warp and whose vector the loads' width.
+  struct Plan {
+    int ordinal = 0;
+    bool cpu = false;
+    int in_lay[kMaxKindOperands];  // -1: a scalar input
+    int nl_in = 0;
+    std::int64_t result[kMaxKindDims];
+    int rnd = 0;
+    ReductionLayout layout;
+    KindKey key;
+  };
+  // The launch's grid, and the scratch a split reduction's blocks combine through.
+  struct Geometry {
+    Grid grid;
+    void* partials = nullptr;
+    unsigned* counters = nullptr;
+    // A split reduction on cuda keeps its scratch alive through its launch: another thread
+    // may grow (and so free) it once the lock is released, and the free would be ordered
+    // on the stream before this launch. Only split reductions, large ones, pay for the copy.
+    std::shared_ptr<Buffer> hold;
+  };
+  // The steps of a call (ReductionKind::call): plan, the geometry once the code is known,
+  // and pack.
+  void plan(std::span<const KernelArg> inputs, std::span<const NDArray> outs, std::optional<std::span<const int>> axes,
+            bool keepdims, Plan& p) const;
+  Geometry geometry(const Plan& p, const Loaded& loaded, const Stream* stream, CUstream handle);
+  ArgBuffer& pack(std::span<const KernelArg> inputs, std::span<const NDArray> outs, const Plan& p, const Loaded& loaded,
+                  const Geometry& g) const;
+
+  Spec& spec_for(const KindKey& types);
+  Loaded& load(const KindKey& key);
+  ReductionTemplate template_of(const KindKey& key, const ReductionCode& code) const;
   // The scratch for one launch: counters at its start, partials from counter_bytes on.
   const Scratch& scratch(int ordinal, const Stream* stream, CUstream handle, std::size_t counter_bytes,
                          std::size_t partial_bytes);
@@ -153,22 +184,19 @@ struct ReductionKind::Impl {
   kind::Core core;
   const ReductionSetup& setup;
   std::deque<Spec> specs;
-  std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
-  std::deque<Loaded> loaded;
-  std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
-  CallKey last_key;  // the last call's key and program (a loop calls with one key)
-  Loaded* last = nullptr;
+  std::unordered_map<KindKey, Spec*, CallKeyHash> by_types;
+  CallCache<Loaded, kMaxKindOperands> cache;  // its mutex guards the specs and scratch too
   std::vector<Scratch> scratches;
 };
 
-ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const CallKey& types) {
+ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const KindKey& types) {
   if (auto it = by_types.find(types); it != by_types.end()) return *it->second;
   std::vector<dsl::Type> in = kind::Core::input_types(types, core.nin(), {});
   std::vector<std::optional<dsl::Scalar>> out = kind::Core::output_types(types, core.nin());
   auto t0 = Clock::now();
   ReductionCode code = setup.frontend(in, out, types.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda);
-  core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-  ++core.stats.specializations;
+  cache.counters().frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++cache.counters().specializations;
   LUDA_INTERNAL_CHECK(code.map_params.size() == core.nin() && code.outputs.size() == core.nout());
   core.check_made_outputs(out, code.outputs, "the reduction");
   Spec& s = specs.emplace_back(Spec{std::move(code), {}});
@@ -176,14 +204,14 @@ ReductionKind::Impl::Spec& ReductionKind::Impl::spec_for(const CallKey& types) {
   return s;
 }
 
-ReductionTemplate ReductionKind::Impl::template_of(const CallKey& key, const ReductionCode& code) const {
+ReductionTemplate ReductionKind::Impl::template_of(const KindKey& key, const ReductionCode& code) const {
   ReductionTemplate t;
   t.target = key.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
   t.strategy = static_cast<ReductionStrategy>(key.layout - 1);
   t.kept_ndim = key.ndim;
   t.reduced_ndim = key.ndim2;
   t.vector = key.vector;
-  t.warp = (key.flags & CallKey::Warp) != 0;
+  t.warp = (key.flags & KindKey::Warp) != 0;
   for (std::size_t k = 0; k < core.nin(); ++k) {
     const OpCode& c = key.ops[k];
     KindOperand op;
@@ -196,22 +224,20 @@ ReductionTemplate ReductionKind::Impl::template_of(const CallKey& key, const Red
   return t;
 }
 
-ReductionKind::Impl::Loaded& ReductionKind::Impl::load(const CallKey& key) {
+ReductionKind::Impl::Loaded& ReductionKind::Impl::load(const KindKey& key) {
   Spec& spec = spec_for(types_key(key));
   KindSource source = reduction_source(spec.code, template_of(key, spec.code), setup.name);
   Loaded l;
   l.spec = &spec;
   l.program = load_program(core.program(source, spec.code.nvrtc_options, spec.code.chunks), key.device, core.cache(),
-                           core.stats);
+                           cache.counters());
   if (key.device != kCpuDevice) {
     ContextScope scope(key.device);
     l.resident_blocks = static_cast<long long>(cuda_properties(key.device).multiprocessors) *
                         kind::resident_blocks_per_sm(l.program.function, key.device, kKindBlock);
   }
   spec.last_source = std::move(source.code);
-  Loaded& stored = loaded.emplace_back(std::move(l));
-  by_call.emplace(key, &stored);
-  return stored;
+  return cache.add(std::move(l));
 }
 
 const ReductionKind::Impl::Scratch& ReductionKind::Impl::scratch(int ordinal, const Stream* stream, CUstream handle,
@@ -243,27 +269,24 @@ ReductionKind::ReductionKind(ReductionSetup setup) : setup_(std::move(setup)) {
 
 ReductionKind::~ReductionKind() = default;
 
-void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs,
-                         std::optional<std::span<const int>> axes, bool keepdims, const Stream* stream) {
-  Impl& m = *impl_;
-  kind::Core& core = m.core;
+void ReductionKind::Impl::plan(std::span<const KernelArg> inputs, std::span<const NDArray> outs,
+                               std::optional<std::span<const int>> axes, bool keepdims, Plan& p) const {
   if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
   const std::size_t nin = inputs.size(), nout = outs.size();
-  const int ordinal = core.device_of(inputs, outs);
-  const bool cpu = ordinal == kCpuDevice;
+  p.ordinal = call_device(core.who(), inputs, outs, core.names());
+  p.cpu = p.ordinal == kCpuDevice;
 
   LayoutOperand lay[kMaxKindOperands];
-  int in_lay[kMaxKindOperands];
   int nl = 0;
   // Inputs that are C-contiguous arrays of one shape (and not empty) need no broadcasting,
   // and reduced over every axis, no collapsing of axes either: x:sum() and its like.
   const NDArray* first = nullptr;
   bool flat = true;
   for (std::size_t k = 0; k < nin; ++k) {
-    in_lay[k] = -1;
+    p.in_lay[k] = -1;
     if (inputs[k].kind == KernelArg::Kind::Array) {
       const NDArray& x = *inputs[k].array;
-      in_lay[k] = nl;
+      p.in_lay[k] = nl;
       lay[nl++] = layout_operand(x);
       if (!first) first = &x;
       else flat = flat && x.shape() == first->shape();
@@ -278,7 +301,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   } else if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) {
     core.broadcast_error(inputs, {});
   }
-  const int nl_in = nl;
+  const int nl_in = p.nl_in = nl;
 
   bool reduced[kMaxKindDims] = {};
   if (!axes) {
@@ -292,34 +315,19 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
       reduced[a] = true;
     }
   }
-  if (!setup_.no_identity.empty())
+  if (!setup.no_identity.empty())
     for (int a = 0; a < shape.ndim; ++a)
       if (reduced[a] && shape.shape[static_cast<std::size_t>(a)] == 0)
-        fail("{}: zero-size array to reduction operation {} which has no identity", core.who(), setup_.no_identity);
-  std::int64_t result[kMaxKindDims];
-  int rnd = 0;
+        fail("{}: zero-size array to reduction operation {} which has no identity", core.who(), setup.no_identity);
+  std::int64_t* result = p.result;
+  int& rnd = p.rnd;
+  rnd = 0;
   for (int a = 0; a < shape.ndim; ++a)
     if (!reduced[a]) result[rnd++] = shape.shape[static_cast<std::size_t>(a)];
     else if (keepdims) result[rnd++] = 1;
   for (std::size_t k = 0; k < nout; ++k)
     if (outs[k].valid()) core.check_output(k, outs[k], result, rnd);
   if (nout > 1) core.check_outputs_disjoint(outs);
-
-  // An output over an input: other outputs may still read what it overwrites, so the
-  // input is copied first (NumPy's rule).
-  for (std::size_t k = 0; k < nin; ++k) {
-    if (inputs[k].kind != KernelArg::Kind::Array || inputs[k].array->size() == 0) continue;
-    bool hit = false;
-    for (std::size_t o = 0; o < nout && !hit; ++o)
-      hit = outs[o].valid() && outs[o].size() > 0 && kind::extent_of(*inputs[k].array).overlaps(kind::extent_of(outs[o]));
-    if (!hit) continue;
-    std::vector<KernelArg> args(inputs.begin(), inputs.end());
-    if (stream) core.stream_handle(stream, ordinal);  // refuses a stream of another device before the copy uses it
-    NDArray copy = inputs[k].array->copy(std::nullopt, cpu ? nullptr : stream);
-    args[k] = KernelArg::of_array(copy);
-    call(args, outs, axes, keepdims, stream);
-    return;
-  }
 
   std::int64_t out_strides[kMaxKindDims];
   std::int64_t step = 1;
@@ -330,7 +338,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   LayoutOperand out_lay[kMaxKindOperands];
   for (std::size_t o = 0; o < nout; ++o)
     out_lay[o] = outs[o].valid() ? layout_operand(outs[o]) : LayoutOperand{result, out_strides, rnd};
-  ReductionLayout layout;
+  ReductionLayout& layout = p.layout;
   bool all = true;
   for (int a = 0; a < shape.ndim; ++a) all = all && reduced[a];
   if (flat && all) {  // what reduction_layout gives: one row of size elements, read with stride 1
@@ -352,43 +360,36 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   }
   const long long rows = layout.rows, len = layout.len;
 
-  CallKey key;
-  key.device = static_cast<std::int16_t>(ordinal);
-  key.nops = static_cast<std::uint8_t>(nin + nout);
+  KindKey& key = p.key;
+  key.device = static_cast<std::int16_t>(p.ordinal);
+  key.count = static_cast<std::uint8_t>(nin + nout);
   kind::Core::input_codes(inputs, {}, key);
   const ReductionStrategy strategy = layout.strategy;
   for (std::size_t k = 0; k < nin; ++k) {
-    if (in_lay[k] < 0) continue;
-    auto li = static_cast<std::size_t>(in_lay[k]);
+    if (p.in_lay[k] < 0) continue;
+    auto li = static_cast<std::size_t>(p.in_lay[k]);
     std::int64_t walked = strategy == ReductionStrategy::Rows      ? layout.reduced_strides[li][0]
                           : strategy == ReductionStrategy::Columns ? layout.kept_strides[li][0]
                                                                    : 1;
     if (walked == 0) key.ops[k].flags |= OpCode::Broadcast;
   }
-  for (std::size_t k = 0; k < nout; ++k) {
-    OpCode& c = key.ops[nin + k];
-    c = OpCode{};
-    if (outs[k].valid()) {
-      c.kind = OpCode::Array;
-      c.scalar = static_cast<std::uint8_t>(outs[k].dtype());
-    }
-  }
+  kind::Core::output_codes(outs, key);
   key.layout = static_cast<std::uint8_t>(static_cast<int>(strategy) + 1);
   key.ndim = static_cast<std::uint8_t>(layout.kept_ndim);
   key.ndim2 = static_cast<std::uint8_t>(layout.reduced_ndim);
   // 16-byte loads: along a row (Rows) or across neighbouring outputs (Columns), when every
   // walked input's base and steps keep them aligned.
   int vector = 1;
-  if (!cpu && strategy != ReductionStrategy::General) {
+  if (!p.cpu && strategy != ReductionStrategy::General) {
     std::size_t widest = 0;
     for (std::size_t k = 0; k < nin; ++k)
-      if (in_lay[k] >= 0 && !(key.ops[k].flags & OpCode::Broadcast))
+      if (p.in_lay[k] >= 0 && !(key.ops[k].flags & OpCode::Broadcast))
         widest = std::max(widest, itemsize(inputs[k].array->dtype()));
     if (widest > 0 && widest < 16) {
       vector = static_cast<int>(16 / widest);
       for (std::size_t k = 0; k < nin && vector > 1; ++k) {
-        if (in_lay[k] < 0 || (key.ops[k].flags & OpCode::Broadcast)) continue;
-        auto li = static_cast<std::size_t>(in_lay[k]);
+        if (p.in_lay[k] < 0 || (key.ops[k].flags & OpCode::Broadcast)) continue;
+        auto li = static_cast<std::size_t>(p.in_lay[k]);
         const NDArray& x = *inputs[k].array;
         bool ok = reinterpret_cast<std::uintptr_t>(x.data()) % (static_cast<std::uintptr_t>(vector) * itemsize(x.dtype())) == 0;
         if (strategy == ReductionStrategy::Rows)
@@ -400,64 +401,49 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   }
   // Several accumulators: the Columns template keeps 256 * vector of them in shared memory
   // (at most 8 bytes each per reduction): at most 48 KiB.
-  while (setup_.accumulators > 1 && vector > 1 && vector * 8 * setup_.accumulators > kMaxAccumulatorBytes) vector /= 2;
+  while (setup.accumulators > 1 && vector > 1 && vector * 8 * setup.accumulators > kMaxAccumulatorBytes) vector /= 2;
   key.vector = static_cast<std::uint8_t>(vector);
-  const bool warp = !cpu && strategy != ReductionStrategy::Columns && rows > 1 && len < kWarpRowLimit;
-  key.flags = warp ? CallKey::Warp : 0;
+  const bool warp = !p.cpu && strategy != ReductionStrategy::Columns && rows > 1 && len < kWarpRowLimit;
+  key.flags = warp ? KindKey::Warp : 0;
+}
 
-  CUstream cu_stream = stream ? core.stream_handle(stream, ordinal) : nullptr;
-  Impl::Loaded* loaded = nullptr;
-  const ReductionCode* code = nullptr;
-  Grid g;
-  unsigned char* scratch = nullptr;  // split reductions: counters, then partials
+ReductionKind::Impl::Geometry ReductionKind::Impl::geometry(const Plan& p, const Loaded& loaded, const Stream* stream,
+                                                            CUstream handle) {
+  Geometry out;
+  const long long rows = p.layout.rows;
+  out.grid = plan_grid(p.cpu, p.layout.strategy, rows, p.layout.len, p.key.vector, (p.key.flags & KindKey::Warp) != 0,
+                       loaded.resident_blocks);
+  if (out.grid.counters == 0) return out;
+  const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(out.grid.counters);
+  const std::size_t partial_bytes = accumulator_bytes(loaded.spec->code) * static_cast<std::size_t>(rows * out.grid.grid.y);
+  unsigned char* scratch = nullptr;  // counters, then partials
   std::size_t counter_space = 0;
-  // A split reduction on cuda keeps its scratch alive through its launch: another thread
-  // may grow (and so free) it once the lock is released, and the free would be ordered on
-  // the stream before this launch. Only split reductions, large ones, pay for the copy.
-  std::shared_ptr<Buffer> hold;
-  {
-    // One lock for the program and the scratch: a cached call takes no other.
-    std::lock_guard lock(core.mutex);
-    if (rows == 0) {
-      code = &m.spec_for(types_key(key)).code;
-    } else {
-      loaded = kind::find_loaded(core, m, key);
-      code = &loaded->spec->code;
-      g = plan_grid(cpu, strategy, rows, len, vector, warp, loaded->resident_blocks);
-      if (!cpu && g.counters > 0) {
-        const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
-        const std::size_t partial_bytes = accumulator_bytes(*code) * static_cast<std::size_t>(rows * g.grid.y);
-        const Impl::Scratch& s = m.scratch(ordinal, stream, cu_stream, counter_bytes, partial_bytes);
-        counter_space = s.counter_bytes;
-        hold = s.buffer;
-        scratch = static_cast<unsigned char*>(hold->data());
-      }
-    }
-  }
-  core.check_weak_ints(inputs, code->weak_int_uses);
-  const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
-  for (std::size_t k = 0; k < nout; ++k)
-    if (!outs[k].valid())
-      outs[k] = NDArray::empty(Shape(result, result + rnd), dtype_of(code->outputs[k]), device, cpu ? nullptr : stream);
-  if (rows == 0) return;
-
-  // Scratch for split reductions on the cpu: this thread's (its launches are synchronous).
-  if (cpu && g.counters > 0) {
-    const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(g.counters);
-    const std::size_t partial_bytes = accumulator_bytes(*code) * static_cast<std::size_t>(rows * g.grid.y);
+  if (p.cpu) {  // this thread's: its launches are synchronous
     thread_local std::vector<std::uint64_t> host;
     counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
     std::size_t words = (counter_space + partial_bytes) / 8 + 1;
     if (host.size() < words) host.resize(words, 0);
     scratch = reinterpret_cast<unsigned char*>(host.data());
+  } else {  // the stream's, under the cache's lock: only split reductions take it
+    std::lock_guard lock(cache.mutex());
+    const Scratch& s = this->scratch(p.ordinal, stream, handle, counter_bytes, partial_bytes);
+    counter_space = s.counter_bytes;
+    out.hold = s.buffer;
+    scratch = static_cast<unsigned char*>(out.hold->data());
   }
-  void* partials = scratch ? scratch + counter_space : nullptr;
-  auto* counters = reinterpret_cast<unsigned*>(scratch);
+  out.partials = scratch + counter_space;
+  out.counters = reinterpret_cast<unsigned*>(scratch);
+  return out;
+}
 
-  // ORDER KIND ABI (kind_templates.h)
-  thread_local ArgBuffer buffer;
-  buffer.clear();
-  const long long launch[4] = {rows, len, g.seg, g.rows_per_block};
+// ORDER KIND ABI (kind_templates.h)
+ArgBuffer& ReductionKind::Impl::pack(std::span<const KernelArg> inputs, std::span<const NDArray> outs, const Plan& p,
+                                     const Loaded& loaded, const Geometry& g) const {
+  const ReductionCode& code = loaded.spec->code;
+  const ReductionLayout& layout = p.layout;
+  const std::size_t nin = inputs.size(), nout = outs.size();
+  ArgBuffer& buffer = launch_buffer();
+  const long long launch[4] = {layout.rows, layout.len, g.grid.seg, g.grid.rows_per_block};
   buffer.put(launch, sizeof launch);
   const auto K = static_cast<std::size_t>(layout.kept_ndim), R = static_cast<std::size_t>(layout.reduced_ndim);
   buffer.put(layout.kept_shape.data(), 8 * K);
@@ -480,13 +466,13 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   for (std::size_t k = 0; k < nin; ++k) {
     const KernelArg& a = inputs[k];
     if (a.kind == KernelArg::Kind::Array) {
-      auto li = static_cast<std::size_t>(in_lay[k]);
+      auto li = static_cast<std::size_t>(p.in_lay[k]);
       words[used++] = reinterpret_cast<std::uintptr_t>(a.array->data());
       put_strides(layout.kept_strides[li], K);
       put_strides(layout.reduced_strides[li], R);
     } else {
       words[used] = 0;
-      core.scalar_value(k, a, code->map_params[k].scalar).store(&words[used++]);
+      core.scalar_value(k, a, code.map_params[k].scalar).store(&words[used++]);
     }
   }
   if (used == 0) words[used++] = 0;
@@ -494,15 +480,53 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   used = 0;
   for (std::size_t o = 0; o < nout; ++o) {
     words[used++] = reinterpret_cast<std::uintptr_t>(outs[o].data());
-    put_strides(layout.kept_strides[static_cast<std::size_t>(nl_in) + o], K);
+    put_strides(layout.kept_strides[static_cast<std::size_t>(p.nl_in) + o], K);
   }
   if (used == 0) words[used++] = 0;
   buffer.put(words, 8 * used);
-  buffer.put(&partials, sizeof partials);
-  buffer.put(&counters, sizeof counters);
+  buffer.put(&g.partials, sizeof g.partials);
+  buffer.put(&g.counters, sizeof g.counters);
+  return buffer;
+}
 
-  if (cpu) kind::launch_cpu(loaded->program.cpu, g.grid, buffer.pointers(), core.who());
-  else kind::launch_cuda(loaded->program.function, g.grid, g.block, cu_stream, buffer.pointers(), ordinal, core.label());
+void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs,
+                         std::optional<std::span<const int>> axes, bool keepdims, const Stream* stream) {
+  Impl& m = *impl_;
+  kind::Core& core = m.core;
+  // plan
+  Impl::Plan p;
+  m.plan(inputs, outs, axes, keepdims, p);
+  // overlap: an output over an input, which other outputs may still read once it is
+  // overwritten: the input is copied first (NumPy's rule)
+  if (const std::uint64_t over = inputs_over_outputs(inputs, outs)) [[unlikely]] {
+    if (stream) core.stream_handle(stream, p.ordinal);  // refuses a stream of another device before the copy uses it
+    std::vector<NDArray> copies;
+    call(with_copies(inputs, over, copies, p.cpu ? nullptr : stream), outs, axes, keepdims, stream);
+    return;
+  }
+  // lookup
+  CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
+  Impl::Loaded* loaded = nullptr;
+  const ReductionCode* code = nullptr;
+  if (p.layout.rows == 0) {
+    std::lock_guard lock(m.cache.mutex());
+    code = &m.spec_for(types_key(p.key)).code;
+  } else {
+    loaded = &m.cache.find(p.key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
+    code = &loaded->spec->code;
+  }
+  core.check_weak_ints(inputs, code->weak_int_uses);
+  kind::Core::allocate_outputs(outs, p.result, p.rnd, code->outputs, p.ordinal, stream);
+  if (p.layout.rows == 0) return;
+  // the grid and the scratch of split reductions; pack
+  const Impl::Geometry g = m.geometry(p, *loaded, stream, cu_stream);
+  ArgBuffer& buffer = m.pack(inputs, outs, p, *loaded, g);
+  // launch
+  LaunchConfig config;
+  config.grid = g.grid.grid;
+  config.block = g.grid.block;
+  config.stream = cu_stream;
+  jit::launch(loaded->program, config, buffer.pointers(), core.name());
 }
 
 std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,
@@ -513,20 +537,20 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
   // PTX is the cuda target's, whatever device the call names.
   bool cpu = device.is_cpu() && what != "ptx";
-  CallKey types;
+  KindKey types;
   types.device = static_cast<std::int16_t>(cpu ? kCpuDevice : -1);
-  types.nops = static_cast<std::uint8_t>(inputs.size() + m.core.nout());
-  for (std::size_t k = 0; k < types.nops; ++k) types.ops[k] = OpCode{};
+  types.count = static_cast<std::uint8_t>(inputs.size() + m.core.nout());
+  for (std::size_t k = 0; k < types.count; ++k) types.ops[k] = OpCode{};
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     types.ops[k].kind = OpCode::Scalar;
     types.ops[k].scalar = static_cast<std::uint8_t>(inputs[k].scalar);
     types.ops[k].flags = inputs[k].weak ? OpCode::Weak : 0;
   }
-  std::lock_guard lock(m.core.mutex);
+  std::lock_guard lock(m.cache.mutex());
   Impl::Spec& spec = m.spec_for(types);
   if (what == "types") return spec.code.typed;
   if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
-  CallKey key = types;  // not run yet, or PTX: a contiguous full reduction
+  KindKey key = types;  // not run yet, or PTX: a contiguous full reduction
   key.device = static_cast<std::int16_t>(cpu ? kCpuDevice : device.is_cpu() ? 0 : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k].weak) key.ops[k].kind = OpCode::Array;
@@ -539,8 +563,7 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
 }
 
 JitStats ReductionKind::stats() const {
-  std::lock_guard lock(impl_->core.mutex);
-  return impl_->core.stats;
+  return impl_->cache.stats();
 }
 
 }  // namespace luda::jit

@@ -15,7 +15,7 @@
 namespace luda::jit {
 namespace {
 
-using kind::CallKey;
+using kind::KindKey;
 using kind::OpCode;
 using Clock = std::chrono::steady_clock;
 
@@ -25,11 +25,11 @@ constexpr long long kCpuChunk = 16384;
 // The frontend's signature: the call's operand types with what only the launch needs left
 // out. Array and scalar inputs of one dtype type alike (strong); weak ones and raw arrays
 // stay what they are.
-CallKey types_key(const CallKey& call) {
-  CallKey k;
+KindKey types_key(const KindKey& call) {
+  KindKey k;
   k.device = static_cast<std::int16_t>(call.device == kCpuDevice ? kCpuDevice : -1);
-  k.nops = call.nops;
-  for (std::size_t i = 0; i < call.nops; ++i) {
+  k.count = call.count;
+  for (std::size_t i = 0; i < call.count; ++i) {
     k.ops[i] = call.ops[i];
     if (k.ops[i].kind == OpCode::Array) k.ops[i].kind = OpCode::Scalar;
   }
@@ -37,27 +37,14 @@ CallKey types_key(const CallKey& call) {
 }
 
 // A types key from frontend types (compile and inspect): outputs not given.
-CallKey key_of_types(std::span<const dsl::Type> inputs, std::size_t nout, int device) {
+KindKey key_of_types(std::span<const dsl::Type> inputs, std::size_t nout, int device) {
   if (inputs.size() + nout > static_cast<std::size_t>(kMaxKindOperands))
     fail("a kernel kind takes at most {} operands, got {}", kMaxKindOperands, inputs.size() + nout);
-  CallKey k;
+  KindKey k;
   k.device = static_cast<std::int16_t>(device);
-  k.nops = static_cast<std::uint8_t>(inputs.size() + nout);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const dsl::Type& t = inputs[i];
-    OpCode& c = k.ops[i];
-    c = OpCode{};
-    c.scalar = static_cast<std::uint8_t>(t.scalar);
-    if (t.kind == dsl::Type::Kind::Array) {
-      c.kind = OpCode::Raw;
-      c.ndim = static_cast<std::uint8_t>(t.ndim);
-      c.flags = t.c_contiguous ? OpCode::CContiguous : 0;
-    } else {
-      c.kind = OpCode::Scalar;
-      c.flags = t.weak ? OpCode::Weak : 0;
-    }
-  }
-  for (std::size_t i = inputs.size(); i < k.nops; ++i) k.ops[i] = OpCode{};
+  k.count = static_cast<std::uint8_t>(inputs.size() + nout);
+  operand_codes(inputs, k.ops.data());
+  for (std::size_t i = inputs.size(); i < k.count; ++i) k.ops[i] = OpCode{};
   return k;
 }
 
@@ -77,36 +64,57 @@ struct ElementwiseKind::Impl {
 
   Impl(const ElementwiseSetup& s)
       : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {
-    for (std::size_t k = 0; k < s.raw.size() && k < raw.size(); ++k) raw[k] = s.raw[k];
+    for (std::size_t k = 0; k < s.raw.size() && k < raw.size(); ++k) {
+      raw[k] = s.raw[k];
+      if (raw[k]) raw_mask |= std::uint64_t{1} << k;
+    }
   }
   ~Impl() {
-    for (Loaded& l : loaded) unload_program(l.program);
+    for (Loaded& l : cache.entries()) unload_program(l.program);
   }
 
-  Spec& spec_for(const CallKey& types);
-  Loaded& load(const CallKey& key);
-  ElementwiseTemplate template_of(const CallKey& key, const ElementCode& code) const;
+  // What a call reads from its operands before any code is looked up: where it runs, the
+  // broadcast shape, the collapsed layout (operand k of it: input k's in_lay[k], or
+  // output o's nl_in + o), and the key.
+  struct Plan {
+    int ordinal = 0;
+    bool cpu = false;
+    int in_lay[kMaxKindOperands];  // -1: a scalar or raw input
+    int nl_in = 0;
+    BroadcastShape shape;
+    ElementwiseLayout layout;
+    KindKey key;
+  };
+  // The steps of a call (ElementwiseKind::call): plan, overlap (the inputs to copy first,
+  // else 0, with NoAlias set in the key when nothing overlaps), pack and the launch's grid.
+  void plan(std::span<const KernelArg> inputs, std::span<const NDArray> outs, std::int64_t size, Plan& p) const;
+  std::uint64_t overlap(std::span<const KernelArg> inputs, std::span<const NDArray> outs, Plan& p) const;
+  ArgBuffer& pack(std::span<const KernelArg> inputs, std::span<const NDArray> outs, const Plan& p, const Loaded& loaded,
+                  CUstream stream) const;
+  LaunchConfig launch_config(const Plan& p, const Loaded& loaded, CUstream stream) const;
+
+  Spec& spec_for(const KindKey& types);
+  Loaded& load(const KindKey& key);
+  ElementwiseTemplate template_of(const KindKey& key, const ElementCode& code) const;
   std::span<const bool> raw_span() const { return {raw.data(), core.nin()}; }
 
   kind::Core core;
   const ElementwiseSetup& setup;
   std::array<bool, kMaxKindOperands> raw{};
+  std::uint64_t raw_mask = 0;  // raw, as bits
   std::deque<Spec> specs;
-  std::unordered_map<CallKey, Spec*, kind::CallKeyHash> by_types;
-  std::deque<Loaded> loaded;
-  std::unordered_map<CallKey, Loaded*, kind::CallKeyHash> by_call;
-  CallKey last_key;  // the last call's key and program (a loop calls with one key)
-  Loaded* last = nullptr;
+  std::unordered_map<KindKey, Spec*, CallKeyHash> by_types;
+  CallCache<Loaded, kMaxKindOperands> cache;  // its mutex guards the specs and scratch too
 };
 
-ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const CallKey& types) {
+ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const KindKey& types) {
   if (auto it = by_types.find(types); it != by_types.end()) return *it->second;
   std::vector<dsl::Type> in = kind::Core::input_types(types, core.nin(), raw_span());
   std::vector<std::optional<dsl::Scalar>> out = kind::Core::output_types(types, core.nin());
   auto t0 = Clock::now();
   ElementCode code = setup.frontend(in, out, types.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda);
-  core.stats.frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-  ++core.stats.specializations;
+  cache.counters().frontend_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++cache.counters().specializations;
   LUDA_INTERNAL_CHECK(code.params.size() == core.nin() && code.outputs.size() == core.nout());
   core.check_made_outputs(out, code.outputs, "the kernel");
   Spec& s = specs.emplace_back(Spec{std::move(code), {}});
@@ -114,19 +122,19 @@ ElementwiseKind::Impl::Spec& ElementwiseKind::Impl::spec_for(const CallKey& type
   return s;
 }
 
-ElementwiseTemplate ElementwiseKind::Impl::template_of(const CallKey& key, const ElementCode& code) const {
+ElementwiseTemplate ElementwiseKind::Impl::template_of(const KindKey& key, const ElementCode& code) const {
   ElementwiseTemplate t;
   t.target = key.device == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
   t.contiguous = key.layout == 0;
   t.ndim = key.ndim;
   t.vector = key.vector;
-  t.index32 = (key.flags & CallKey::Index32) != 0;
-  t.noalias = (key.flags & CallKey::NoAlias) != 0;
+  t.index32 = (key.flags & KindKey::Index32) != 0;
+  t.noalias = (key.flags & KindKey::NoAlias) != 0;
   for (std::size_t k = 0; k < core.nin(); ++k) {
     const OpCode& c = key.ops[k];
     KindOperand op;
     op.dtype = static_cast<dsl::Scalar>(c.scalar);
-    if (c.kind == OpCode::Raw) {
+    if (c.kind == OpCode::Whole) {
       op.kind = KindOperand::Kind::Raw;
       op.raw = dsl::Type::array_of(op.dtype, c.ndim, (c.flags & OpCode::CContiguous) != 0);
     } else {
@@ -141,13 +149,13 @@ ElementwiseTemplate ElementwiseKind::Impl::template_of(const CallKey& key, const
   return t;
 }
 
-ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const CallKey& key) {
+ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const KindKey& key) {
   Spec& spec = spec_for(types_key(key));
   KindSource source = elementwise_source(spec.code, template_of(key, spec.code), setup.name);
   Loaded l;
   l.spec = &spec;
   l.program = load_program(core.program(source, spec.code.nvrtc_options, spec.code.chunks), key.device, core.cache(),
-                           core.stats);
+                           cache.counters());
   if (key.device != kCpuDevice) {
     ContextScope scope(key.device);
     l.resident_blocks = static_cast<long long>(cuda_properties(key.device).multiprocessors) *
@@ -157,9 +165,7 @@ ElementwiseKind::Impl::Loaded& ElementwiseKind::Impl::load(const CallKey& key) {
     l.bounds = Buffer::allocate(key.device == kCpuDevice ? Device::cpu() : Device::cuda(key.device),
                                 sizeof(dsl::BoundsRecord));
   spec.last_source = std::move(source.code);
-  Loaded& stored = loaded.emplace_back(std::move(l));
-  by_call.emplace(key, &stored);
-  return stored;
+  return cache.add(std::move(l));
 }
 
 ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setup)) {
@@ -170,19 +176,16 @@ ElementwiseKind::ElementwiseKind(ElementwiseSetup setup) : setup_(std::move(setu
 
 ElementwiseKind::~ElementwiseKind() = default;
 
-void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream,
-                           std::int64_t size) {
-  Impl& m = *impl_;
-  kind::Core& core = m.core;
+void ElementwiseKind::Impl::plan(std::span<const KernelArg> inputs, std::span<const NDArray> outs, std::int64_t size,
+                                 Plan& p) const {
   if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
   const std::size_t nin = inputs.size(), nout = outs.size();
-  const int ordinal = core.device_of(inputs, outs);
-  const bool cpu = ordinal == kCpuDevice;
+  p.ordinal = call_device(core.who(), inputs, outs, core.names());
+  p.cpu = p.ordinal == kCpuDevice;
 
   // The operands' layout. Most calls pass C-contiguous arrays of one shape (outputs given
   // or not): one flat loop, known without broadcasting or collapsing axes.
   LayoutOperand lay[kMaxKindOperands];
-  int in_lay[kMaxKindOperands];
   int nl = 0;
   const NDArray* first = nullptr;
   bool flat = true;
@@ -192,19 +195,19 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     flat = flat && a.is_c_contiguous();
   };
   for (std::size_t k = 0; k < nin; ++k) {
-    in_lay[k] = -1;
-    if (inputs[k].kind == KernelArg::Kind::Array && !m.raw[k]) {
-      in_lay[k] = nl;
+    p.in_lay[k] = -1;
+    if (inputs[k].kind == KernelArg::Kind::Array && !raw[k]) {
+      p.in_lay[k] = nl;
       lay[nl++] = layout_operand(*inputs[k].array);
       see(*inputs[k].array);
     }
   }
-  const int nl_in = nl;
+  const int nl_in = p.nl_in = nl;
   for (const NDArray& o : outs)
     if (o.valid()) see(o);
   flat = flat && first && first->size() > 0;
-  BroadcastShape shape;
-  ElementwiseLayout layout;
+  BroadcastShape& shape = p.shape;
+  ElementwiseLayout& layout = p.layout;
   if (flat) {
     shape.ndim = first->ndim();
     std::copy(first->shape().begin(), first->shape().end(), shape.shape.begin());
@@ -216,7 +219,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   } else {
     // Broadcasting: the inputs together, then with the given outputs, which must have the
     // result's shape.
-    if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, m.raw_span());
+    if (!broadcast({lay, static_cast<std::size_t>(nl)}, shape)) core.broadcast_error(inputs, raw_span());
     const std::int64_t sized[1] = {size};
     const LayoutOperand loop{sized, sized, 1};  // size=: the loop's shape, as an operand (strides unread)
     if (size >= 0 && nl == 0) lay[nl++] = loop;
@@ -246,72 +249,22 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
     elementwise_layout({lay, static_cast<std::size_t>(nl)}, shape, layout);
   }
   if (nout > 1) core.check_outputs_disjoint(outs);
-  const std::int64_t n = layout.size;
-
-  // Outputs over inputs: the same element read then written by one thread is fine; any
-  // other overlap would read elements already written, so those inputs are copied first
-  // (NumPy's rule). A raw input may be indexed anywhere: it only turns off __restrict__.
-  bool noalias = true;
-  for (std::size_t o = 0; o < nout && n > 0; ++o) {
-    if (!outs[o].valid()) continue;
-    kind::Extent eo = kind::extent_of(outs[o]);
-    for (std::size_t k = 0; k < nin; ++k) {
-      if (inputs[k].kind != KernelArg::Kind::Array || inputs[k].array->size() == 0) continue;
-      const NDArray& x = *inputs[k].array;
-      if (!kind::extent_of(x).overlaps(eo)) continue;
-      noalias = false;
-      if (m.raw[k]) continue;
-      bool same = x.data() == outs[o].data() && x.dtype() == outs[o].dtype();
-      auto li = static_cast<std::size_t>(in_lay[k]), lo = static_cast<std::size_t>(nl_in) + o;
-      for (int a = 0; same && a < layout.ndim; ++a)
-        same = layout.strides[li][static_cast<std::size_t>(a)] == layout.strides[lo][static_cast<std::size_t>(a)];
-      if (same) continue;
-      std::vector<NDArray> copies;
-      std::vector<KernelArg> args(inputs.begin(), inputs.end());
-      if (stream) core.stream_handle(stream, ordinal);  // refuses a stream of another device before the copy uses it
-      copies.reserve(nin);
-      for (std::size_t j = 0; j < nin; ++j) {
-        if (args[j].kind != KernelArg::Kind::Array || m.raw[j] || args[j].array->size() == 0) continue;
-        bool hit = false;
-        for (std::size_t q = 0; q < nout && !hit; ++q)
-          hit = outs[q].valid() && kind::extent_of(*args[j].array).overlaps(kind::extent_of(outs[q]));
-        if (!hit) continue;
-        copies.push_back(args[j].array->copy(std::nullopt, cpu ? nullptr : stream));
-        args[j] = KernelArg::of_array(copies.back());
-      }
-      call(args, outs, stream);
-      return;
-    }
-  }
-  for (std::size_t k = 0; k < nin && noalias; ++k)  // a raw input may alias an array one
-    if (m.raw[k] && inputs[k].kind == KernelArg::Kind::Array && inputs[k].array->size() > 0)
-      for (std::size_t j = 0; j < nin && noalias; ++j)
-        if (j != k && inputs[j].kind == KernelArg::Kind::Array && inputs[j].array->size() > 0 &&
-            kind::extent_of(*inputs[k].array).overlaps(kind::extent_of(*inputs[j].array)))
-          noalias = false;
 
   // The key: operands, layout class, vector width (16-byte loads need every pointer
-  // aligned to them), index width, aliasing.
-  CallKey key;
-  key.device = static_cast<std::int16_t>(ordinal);
-  key.nops = static_cast<std::uint8_t>(nin + nout);
-  kind::Core::input_codes(inputs, m.raw_span(), key);
-  for (std::size_t k = 0; k < nout; ++k) {
-    OpCode& c = key.ops[nin + k];
-    c = OpCode{};
-    if (outs[k].valid()) {
-      c.kind = OpCode::Array;
-      c.scalar = static_cast<std::uint8_t>(outs[k].dtype());
-    }
-  }
+  // aligned to them), index width; the overlap step adds NoAlias.
+  KindKey& key = p.key;
+  key.device = static_cast<std::int16_t>(p.ordinal);
+  key.count = static_cast<std::uint8_t>(nin + nout);
+  kind::Core::input_codes(inputs, raw_span(), key);
+  kind::Core::output_codes(outs, key);
   const bool contiguous = layout.contiguous();
   key.layout = contiguous ? 0 : 1;
   key.ndim = static_cast<std::uint8_t>(contiguous ? 0 : layout.ndim);
   int vector = 1;
-  if (!cpu && contiguous) {
+  if (!p.cpu && contiguous) {
     std::size_t widest = 0;
     for (std::size_t k = 0; k < nin; ++k)
-      if (in_lay[k] >= 0) widest = std::max(widest, itemsize(inputs[k].array->dtype()));
+      if (p.in_lay[k] >= 0) widest = std::max(widest, itemsize(inputs[k].array->dtype()));
     for (const NDArray& o : outs)
       if (o.valid()) widest = std::max(widest, itemsize(o.dtype()));
     if (widest > 0 && widest < 16) {
@@ -320,94 +273,142 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
         return reinterpret_cast<std::uintptr_t>(a.data()) % (static_cast<std::uintptr_t>(vector) * itemsize(a.dtype())) == 0;
       };
       for (std::size_t k = 0; k < nin && vector > 1; ++k)
-        if (in_lay[k] >= 0 && !aligned(*inputs[k].array)) vector = 1;
+        if (p.in_lay[k] >= 0 && !aligned(*inputs[k].array)) vector = 1;
       for (std::size_t k = 0; k < nout && vector > 1; ++k)
         if (outs[k].valid() && !aligned(outs[k])) vector = 1;
     }
   }
   key.vector = static_cast<std::uint8_t>(vector);
-  key.flags = static_cast<std::uint8_t>((noalias ? CallKey::NoAlias : 0) |
-                                        (!cpu && !contiguous && n <= INT_MAX ? CallKey::Index32 : 0));
+  key.flags = !p.cpu && !contiguous && layout.size <= INT_MAX ? KindKey::Index32 : 0;
+}
 
-  Impl::Loaded* loaded = nullptr;
-  const ElementCode* code = nullptr;
-  {
-    std::lock_guard lock(core.mutex);
-    if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
-      code = &m.spec_for(types_key(key)).code;
-    } else {
-      loaded = kind::find_loaded(core, m, key);
-      code = &loaded->spec->code;
-    }
+std::uint64_t ElementwiseKind::Impl::overlap(std::span<const KernelArg> inputs, std::span<const NDArray> outs,
+                                             Plan& p) const {
+  // Outputs over inputs: the same element read then written by one thread is fine; any
+  // other overlap would read elements already written, so those inputs are copied first
+  // (NumPy's rule). A raw input may be indexed anywhere: it only turns off __restrict__.
+  const std::size_t nin = inputs.size(), nout = outs.size();
+  bool noalias = true;
+  if (const std::uint64_t over = p.layout.size > 0 ? inputs_over_outputs(inputs, outs) : 0) [[unlikely]] {
+    noalias = false;
+    const std::uint64_t copy = over & ~raw_mask;
+    auto in_place = [&](std::size_t k, std::size_t o) {  // input k is output o, element for element
+      const NDArray& x = *inputs[k].array;
+      if (x.data() != outs[o].data() || x.dtype() != outs[o].dtype()) return false;
+      auto li = static_cast<std::size_t>(p.in_lay[k]), lo = static_cast<std::size_t>(p.nl_in) + o;
+      for (int a = 0; a < p.layout.ndim; ++a)
+        if (p.layout.strides[li][static_cast<std::size_t>(a)] != p.layout.strides[lo][static_cast<std::size_t>(a)])
+          return false;
+      return true;
+    };
+    for (std::size_t k = 0; k < nin; ++k)
+      for (std::size_t o = 0; o < nout && (copy >> k & 1); ++o)
+        if (may_share_memory(*inputs[k].array, outs[o]) && !in_place(k, o)) return copy;
   }
-  core.check_weak_ints(inputs, code->weak_int_uses);
-  const Device device = cpu ? Device::cpu() : Device::cuda(ordinal);
-  CUstream cu_stream = stream ? core.stream_handle(stream, ordinal) : nullptr;
-  for (std::size_t k = 0; k < nout; ++k)
-    if (!outs[k].valid())
-      outs[k] = NDArray::empty(Shape(shape.shape.begin(), shape.shape.begin() + shape.ndim), dtype_of(code->outputs[k]),
-                               device, cpu ? nullptr : stream);
-  if (n == 0) return;
+  for (std::size_t k = 0; k < nin && noalias && raw_mask; ++k)  // a raw input may alias an array one
+    if (raw[k] && inputs[k].kind == KernelArg::Kind::Array)
+      for (std::size_t j = 0; j < nin && noalias; ++j)
+        if (j != k && inputs[j].kind == KernelArg::Kind::Array && may_share_memory(*inputs[k].array, *inputs[j].array))
+          noalias = false;
+  if (noalias) p.key.flags |= KindKey::NoAlias;
+  return 0;
+}
 
-  // ORDER KIND ABI (kind_templates.h)
-  thread_local ArgBuffer buffer;
-  buffer.clear();
+// ORDER KIND ABI (kind_templates.h)
+ArgBuffer& ElementwiseKind::Impl::pack(std::span<const KernelArg> inputs, std::span<const NDArray> outs, const Plan& p,
+                                       const Loaded& loaded, CUstream stream) const {
+  const ElementCode& code = loaded.spec->code;
+  const ElementwiseLayout& layout = p.layout;
+  const bool contiguous = p.key.layout == 0;
+  ArgBuffer& buffer = launch_buffer();
   const int nd = layout.ndim;
   auto put_strided = [&](const void* data, std::size_t li) {
     std::uint64_t words[1 + kMaxKindDims];
-    auto p = reinterpret_cast<std::uintptr_t>(data);
-    words[0] = p;
+    auto ptr = reinterpret_cast<std::uintptr_t>(data);
+    words[0] = ptr;
     std::memcpy(words + 1, layout.strides[li].data(), sizeof(std::int64_t) * static_cast<std::size_t>(nd));
     buffer.put(words, 8 * (1 + static_cast<std::size_t>(nd)));
   };
   if (!contiguous) buffer.put(layout.shape.data(), 8 * static_cast<std::size_t>(nd));
-  for (std::size_t k = 0; k < nin; ++k) {
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
     const KernelArg& a = inputs[k];
     if (a.kind != KernelArg::Kind::Array) {
-      put_scalar(buffer, core.scalar_value(k, a, code->params[k].scalar));
-    } else if (m.raw[k]) {
+      put_scalar(buffer, core.scalar_value(k, a, code.params[k].scalar));
+    } else if (raw[k]) {
       put_array(buffer, *a.array);
     } else if (contiguous) {
-      void* p = a.array->data();
-      buffer.put(&p, sizeof p);
+      void* ptr = a.array->data();
+      buffer.put(&ptr, sizeof ptr);
     } else {
-      put_strided(a.array->data(), static_cast<std::size_t>(in_lay[k]));
+      put_strided(a.array->data(), static_cast<std::size_t>(p.in_lay[k]));
     }
   }
-  for (std::size_t k = 0; k < nout; ++k) {
+  for (std::size_t k = 0; k < outs.size(); ++k) {
     if (contiguous) {
-      void* p = outs[k].data();
-      buffer.put(&p, sizeof p);
+      void* ptr = outs[k].data();
+      buffer.put(&ptr, sizeof ptr);
     } else {
-      put_strided(outs[k].data(), static_cast<std::size_t>(nl_in) + k);
+      put_strided(outs[k].data(), static_cast<std::size_t>(p.nl_in) + k);
     }
   }
-  buffer.put(&n, sizeof n);
-  dsl::BoundsRecord* record = nullptr;
-  if (code->bounds_record) {
-    record = static_cast<dsl::BoundsRecord*>(loaded->bounds->data());
+  buffer.put(&layout.size, sizeof layout.size);
+  if (code.bounds_record) {
+    dsl::BoundsRecord* record = zero_bounds_record(*loaded.bounds, stream);
     buffer.put(&record, sizeof record);
-    if (cpu) *record = dsl::BoundsRecord{};
-    else zero_bytes(device, record, sizeof *record, cu_stream);
   }
+  return buffer;
+}
 
-  if (cpu) {
-    long long chunks = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
-    kind::launch_cpu(loaded->program.cpu, Dim3{chunks, 1, 1}, buffer.pointers(), core.who());
+LaunchConfig ElementwiseKind::Impl::launch_config(const Plan& p, const Loaded& loaded, CUstream stream) const {
+  const std::int64_t n = p.layout.size;
+  LaunchConfig config;
+  if (p.cpu) {
+    config.grid.x = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
   } else {
-    long long work = contiguous ? kind::ceil_div(n, vector) : n;
-    long long blocks = std::min(kind::ceil_div(work, kKindBlock), loaded->resident_blocks);
-    kind::launch_cuda(loaded->program.function, Dim3{std::max(blocks, 1LL), 1, 1}, Dim3{kKindBlock, 1, 1}, cu_stream,
-                      buffer.pointers(), ordinal, core.label());
+    long long work = p.key.layout == 0 ? kind::ceil_div(n, p.key.vector) : n;
+    config.grid.x = std::max(std::min(kind::ceil_div(work, kKindBlock), loaded.resident_blocks), 1LL);
+    config.block.x = kKindBlock;
+    config.stream = stream;
   }
-  if (record) {
-    dsl::BoundsRecord r{};
-    if (cpu) r = *record;
-    else copy_bytes(Device::cpu(), &r, device, record, sizeof r, cu_stream);  // waits for the kernel
-    if (r.hit) {
-      const auto& chunks = code->chunks;
-      throw Error(dsl::record_message(core.who(), chunks.empty() || !chunks[0] ? "?" : chunks[0]->name, r));
-    }
+  return config;
+}
+
+void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray> outs, const Stream* stream,
+                           std::int64_t size) {
+  Impl& m = *impl_;
+  kind::Core& core = m.core;
+  // plan
+  Impl::Plan p;
+  m.plan(inputs, outs, size, p);
+  // overlap
+  if (const std::uint64_t copy = m.overlap(inputs, outs, p)) [[unlikely]] {
+    if (stream) core.stream_handle(stream, p.ordinal);  // refuses a stream of another device before the copy uses it
+    std::vector<NDArray> copies;
+    call(with_copies(inputs, copy, copies, p.cpu ? nullptr : stream), outs, stream);
+    return;
+  }
+  // lookup
+  const std::int64_t n = p.layout.size;
+  Impl::Loaded* loaded = nullptr;
+  const ElementCode* code = nullptr;
+  if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
+    std::lock_guard lock(m.cache.mutex());
+    code = &m.spec_for(types_key(p.key)).code;
+  } else {
+    loaded = &m.cache.find(p.key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
+    code = &loaded->spec->code;
+  }
+  core.check_weak_ints(inputs, code->weak_int_uses);
+  CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
+  kind::Core::allocate_outputs(outs, p.shape.shape.data(), p.shape.ndim, code->outputs, p.ordinal, stream);
+  if (n == 0) return;
+  // pack
+  ArgBuffer& buffer = m.pack(inputs, outs, p, *loaded, cu_stream);
+  // launch
+  jit::launch(loaded->program, m.launch_config(p, *loaded, cu_stream), buffer.pointers(), core.name());
+  if (code->bounds_record) {
+    const auto& chunks = code->chunks;
+    check_bounds_record(*loaded->bounds, cu_stream, core.who(), chunks.empty() || !chunks[0] ? "?" : chunks[0]->name);
   }
 }
 
@@ -418,7 +419,7 @@ void ElementwiseKind::compile(std::span<const dsl::Type> inputs, Device device) 
   if (!device.is_cpu()) require_cuda_device(ordinal);
   // The call most likely to come: contiguous arrays (strong types) with weak scalars,
   // outputs allocated, nothing overlapping.
-  CallKey key = key_of_types(inputs, m.core.nout(), ordinal);
+  KindKey key = key_of_types(inputs, m.core.nout(), ordinal);
   std::size_t widest = 0;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) {
@@ -427,9 +428,9 @@ void ElementwiseKind::compile(std::span<const dsl::Type> inputs, Device device) 
     }
   }
   key.vector = static_cast<std::uint8_t>(ordinal != kCpuDevice && widest > 0 && widest < 16 ? 16 / widest : 1);
-  key.flags = CallKey::NoAlias;
-  std::lock_guard lock(m.core.mutex);
-  if (m.by_call.find(key) == m.by_call.end()) m.load(key);
+  key.flags = KindKey::NoAlias;
+  std::lock_guard lock(m.cache.mutex());
+  m.cache.find_locked(key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
 }
 
 std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,
@@ -440,12 +441,12 @@ std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl:
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
   // PTX is the cuda target's, whatever device the call names.
   bool cpu = device.is_cpu() && what != "ptx";
-  CallKey types = key_of_types(inputs, m.core.nout(), cpu ? kCpuDevice : -1);
-  std::lock_guard lock(m.core.mutex);
+  KindKey types = key_of_types(inputs, m.core.nout(), cpu ? kCpuDevice : -1);
+  std::lock_guard lock(m.cache.mutex());
   Impl::Spec& spec = m.spec_for(types);
   if (what == "types") return spec.code.typed;
   if (what == "cuda" && !spec.last_source.empty()) return spec.last_source;
-  CallKey key = types;  // not run yet, or PTX: the contiguous template
+  KindKey key = types;  // not run yet, or PTX: the contiguous template
   key.device = static_cast<std::int16_t>(cpu ? kCpuDevice : device.is_cpu() ? 0 : device.index);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (key.ops[k].kind == OpCode::Scalar && !(key.ops[k].flags & OpCode::Weak)) key.ops[k].kind = OpCode::Array;
@@ -457,8 +458,7 @@ std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl:
 }
 
 JitStats ElementwiseKind::stats() const {
-  std::lock_guard lock(impl_->core.mutex);
-  return impl_->core.stats;
+  return impl_->cache.stats();
 }
 
 }  // namespace luda::jit

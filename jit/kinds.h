@@ -5,8 +5,11 @@
 // operand signature and device (the disk cache, NVRTC or the host compiler: the same
 // path as cuda.jit kernels) and launches it where the arrays are.
 //
-// A call whose signature was seen before is a fixed-size key built on the stack, one hash
-// lookup, packing into a reused buffer and one launch: no allocation but missing outputs.
+// A call takes the steps every kernel's call takes (plan, overlap, lookup, pack, launch),
+// the kind's own plan and pack among them. One whose signature was seen before is a
+// fixed-size key built on the stack, compared with the last call's or looked up once,
+// packing into the thread's reused buffer and one launch: no allocation but missing
+// outputs.
 #pragma once
 
 #include <functional>

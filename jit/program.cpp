@@ -23,8 +23,28 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The cache payload: one byte saying what the image is, then the image.
-constexpr char kCubinTag = 'C', kPtxTag = 'P';
+// The cache payload: one byte saying what the image is, then the image; or, for a program
+// with name expressions, kNamedTag, the count and the (expression, lowered name) pairs,
+// each a 4-byte little-endian length and the bytes, then the payload of the image.
+constexpr char kCubinTag = 'C', kPtxTag = 'P', kNamedTag = 'N';
+
+void put_u32(std::string& out, std::size_t n) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+}
+bool get_u32(std::string_view& in, std::size_t& n) {
+  if (in.size() < 4) return false;
+  n = 0;
+  for (int i = 0; i < 4; ++i) n |= static_cast<std::size_t>(static_cast<unsigned char>(in[static_cast<std::size_t>(i)])) << (8 * i);
+  in.remove_prefix(4);
+  return true;
+}
+bool get_text(std::string_view& in, std::string& out) {
+  std::size_t n = 0;
+  if (!get_u32(in, n) || in.size() < n) return false;
+  out.assign(in.substr(0, n));
+  in.remove_prefix(n);
+  return true;
+}
 
 // A compiler failure told at the Lua line: the first chunk the log names wins.
 [[noreturn]] void rethrow_at_lua_line(const CompileError& e, const ProgramText& program) {
@@ -36,56 +56,19 @@ constexpr char kCubinTag = 'C', kPtxTag = 'P';
   throw e;
 }
 
-CompiledProgram compile_generated(const ProgramText& program, int arch, bool cubin) {
+CompiledProgram compile_text(const ProgramText& program, int arch, bool cubin) {
   CompileRequest request;
   request.source = std::string(program.code);
   request.program_name = fmt::format("{}.cu", program.name);
   request.arch = arch;
   request.cubin = cubin;
   request.options.assign(program.options.begin(), program.options.end());
+  request.name_expressions.assign(program.name_expressions.begin(), program.name_expressions.end());
   try {
     return jit::compile(request);
   } catch (const CompileError& e) {
     rethrow_at_lua_line(e, program);
   }
-}
-
-// The cubin (or PTX) for `arch`: from the disk cache, else NVRTC, stored.
-std::string cuda_binary(const ProgramText& program, int arch, DiskCache& cache, JitStats& stats) {
-  CacheKey key = detail::binary_key(program.code, program.entry, program.options, arch);
-  auto t0 = Clock::now();
-  std::optional<std::string> hit = cache.load(key, fmt::format("{} for sm_{}", program.what, arch));
-  stats.load_seconds += seconds_since(t0);
-  if (hit && !hit->empty() && ((*hit)[0] == kCubinTag || (*hit)[0] == kPtxTag)) {
-    ++stats.disk_hits;
-    return std::move(*hit);
-  }
-  ++stats.disk_misses;
-  t0 = Clock::now();
-  CompiledProgram compiled = compile_generated(program, arch, true);
-  stats.nvrtc_seconds += seconds_since(t0);
-  ++stats.nvrtc_compiles;
-  std::string payload(1, compiled.cubin ? kCubinTag : kPtxTag);
-  payload += compiled.image;  // PTX keeps its NUL: cuModuleLoadData reads it as a C string
-  cache.store(key, payload);
-  return payload;
-}
-
-void load_cuda(const ProgramText& program, LoadedProgram& l, DiskCache& cache, JitStats& stats) {
-  std::string payload = cuda_binary(program, device_arch(l.ordinal), cache, stats);
-  auto t0 = Clock::now();
-  ContextScope scope(l.ordinal);
-  payload.push_back('\0');  // PTX text must end in NUL; a cubin ignores the byte
-  LUDA_CU(cuModuleLoadData, &l.module, payload.data() + 1);
-  std::string entry(program.entry);
-  CUresult r = driver::api().cuModuleGetFunction(&l.function, l.module, entry.c_str());
-  if (r != CUDA_SUCCESS) {
-    driver::api().cuModuleUnload(l.module);
-    l.module = nullptr;
-    driver::check(r, "cuModuleGetFunction", fmt::format("{} entry '{}'", program.what, entry));
-  }
-  ++stats.loads;
-  stats.load_seconds += seconds_since(t0);
 }
 
 // The cpu target: the shared object from the disk cache or the host compiler, loaded once
@@ -95,9 +78,14 @@ void load_cpu(const ProgramText& program, LoadedProgram& l, DiskCache& cache, Ji
   request.source = std::string(program.code);
   request.file_name = fmt::format("{}.cu", program.name);
   request.what = std::string(program.what);
-  for (const std::string& o : program.options) {  // what the code's options ask NVRTC for
-    request.fastmath = request.fastmath || o == "--use_fast_math";
-    request.debug = request.debug || o == "-G";
+  for (const std::string& o : program.options) {
+    if (program.user_source) {  // NVRTC's options that mean something to a C++ compiler
+      if (o.rfind("-D", 0) == 0 || o.rfind("-U", 0) == 0 || o.rfind("-I", 0) == 0) request.options.push_back(o);
+      if (o == "--fmad=false" || o == "-fmad=false") request.options.push_back("-ffp-contract=off");
+    } else {  // what the generated code's options ask NVRTC for
+      request.fastmath = request.fastmath || o == "--use_fast_math";
+      request.debug = request.debug || o == "-G";
+    }
   }
   HostCompileStats hs;
   try {
@@ -111,6 +99,7 @@ void load_cpu(const ProgramText& program, LoadedProgram& l, DiskCache& cache, Ji
   stats.loads += hs.loads;
   stats.nvrtc_seconds += hs.compile_seconds;
   stats.load_seconds += hs.load_seconds;
+  if (program.entry.empty()) return;
   l.cpu = l.cpu_module->kernel(program.entry);
   cpu_code_range(reinterpret_cast<const void*>(l.cpu.run_thread), &l.cpu.code_begin, &l.cpu.code_end);
   l.cpu.local_bytes = program.local_bytes;
@@ -134,12 +123,60 @@ int current_arch_for(std::string_view who) {
   return device_arch(d.index);
 }
 
-LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& cache, JitStats& stats) {
+CudaBinary cuda_binary(const ProgramText& program, int arch, DiskCache& cache, JitStats& stats) {
+  CacheKey key = detail::binary_key(program.code, program.entry, program.options, arch, program.name_expressions);
+  auto t0 = Clock::now();
+  std::optional<std::string> hit = cache.load(key, fmt::format("{} for sm_{}", program.what, arch));
+  stats.load_seconds += seconds_since(t0);
+  if (hit) {
+    if (std::optional<CudaBinary> binary = detail::binary_from_payload(*hit)) {
+      ++stats.disk_hits;
+      return std::move(*binary);
+    }
+  }
+  ++stats.disk_misses;
+  t0 = Clock::now();
+  CompiledProgram compiled = compile_text(program, arch, true);
+  stats.nvrtc_seconds += seconds_since(t0);
+  ++stats.nvrtc_compiles;
+  CudaBinary binary;
+  binary.image = std::move(compiled.image);  // PTX keeps its NUL: cuModuleLoadData reads it as a C string
+  binary.cubin = compiled.cubin;
+  binary.lowered_names = std::move(compiled.lowered_names);
+  cache.store(key, detail::binary_payload(binary));
+  return binary;
+}
+
+LoadedProgram load_binary(const ProgramText& program, const CudaBinary& binary, int ordinal, JitStats& stats) {
   LoadedProgram l;
   l.ordinal = ordinal;
-  if (ordinal == kCpuDevice) load_cpu(program, l, cache, stats);
-  else load_cuda(program, l, cache, stats);
+  auto t0 = Clock::now();
+  ContextScope scope(ordinal);
+  LUDA_CU(cuModuleLoadData, &l.module, binary.image.c_str());  // c_str: PTX must end in NUL
+  if (!program.entry.empty()) {
+    std::string entry(program.entry);
+    CUresult r = driver::api().cuModuleGetFunction(&l.function, l.module, entry.c_str());
+    if (r != CUDA_SUCCESS) {
+      driver::api().cuModuleUnload(l.module);
+      l.module = nullptr;
+      driver::check(r, "cuModuleGetFunction", fmt::format("{} entry '{}'", program.what, entry));
+    }
+  }
+  ++stats.loads;
+  stats.load_seconds += seconds_since(t0);
   return l;
+}
+
+LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& cache, JitStats& stats) {
+  if (ordinal != kCpuDevice) return load_binary(program, cuda_binary(program, device_arch(ordinal), cache, stats), ordinal, stats);
+  LoadedProgram l;
+  l.ordinal = ordinal;
+  load_cpu(program, l, cache, stats);
+  return l;
+}
+
+CompiledProgram compile_program(const ProgramText& program, int arch, bool cubin) {
+  return compile_text(program, arch, cubin);
 }
 
 void unload_program(LoadedProgram& loaded) noexcept {
@@ -154,7 +191,7 @@ void unload_program(LoadedProgram& loaded) noexcept {
 }
 
 std::string program_ptx(const ProgramText& program, int arch) {
-  CompiledProgram p = compile_generated(program, arch, false);
+  CompiledProgram p = compile_text(program, arch, false);
   std::string ptx = std::move(p.image);
   while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
   return ptx;
@@ -179,12 +216,13 @@ std::string nvrtc_identity() {
   return identity;
 }
 
-CacheKey binary_key(std::string_view code, std::string_view entry, std::span<const std::string> options, int arch) {
+CacheKey binary_key(std::string_view code, std::string_view entry, std::span<const std::string> options, int arch,
+                    std::span<const std::string> name_expressions) {
   CacheKeyBuilder b;
-  b.add("source", code)
-      .add("entry", entry)
-      .add("options", fmt::format("{}", fmt::join(options, " ")))
-      .add("target", "cuda")
+  b.add("source", code).add("entry", entry).add("options", fmt::format("{}", fmt::join(options, " ")));
+  // Only where there are some: generated code's keys stay what they were.
+  if (!name_expressions.empty()) b.add("names", fmt::format("{}", fmt::join(name_expressions, "\n")));
+  b.add("target", "cuda")
       .add("arch", arch)
       .add("nvrtc", nvrtc_identity())
       .add("prelude", dsl::kPreludeVersion)
@@ -196,19 +234,87 @@ CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string
   return binary_key(kernel.code, kernel.entry, options, arch);
 }
 
+std::string binary_payload(const CudaBinary& binary) {
+  std::string out;
+  if (!binary.lowered_names.empty()) {
+    out.push_back(kNamedTag);
+    put_u32(out, binary.lowered_names.size());
+    for (const auto& [expression, lowered] : binary.lowered_names) {
+      put_u32(out, expression.size());
+      out += expression;
+      put_u32(out, lowered.size());
+      out += lowered;
+    }
+  }
+  out.push_back(binary.cubin ? kCubinTag : kPtxTag);
+  out += binary.image;
+  return out;
+}
+
+std::optional<CudaBinary> binary_from_payload(std::string_view payload) {
+  CudaBinary binary;
+  if (!payload.empty() && payload[0] == kNamedTag) {
+    payload.remove_prefix(1);
+    std::size_t count = 0;
+    if (!get_u32(payload, count)) return std::nullopt;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::string expression, lowered;
+      if (!get_text(payload, expression) || !get_text(payload, lowered)) return std::nullopt;
+      binary.lowered_names.emplace(std::move(expression), std::move(lowered));
+    }
+  }
+  if (payload.empty() || (payload[0] != kCubinTag && payload[0] != kPtxTag)) return std::nullopt;
+  binary.cubin = payload[0] == kCubinTag;
+  binary.image.assign(payload.substr(1));
+  return binary;
+}
+
 }  // namespace detail
 
-void launch_cooperative(CUfunction f, const LaunchConfig& config, void** args, int ordinal, std::string_view who) {
+void launch(const LoadedProgram& program, const LaunchConfig& config, void** args, const LaunchName& name) {
+  if (program.ordinal == kCpuDevice) {
+    cpu_launch(program.cpu, config, args, name.who);
+    return;
+  }
+  ContextScope scope(program.ordinal);  // one cuCtxGetCurrent when the context is current already
+  driver::note_launch(name.label);
+  if (!program.cooperative) [[likely]] {
+    luda::launch(program.function, config, args, false, name.who);
+    return;
+  }
   try {
-    launch(f, config, args, true);
+    luda::launch(program.function, config, args, true, name.who);
   } catch (const CudaError& e) {
     if (e.code() != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) throw;
     try {
-      cooperative_grid_too_large(f, config, cuda_properties(ordinal));
+      cooperative_grid_too_large(program.function, config, cuda_properties(program.ordinal));
     } catch (const Error& limit) {
-      throw Error(fmt::format("{}: {}", who, limit.what()));
+      throw Error(fmt::format("{}: {}", name.who, limit.what()));
     }
   }
+}
+
+void check_launch_config(const LaunchConfig& config, int ordinal, std::string_view who) {
+  try {
+    if (ordinal == kCpuDevice) validate_cpu_launch(config);
+    else config.validate(cuda_properties(ordinal));
+  } catch (const NoDeviceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", who, e.what()));
+  }
+}
+
+dsl::BoundsRecord* zero_bounds_record(const Buffer& record, CUstream stream) {
+  auto* r = static_cast<dsl::BoundsRecord*>(record.data());
+  zero_bytes(record.device(), r, sizeof *r, stream);
+  return r;
+}
+
+void check_bounds_record(const Buffer& record, CUstream stream, std::string_view who, std::string_view chunk) {
+  dsl::BoundsRecord r{};
+  copy_bytes(Device::cpu(), &r, record.device(), record.data(), sizeof r, stream);  // waits for the kernel
+  if (r.hit) throw Error(dsl::record_message(who, chunk, r));
 }
 
 long long max_cooperative_grid_blocks(const LoadedProgram& loaded, const Dim3& block, unsigned shared_mem) {

@@ -1,7 +1,9 @@
-// Generated CUDA C++ to code loaded where it runs: the one compile-and-load path that
-// cuda.jit kernels (jit/kernel.h) and the kernel kinds (jit/kinds.h) share.
-//   cuda: the disk cache (binary_key), else NVRTC (a cubin for the device's exact arch),
-//         stored; cuModuleLoadData; cuModuleGetFunction(entry).
+// CUDA C++ to code loaded where it runs: the one compile-and-load path that cuda.jit
+// kernels (jit/kernel.h), the kernel kinds (jit/kinds.h) and raw modules
+// (jit/raw_module.h) share, and the launch step of every call.
+//   cuda: the disk cache (binary_key), else NVRTC (a cubin for the device's exact arch,
+//         with the lowered names of the program's name expressions), stored;
+//         cuModuleLoadData; cuModuleGetFunction(entry) when the program names one.
 //   cpu:  the host C++ compiler through the same disk cache, dlopened once per process
 //         (jit/host_compiler.h); the entry's <entry>_cpu symbols.
 // A compiler failure is told at the Lua line that the code's #line directives name
@@ -11,6 +13,8 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -18,14 +22,15 @@
 #include <vector>
 
 #include "dsl/compile.h"
+#include "jit/call_key.h"
 #include "jit/disk_cache.h"
 #include "jit/host_compiler.h"
+#include "jit/nvrtc.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/launch.h"
+#include "runtime/memory.h"
 
 namespace luda::jit {
-
-// The device ordinal of the cpu target, in keys and loaded programs.
-inline constexpr int kCpuDevice = -2;
 
 // Compile-path counters, for tests and :stats().
 struct JitStats {
@@ -45,14 +50,31 @@ struct JitStats {
 // One program as the compilers see it. Views: the caller keeps the text alive.
 struct ProgramText {
   std::string_view code;    // complete: the prelude included (the cpu prelude for cpu)
-  std::string_view entry;   // the extern "C" kernel to look up (part of the cache key)
-  std::span<const std::string> options;  // NVRTC options the code needs (--use_fast_math, -G)
+  // The extern "C" kernel to look up (part of the cache key); empty for a module whose
+  // kernels its caller looks up (a raw module's).
+  std::string_view entry;
+  std::span<const std::string> options;  // NVRTC options (generated code's: --use_fast_math, -G)
+  // C++ names NVRTC lowers (template kernels, kernels not extern "C"): part of the cache
+  // key, their lowered names come back with the binary.
+  std::span<const std::string> name_expressions;
+  // CUDA C++ as a user wrote it (a raw module's): of its options the host compiler gets
+  // -D, -U and -I, and --fmad=false as -ffp-contract=off. Generated code's options ask it
+  // for fast math (--use_fast_math) and debug information (-G).
+  bool user_source = false;
   std::string_view name;    // diagnostics call the source "<name>.cu"
   std::string_view what;    // "kernel 'add'": cache debug output and messages
   // Where the code's #line directives point; a compiler failure is told at the first of
   // these that its log names.
   std::span<const std::shared_ptr<const dsl::Chunk>> chunks;
   std::size_t local_bytes = 0;  // the cpu target: local arrays per CUDA thread (CpuKernel)
+};
+
+// A program compiled for one CUDA architecture: its image (a cubin, or PTX where NVRTC
+// gave PTX; NUL-terminated in memory) and the lowered names of its name expressions.
+struct CudaBinary {
+  std::string image;
+  bool cubin = true;
+  std::map<std::string, std::string> lowered_names;
 };
 
 // A program loaded on one device: a CUDA module and its entry, or the cpu target's shared
@@ -63,18 +85,50 @@ struct LoadedProgram {
   CUfunction function = nullptr;
   std::shared_ptr<const CpuModule> cpu_module;
   CpuKernel cpu;
+  bool cooperative = false;  // its kernels call the grid barrier: launched cooperatively
 };
 
 // Compiles (or finds in `cache`) and loads `program` on `ordinal` (a CUDA ordinal, or
-// kCpuDevice for the cpu target), counting what happened in `stats`.
+// kCpuDevice for the cpu target), counting what happened in `stats`: cuda_binary, then
+// load_binary, or the host compiler's shared object.
 LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& cache, JitStats& stats);
+// The two halves of a CUDA load, for a caller that shares one binary among the devices of
+// an architecture: the binary from `cache`, else NVRTC's (stored); and the binary loaded
+// on `ordinal`, with the program's entry looked up when it names one.
+CudaBinary cuda_binary(const ProgramText& program, int arch, DiskCache& cache, JitStats& stats);
+LoadedProgram load_binary(const ProgramText& program, const CudaBinary& binary, int ordinal, JitStats& stats);
+// NVRTC's compile of `program` for `arch`, bypassing the disk cache (inspect, tests).
+CompiledProgram compile_program(const ProgramText& program, int arch, bool cubin);
 // Unloads the CUDA module, if any; never throws (at exit the driver may be gone).
 void unload_program(LoadedProgram& loaded) noexcept;
 
-// Launches a kernel that calls the grid barrier (cuLaunchCooperativeKernel) on `ordinal`,
-// whose context is current. A grid past what the device holds at once is an error that
-// starts with `who` ("kernel 'k': a cooperative grid of ...": cooperative_grid_too_large).
-void launch_cooperative(CUfunction f, const LaunchConfig& config, void** args, int ordinal, std::string_view who);
+// Who a launch is: `who` starts its errors ("kernel 'add'"); `label` names it in a later
+// sticky error (driver::note_launch: "kernel 'add' (add.lua:3)") and lives as long as the
+// process (driver::intern_label).
+struct LaunchName {
+  std::string_view who;
+  const char* label = nullptr;
+};
+
+// The launch step of every call, for every kind of kernel: `program`'s entry with `args`
+// (an ArgBuffer's pointers), on the cpu (the executor, synchronously) or on its CUDA
+// device, whose context is made current when it is not; cooperatively
+// (cuLaunchCooperativeKernel) when the program's kernels call the grid barrier, a grid
+// past what the device holds at once being an error after `who` ("kernel 'k': a
+// cooperative grid of ...": cooperative_grid_too_large). A driver failure names `who`.
+void launch(const LoadedProgram& program, const LaunchConfig& config, void** args, const LaunchName& name);
+
+// A launch configuration given by the caller, checked for `ordinal` (a CUDA device's
+// limits, or the cpu target's), its errors after `who`: "kernel 'k': grid dimension x is
+// 0: ...". A missing device's NoDeviceError passes as it is.
+void check_launch_config(const LaunchConfig& config, int ordinal, std::string_view who);
+
+// The record of a launch of code compiled with bounds checks (dsl::BoundsRecord, in
+// `record`'s memory): zeroed before the launch, on its stream; read after it (a copy that
+// waits for the kernel), where an index out of range raises dsl::record_message's error
+// after `who`, at `chunk`.
+dsl::BoundsRecord* zero_bounds_record(const Buffer& record, CUstream stream);
+void check_bounds_record(const Buffer& record, CUstream stream, std::string_view who, std::string_view chunk);
 
 // Numba's max_cooperative_grid_blocks: the most blocks of `block` threads (and
 // `shared_mem` bytes of dynamic shared memory) of `loaded` that its device holds at once.
@@ -95,9 +149,14 @@ namespace detail {
 // which a warm second process must not pay): the real path, size and mtime of the first
 // candidate library that exists; the loaded library's version when none is a file.
 std::string nvrtc_identity();
-// The disk-cache key of a cuda binary: source, entry, options, target, arch, NVRTC, prelude
-// and luda versions.
-CacheKey binary_key(std::string_view code, std::string_view entry, std::span<const std::string> options, int arch);
+// The disk-cache key of a cuda binary: source, entry, options, name expressions (when
+// any), target, arch, NVRTC, prelude and luda versions.
+CacheKey binary_key(std::string_view code, std::string_view entry, std::span<const std::string> options, int arch,
+                    std::span<const std::string> name_expressions = {});
+// The cache's payload of a binary and back (a tag for cubin or PTX, the lowered names
+// when there are any, the image); nullopt for bytes that are no payload.
+std::string binary_payload(const CudaBinary& binary);
+std::optional<CudaBinary> binary_from_payload(std::string_view payload);
 CacheKey binary_key(const dsl::CudaKernel& kernel, const std::vector<std::string>& options, int arch);
 }  // namespace detail
 

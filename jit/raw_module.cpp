@@ -91,9 +91,11 @@ std::vector<std::string> ptx_entries(std::string_view ptx) {
 // ---------------------------------------------------------------------------------------
 // RawModule
 
-std::shared_ptr<RawModule> RawModule::create(std::string source, std::vector<std::string> options,
-                                             bool cooperative) {
-  return std::shared_ptr<RawModule>(new RawModule(std::move(source), std::move(options), cooperative));
+std::shared_ptr<RawModule> RawModule::create(std::string source, std::vector<std::string> options, bool cooperative,
+                                             DiskCache* cache) {
+  auto module = std::shared_ptr<RawModule>(new RawModule(std::move(source), std::move(options), cooperative));
+  if (cache) module->cache_ = cache;
+  return module;
 }
 
 std::shared_ptr<RawModule> RawModule::load_file(const std::string& path, bool cooperative) {
@@ -134,7 +136,11 @@ void RawModule::missing_in_image(std::string_view what, const std::string& name)
 }
 
 RawModule::RawModule(std::string source, std::vector<std::string> options, bool cooperative)
-    : source_(std::move(source)), options_(std::move(options)), cooperative_(cooperative) {
+    : source_(std::move(source)),
+      options_(std::move(options)),
+      cooperative_(cooperative),
+      what_(fmt::format("raw module '{}'", program_name_)),
+      cache_(&DiskCache::global()) {
   // C++ kernels are named through NVRTC name expressions, and every kernel's parameter
   // list is reflected through one. Adding them all now means a later get_function rarely
   // forces a recompile. Overloads are skipped, since their bare name is ambiguous, and so
@@ -151,15 +157,19 @@ RawModule::RawModule(std::string source, std::vector<std::string> options, bool 
 }
 
 RawModule::~RawModule() {
-  auto unload = [](int ordinal, CUmodule m) {
-    try {
-      ContextScope scope(ordinal);
-      driver::api().cuModuleUnload(m);
-    } catch (...) {  // a destructor never throws; at exit the driver may be gone
-    }
-  };
-  for (const auto& [ordinal, m] : modules_) unload(ordinal, m);
-  for (const auto& [ordinal, m] : retired_) unload(ordinal, m);
+  for (auto& [ordinal, m] : modules_) unload_program(m);
+  for (LoadedProgram& m : retired_) unload_program(m);
+}
+
+ProgramText RawModule::program_text(std::string_view code) const {
+  ProgramText p;
+  p.code = code;
+  p.options = options_;
+  p.name_expressions = name_expressions_;
+  p.user_source = true;
+  p.name = std::string_view(program_name_).substr(0, program_name_.size() - 3);  // "<name>.cu"
+  p.what = what_;
+  return p;
 }
 
 void RawModule::missing_kernel(const std::string& name) const {
@@ -260,10 +270,10 @@ void RawModule::add_kernel(const std::string& name) {
   }
   if (!added) return;
   // What was compiled lacks the new names: compile again on next use.
-  for (const auto& m : modules_) retired_.push_back(m);
+  for (const auto& [ordinal, m] : modules_) retired_.push_back(m);
   modules_.clear();
   lowered_.clear();
-  images_.clear();
+  binaries_.clear();
 }
 
 bool RawModule::reflects(const std::string& kernel) const {
@@ -286,18 +296,15 @@ std::optional<KernelSignature> RawModule::reflected(const std::map<std::string, 
   return sig;
 }
 
+std::string RawModule::cuda_code() const {
+  return reflected_.empty() ? source_ : source_ + reflection_support(false);
+}
+
 CompiledProgram RawModule::compile_locked(int arch, bool cubin) const {
-  CompileRequest request;
-  request.source = source_;
-  if (!reflected_.empty()) request.source += reflection_support(false);
-  request.program_name = program_name_;
-  request.arch = arch;
-  request.cubin = cubin;
-  request.options = options_;
-  request.name_expressions = name_expressions_;
+  std::string code = cuda_code();
   ++compiles_;
   try {
-    return compile(request);
+    return compile_program(program_text(code), arch, cubin);
   } catch (const CompileError& e) {
     explain_missing(e.log());
     throw;
@@ -321,7 +328,19 @@ CompiledProgram RawModule::compile_for(int arch, bool cubin) const {
 
 int RawModule::compile_count() const {
   std::lock_guard lock(mutex_);
-  return compiles_;
+  return compiles_ + static_cast<int>(stats_.nvrtc_compiles);
+}
+
+JitStats RawModule::stats() const {
+  std::lock_guard lock(mutex_);
+  JitStats s = stats_;
+  s.disk_hits += cpu_stats_.disk_hits;
+  s.disk_misses += cpu_stats_.disk_misses;
+  s.host_compiles += cpu_stats_.host_compiles;
+  s.loads += cpu_stats_.loads;
+  s.nvrtc_seconds += cpu_stats_.nvrtc_seconds;
+  s.load_seconds += cpu_stats_.load_seconds;
+  return s;
 }
 
 int RawModule::load_count() const {
@@ -336,8 +355,9 @@ CUmodule RawModule::load(int ordinal, const std::string& kernel, std::string* sy
   auto it = modules_.find(ordinal);
   if (it == modules_.end() && !path_.empty()) {
     ContextScope scope(ordinal);
-    CUmodule m = nullptr;
-    CUresult r = driver::api().cuModuleLoadData(&m, image_.c_str());
+    LoadedProgram m;
+    m.ordinal = ordinal;
+    CUresult r = driver::api().cuModuleLoadData(&m.module, image_.c_str());
     driver::check(r, "cuModuleLoadData",
                   fmt::format("loading the {} file '{}' on cuda:{} (sm_{}{}): a cubin runs on the architecture it was "
                               "built for, PTX on that one and newer ones",
@@ -346,14 +366,21 @@ CUmodule RawModule::load(int ordinal, const std::string& kernel, std::string* sy
     it = modules_.emplace(ordinal, m).first;
   }
   if (it == modules_.end()) {
+    // The program loader's: the disk cache, else NVRTC; devices of one arch share it.
     int arch = props.major * 10 + props.minor;
-    auto image = images_.find(arch);
-    if (image == images_.end()) image = images_.emplace(arch, compile_locked(arch, true)).first;
-    ContextScope scope(ordinal);
-    CUmodule m = nullptr;
-    LUDA_CU(cuModuleLoadData, &m, image->second.image.c_str());
+    auto binary = binaries_.find(arch);
+    if (binary == binaries_.end()) {
+      std::string code = cuda_code();
+      try {
+        binary = binaries_.emplace(arch, cuda_binary(program_text(code), arch, *cache_, stats_)).first;
+      } catch (const CompileError& e) {
+        explain_missing(e.log());
+        throw;
+      }
+    }
+    LoadedProgram m = load_binary(program_text({}), binary->second, ordinal, stats_);
     ++loads_;
-    lowered_[ordinal] = image->second.lowered_names;
+    lowered_[ordinal] = binary->second.lowered_names;
     it = modules_.emplace(ordinal, m).first;
   }
   const auto& lowered = lowered_[ordinal];
@@ -362,7 +389,7 @@ CUmodule RawModule::load(int ordinal, const std::string& kernel, std::string* sy
     *symbol = l == lowered.end() ? kernel : l->second;
   }
   if (signature) *signature = reflected(lowered, kernel);
-  return it->second;
+  return it->second.module;
 }
 
 CUmodule RawModule::module(int ordinal) { return load(ordinal, {}, nullptr, nullptr); }
@@ -501,18 +528,9 @@ std::shared_ptr<const CpuModule> RawModule::cpu_module() {
   // A kernel asked for since the last build needs its entry: build again (the old object
   // stays loaded for the kernels that run from it).
   if (cpu_module_ && cpu_kernels_ == reflected_.size()) return cpu_module_;
-  HostCompileRequest request;
-  request.source = cpu_source();
-  request.file_name = program_name_;
-  request.what = fmt::format("raw module '{}'", program_name_);
-  // NVRTC's options that mean something to a C++ compiler: macros, include folders, and
-  // not fusing a*b+c (NVRTC's --fmad=false is the host's -ffp-contract=off).
-  for (const std::string& o : options_) {
-    if (o.rfind("-D", 0) == 0 || o.rfind("-U", 0) == 0 || o.rfind("-I", 0) == 0) request.options.push_back(o);
-    if (o == "--fmad=false" || o == "-fmad=false") request.options.push_back("-ffp-contract=off");
-  }
+  std::string code = cpu_source();
   try {
-    cpu_module_ = load_cpu_module(request, DiskCache::global(), cpu_runtime(), &cpu_stats_);
+    cpu_module_ = load_program(program_text(code), kCpuDevice, *cache_, cpu_stats_).cpu_module;
     cpu_kernels_ = reflected_.size();
   } catch (const CompileError& e) {
     explain_missing(e.log());
@@ -532,25 +550,17 @@ std::shared_ptr<const CpuModule> RawModule::cpu_module() {
 
 HostCompileStats RawModule::cpu_stats() const {
   std::lock_guard lock(mutex_);
-  return cpu_stats_;
+  HostCompileStats s;
+  s.compiles = cpu_stats_.host_compiles;
+  s.disk_hits = cpu_stats_.disk_hits;
+  s.disk_misses = cpu_stats_.disk_misses;
+  s.loads = cpu_stats_.loads;
+  s.compile_seconds = cpu_stats_.nvrtc_seconds;  // the loader counts the host compiler's time there
+  s.load_seconds = cpu_stats_.load_seconds;
+  return s;
 }
 
-void RawKernel::launch_cpu(const LaunchConfig& config, std::span<const KernelArg> args) {
-  const CpuTarget& target = cpu_target();
-  thread_local PackedArgs packed;  // as in launch
-  pack_arguments(packed, name_, target.signature, args);
-  try {
-    validate_cpu_launch(config);
-  } catch (const Error& e) {
-    throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
-  }
-  cpu_launch(target.kernel, config, packed.data(), who_);
-}
-
-// Made once: the executor stops a kernel by a signal while it runs its own code, which lies
-// in its shared object (runtime/cpu_executor.h).
-const RawKernel::CpuTarget& RawKernel::cpu_target() {
-  if (const CpuTarget* t = cpu_target_.load(std::memory_order_acquire)) return *t;
+RawKernel::Target& RawKernel::load_cpu_target() {
   if (!module_->path().empty()) module_->no_cpu_image(who_ + " cannot run on the cpu");
   if (!module_->reflects(name_)) {
     std::vector<KernelDefinition> defs = find_kernels(module_->source());
@@ -567,14 +577,15 @@ const RawKernel::CpuTarget& RawKernel::cpu_target() {
     fail("raw_kernel '{}' cannot run on the cpu: the host compiler's reading of its parameter list is missing from "
          "the compiled module",
          name_);
-  std::lock_guard lock(mutex_);
-  if (!cpu_target_storage_) {
-    auto t = std::make_unique<CpuTarget>(CpuTarget{module->kernel(cpu_entry_name(name_)), std::move(signature)});
-    cpu_code_range(reinterpret_cast<const void*>(t->kernel.run_thread), &t->kernel.code_begin, &t->kernel.code_end);
-    cpu_target_storage_ = std::move(t);
-    cpu_target_.store(cpu_target_storage_.get(), std::memory_order_release);
-  }
-  return *cpu_target_storage_;
+  Target t;
+  t.program.ordinal = kCpuDevice;
+  t.program.cpu = module->kernel(cpu_entry_name(name_));
+  cpu_code_range(reinterpret_cast<const void*>(t.program.cpu.run_thread), &t.program.cpu.code_begin,
+                 &t.program.cpu.code_end);
+  t.program.cpu_module = std::move(module);
+  t.program.cooperative = module_->cooperative();
+  t.signature = std::move(signature);
+  return targets_.add(std::move(t));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -589,49 +600,53 @@ RawKernel::RawKernel(std::shared_ptr<RawModule> module, std::string name)
   if (auto names = find_parameter_names(module_->source(), base_name(name_))) text_names_ = std::move(*names);
 }
 
-std::shared_ptr<RawKernel> RawKernel::create(std::string source, std::string name,
-                                             std::vector<std::string> options) {
-  auto module = RawModule::create(std::move(source), std::move(options));
+std::shared_ptr<RawKernel> RawKernel::create(std::string source, std::string name, std::vector<std::string> options,
+                                             DiskCache* cache) {
+  auto module = RawModule::create(std::move(source), std::move(options), false, cache);
   module->program_name_ = base_name(name) + ".cu";
+  module->what_ = fmt::format("raw module '{}'", module->program_name_);
   return module->get_function(name);
 }
 
+RawKernel::Target& RawKernel::load_target(int ordinal) {
+  if (ordinal == kCpuDevice) return load_cpu_target();
+  Target t;
+  std::string symbol;
+  CUmodule m = module_->load(ordinal, name_, &symbol, &t.signature);
+  ContextScope scope(ordinal);
+  CUresult r = driver::api().cuModuleGetFunction(&t.program.function, m, symbol.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) module_->missing_kernel(name_);
+  driver::check(r, "cuModuleGetFunction", name_);
+  t.program.ordinal = ordinal;
+  t.program.module = m;
+  t.program.cooperative = module_->cooperative();
+  return targets_.add(std::move(t));
+}
+
+const RawKernel::Target& RawKernel::target(int ordinal) {
+  CallKey<0> key;
+  key.device = static_cast<std::int16_t>(ordinal);
+  std::lock_guard lock(targets_.mutex());
+  return targets_.find_locked(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
+}
+
 std::optional<KernelSignature> RawKernel::signature(Device device) {
-  if (device.is_cpu()) return cpu_target().signature;
-  return cuda_target(device.index).signature;
+  return target(device.is_cpu() ? kCpuDevice : device.index).signature;
 }
 
 std::optional<KernelSignature> RawKernel::signature_for_arch(int arch) {
   return module_->reflected(module_->compile_for(arch, /*cubin=*/false).lowered_names, name_);
 }
 
-const RawKernel::CudaTarget& RawKernel::cuda_target(int ordinal) {
-  bool fast = ordinal >= 0 && ordinal < kFastOrdinals;
-  if (fast) {
-    if (const CudaTarget* t = fast_targets_[ordinal].load(std::memory_order_acquire)) return *t;
-  }
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = cuda_targets_.find(ordinal); it != cuda_targets_.end()) {
-      if (fast) fast_targets_[ordinal].store(it->second.get(), std::memory_order_release);
-      return *it->second;
-    }
-  }
-  std::string symbol;
-  auto target = std::make_unique<CudaTarget>();
-  CUmodule m = module_->load(ordinal, name_, &symbol, &target->signature);
-  ContextScope scope(ordinal);
-  CUresult r = driver::api().cuModuleGetFunction(&target->function, m, symbol.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND) module_->missing_kernel(name_);
-  driver::check(r, "cuModuleGetFunction", name_);
-  std::lock_guard lock(mutex_);
-  // A racing thread's is the same.
-  const CudaTarget& kept = *cuda_targets_.emplace(ordinal, std::move(target)).first->second;
-  if (fast) fast_targets_[ordinal].store(&kept, std::memory_order_release);
-  return kept;
-}
+CUfunction RawKernel::function(int ordinal) { return target(ordinal).program.function; }
 
-CUfunction RawKernel::function(int ordinal) { return cuda_target(ordinal).function; }
+JitStats RawKernel::stats() const {
+  JitStats s = module_->stats();
+  const JitStats launches = targets_.stats();
+  s.calls = launches.calls;
+  s.memory_hits = launches.memory_hits;
+  return s;
+}
 
 long long RawKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned shared_mem) {
   Device device = current_device();
@@ -641,33 +656,19 @@ long long RawKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned sha
 }
 
 void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
-  // Where the arrays are, else the thread's device; the compile there tells the parameters.
-  std::optional<Device> arrays = arrays_device("raw_kernel", name_, args, text_names_);
-  Device device = arrays ? *arrays : current_device();
-  if (device.is_cpu()) {
-    launch_cpu(config, args);
-    return;
-  }
-  int ordinal = device.index;
-  try {
-    config.validate(cuda_properties(ordinal));
-  } catch (const NoDeviceError&) {
-    throw;
-  } catch (const Error& e) {
-    throw Error(fmt::format("raw_kernel '{}': {}", name_, e.what()));
-  }
-  const CudaTarget& target = cuda_target(ordinal);
-  // This thread's, reused: packing allocates nothing once it has grown. Nothing in a
-  // launch calls back into another launch on this thread before the driver has read it.
-  thread_local PackedArgs packed;
-  pack_arguments(packed, name_, target.signature, args);
-  ContextScope scope(ordinal);
-  driver::note_launch(label_);
-  if (module_->cooperative()) [[unlikely]] {
-    launch_cooperative(target.function, config, packed.data(), ordinal, who_);
-  } else {
-    luda::launch(target.function, config, packed.data());
-  }
+  // plan: where the arrays are, else the thread's device; the compile there tells the
+  // parameters. (No overlap step: raw code says nothing of how it reads its arrays.)
+  const int ordinal = call_device(who_, args, {}, text_names_);
+  check_launch_config(config, ordinal, who_);
+  CallKey<0> key;
+  key.device = static_cast<std::int16_t>(ordinal);
+  // lookup
+  const Target& t = targets_.find(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
+  // pack: checked against the parameter list the compile read
+  ArgBuffer& buffer = launch_buffer();
+  pack_arguments(buffer, name_, t.signature, args);
+  // launch
+  jit::launch(t.program, config, buffer.pointers(), LaunchName{who_, label_});
 }
 
 }  // namespace luda::jit

@@ -1,5 +1,6 @@
 // CuPy's RawModule and RawKernel: CUDA C++ source as is, compiled by NVRTC for the exact
-// architecture of each device that runs it, loaded once per context, launched with
+// architecture of each device that runs it (through the program loader and its disk
+// cache, as generated code is: jit/program.h), loaded once per context, launched with
 // arguments checked against the kernel's parameter list as that compile read it
 // (jit/kernel_reflection.h: the -D options, #if, macros and typedefs count). On cpu
 // arrays, the same source is compiled by the host C++ compiler against the cpu prelude
@@ -12,7 +13,6 @@
 #include <cuda.h>
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,10 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "jit/call_cache.h"
 #include "jit/kernel_args.h"
 #include "jit/host_compiler.h"
 #include "jit/kernel_params.h"
 #include "jit/nvrtc.h"
+#include "jit/program.h"
 #include "runtime/launch.h"
 #include "runtime/ndarray.h"
 
@@ -46,8 +48,10 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   // Nothing is compiled until a device needs it. `options` go to NVRTC as given.
   // `cooperative` (CuPy's enable_cooperative_groups): its kernels are launched
   // cooperatively, so they may call cooperative_groups::this_grid().sync().
+  // It compiles and loads through the program loader (jit/program.h): its cubins and
+  // cpu objects are found in `cache` (null: DiskCache::global()) as generated code's are.
   static std::shared_ptr<RawModule> create(std::string source, std::vector<std::string> options = {},
-                                           bool cooperative = false);
+                                           bool cooperative = false, DiskCache* cache = nullptr);
   // The compiled module in the file at `path`: a cubin (ELF), PTX (text) or fatbin, read
   // now and loaded on each CUDA device at first use. Errors: the file cannot be read, or
   // it is none of the three ("'k.cu' is not a cubin, PTX or fatbin file ...").
@@ -78,9 +82,13 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   // module is never compiled again on that target (a new compile would have its own copy
   // of the variable): a later get_function that would need one is an error.
   ModuleGlobal global(Device device, const std::string& name);
-  // Number of NVRTC compiles and module loads so far (tests: "loaded once").
+  // Number of NVRTC compiles (a binary found in the disk cache is none) and of module
+  // loads on CUDA devices so far (tests: "loaded once").
   int compile_count() const;
   int load_count() const;
+  // What compiling and loading took on every device: disk hits and misses, NVRTC and host
+  // compiles, loads, times (calls and memory hits are its kernels': RawKernel::stats).
+  JitStats stats() const;
   // The cpu target's shared object (compiled, or taken from the disk cache, on first use),
   // and what that took.
   std::shared_ptr<const CpuModule> cpu_module();
@@ -112,6 +120,10 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   // Whether `kernel`'s parameter list is reflected (add_kernel).
   bool reflects(const std::string& kernel) const;
   CompiledProgram compile_locked(int arch, bool cubin) const;  // mutex_ held
+  // The CUDA source NVRTC compiles (the reflections of parameter lists after the user's),
+  // and the program that the loader sees, `code` being its text.
+  std::string cuda_code() const;
+  ProgramText program_text(std::string_view code) const;
   [[noreturn]] void missing_kernel(const std::string& name) const;
   // Error "no kernel named 'old' in the source as the compiler reads it (...)" when a
   // compiler's log says that a kernel asked for is not there (under #if 0, or a wrong name
@@ -136,17 +148,20 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   std::vector<std::string> name_expressions_;  // kernels declared without extern "C", reflections
   std::vector<std::string> reflected_;         // kernels whose parameter lists are reflected
   mutable std::mutex mutex_;
-  std::map<int, CUmodule> modules_;            // per device ordinal
+  std::string what_;  // "raw module 'add.cu'": the loader's messages and cache debug output
+  DiskCache* cache_;
+  std::map<int, LoadedProgram> modules_;       // per device ordinal
   std::map<int, std::map<std::string, std::string>> lowered_;  // per ordinal
-  std::map<int, CompiledProgram> images_;      // per arch: devices of one arch share a compile
+  std::map<int, CudaBinary> binaries_;         // per arch: devices of one arch share a compile
   // Modules compiled before a new name expression was added: kept loaded, since kernels
   // may still hold functions from them.
-  std::vector<std::pair<int, CUmodule>> retired_;
-  mutable int compiles_ = 0;
+  std::vector<LoadedProgram> retired_;
+  mutable int compiles_ = 0;  // compile_for's
   int loads_ = 0;
+  JitStats stats_;            // the loader's, on CUDA devices
   std::shared_ptr<const CpuModule> cpu_module_;
   std::size_t cpu_kernels_ = 0;  // how many of reflected_ cpu_module_ has entries for
-  HostCompileStats cpu_stats_;
+  JitStats cpu_stats_;           // the loader's, on the cpu
   friend class RawKernel;
 };
 
@@ -154,7 +169,7 @@ class RawKernel {
  public:
   RawKernel(std::shared_ptr<RawModule> module, std::string name);
   static std::shared_ptr<RawKernel> create(std::string source, std::string name,
-                                           std::vector<std::string> options = {});
+                                           std::vector<std::string> options = {}, DiskCache* cache = nullptr);
 
   const std::string& name() const { return name_; }
   const std::shared_ptr<RawModule>& raw_module() const { return module_; }
@@ -181,32 +196,29 @@ class RawKernel {
   // Error "no kernel named 'foo' in the source (...)" when the module lacks the symbol.
   CUfunction function(int ordinal);
 
+  // Its launches (calls, and memory hits: launches on a device it was loaded on already),
+  // with its module's compiles and loads.
+  JitStats stats() const;
+
  private:
-  struct CudaTarget {
-    CUfunction function = nullptr;
+  // The kernel where one device runs it (the cpu target's is made once: the executor
+  // stops a kernel by a signal while it runs its own code, which lies in its object).
+  struct Target {
+    LoadedProgram program;  // its module's there, with this kernel's entry
     std::optional<KernelSignature> signature;
   };
-  struct CpuTarget {
-    CpuKernel kernel;
-    std::optional<KernelSignature> signature;
-  };
-  const CudaTarget& cuda_target(int ordinal);
-  const CpuTarget& cpu_target();
-  void launch_cpu(const LaunchConfig& config, std::span<const KernelArg> args);
+  // The target on `ordinal` (a CUDA ordinal or kCpuDevice), compiled and loaded there
+  // on first use; not counted as a launch.
+  const Target& target(int ordinal);
+  Target& load_target(int ordinal);  // targets_' mutex held
+  Target& load_cpu_target();
 
   std::shared_ptr<RawModule> module_;
   std::string name_;
   std::string who_;  // "raw_kernel 'name'"
   const char* label_;  // who_, for driver::note_launch
   std::vector<std::string> text_names_;  // the parameters' names in the source, for errors before a compile
-  std::mutex mutex_;
-  std::map<int, std::unique_ptr<CudaTarget>> cuda_targets_;
-  std::unique_ptr<CpuTarget> cpu_target_storage_;
-  // Made on first use and read without the lock on every launch: the cpu target, and the
-  // cuda targets of the first devices.
-  std::atomic<const CpuTarget*> cpu_target_{nullptr};
-  static constexpr int kFastOrdinals = 16;
-  std::array<std::atomic<const CudaTarget*>, kFastOrdinals> fast_targets_{};
+  CallCache<Target, 0> targets_;  // keyed by the device alone
 };
 
 }  // namespace luda::jit

@@ -103,7 +103,7 @@ class IndexParser {
   }
 
   [[noreturn]] void error(std::string_view expected) {
-    std::string found = pos_ < text_.size() ? "'" + printable(text_.substr(pos_, 1)) + "'" : "the end";
+    std::string found = pos_ < text_.size() ? fmt::format("'{}'", printable(text_.substr(pos_, 1))) : "the end";
     fail("slice: syntax error in \"{}\" at column {}: expected {} but found {}", printable(text_), pos_ + 1,
          expected, found);
   }

@@ -11,9 +11,6 @@ namespace luda {
 namespace {
 
 constexpr const char* kAxes[3] = {"x", "y", "z"};
-// Dynamic shared memory past this needs the kernel's opt-in (all architectures since sm_70).
-constexpr unsigned kDefaultSharedLimit = 48 * 1024;
-
 long long dim(const Dim3& d, int axis) { return axis == 0 ? d.x : axis == 1 ? d.y : d.z; }
 
 std::string device_label(const DeviceProperties& props) {
@@ -61,9 +58,8 @@ void LaunchConfig::validate(const DeviceProperties& props) const {
          props.shared_memory_per_block_optin);
 }
 
-void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative) {
+void launch_opted_in(CUfunction f, const LaunchConfig& config, void** args, bool cooperative, std::string_view who) {
   const driver::Api& cu = driver::api();
-  // The hot path of every dispatch: messages are formatted only when a call failed.
   if (config.shared_mem > kDefaultSharedLimit) {
     CUresult r = cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                        static_cast<int>(config.shared_mem));
@@ -77,10 +73,14 @@ void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperat
   CUresult r = cooperative
                    ? cu.cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, config.shared_mem, config.stream, args)
                    : cu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, config.shared_mem, config.stream, args, nullptr);
-  if (r != CUDA_SUCCESS)
-    driver::check(r, cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
-                  fmt::format("grid {}, block {}, {} bytes of dynamic shared memory",
-                              config.grid.str(), config.block.str(), config.shared_mem));
+  if (r != CUDA_SUCCESS) launch_failed(r, config, cooperative, who);
+}
+
+void launch_failed(CUresult r, const LaunchConfig& config, bool cooperative, std::string_view who) {
+  driver::detail::throw_check(r, cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
+                              fmt::format("{}{}grid {}, block {}, {} bytes of dynamic shared memory", who,
+                                          who.empty() ? "" : ", ", config.grid.str(), config.block.str(),
+                                          config.shared_mem));
 }
 
 long long max_cooperative_blocks(CUfunction f, const Dim3& block, unsigned shared_mem,

@@ -5,8 +5,10 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "runtime/device.h"
+#include "runtime/driver.h"
 
 namespace luda {
 
@@ -30,13 +32,35 @@ struct LaunchConfig {
   void validate(const DeviceProperties& props) const;
 };
 
+// Dynamic shared memory past this needs the kernel's opt-in (all architectures since sm_70).
+inline constexpr unsigned kDefaultSharedLimit = 48 * 1024;
+
+// The launches that need more than cuLaunchKernel (launch's rare cases), and the error of
+// one the driver refused.
+void launch_opted_in(CUfunction f, const LaunchConfig& config, void** args, bool cooperative, std::string_view who);
+[[noreturn]] void launch_failed(CUresult r, const LaunchConfig& config, bool cooperative, std::string_view who);
+
 // cuLaunchKernel with the config; the caller has made the device's context current and
 // validated the config. Dynamic shared memory past 48 KiB opts the function in first
 // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). CudaError names grid and block.
 // `cooperative`: cuLaunchCooperativeKernel, for a kernel that calls the grid barrier
 // (cooperative_groups::this_grid().sync()); every block of the grid must then be resident
 // at once, else CudaError CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
-void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative = false);
+// `who` ("kernel 'add'"), when given, leads the failure's details. Inline: the hot path
+// of every dispatch, which formats nothing unless the driver refuses.
+inline void launch(CUfunction f, const LaunchConfig& config, void** args, bool cooperative = false,
+                   std::string_view who = {}) {
+  if (cooperative || config.shared_mem > kDefaultSharedLimit) [[unlikely]] {
+    launch_opted_in(f, config, args, cooperative, who);
+    return;
+  }
+  CUresult r = driver::api().cuLaunchKernel(
+      f, static_cast<unsigned>(config.grid.x), static_cast<unsigned>(config.grid.y),
+      static_cast<unsigned>(config.grid.z), static_cast<unsigned>(config.block.x),
+      static_cast<unsigned>(config.block.y), static_cast<unsigned>(config.block.z), config.shared_mem,
+      config.stream, args, nullptr);
+  if (r != CUDA_SUCCESS) [[unlikely]] launch_failed(r, config, false, who);
+}
 
 // The most blocks of `block` threads (with `shared_mem` bytes of dynamic shared memory)
 // of `f` that the device holds at once: blocks a multiprocessor holds

@@ -511,10 +511,6 @@ void upload(const NDArray& dst, const NDArray& h, CUstream stream) {
   }
 }
 
-bool shares_memory_on_host(const NDArray& a, const NDArray& b) {
-  return a.buffer() == b.buffer() && a.device().is_cpu();
-}
-
 }  // namespace
 
 // ---- copies and writes ----------------------------------------------------------------
@@ -561,14 +557,13 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
            shape_str(shape_));
   }
   if (size() == 0) return;
-  const bool same_buffer = src.buffer_ == buffer_;
   if (src.dtype_ == dtype_ && src.shape_ == shape_ && is_c_contiguous() && src.is_c_contiguous() &&
-      !same_buffer) {
+      !may_share_memory(src, *this)) {
     copy_bytes(device(), data(), src.device(), src.data(), nbytes(), stream);  // also peer
     return;
   }
   NDArray h = host_view(src, stream);
-  if (shares_memory_on_host(h, *this)) {  // a[1:] = a[:-1]: read everything first
+  if (may_share_memory(h, *this)) {  // a[1:] = a[:-1]: read everything first
     NDArray c = empty(h.shape_, h.dtype_, Device::cpu());
     convert_host(h.shape_, h.dtype_, static_cast<std::byte*>(c.data()), c.strides_, h.dtype_,
                  static_cast<const std::byte*>(h.data()), h.strides_);

@@ -108,8 +108,8 @@ class NDArray {
 
   // Writes src's elements into this array (views included): same shape, or src
   // broadcastable to it; any dtype (converted); any devices. Error as NumPy: "could not
-  // broadcast input array from shape (4,) into shape (2, 3)". Overlapping views of one
-  // buffer read everything before writing. A strided CUDA destination is written run by
+  // broadcast input array from shape (4,) into shape (2, 3)". A source that may share
+  // memory with this array (may_share_memory) is read whole before anything is written. A strided CUDA destination is written run by
   // run, never touching bytes outside the view.
   void assign(const NDArray& src);
   void fill(Scalar value);
@@ -139,6 +139,35 @@ class NDArray {
   Strides strides_;
   std::int64_t offset_ = 0;
 };
+
+// The bytes [lo, hi) that an array's elements span: from its first element each axis
+// reaches (extent - 1) * stride elements, back for a negative stride. An array with no
+// elements (or no buffer) spans nothing: an extent that overlaps none.
+struct ByteExtent {
+  std::uintptr_t lo, hi;  // no initializers: launches keep arrays of them on the stack
+  bool overlaps(const ByteExtent& o) const { return lo < o.hi && o.lo < hi; }
+};
+inline ByteExtent byte_extent(const NDArray& x) {
+  constexpr ByteExtent kNothing{UINTPTR_MAX, 0};
+  const std::int64_t* shape = x.shape().data();
+  const std::int64_t* strides = x.strides().data();
+  std::int64_t lo = 0, hi = 0;
+  for (int k = 0; k < x.ndim(); ++k) {
+    if (shape[k] == 0) return kNothing;
+    std::int64_t reach = (shape[k] - 1) * strides[k];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(x.data());
+  if (base == 0) return kNothing;
+  auto size = static_cast<std::int64_t>(itemsize(x.dtype()));
+  return {base + static_cast<std::uintptr_t>(lo * size), base + static_cast<std::uintptr_t>((hi + 1) * size)};
+}
+// Whether two arrays may share memory (NumPy's may_share_memory): their byte extents
+// overlap, so views that interleave without touching (the even and the odd elements)
+// count as sharing. Every overlap rule of luda is this test: an assignment's, a kernel
+// kind's inputs and outputs, cuda.jit's restricted pointers. Inline: launches ask it of
+// pairs of operands.
+inline bool may_share_memory(const NDArray& a, const NDArray& b) { return byte_extent(a).overlaps(byte_extent(b)); }
 
 // "(2, 3)", "(5,)", "()" as NumPy prints shapes.
 std::string shape_str(const Shape& shape);

@@ -71,7 +71,8 @@ constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guara
   X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuStreamGetFlags)         \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery) \
   X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)       \
-  X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)
+  X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)         \
+  X(cuLaunchCooperativeKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 enum Entry {
 #define FAKE_ENUM(name) k_##name,
@@ -565,6 +566,15 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule module, const char*
   return CUDA_SUCCESS;
 }
 
+// Modules hold no variables: every name is unknown, as the driver answers for one.
+CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name) {
+  COUNT(cuModuleGetGlobal);
+  if (CUresult r = need_context()) return r;
+  if (!module) return CUDA_ERROR_INVALID_HANDLE;
+  if (!name || (!dptr && !bytes)) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
 CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction f) {
   COUNT(cuFuncGetAttribute);
   if (!f) return CUDA_ERROR_INVALID_HANDLE;
@@ -602,6 +612,24 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
   if (shared > static_cast<unsigned>(f->max_dynamic_shared)) return CUDA_ERROR_INVALID_VALUE;
   if (params && extra) return CUDA_ERROR_INVALID_VALUE;
   spin(settings().launch_ns);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared,
+                                           CUstream stream, void** params) {
+  COUNT(cuLaunchCooperativeKernel);
+  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, nullptr);
+}
+
+// An H200 SM's 2048 threads, in blocks of `block` threads (registers and shared memory
+// are never the limit here).
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction f, int block, size_t) {
+  COUNT(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+  if (CUresult r = need_context()) return r;
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  if (!blocks || block <= 0 || block > 1024) return CUDA_ERROR_INVALID_VALUE;
+  *blocks = 2048 / block;
   return CUDA_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -29,6 +30,20 @@ KernelSignature sig(const char* name) {
   auto s = RawKernel::create(kSource, name)->signature_for_arch(80);
   if (!s) throw std::runtime_error(std::string("no signature for ") + name);
   return read.emplace(name, *s).first->second;
+}
+
+// Slot i of a packed buffer read as T.
+template <class T>
+T value(const ArgBuffer& b, std::size_t i) {
+  T v;
+  std::memcpy(&v, b.slot(i), sizeof(T));
+  return v;
+}
+// Whether slot i holds exactly `n` bytes of its value: the rest of its 8-byte word is zero.
+bool holds(const ArgBuffer& b, std::size_t i, std::size_t n) {
+  for (std::size_t k = n; k < 8; ++k)
+    if (b.slot(i)[k] != 0) return false;
+  return true;
 }
 
 // The message of the Error that packing throws; "" when it does not throw.
@@ -61,49 +76,46 @@ TEST(KernelArgs, ConvertsNumbersToDeclaredScalarTypes) {
     std::int64_t l = static_cast<std::int64_t>(small(rng)) * 1000003;
     auto packed_scale = pack_arguments("scale", std::nullopt,
                                        std::vector<KernelArg>{KernelArg::of_float(a)});
-    EXPECT_EQ(packed_scale.value<double>(0), a);  // unparsed: a float passes as float64
+    EXPECT_EQ(value<double>(packed_scale, 0), a);  // unparsed: a float passes as float64
 
     std::optional<KernelSignature> s = sig("many");
     // Arrays cannot be made on a GPU here; pointer slots are tested on the GPU. Pack the
     // scalar prefix through a signature trimmed to its first six parameters.
     s->params.resize(6);
-    PackedArgs p = pack_arguments(
+    ArgBuffer p = pack_arguments(
         "many", s,
         std::vector<KernelArg>{KernelArg::of_float(d), KernelArg::of_int(l),
                                KernelArg::of_int(200), KernelArg::of_bool(trial % 2),
                                KernelArg::of_float(static_cast<double>(trial) * 4.0),
                                KernelArg::of_int(h)});
-    ASSERT_EQ(p.slots.size(), 6u);
-    ASSERT_EQ(p.pointers.size(), 6u);
-    for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(p.pointers[i], p.slots[i].bytes);
-    EXPECT_EQ(p.value<double>(0), d);
-    EXPECT_EQ(p.value<long long>(1), l);
-    EXPECT_EQ(p.value<unsigned char>(2), 200);
-    EXPECT_EQ(p.value<bool>(3), trial % 2 == 1);
-    EXPECT_EQ(p.value<std::uint64_t>(4), static_cast<std::uint64_t>(trial) * 4);  // 4.0 is an integer
-    EXPECT_EQ(p.value<short>(5), h);
-    EXPECT_EQ(p.slots[0].size, 8u);
-    EXPECT_EQ(p.slots[2].size, 1u);
-    EXPECT_EQ(p.slots[5].size, 2u);
-    EXPECT_EQ(p.slots[5].dtype, DType::Int16);
-    EXPECT_FALSE(p.device.has_value());
+    ASSERT_EQ(p.count(), 6u);
+    for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(p.pointers()[i], p.slot(i));
+    EXPECT_EQ(value<double>(p, 0), d);
+    EXPECT_EQ(value<long long>(p, 1), l);
+    EXPECT_EQ(value<unsigned char>(p, 2), 200);
+    EXPECT_EQ(value<bool>(p, 3), trial % 2 == 1);
+    EXPECT_EQ(value<std::uint64_t>(p, 4), static_cast<std::uint64_t>(trial) * 4);  // 4.0 is an integer
+    EXPECT_EQ(value<short>(p, 5), h);
+    EXPECT_TRUE(holds(p, 2, 1));  // unsigned char: one byte
+    EXPECT_TRUE(holds(p, 3, 1));  // bool
+    EXPECT_TRUE(holds(p, 5, 2));  // short
 
     // float param: a Lua float rounds to float32, a Lua integer converts.
     std::optional<KernelSignature> sc = sig("scale");
     sc->params.erase(sc->params.begin());
-    PackedArgs q = pack_arguments("scale", sc, std::vector<KernelArg>{KernelArg::of_float(a), KernelArg::of_int(h)});
-    EXPECT_EQ(q.value<float>(0), static_cast<float>(a));
-    EXPECT_EQ(q.slots[0].size, 4u);
-    EXPECT_EQ(q.value<int>(1), h);
-    PackedArgs r = pack_arguments("scale", sc, std::vector<KernelArg>{KernelArg::of_int(h), KernelArg::of_int(l % 1000)});
-    EXPECT_EQ(r.value<float>(0), static_cast<float>(h));
+    ArgBuffer q = pack_arguments("scale", sc, std::vector<KernelArg>{KernelArg::of_float(a), KernelArg::of_int(h)});
+    EXPECT_EQ(value<float>(q, 0), static_cast<float>(a));
+    EXPECT_TRUE(holds(q, 0, 4));
+    EXPECT_EQ(value<int>(q, 1), h);
+    ArgBuffer r = pack_arguments("scale", sc, std::vector<KernelArg>{KernelArg::of_int(h), KernelArg::of_int(l % 1000)});
+    EXPECT_EQ(value<float>(r, 0), static_cast<float>(h));
   }
 }
 
 TEST(KernelArgs, TypedScalarsMustMatch) {
-  PackedArgs p = pack_arguments("one", sig("one"),
+  ArgBuffer p = pack_arguments("one", sig("one"),
                                 std::vector<KernelArg>{KernelArg::of_typed(Scalar::of_int(-77, DType::Int32))});
-  EXPECT_EQ(p.value<int>(0), -77);
+  EXPECT_EQ(value<int>(p, 0), -77);
   EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_typed(Scalar::of_int(3, DType::UInt8))}),
             "raw_kernel 'one': argument 1 'n' is 'int n' but got a uint8 scalar; pass "
             "luda.int32(v) or a plain number");
@@ -183,58 +195,53 @@ TEST(KernelArgs, UnparsedListPassesAsCupyDoes) {
   std::uniform_int_distribution<std::int64_t> big(-(1LL << 50), 1LL << 50);
   std::int64_t i = big(rng);
   double f = static_cast<double>(big(rng)) / 7.0;
-  PackedArgs p = pack_arguments("tmpl", std::nullopt,
+  ArgBuffer p = pack_arguments("tmpl", std::nullopt,
                                 std::vector<KernelArg>{KernelArg::of_int(i), KernelArg::of_float(f),
                                                        KernelArg::of_typed(Scalar::of_int(-5, DType::Int16)),
                                                        KernelArg::of_bool(true)});
-  ASSERT_EQ(p.slots.size(), 4u);
-  EXPECT_EQ(p.value<std::int64_t>(0), i);
-  EXPECT_EQ(p.slots[0].size, 8u);
-  EXPECT_EQ(p.value<double>(1), f);
-  EXPECT_EQ(p.value<short>(2), -5);
-  EXPECT_EQ(p.slots[2].size, 2u);
-  EXPECT_EQ(p.value<bool>(3), true);
+  ASSERT_EQ(p.count(), 4u);
+  EXPECT_EQ(value<std::int64_t>(p, 0), i);
+  EXPECT_EQ(value<double>(p, 1), f);
+  EXPECT_EQ(value<short>(p, 2), -5);
+  EXPECT_TRUE(holds(p, 2, 2));  // a typed scalar passes its own width
+  EXPECT_EQ(value<bool>(p, 3), true);
+  EXPECT_TRUE(holds(p, 3, 1));
   // A cpu array passes its host address; the launch then runs on the cpu.
   NDArray cpu = NDArray::zeros({2}, DType::Int32, Device::cpu());
-  PackedArgs q = pack_arguments("tmpl", std::nullopt, std::vector<KernelArg>{KernelArg::of_int(1), KernelArg::of_array(cpu)});
-  EXPECT_TRUE(q.cpu);
-  EXPECT_FALSE(q.device);
-  EXPECT_EQ(q.value<void*>(1), cpu.data());
+  ArgBuffer q = pack_arguments("tmpl", std::nullopt, std::vector<KernelArg>{KernelArg::of_int(1), KernelArg::of_array(cpu)});
+  EXPECT_EQ(value<void*>(q, 1), cpu.data());
 }
 
-TEST(KernelArgs, PackedArgsSurviveAMove) {
-  PackedArgs p = pack_arguments("one", sig("one"), std::vector<KernelArg>{KernelArg::of_int(42)});
-  PackedArgs q = std::move(p);
-  EXPECT_EQ(*static_cast<int*>(q.data()[0]), 42);
-  EXPECT_EQ(q.data()[0], q.slots[0].bytes);
+TEST(KernelArgs, PackedBufferSurvivesAMove) {
+  ArgBuffer p = pack_arguments("one", sig("one"), std::vector<KernelArg>{KernelArg::of_int(42)});
+  ArgBuffer q = std::move(p);
+  EXPECT_EQ(*static_cast<int*>(q.pointers()[0]), 42);
+  EXPECT_EQ(q.pointers()[0], q.slot(0));
 }
 
-// Launches reuse one PackedArgs per thread: a short call after a long one, and a call
+// Launches reuse one buffer per thread (launch_buffer): a short call after a long one, and a call
 // after a failed one, must leave nothing of the earlier call behind.
-TEST(KernelArgs, ReusedPackedArgsHoldOnlyTheLastCall) {
+TEST(KernelArgs, AReusedBufferHoldsOnlyTheLastCall) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> small(-30000, 30000);
   NDArray cpu = NDArray::zeros({4}, DType::Float32, Device::cpu());
-  PackedArgs p;
+  ArgBuffer& p = launch_buffer();
   for (int trial = 0; trial < 10; ++trial) {
     double a = small(rng) / 8.0;
     int n = small(rng);
     pack_arguments(p, "scale", sig("scale"),
                    std::vector<KernelArg>{KernelArg::of_array(cpu), KernelArg::of_float(a), KernelArg::of_int(n)});
-    ASSERT_EQ(p.slots.size(), 3u);
-    ASSERT_EQ(p.pointers.size(), 3u);
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(p.pointers[i], p.slots[i].bytes);
-    EXPECT_TRUE(p.cpu);
-    EXPECT_EQ(p.value<void*>(0), cpu.data());
-    EXPECT_EQ(p.value<float>(1), static_cast<float>(a));
-    EXPECT_EQ(p.value<int>(2), n);
+    ASSERT_EQ(p.count(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(p.pointers()[i], p.slot(i));
+    EXPECT_EQ(value<void*>(p, 0), cpu.data());
+    EXPECT_EQ(value<float>(p, 1), static_cast<float>(a));
+    EXPECT_EQ(value<int>(p, 2), n);
 
     pack_arguments(p, "one", sig("one"), std::vector<KernelArg>{KernelArg::of_int(n)});
-    ASSERT_EQ(p.slots.size(), 1u);
-    EXPECT_FALSE(p.cpu);
-    EXPECT_FALSE(p.device);
-    EXPECT_EQ(p.value<int>(0), n);
-    EXPECT_EQ(p.data()[0], p.slots[0].bytes);
+    ASSERT_EQ(p.count(), 1u);
+    EXPECT_EQ(value<int>(p, 0), n);
+    EXPECT_TRUE(holds(p, 0, 4));
+    EXPECT_EQ(p.pointers()[0], p.slot(0));
 
     // A failed pack, then a good one: the same errors, and a clean result after.
     EXPECT_THROW(pack_arguments(p, "scale", sig("scale"),
@@ -242,8 +249,8 @@ TEST(KernelArgs, ReusedPackedArgsHoldOnlyTheLastCall) {
                                                        KernelArg::of_int(n)}),
                  Error);
     pack_arguments(p, "one", sig("one"), std::vector<KernelArg>{KernelArg::of_int(n + 1)});
-    ASSERT_EQ(p.slots.size(), 1u);
-    EXPECT_EQ(p.value<int>(0), n + 1);
+    ASSERT_EQ(p.count(), 1u);
+    EXPECT_EQ(value<int>(p, 0), n + 1);
   }
 }
 

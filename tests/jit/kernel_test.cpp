@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <random>
 
+#include "jit/overlap.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 #include "tests/test_support.h"
@@ -63,7 +64,7 @@ TEST(SignatureKeys, MatchTheTypesAndTellSignaturesApart) {
   SignatureKey k = key(base);
   // The fast key equals the key of argument_types' types.
   std::vector<Type> types = argument_types(base);
-  EXPECT_TRUE(k.noalias);  // one array
+  EXPECT_EQ(k.flags, SignatureKey::NoAlias);  // one array
   EXPECT_EQ(k, signature_key(types, 0, true));
   EXPECT_EQ(k.hash(), signature_key(types, 0, true).hash());
   EXPECT_FALSE(k == signature_key(types, 0, false));
@@ -79,7 +80,7 @@ TEST(SignatureKeys, MatchTheTypesAndTellSignaturesApart) {
   };
   for (std::size_t i = 0; i < different.size(); ++i) EXPECT_FALSE(k == different[i]) << i;
   // Layout: a strided view is not C-contiguous (arrays are used where they are).
-  EXPECT_EQ(key({KernelArg::of_array(t), KernelArg::of_float(0.5), KernelArg::of_int(1)}).args[0].flags, 0);
+  EXPECT_EQ(key({KernelArg::of_array(t), KernelArg::of_float(0.5), KernelArg::of_int(1)}).ops[0].flags, 0);
   std::vector<Type> strided = types;
   strided[0].c_contiguous = false;
   EXPECT_FALSE(k == signature_key(strided, 0));

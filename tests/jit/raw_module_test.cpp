@@ -4,10 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <random>
 
+#include <fmt/format.h>
+
+#include "jit/host_compiler.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
@@ -78,6 +84,26 @@ LaunchConfig config(long long grid, long long block) {
   return c;
 }
 
+// A disk cache of the test's own, empty at its start: compile counts do not depend on
+// what earlier runs left in the process's cache.
+class FreshCache {
+ public:
+  FreshCache()
+      : dir_(std::filesystem::temp_directory_path() /
+             fmt::format("luda_raw_module_test_{}_{}", ::getpid(),
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name())),
+        cache_((std::filesystem::remove_all(dir_), dir_)) {}
+  ~FreshCache() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  DiskCache* get() { return &cache_; }
+
+ private:
+  std::filesystem::path dir_;
+  DiskCache cache_;
+};
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -129,11 +155,81 @@ TEST(RawModule, LaunchWithoutArraysRunsOnTheCurrentDevice) {
   }
 }
 
+// Raw modules compile and load through the program loader: a second module of the same
+// source (a second process, as far as the cache can tell) takes the cpu target's object
+// from the disk cache.
+TEST(RawModule, TheCpuObjectComesFromTheDiskCacheTheSecondTime) {
+  FreshCache cache;
+  const char* src = "extern \"C\" __global__ void axpb(const float* x, float* y, float a, float b, int n) {\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (i < n) y[i] = a * x[i] + b;\n"
+                    "}\n";
+  std::vector<float> x = random_floats(300, 9);
+  for (int round = 0; round < 2; ++round) {
+    detail::forget_loaded_modules();  // else the object loaded in this process is reused
+    auto k = RawKernel::create(src, "axpb", {}, cache.get());
+    NDArray dx = NDArray::from_host(x.data(), {300}, DType::Float32, Device::cpu());
+    NDArray dy = NDArray::zeros({300}, DType::Float32, Device::cpu());
+    std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_array(dy), KernelArg::of_float(1.5),
+                                   KernelArg::of_float(-2), KernelArg::of_int(300)};
+    k->launch(config(3, 128), args);
+    std::vector<float> got = host_floats(dy);
+    for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(got[i], 1.5f * x[i] - 2.0f) << "round " << round << " i " << i;
+    JitStats s = k->stats();
+    EXPECT_EQ(s.host_compiles, round == 0 ? 1u : 0u) << round;
+    EXPECT_EQ(s.disk_hits, round == 0 ? 0u : 1u) << round;
+    EXPECT_EQ(s.loads, 1u);
+    EXPECT_EQ(s.calls, 1u);
+    EXPECT_EQ(s.memory_hits, 0u);  // the first launch on the cpu loads its target
+    k->launch(config(3, 128), args);
+    EXPECT_EQ(k->stats().memory_hits, 1u);
+    EXPECT_EQ(k->raw_module()->cpu_stats().disk_hits, round == 0 ? 0u : 1u);
+  }
+}
+
 // --- GPU ---------------------------------------------------------------------------------
+
+// The cubin from the disk cache the second time, with the lowered names of the module's
+// name expressions: a C++ kernel, a template one, and their reflected parameter lists.
+TEST(RawKernelGpu, TheCubinAndItsLoweredNamesComeFromTheDiskCache) {
+  LUDA_REQUIRE_GPU();
+  FreshCache cache;
+  const char* src = R"(
+__global__ void cxx_scale(float* y, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] *= a;
+}
+template <typename T> __global__ void add_one(T* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += T(1);
+}
+)";
+  std::vector<float> y0 = random_floats(200, 10);
+  for (int round = 0; round < 2; ++round) {
+    auto module = RawModule::create(src, {}, false, cache.get());
+    auto scale = module->get_function("cxx_scale");
+    auto add_one = module->get_function("add_one<float>");
+    ASSERT_TRUE(add_one->signature(Device::cuda(0)));
+    EXPECT_EQ(add_one->signature(Device::cuda(0))->params[1].name, "n");
+    NDArray y = device_floats(y0, {200});
+    std::vector<KernelArg> sargs = {KernelArg::of_array(y), KernelArg::of_float(3), KernelArg::of_int(200)};
+    std::vector<KernelArg> aargs = {KernelArg::of_array(y), KernelArg::of_int(200)};
+    scale->launch(config(2, 128), sargs);
+    add_one->launch(config(2, 128), aargs);
+    std::vector<float> got = host_floats(y);
+    for (std::size_t i = 0; i < 200; ++i) ASSERT_FLOAT_EQ(got[i], y0[i] * 3.0f + 1.0f) << "round " << round << " i " << i;
+    JitStats s = module->stats();
+    EXPECT_EQ(module->compile_count(), round == 0 ? 1 : 0) << round;
+    EXPECT_EQ(s.disk_hits, round == 0 ? 0u : 1u) << round;
+    EXPECT_EQ(module->load_count(), 1);
+  }
+}
+
 
 TEST(RawKernelGpu, CupyAddBothConfigurations) {
   LUDA_REQUIRE_GPU();
-  auto k = RawKernel::create(kAddFunc, "my_add");
+  FreshCache cache;
+  auto k = RawKernel::create(kAddFunc, "my_add", {}, cache.get());
   std::vector<float> a = random_floats(100, 1), b = random_floats(100, 2);
   NDArray x1 = device_floats(a, {10, 10}), x2 = device_floats(b, {10, 10});
   for (auto [grid, block] : {std::pair{10, 10}, std::pair{1, 100}}) {
@@ -182,7 +278,8 @@ template <typename T> __global__ void twice(T* y, int n) {
   if (i < n) y[i] = y[i] * T(2);
 }
 )";
-  auto module = RawModule::create(src);
+  FreshCache cache;
+  auto module = RawModule::create(src, {}, false, cache.get());
   auto axpy = module->get_function("cxx_axpy");
   ASSERT_TRUE(axpy->signature(Device::cuda(0)));
   EXPECT_EQ(axpy->signature(Device::cuda(0))->params.size(), 4u);
@@ -243,14 +340,18 @@ TEST(RawKernelGpu, PointersAreDataPointersOfElementZero) {
   NDArray x = device_floats(a, {10, 10});
   NDArray row = x.at(3);                   // a view at an offset
   NDArray col = x.transpose().at(2);       // non-contiguous: its first element's address
-  PackedArgs p = pack_arguments("my_add", sig,
-                                std::vector<KernelArg>{KernelArg::of_array(x), KernelArg::of_array(row),
-                                                       KernelArg::of_array(col)});
-  EXPECT_EQ(p.value<void*>(0), x.data());
-  EXPECT_EQ(p.value<void*>(1), static_cast<void*>(static_cast<char*>(x.data()) + 30 * sizeof(float)));
-  EXPECT_EQ(p.value<void*>(2), static_cast<void*>(static_cast<char*>(x.data()) + 2 * sizeof(float)));
-  EXPECT_TRUE(p.slots[0].pointer);
-  EXPECT_EQ(p.device, 0);
+  ArgBuffer p = pack_arguments("my_add", sig,
+                               std::vector<KernelArg>{KernelArg::of_array(x), KernelArg::of_array(row),
+                                                      KernelArg::of_array(col)});
+  auto pointer = [&](std::size_t i) {
+    void* v = nullptr;
+    std::memcpy(&v, p.slot(i), sizeof v);
+    return v;
+  };
+  ASSERT_EQ(p.count(), 3u);
+  EXPECT_EQ(pointer(0), x.data());
+  EXPECT_EQ(pointer(1), static_cast<void*>(static_cast<char*>(x.data()) + 30 * sizeof(float)));
+  EXPECT_EQ(pointer(2), static_cast<void*>(static_cast<char*>(x.data()) + 2 * sizeof(float)));
 }
 
 TEST(RawKernelGpu, GridOfZeroIsAnError) {
@@ -272,7 +373,8 @@ TEST(RawKernelGpu, GridOfZeroIsAnError) {
 
 TEST(RawKernelGpu, ModuleLoadedOncePerContext) {
   LUDA_REQUIRE_GPU();
-  auto m = RawModule::create(kModule);
+  FreshCache cache;
+  auto m = RawModule::create(kModule, {}, false, cache.get());
   auto k = m->get_function("test_sum");
   CUfunction f1 = k->function(0);
   CUfunction f2 = k->function(0);

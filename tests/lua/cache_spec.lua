@@ -1,6 +1,6 @@
 -- The disk cache of compiled kernels across processes: the luda binary runs one kernel
--- twice with a fresh LUDA_CACHE_DIR; the second process must find the binary on disk (its
--- counters say so) and launch it quickly. A corrupt file is rebuilt, an unwritable folder
+-- (a cuda.jit one, a raw one) twice with a fresh LUDA_CACHE_DIR; the second process must
+-- find the binary on disk (its counters say so) and launch it quickly. A corrupt file is rebuilt, an unwritable folder
 -- only warns.
 local luda = require "luda"
 local support = require "support"
@@ -62,6 +62,28 @@ print(string.format("disk_hits=%d disk_misses=%d nvrtc=%d writes=%d corrupt=%d v
 
 local function field(out, name) return tonumber(out:match(name .. "=([%d%.]+)")) end
 
+-- A raw kernel launched once on DEVICE; prints the process's disk-cache counters. Raw
+-- modules compile through the same loader and disk cache as generated code: a cubin (and
+-- the lowered names of its name expressions) on cuda, the host compiler's object on cpu.
+local RAW_SCRIPT = [[
+local luda = require "luda"
+local k = luda.raw_kernel([=[
+template <typename T> __device__ T twice_plus_one(T v) { return 2 * v + 1; }
+extern "C" __global__ void double_it(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = twice_plus_one(x[i]);
+}]=], "double_it")
+local n, values = 1000, {}
+for i = 1, n do values[i] = (i * 37) % 101 - 50 end
+local x = luda.array(values, "float32", { device = DEVICE })
+local y = luda.zeros(n, "float32", { device = DEVICE })
+k({ (n + 255) // 256 }, { 256 }, { x, y, n })
+local got, ok = y:totable(), true
+for i = 1, n do ok = ok and got[i] == 2 * values[i] + 1 end
+local c = luda.cuda.cache_stats()
+print(string.format("hits=%d misses=%d writes=%d values=%s", c.hits, c.misses, c.writes, tostring(ok)))
+]]
+
 describe("the disk cache", function()
   it("lives in LUDA_CACHE_DIR, else XDG_CACHE_HOME/luda, else ~/.cache/luda", function()
     local print_dir = "print(luda.cuda.cache_stats().directory)"
@@ -100,6 +122,30 @@ describe("the disk cache", function()
     assert.truthy(ms < 20, "a second process took " .. ms .. " ms: did it recompile?")
     remove_dir(dir)
   end))
+
+  -- Each process compiles (or finds) the kernel once: the second finds it on disk.
+  local function raw_second_process(device)
+    local dir = fresh_dir()
+    local env = "LUDA_CACHE_DIR=" .. support.quote(dir)
+    local script = dir .. "/raw.lua"
+    local text = 'local DEVICE = "' .. device .. '"\n' .. RAW_SCRIPT
+    local first, err1 = run(env, text, script)
+    assert.are.equal("", err1)
+    assert.are.equal(0, field(first, "hits"), first)
+    assert.are.equal(1, field(first, "misses"), first)
+    assert.are.equal(1, field(first, "writes"), first)
+    assert.truthy(first:find("values=true", 1, true), first)
+    local second, err2 = run(env, text, script)
+    assert.are.equal("", err2)
+    assert.are.equal(1, field(second, "hits"), second)
+    assert.are.equal(0, field(second, "misses"), second)
+    assert.are.equal(0, field(second, "writes"), second)
+    assert.truthy(second:find("values=true", 1, true), second)
+    remove_dir(dir)
+  end
+
+  it("makes a second process start warm for a raw kernel on the cpu", function() raw_second_process("cpu") end)
+  it("makes a second process start warm for a raw kernel on cuda", on_gpu(function() raw_second_process("cuda:0") end))
 
   it("rebuilds a corrupt file", on_gpu(function()
     local dir = fresh_dir()

@@ -2,7 +2,9 @@
 // references computed by index arithmetic on random data. GPU tests skip without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -511,6 +513,72 @@ TEST(NDArrayAssign, OverlappingViewsReadBeforeWriting) {
   c.assign(c.index(rev));  // in-place reversal
   std::vector<Scalar> rev_got = elements(c);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(rev_got[i], got[9 - i]);
+}
+
+// Two views of one buffer that share no byte are copied directly; views that do are read
+// first. Both give what index arithmetic gives.
+TEST(NDArrayAssign, DisjointViewsOfOneBuffer) {
+  Random r = random_array({12}, DType::Int16);
+  IndexItem low[] = {Slice{N, 6, 1}}, high[] = {Slice{6, N, 1}}, odd[] = {Slice{1, N, 2}}, even[] = {Slice{N, N, 2}};
+  ASSERT_FALSE(may_share_memory(r.array.index(low), r.array.index(high)));
+  r.array.index(low).assign(r.array.index(high));  // a[:6] = a[6:]
+  std::vector<Scalar> got = elements(r.array);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(got[i], r.values[i < 6 ? i + 6 : i]) << i;
+  // The even and the odd elements share no byte, but their extents overlap: read first.
+  ASSERT_TRUE(may_share_memory(r.array.index(even), r.array.index(odd)));
+  r.array.index(even).assign(r.array.index(odd));
+  std::vector<Scalar> again = elements(r.array);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(again[i], got[i % 2 == 0 ? i + 1 : i]) << i;
+}
+
+// byte_extent is the lowest and one past the highest byte of the elements, which this test
+// finds by visiting each element; may_share_memory is the overlap of two such ranges.
+TEST(NDArrayByteExtent, SpansTheElementsOfRandomViews) {
+  NDArray base = NDArray::zeros({6, 5, 4}, DType::Float32, Device::cpu());
+  auto random_view = [&]() {
+    std::uniform_int_distribution<int> pick(0, 5);
+    std::vector<IndexItem> items;
+    for (std::int64_t extent : base.shape()) {
+      std::int64_t a = pick(rng()) % extent, b = pick(rng()) % extent;
+      std::int64_t step = 1 + pick(rng()) % 2;
+      if (pick(rng()) % 2) items.push_back(Slice{std::max(a, b), std::min(a, b) - 1 < 0 ? N : std::optional<std::int64_t>(std::min(a, b) - 1), -step});
+      else if (pick(rng()) % 3 == 0) items.push_back(a);
+      else items.push_back(Slice{std::min(a, b), std::max(a, b) + 1, step});
+    }
+    NDArray v = base.index(items);
+    return pick(rng()) % 2 ? v.transpose() : v;
+  };
+  auto visited = [&](const NDArray& v) {  // [lowest, highest + itemsize) by visiting
+    std::uintptr_t lo = UINTPTR_MAX, hi = 0;
+    std::vector<std::int64_t> at(static_cast<std::size_t>(v.ndim()), 0);
+    for (std::int64_t n = 0; n < v.size(); ++n) {
+      std::int64_t offset = 0;
+      for (int k = 0; k < v.ndim(); ++k) offset += at[static_cast<std::size_t>(k)] * v.strides()[static_cast<std::size_t>(k)];
+      auto p = reinterpret_cast<std::uintptr_t>(v.data()) + static_cast<std::uintptr_t>(offset * 4);
+      lo = std::min(lo, p);
+      hi = std::max(hi, p + 4);
+      for (int k = v.ndim(); k-- > 0;) {
+        if (++at[static_cast<std::size_t>(k)] < v.shape()[static_cast<std::size_t>(k)]) break;
+        at[static_cast<std::size_t>(k)] = 0;
+      }
+    }
+    return std::pair{lo, hi};
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    NDArray a = random_view(), b = random_view();
+    if (a.size() == 0 || b.size() == 0) {
+      EXPECT_FALSE(may_share_memory(a, b));
+      continue;
+    }
+    auto [alo, ahi] = visited(a);
+    auto [blo, bhi] = visited(b);
+    EXPECT_EQ(byte_extent(a).lo, alo);
+    EXPECT_EQ(byte_extent(a).hi, ahi);
+    EXPECT_EQ(may_share_memory(a, b), alo < bhi && blo < ahi) << trial;
+    EXPECT_TRUE(may_share_memory(a, a));
+  }
+  EXPECT_FALSE(may_share_memory(base, NDArray()));  // an empty handle shares nothing
+  EXPECT_FALSE(may_share_memory(base, NDArray::zeros({6, 5, 4}, DType::Float32, Device::cpu())));
 }
 
 // Every dtype pair on random values (NaN, out-of-range floats included) converts as

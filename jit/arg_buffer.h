@@ -1,0 +1,61 @@
+// The pack step of every call: the argument buffer that the kernel kinds, cuda.jit kernels
+// and raw kernels all lay their arguments out in, and whose pointers a launch hands the
+// driver (or the cpu executor). One per thread, reused: once grown to a kernel's size,
+// packing allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "runtime/dtype.h"
+
+namespace luda::jit {
+
+// Argument storage reused from launch to launch. Every slot is 8-byte aligned (the ABI's
+// largest alignment), and the bytes of its last word past what was put are zero.
+class ArgBuffer {
+ public:
+  void clear() {
+    used_ = 0;
+    pointers_.clear();
+  }
+  // Appends `n` bytes; returns the slot's offset. Inline: every launch packs through here.
+  // The words are written in place, with no vector resize (which fills, and showed in
+  // profiles of the launch path) once the storage has grown.
+  std::size_t put(const void* bytes, std::size_t n) {
+    std::size_t at = used_, words = (n + 7) / 8;
+    if (at + words > words_.size()) [[unlikely]] grow(at + words);
+    std::uint64_t* to = words_.data() + at;
+    if (n == 8) {  // a pointer or a 64-bit scalar: one move
+      std::memcpy(to, bytes, 8);
+    } else {
+      if (words) to[words - 1] = 0;  // the last word's padding bytes are zero
+      std::memcpy(to, bytes, n);
+    }
+    used_ = at + words;
+    pointers_.push_back(to);
+    return at * 8;
+  }
+  // The void* array cuLaunchKernel takes; valid until the next clear/put.
+  void** pointers() { return pointers_.data(); }
+  std::size_t count() const { return pointers_.size(); }
+  // The bytes of slot i (tests).
+  const unsigned char* slot(std::size_t i) const { return static_cast<const unsigned char*>(pointers_.at(i)); }
+
+ private:
+  void grow(std::size_t words);  // new storage, the slots so far pointed into it
+  std::vector<std::uint64_t> words_;  // storage; the first used_ words are the slots
+  std::size_t used_ = 0;
+  std::vector<void*> pointers_;  // each slot's first word, in words_
+};
+
+// Appends a scalar's bytes (itemsize of its dtype).
+void put_scalar(ArgBuffer& out, const Scalar& value);
+
+// This thread's buffer, cleared: what a launch packs into. Nothing in a launch starts
+// another launch on its thread before the driver has read the arguments.
+ArgBuffer& launch_buffer();
+
+}  // namespace luda::jit
