@@ -286,7 +286,9 @@ std::uint64_t ElementwiseKind::Impl::overlap(std::span<const KernelArg> inputs, 
                                              Plan& p) const {
   // Outputs over inputs: the same element read then written by one thread is fine; any
   // other overlap would read elements already written, so those inputs are copied first
-  // (NumPy's rule). A raw input may be indexed anywhere: it only turns off __restrict__.
+  // (NumPy's rule). A raw input may be indexed anywhere: it is never copied, and its
+  // overlap with an output, or with another input, only turns off the contiguous
+  // template's __restrict__.
   const std::size_t nin = inputs.size(), nout = outs.size();
   bool noalias = true;
   if (const std::uint64_t over = p.layout.size > 0 ? inputs_over_outputs(inputs, outs) : 0) [[unlikely]] {

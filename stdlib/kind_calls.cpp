@@ -78,7 +78,7 @@ CallOptions read_call_options(lua_State* L, int options, std::string_view who,
     else if (key == "initial") o.initial = at;
     else if (key == "ddof") o.ddof = at;
   }
-  if (stream) {  // after the keys, as before: an unknown key is told first
+  if (stream) {  // after the keys, so that an unknown key is reported before a bad stream
     if (Stream* s = test_stream(L, stream)) o.stream = s;
     else if (!(lua_isinteger(L, stream) && lua_tointeger(L, stream) == 0))
       fail("{}: option 'stream' must be a stream (luda.stream()) or 0 for the default stream, got {}", who,
