@@ -5,6 +5,9 @@
 # that a drift of the host's speed during the run falls on all of them alike; the table
 # gives each figure's median over the rounds and its ratio to the floor's median.
 #   BUILDS="build-before build-gpu" bench/dispatch.sh      (default: build; FLOOR_BUILD the floor's)
+# BATCH (default 200) launches at a time, the GPU waited for between them untimed: back to
+# back, tiny launches fill the GPU's queue and the host then waits for the GPU, so that the
+# per-call time is the GPU's per-kernel time and not the host's dispatch.
 # Per call: wall time (what the benchmarks report) and CPU time of the luda process.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,15 +15,16 @@ builds=${BUILDS:-build}
 floor_build=${FLOOR_BUILD:-${builds##* }}
 rounds=${ROUNDS:-3}
 core=${CORE:-3}
+batch=${BATCH:-200}
 out=${OUT:-/tmp/luda-dispatch}
 mkdir -p "$out"
 cases=${CASES:-raw_hoisted,jit,vectorize,elementwise,reduction,fuse}
 : > "$out/dispatch.raw"
 for r in $(seq "$rounds"); do
-  taskset -c "$core" "$floor_build/bench/launch_floor" | sed -n 's/^@@ \(bare[a-z0-9_]*\) /floor \1 /p' >> "$out/dispatch.raw"
+  taskset -c "$core" "$floor_build/bench/launch_floor" --batch "$batch" | sed -n 's/^@@ \(bare[a-z0-9_]*\) /floor \1 /p' >> "$out/dispatch.raw"
   for b in $builds; do
     for c in ${cases//,/ }; do
-      taskset -c "$core" "$b/luda" bench/fake_driver/dispatch.lua "$c" 20000 2>&1 |
+      DISPATCH_BATCH=$batch taskset -c "$core" "$b/luda" bench/fake_driver/dispatch.lua "$c" 20000 2>&1 |
         sed -nE "s/.* ([0-9.]+) us per call \(cpu ([0-9.]+) us\)$/$b $c \1 \2/p" >> "$out/dispatch.raw"
     done
   done

@@ -28,6 +28,10 @@ namespace {
 struct Loop {
   int calls = 20000;
   int warm = 1000;
+  // Calls between synchronizations, untimed, within a sample (0: none). Back to back, tiny
+  // launches fill the GPU's queue, and the host then waits for the GPU: the per-call time
+  // becomes the GPU's per-kernel time. Batches shorter than the queue time the host alone.
+  int batch = 0;
 };
 
 // Median over 5 samples of the host time per call of `launch`, in microseconds.
@@ -37,10 +41,17 @@ double per_call_us(const Loop& loop, const std::function<void()>& launch) {
   LUDA_CU(cuCtxSynchronize);
   std::vector<double> us;
   for (int r = 0; r < 5; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < loop.calls; ++i) launch();
-    auto t1 = std::chrono::steady_clock::now();
-    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / loop.calls);
+    double total = 0;
+    for (int done = 0; done < loop.calls;) {
+      int n = loop.batch > 0 ? std::min(loop.batch, loop.calls - done) : loop.calls;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) launch();
+      auto t1 = std::chrono::steady_clock::now();
+      total += std::chrono::duration<double, std::micro>(t1 - t0).count();
+      done += n;
+      if (loop.batch > 0) LUDA_CU(cuCtxSynchronize);
+    }
+    us.push_back(total / loop.calls);
     LUDA_CU(cuCtxSynchronize);
   }
   std::sort(us.begin(), us.end());
@@ -66,8 +77,9 @@ int main(int argc, char** argv) try {
     std::string a = argv[i];
     if (a == "--calls") loop.calls = positive("--calls", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--warm") loop.warm = positive("--warm", i + 1 < argc ? argv[++i] : nullptr);
+    else if (a == "--batch") loop.batch = positive("--batch", i + 1 < argc ? argv[++i] : nullptr);
     else {
-      std::fprintf(stderr, "usage: launch_floor [--calls N] [--warm N]\n");
+      std::fprintf(stderr, "usage: launch_floor [--calls N] [--warm N] [--batch N]\n");
       return 2;
     }
   }

@@ -20,6 +20,12 @@ local function median(t)
   return t[(#t + 1) // 2]
 end
 
+-- Calls between synchronizations, untimed, within a sample ($DISPATCH_BATCH; unset: none).
+-- Back to back, tiny launches fill the GPU's queue and the host then waits for the GPU:
+-- the per-call time becomes the GPU's per-kernel time. Batches shorter than the queue time
+-- the host alone (build/bench/launch_floor --batch is the same loop).
+local batch = tonumber(os.getenv("DISPATCH_BATCH") or "") or calls
+
 -- Per call: wall time (luda.clock, as the GPU benchmarks) and this process's CPU time
 -- (os.clock), which a machine shared with other work disturbs much less.
 local function per_call_us(fn)
@@ -27,10 +33,18 @@ local function per_call_us(fn)
   cuda.synchronize()
   local wall, cpu = {}, {}
   for r = 1, 5 do
-    local s, c = luda.clock(), os.clock()
-    for _ = 1, calls do fn() end
-    wall[r] = (luda.clock() - s) / calls * 1e6
-    cpu[r] = (os.clock() - c) / calls * 1e6
+    local w, c = 0, 0
+    local done = 0
+    while done < calls do
+      local n = math.min(batch, calls - done)
+      local s, sc = luda.clock(), os.clock()
+      for _ = 1, n do fn() end
+      w, c = w + (luda.clock() - s), c + (os.clock() - sc)
+      done = done + n
+      if batch < calls then cuda.synchronize() end
+    end
+    wall[r] = w / calls * 1e6
+    cpu[r] = c / calls * 1e6
     cuda.synchronize()
   end
   return median(wall), median(cpu)
