@@ -10,6 +10,9 @@
 //   5 args: z = x*w+b (x, w, b, z, n), the elementwise kinds' shape at n=1024;
 //   4 args + cuCtxGetCurrent: what any library that keeps its context current pays at
 //   least (luda checks the current context once per launch).
+// With --lua R, then R rounds in this one process, each timing the bare launch and the
+// same launch from a Lua loop through luda (an elementwise kind, a raw kernel), in turns:
+// on a host whose launch cost moves from process to process, the two meet the same host.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "jit/nvrtc.h"
+#include "luda/luda.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 
@@ -32,6 +36,7 @@ struct Loop {
   // launches fill the GPU's queue, and the host then waits for the GPU: the per-call time
   // becomes the GPU's per-kernel time. Batches shorter than the queue time the host alone.
   int batch = 0;
+  int lua_rounds = 0;  // --lua: rounds of bare and luda launches in turns
 };
 
 // Median over 5 samples of the host time per call of `launch`, in microseconds.
@@ -78,8 +83,9 @@ int main(int argc, char** argv) try {
     if (a == "--calls") loop.calls = positive("--calls", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--warm") loop.warm = positive("--warm", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--batch") loop.batch = positive("--batch", i + 1 < argc ? argv[++i] : nullptr);
+    else if (a == "--lua") loop.lua_rounds = positive("--lua", i + 1 < argc ? argv[++i] : nullptr);
     else {
-      std::fprintf(stderr, "usage: launch_floor [--calls N] [--warm N] [--batch N]\n");
+      std::fprintf(stderr, "usage: launch_floor [--calls N] [--warm N] [--batch N] [--lua ROUNDS]\n");
       return 2;
     }
   }
@@ -136,6 +142,52 @@ extern "C" __global__ void axpb(const float* x, const float* w, const float* b, 
   std::printf("(%d calls per sample after %d warm-up calls, median of 5, default stream, %s)\n", loop.calls, loop.warm,
               props.name.c_str());
   std::printf("@@ bare_us %.4f\n@@ bare5_us %.4f\n@@ bare_ctx_us %.4f\n", bare4, bare5, with_ctx);
+  if (loop.lua_rounds > 0) {
+    luda::Engine lua;
+    for (auto [name, p] : {std::pair{"x", x}, std::pair{"y", y}, std::pair{"z", z}})
+      lua.set(name, luda::Array::wrap(reinterpret_cast<float*>(p), {n}, luda::Device::cuda(0)));
+    lua.set("source", std::string(src));
+    lua.run(R"(
+      local k = luda.elementwise("T x, T w, T b", "T z", "z = (x * w) + b", "dnnLayerNode")
+      local add = luda.raw_kernel(source, "add")
+      local grid, block, args = {4}, {256}, {x, y, z, 1024}
+      function elementwise_loop(calls) for _ = 1, calls do k(x, y, y, z) end end
+      function raw_loop(calls) for _ = 1, calls do add(grid, block, args) end end
+    )", "=launch_floor");
+    auto lua_us = [&](const char* loop_name) {  // as per_call_us: one sample is one Lua loop
+      lua.call(loop_name, {loop.warm});
+      LUDA_CU(cuCtxSynchronize);
+      std::vector<double> us;
+      for (int r = 0; r < 5; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        lua.call(loop_name, {loop.calls});
+        auto t1 = std::chrono::steady_clock::now();
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / loop.calls);
+        LUDA_CU(cuCtxSynchronize);
+      }
+      std::sort(us.begin(), us.end());
+      return us[2];
+    };
+    std::vector<double> b5, ew, b4, raw;
+    for (int r = 0; r < loop.lua_rounds; ++r) {
+      b5.push_back(per_call_us(loop, [&] {
+        check(cu.cuLaunchKernel(axpb, 1, 1, 1, 256, 1, 1, 0, nullptr, args5, nullptr), "cuLaunchKernel");
+      }));
+      ew.push_back(lua_us("elementwise_loop"));
+      b4.push_back(per_call_us(loop, [&] {
+        check(cu.cuLaunchKernel(add, 4, 1, 1, 256, 1, 1, 0, nullptr, args4, nullptr), "cuLaunchKernel");
+      }));
+      raw.push_back(lua_us("raw_loop"));
+      std::printf("round %d: bare 5 args %.2f, elementwise %.2f (%.2fx); bare 4 args %.2f, raw_kernel %.2f (%.2fx)\n",
+                  r + 1, b5.back(), ew.back(), ew.back() / b5.back(), b4.back(), raw.back(), raw.back() / b4.back());
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    std::printf("in one process, medians of %d rounds: elementwise %.2f us = %.2fx bare, raw_kernel %.2f us = %.2fx bare\n",
+                loop.lua_rounds, median(ew), median(ew) / median(b5), median(raw), median(raw) / median(b4));
+  }
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "launch_floor: %s\n", e.what());
