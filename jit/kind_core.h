@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -118,5 +119,25 @@ int resident_blocks_per_sm(CUfunction f, int ordinal, int threads);
 // ceil(a / b) for a >= 0 and positive b, for every such a: an empty array may have kept
 // extents near 2^63, and a + b - 1 would overflow.
 inline long long ceil_div(long long a, long long b) { return a / b + (a % b != 0); }
+
+// The lookup step of a kind's call (`Impl`: the kind's, with its cache, load and
+// spec_for). A call that runs gets the program loaded for `key` (the kind's load compiles
+// it on a miss); one that runs nothing (an empty result) needs only the code of its
+// operand types, for its outputs' dtypes, and gets no program. `types` makes that key:
+// called only then, so a cached call copies no key.
+template <class Impl, class TypesKey>
+auto lookup(Impl& m, const KindKey& key, bool runs, TypesKey types) {
+  using Loaded = typename Impl::Loaded;
+  struct Found {
+    Loaded* loaded;
+    const std::remove_reference_t<decltype(m.spec_for(key).code)>* code;
+  };
+  if (!runs) {
+    std::lock_guard lock(m.cache.mutex());
+    return Found{nullptr, &m.spec_for(types()).code};
+  }
+  Loaded& l = m.cache.find(key, [&](const KindKey& k) -> Loaded& { return m.load(k); });
+  return Found{&l, &l.spec->code};
+}
 
 }  // namespace luda::jit::kind

@@ -506,15 +506,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   }
   // lookup
   CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
-  Impl::Loaded* loaded = nullptr;
-  const ReductionCode* code = nullptr;
-  if (p.layout.rows == 0) {
-    std::lock_guard lock(m.cache.mutex());
-    code = &m.spec_for(types_key(p.key)).code;
-  } else {
-    loaded = &m.cache.find(p.key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
-    code = &loaded->spec->code;
-  }
+  auto [loaded, code] = kind::lookup(m, p.key, p.layout.rows > 0, [&] { return types_key(p.key); });
   core.check_weak_ints(inputs, code->weak_int_uses);
   kind::Core::allocate_outputs(outs, p.result, p.rnd, code->outputs, p.ordinal, stream);
   if (p.layout.rows == 0) return;

@@ -391,15 +391,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   }
   // lookup
   const std::int64_t n = p.layout.size;
-  Impl::Loaded* loaded = nullptr;
-  const ElementCode* code = nullptr;
-  if (n == 0) {  // nothing to run: the outputs' dtypes are all that is needed
-    std::lock_guard lock(m.cache.mutex());
-    code = &m.spec_for(types_key(p.key)).code;
-  } else {
-    loaded = &m.cache.find(p.key, [&](const KindKey& k) -> Impl::Loaded& { return m.load(k); });
-    code = &loaded->spec->code;
-  }
+  auto [loaded, code] = kind::lookup(m, p.key, n > 0, [&] { return types_key(p.key); });
   core.check_weak_ints(inputs, code->weak_int_uses);
   CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
   kind::Core::allocate_outputs(outs, p.shape.shape.data(), p.shape.ndim, code->outputs, p.ordinal, stream);

@@ -18,13 +18,18 @@
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
+// n values uniform in [-4, 4) from a seeded generator (float or double).
+template <class T = float>
+std::vector<T> random_values(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
+  std::uniform_real_distribution<T> u(-4, 4);
+  std::vector<T> v(n);
+  for (T& x : v) x = u(rng);
   return v;
 }
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) { return random_values<float>(n, seed); }
+std::vector<double> random_doubles(std::size_t n, unsigned seed) { return random_values<double>(n, seed); }
 
 template <class E, class F>
 E caught(F&& f) {
@@ -354,14 +359,6 @@ TEST(Api, DlpackImportTakesTheTensorOnlyWhenItSucceeds) {
 }
 
 // ---- kernels from C++ ------------------------------------------------------------------------
-
-std::vector<double> random_doubles(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-3, 3);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(rng);
-  return v;
-}
 
 TEST(Api, ElementwiseKernelFromCpp) {
   luda::ElementwiseKernel axpb("T x, T a, T b", "T y", "y = a * x + b", "axpb");
