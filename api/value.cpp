@@ -40,7 +40,7 @@ std::string Value::type_name() const {
 namespace {
 [[noreturn]] void wrong_type(const Value& v, std::string_view expected) {
   std::string got = v.type_name();
-  bool vowel = !got.empty() && std::string_view("aeiou").find(got[0]) != std::string_view::npos;
+  bool vowel = !got.empty() && (std::string_view("aeiou").find(got[0]) != std::string_view::npos || got == "ndarray");
   fail("expected {}, got {}{}", expected, v.is_nil() ? "" : vowel ? "an " : "a ", got);
 }
 }  // namespace

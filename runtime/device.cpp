@@ -248,6 +248,7 @@ const DefaultChoice& default_choice() {
 
 std::atomic<CpuFallbackNotice> g_fallback_notice{nullptr};
 std::atomic<bool> g_fallback_noticed{false};
+std::atomic<bool> g_fallback_notice_chosen{false};  // set_cpu_fallback_notice was called
 
 }  // namespace
 
@@ -266,7 +267,14 @@ Device default_device() {
   return c.device;
 }
 
-void set_cpu_fallback_notice(CpuFallbackNotice notice) { g_fallback_notice.store(notice); }
+void set_cpu_fallback_notice(CpuFallbackNotice notice) {
+  g_fallback_notice_chosen.store(true);
+  g_fallback_notice.store(notice);
+}
+
+void offer_cpu_fallback_notice(CpuFallbackNotice notice) {
+  if (!g_fallback_notice_chosen.load()) g_fallback_notice.store(notice);
+}
 
 void synchronize(Device d) {
   if (d.is_cpu()) return;

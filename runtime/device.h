@@ -15,6 +15,10 @@ namespace luda {
 // Device, cuda_device_count, default_device, current_device, use_device, synchronize and
 // set_cpu_fallback_notice are public (luda/core.h).
 
+// The notice the Lua module installs when it opens, unless the host chose its own with
+// set_cpu_fallback_notice (nullptr included): a host's choice stands whenever it was made.
+void offer_cpu_fallback_notice(CpuFallbackNotice notice);
+
 struct DeviceProperties {
   std::string name;
   int ordinal = 0;

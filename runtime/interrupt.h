@@ -16,8 +16,7 @@
 
 namespace luda {
 
-// request_interrupt() and Interrupted are public (luda/core.h).
-void clear_interrupt() noexcept;
+// request_interrupt(), clear_interrupt() and Interrupted are public (luda/core.h).
 bool interrupt_requested() noexcept;
 
 // Waits for `stream` (or `event`) to finish, as cuStreamSynchronize (cuEventSynchronize)

@@ -346,7 +346,7 @@ std::optional<Stream> stream_option(lua_State* L, int arg, std::string_view fnam
 }
 
 void open_devices(lua_State* L) {
-  set_cpu_fallback_notice(note_cpu_fallback);
+  offer_cpu_fallback_notice(note_cpu_fallback);
   static const luaL_Reg device_meta[] = {
       {"__tostring", trampoline<l_device_tostring>},
       {"__eq", trampoline<l_device_eq>},

@@ -147,8 +147,11 @@ class InternalError : public std::logic_error {
 };
 
 // Asks every running cpu kernel and every host wait for a GPU to stop; each raises
-// Interrupted. Async-signal-safe: a host's SIGINT handler may call it.
+// Interrupted. When nothing runs, the request waits for the next launch or wait to meet it;
+// clear_interrupt() withdraws one that nothing met. Both are async-signal-safe: a host's
+// SIGINT handler may call them.
 void request_interrupt() noexcept;
+void clear_interrupt() noexcept;
 
 // ---- element types -----------------------------------------------------------------------
 
@@ -213,8 +216,8 @@ void use_device(Device d);  // NoDeviceError for a CUDA device that is not there
 // Waits for all work on the device; nothing to wait for on cpu.
 void synchronize(Device d);
 // Called once per process, with the reason, the first time default_device() falls back
-// to cpu because no CUDA device is usable. The Lua module installs one that writes a note
-// on stderr; a host may install its own, or none (nullptr).
+// to cpu because no CUDA device is usable. Unless the host installs its own, or none
+// (nullptr), at any time, the Lua module installs one that writes a note on stderr.
 using CpuFallbackNotice = void (*)(const std::string& reason);
 void set_cpu_fallback_notice(CpuFallbackNotice notice);
 

@@ -69,7 +69,7 @@ class Array {
   // view of it lives, and dropped after the last.
   static Array wrap(void* data, Shape shape, DType dtype, Device device = Device::cpu(), Strides strides = {},
                     std::shared_ptr<void> owner = nullptr);
-  template <class T>
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   static Array wrap(T* data, Shape shape, Device device = Device::cpu(), Strides strides = {},
                     std::shared_ptr<void> owner = nullptr) {
     return wrap(static_cast<void*>(data), std::move(shape), dtype_of<T>(), device, std::move(strides),
@@ -288,7 +288,7 @@ class Value {
 
   Type type() const;
   bool is_nil() const { return v_.index() == 0; }
-  // Each raises Error for another type ("expected an array, got a number"); as_number
+  // Each raises Error for another type ("expected an ndarray, got a number"); as_number
   // takes integers too.
   bool as_bool() const;
   std::int64_t as_integer() const;

@@ -282,6 +282,43 @@ TEST(Api, StreamsOfTheCpu) {
   EXPECT_TRUE(lua.get("s").as_stream().device().is_cpu());
 }
 
+TEST(Api, TheHostsFallbackNoticeStandsWhenLudaOpens) {
+  static int notices = 0;
+  luda::set_cpu_fallback_notice([](const std::string&) { ++notices; });
+  testing::internal::CaptureStderr();
+  {
+    luda::Engine lua;  // opening the module offers luda's own note, which must not replace the host's
+    lua.run("local x = luda.zeros(2)");
+  }
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("luda: no CUDA device"), std::string::npos) << err;
+  EXPECT_LE(notices, luda::cuda_device_count() == 0 ? 1 : 0);
+  luda::set_cpu_fallback_notice(nullptr);
+}
+
+TEST(Api, AnInterruptNothingMetCanBeWithdrawn) {
+  luda::Engine lua;
+  lua.run("k = luda.elementwise('T x', 'T y', 'y = x + 1', 'inc'); x = luda.zeros(8, 'int32', {device = 'cpu'}); k(x, x)");
+  luda::request_interrupt();
+  luda::clear_interrupt();
+  lua.run("k(x, x)");  // runs: the request was withdrawn
+  EXPECT_EQ(lua.run("return x:sum():item()")[0].as_integer(), 16);
+  luda::request_interrupt();
+  auto e = caught<luda::ScriptError>([&] { lua.run("k(x, x)"); });
+  ASSERT_TRUE(e.cause());
+  EXPECT_THROW(std::rethrow_exception(e.cause()), luda::Interrupted);
+}
+
+TEST(Api, WrapTakesUntypedPointersWithADtype) {
+  std::vector<float> v = random_floats(6, 4);
+  void* untyped = v.data();  // as cudaMalloc and framework tensors hand memory out
+  const std::int64_t n = 6;
+  luda::Array a = luda::Array::wrap(untyped, {n}, luda::DType::Float32);
+  EXPECT_EQ(a.data(), untyped);
+  EXPECT_EQ(a.to_vector<float>(), v);
+  EXPECT_EQ(what_of([&] { luda::Value(a).as_number(); }), "expected a number, got an ndarray");
+}
+
 // ---- DLPack -----------------------------------------------------------------------------------
 
 TEST(Api, DlpackRoundTripsKeepThePointerAndStrides) {
