@@ -18,13 +18,6 @@
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LUDA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LUDA_ASAN 1
-#endif
-#endif
 #ifdef LUDA_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -70,7 +63,7 @@ struct GuardedStack {
   }
 
   void deallocate(ctx::stack_context& sc) noexcept {
-    munmap(static_cast<char*>(sc.sp) - sc.size, sc.size);
+    cpu_guard::unmap_stack(static_cast<char*>(sc.sp) - sc.size, sc.size);
   }
 };
 

@@ -21,6 +21,10 @@
 #include "runtime/error.h"
 #include "runtime/interrupt.h"
 
+#ifdef LUDA_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace luda::cpu_guard {
 
 namespace {
@@ -192,7 +196,7 @@ void Thread::register_self() {
       ss.ss_sp = p;
       ss.ss_size = kAltStackBytes;
       if (sigaltstack(&ss, nullptr) == 0) alt_stack = p;
-      else munmap(p, kAltStackBytes);
+      else unmap_stack(p, kAltStackBytes);
     }
   }
 }
@@ -212,7 +216,7 @@ Thread::~Thread() {
       off.ss_flags = SS_DISABLE;
       sigaltstack(&off, nullptr);
     }
-    munmap(alt_stack, kAltStackBytes);
+    unmap_stack(alt_stack, kAltStackBytes);
   }
 }
 
@@ -356,6 +360,13 @@ void start_watchdog() {
     detail::set_interrupt_waker(wake_watchdog);
     if (detail::g_interrupt) wake_watchdog();  // a request that came first
   });
+}
+
+void unmap_stack(void* base, std::size_t bytes) noexcept {
+#ifdef LUDA_ASAN
+  __asan_unpoison_memory_region(base, bytes);
+#endif
+  munmap(base, bytes);
 }
 
 }  // namespace luda::cpu_guard

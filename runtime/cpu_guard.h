@@ -30,6 +30,15 @@
 
 #include "runtime/cpu_executor.h"
 
+// LUDA_ASAN: this build is instrumented by AddressSanitizer (GCC's and Clang's spellings).
+#if defined(__SANITIZE_ADDRESS__)
+#define LUDA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LUDA_ASAN 1
+#endif
+#endif
+
 namespace luda::cpu_guard {
 
 // Why kernel code came back to its jump point (sigsetjmp's value).
@@ -108,5 +117,11 @@ std::exception_ptr stop_error(const Slot& s, int why, std::string_view who);
 
 // Arms the watchdog that stops kernels (once per process, at the first launch).
 void start_watchdog();
+
+// munmap of a stack that code ran on (a fiber's, a signal handler's). Frames left by a
+// longjmp or by a fiber that never returns keep their AddressSanitizer poison; it is
+// cleared first, or the next mapping at those addresses (another library's buffer) would
+// be reported as a stack overflow. Without AddressSanitizer, munmap alone.
+void unmap_stack(void* base, std::size_t bytes) noexcept;
 
 }  // namespace luda::cpu_guard

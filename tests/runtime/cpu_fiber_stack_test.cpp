@@ -7,11 +7,17 @@
 #include "runtime/cpu_executor.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <string>
 #include <vector>
 
+#include "runtime/cpu_guard.h"
 #include "runtime/error.h"
+
+#ifdef LUDA_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace luda {
 namespace {
@@ -80,6 +86,45 @@ TEST(CpuFiberStack, AThrowLeavesTheFiberStackCleanForTheNextKernel) {
   cpu_launch(summer, blocks_of(blocks, threads), args);
   const long long want = 16384 / 256 * (255 * 256 / 2);
   for (std::size_t i = 0; i < sums.size(); ++i) ASSERT_EQ(want, sums[i]) << "thread " << i;
+}
+
+// The stacks of a cooperative grid's fibers and its blocks' OS threads (their signal
+// stacks) are unmapped when the launch ends. Memory mapped next at those addresses, by
+// any library (NVRTC's arenas, a plain mmap), must carry none of their frames' poison.
+TEST(CpuFiberStack, UnmappedStacksLeaveNoPoisonForTheNextMapping) {
+  const long long blocks = 8, threads = 32;
+  std::string error;
+  try {
+    CpuKernel thrower;
+    thrower.run_thread = throwing;
+    thrower.current_slot = &current_slot;
+    thrower.needs_fibers = true;
+    thrower.cooperative = true;
+    cpu_launch(thrower, blocks_of(blocks, threads), nullptr);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  EXPECT_EQ("thrown from a fiber", error);
+#ifdef LUDA_ASAN
+  // A stack left with a frame's redzone poisoned, as a longjmp leaves one.
+  const std::size_t bytes = std::size_t{1} << 20;
+  void* stack = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(MAP_FAILED, stack);
+  __asan_poison_memory_region(static_cast<char*>(stack) + 4096, 64);
+  cpu_guard::unmap_stack(stack, bytes);
+  EXPECT_EQ(nullptr, __asan_region_is_poisoned(stack, bytes));
+  // Fresh mappings of the fibers' size land where their stacks were; none is poisoned.
+  const std::size_t fiber = (640 + 4) * 1024;
+  std::vector<void*> fresh;
+  for (int i = 0; i < 64; ++i) {
+    void* p = mmap(nullptr, fiber, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) break;
+    fresh.push_back(p);
+  }
+  ASSERT_FALSE(fresh.empty());
+  for (void* p : fresh) EXPECT_EQ(nullptr, __asan_region_is_poisoned(p, fiber)) << p;
+  for (void* p : fresh) munmap(p, fiber);
+#endif
 }
 
 }  // namespace
