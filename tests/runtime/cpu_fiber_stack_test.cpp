@@ -48,6 +48,21 @@ void throwing(void* const*) {
   deep_then_throw(24);
 }
 
+// Launches `throwing` and returns the error it ended with.
+std::string launch_throwing(long long blocks, long long threads, bool cooperative) {
+  try {
+    CpuKernel thrower;
+    thrower.run_thread = throwing;
+    thrower.current_slot = &current_slot;
+    thrower.needs_fibers = true;
+    thrower.cooperative = cooperative;
+    cpu_launch(thrower, blocks_of(blocks, threads), nullptr);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 [[gnu::noinline]] long long wide_array_sum() {
   volatile unsigned char big[16384];
   for (unsigned i = 0; i < sizeof big; ++i) big[i] = static_cast<unsigned char>(i);
@@ -64,17 +79,7 @@ void summing(void* const* args) {
 TEST(CpuFiberStack, AThrowLeavesTheFiberStackCleanForTheNextKernel) {
   // Many blocks, so that every pool thread's fibers run both kernels.
   const long long blocks = 64, threads = 32;
-  std::string error;
-  try {
-    CpuKernel thrower;
-    thrower.run_thread = throwing;
-    thrower.current_slot = &current_slot;
-    thrower.needs_fibers = true;
-    cpu_launch(thrower, blocks_of(blocks, threads), nullptr);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  EXPECT_EQ("thrown from a fiber", error);
+  EXPECT_EQ("thrown from a fiber", launch_throwing(blocks, threads, false));
 
   std::vector<long long> sums(static_cast<std::size_t>(blocks * threads), 0);
   long long* out = sums.data();
@@ -92,19 +97,7 @@ TEST(CpuFiberStack, AThrowLeavesTheFiberStackCleanForTheNextKernel) {
 // stacks) are unmapped when the launch ends. Memory mapped next at those addresses, by
 // any library (NVRTC's arenas, a plain mmap), must carry none of their frames' poison.
 TEST(CpuFiberStack, UnmappedStacksLeaveNoPoisonForTheNextMapping) {
-  const long long blocks = 8, threads = 32;
-  std::string error;
-  try {
-    CpuKernel thrower;
-    thrower.run_thread = throwing;
-    thrower.current_slot = &current_slot;
-    thrower.needs_fibers = true;
-    thrower.cooperative = true;
-    cpu_launch(thrower, blocks_of(blocks, threads), nullptr);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  EXPECT_EQ("thrown from a fiber", error);
+  EXPECT_EQ("thrown from a fiber", launch_throwing(8, 32, true));
 #ifdef LUDA_ASAN
   // A stack left with a frame's redzone poisoned, as a longjmp leaves one.
   const std::size_t bytes = std::size_t{1} << 20;
