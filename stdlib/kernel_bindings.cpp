@@ -7,6 +7,7 @@
 // grid and block are numbers or tables of 1 to 3 numbers. Arguments are arrays (their
 // device pointer), Lua integers and floats, booleans, and typed scalars; jit/raw_module
 // checks and converts them against the kernel's parameter list.
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <vector>
@@ -232,6 +233,22 @@ int l_kernel_tostring(lua_State* L) {
   return 1;
 }
 
+// "<raw_module 'k.cubin'>" for a binary file, "<raw_module of 12 lines of source>".
+int l_module_tostring(lua_State* L) {
+  ModuleRef& m = check_module(L, 1, "tostring");
+  std::string text;
+  if (!m->path().empty()) {
+    text = fmt::format("<raw_module '{}'>", m->path());
+  } else {
+    const std::string_view src = m->source();
+    std::size_t lines = static_cast<std::size_t>(std::count(src.begin(), src.end(), '\n'));
+    if (!src.empty() && src.back() != '\n') ++lines;
+    text = fmt::format("<raw_module of {} line{} of source>", lines, lines == 1 ? "" : "s");
+  }
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
 int l_module_get_function(lua_State* L) {
   ModuleRef& m = check_module(L, 1, "get_function");
   std::string_view name = check_string(L, 2, "get_function");
@@ -318,6 +335,7 @@ void open_kernels(lua_State* L) {
   };
   new_metatable_with_index(L, kKernelType, kernel_meta, kernel_methods, trampoline<l_kernel_index>);
   static const luaL_Reg module_meta[] = {
+      {"__tostring", trampoline<l_module_tostring>},
       {"__gc", gc_object<ModuleRef, kModuleType>},
       {nullptr, nullptr},
   };

@@ -71,6 +71,7 @@ describe("raw_module from a compiled file", function()
       local path = temp_file(image, "." .. kind)
       local m = luda.raw_module({ path = path })
       assert.are.equal(path, m.path)
+      assert.are.equal("<raw_module '" .. path .. "'>", tostring(m))
       local shown = kind == "ptx" and "PTX" or "cubin"
       if device == "cpu" then
         local k, y = m:get_function("affine"), luda.zeros(10, "float32")
