@@ -10,6 +10,10 @@
 #include "runtime/stream.h"
 #include "stdlib/lua_support.h"
 
+namespace luda::jit {
+struct JitStats;
+}
+
 namespace luda::lua {
 
 void open_scalars(lua_State* L);             // scalar_bindings.cpp
@@ -58,6 +62,14 @@ std::optional<DType> natural_dtype(lua_State* L, int idx);
 // float), or float.
 void push_scalar_value(lua_State* L, const Scalar& s);
 inline Scalar* test_scalar(lua_State* L, int idx) { return test_object<Scalar>(L, idx, kScalarType); }
+
+// ---- kernels -------------------------------------------------------------------------
+
+// A kernel's counters as a Lua table (k:stats() of cuda.jit kernels and of the kinds, one
+// set of fields): calls, memory_hits, specializations, disk_hits, disk_misses,
+// nvrtc_compiles, host_compiles, loads, frontend_seconds, nvrtc_seconds, load_seconds.
+// jit_bindings.cpp.
+void push_jit_stats(lua_State* L, const jit::JitStats& s);
 
 // ---- devices and streams ------------------------------------------------------------
 

@@ -345,18 +345,7 @@ void set_integer(lua_State* L, const char* key, std::uint64_t v) {
 }
 
 int l_stats(lua_State* L) {
-  jit::JitStats s = check_jit(L, 1, "stats").kernel->stats();
-  lua_createtable(L, 0, 10);
-  set_integer(L, "calls", s.calls);
-  set_integer(L, "memory_hits", s.memory_hits);
-  set_integer(L, "specializations", s.specializations);
-  set_integer(L, "disk_hits", s.disk_hits);
-  set_integer(L, "disk_misses", s.disk_misses);
-  set_integer(L, "nvrtc_compiles", s.nvrtc_compiles);
-  set_integer(L, "loads", s.loads);
-  set_number(L, "frontend_seconds", s.frontend_seconds);
-  set_number(L, "nvrtc_seconds", s.nvrtc_seconds);
-  set_number(L, "load_seconds", s.load_seconds);
+  push_jit_stats(L, check_jit(L, 1, "stats").kernel->stats());
   return 1;
 }
 
@@ -428,6 +417,21 @@ void open_jit(lua_State* L) {
   luaL_setfuncs(L, cuda_funcs, 0);
   lua_pop(L, 1);
   register_namespaces(L);
+}
+
+void push_jit_stats(lua_State* L, const jit::JitStats& s) {
+  lua_createtable(L, 0, 11);
+  set_integer(L, "calls", s.calls);
+  set_integer(L, "memory_hits", s.memory_hits);
+  set_integer(L, "specializations", s.specializations);
+  set_integer(L, "disk_hits", s.disk_hits);
+  set_integer(L, "disk_misses", s.disk_misses);
+  set_integer(L, "nvrtc_compiles", s.nvrtc_compiles);
+  set_integer(L, "host_compiles", s.host_compiles);
+  set_integer(L, "loads", s.loads);
+  set_number(L, "frontend_seconds", s.frontend_seconds);
+  set_number(L, "nvrtc_seconds", s.nvrtc_seconds);
+  set_number(L, "load_seconds", s.load_seconds);
 }
 
 }  // namespace luda::lua

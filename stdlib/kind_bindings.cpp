@@ -384,23 +384,9 @@ int l_inspect(lua_State* L) {
   return 1;
 }
 
-void set_integer(lua_State* L, const char* key, std::uint64_t v) {
-  lua_pushinteger(L, static_cast<lua_Integer>(v));
-  lua_setfield(L, -2, key);
-}
-
 int l_stats(lua_State* L) {
   KindObject& k = check_kind(L, 1, "stats");
-  jit::JitStats s = k.elementwise ? k.elementwise->stats() : k.reduction->stats();
-  lua_createtable(L, 0, 10);
-  set_integer(L, "calls", s.calls);
-  set_integer(L, "memory_hits", s.memory_hits);
-  set_integer(L, "specializations", s.specializations);
-  set_integer(L, "disk_hits", s.disk_hits);
-  set_integer(L, "disk_misses", s.disk_misses);
-  set_integer(L, "nvrtc_compiles", s.nvrtc_compiles);
-  set_integer(L, "host_compiles", s.host_compiles);
-  set_integer(L, "loads", s.loads);
+  push_jit_stats(L, k.elementwise ? k.elementwise->stats() : k.reduction->stats());
   return 1;
 }
 

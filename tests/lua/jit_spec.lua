@@ -167,6 +167,32 @@ describe("cuda.jit", function()
     for i = 1, n do assert.are.equal(f32(a[i] + b[i]), got[i]) end
   end)
 
+  it("counts a kernel's work with the same fields as the kinds do", function()
+    local count = cuda.jit(function(x) x[cuda.grid(1)] = 1 end)
+    local twice = luda.elementwise("float64 x", "float64 y", "y = 2 * x", "twice")
+    local x = luda.zeros(4, "float64", { device = "cpu" })
+    count[{ 1, 4 }](x)
+    count[{ 1, 4 }](x)
+    twice(x)
+    local s, t = count:stats(), twice:stats()
+    local fields = {}
+    for k, v in pairs(s) do
+      fields[#fields + 1] = k
+      assert.are.equal(math.type(v) and "number" or "?", type(t[k]), k)
+    end
+    table.sort(fields)
+    assert.are.same({ "calls", "disk_hits", "disk_misses", "frontend_seconds", "host_compiles", "load_seconds", "loads",
+      "memory_hits", "nvrtc_compiles", "nvrtc_seconds", "specializations" }, fields)
+    for k in pairs(t) do assert.is_not_nil(s[k], k) end
+    assert.are.equal(2, s.calls)
+    assert.are.equal(1, s.memory_hits)
+    assert.are.equal(1, s.specializations)
+    assert.are.equal(1, t.calls)
+    -- A cpu kernel comes from the host compiler or the disk cache, never from NVRTC.
+    assert.are.equal(1, s.host_compiles + s.disk_hits)
+    assert.are.equal(0, s.nvrtc_compiles)
+  end)
+
   it("refuses arrays on two devices in one launch, naming both", function()
     local why = support.gpu_missing()
     if why then return pending(why) end
