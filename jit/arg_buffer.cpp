@@ -17,8 +17,13 @@ void put_scalar(ArgBuffer& out, const Scalar& value) {
   out.put(bytes, itemsize(value.dtype));
 }
 
-ArgBuffer& launch_buffer() {
+ArgBuffer& packed_buffer() {
   thread_local ArgBuffer buffer;
+  return buffer;
+}
+
+ArgBuffer& launch_buffer() {
+  ArgBuffer& buffer = packed_buffer();
   buffer.clear();
   return buffer;
 }

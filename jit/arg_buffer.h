@@ -20,6 +20,7 @@ class ArgBuffer {
   void clear() {
     used_ = 0;
     pointers_.clear();
+    marks_.clear();
   }
   // Appends `n` bytes; returns the slot's offset. Inline: every launch packs through here.
   // The words are written in place, with no vector resize (which fills, and showed in
@@ -38,6 +39,17 @@ class ArgBuffer {
     pointers_.push_back(to);
     return at * 8;
   }
+  // Marks the word at byte offset `at` of what was put as an array's data pointer, which a
+  // graph's replay moves with its array (runtime/graph.h). Every put of a data pointer is
+  // marked; other pointers (a kernel's scratch, its bounds record) stay where they are.
+  void mark_pointer(std::size_t at) { marks_.push_back(at / 8); }
+  // The marked words, the words put so far, and slot i's first word (a graph's recording).
+  const std::vector<std::size_t>& marks() const { return marks_; }
+  const std::uint64_t* words() const { return words_.data(); }
+  std::size_t used_words() const { return used_; }
+  std::size_t slot_word(std::size_t i) const {
+    return static_cast<std::size_t>(static_cast<const std::uint64_t*>(pointers_.at(i)) - words_.data());
+  }
   // The void* array cuLaunchKernel takes; valid until the next clear/put.
   void** pointers() { return pointers_.data(); }
   std::size_t count() const { return pointers_.size(); }
@@ -49,6 +61,7 @@ class ArgBuffer {
   std::vector<std::uint64_t> words_;  // storage; the first used_ words are the slots
   std::size_t used_ = 0;
   std::vector<void*> pointers_;  // each slot's first word, in words_
+  std::vector<std::size_t> marks_;  // words that hold data pointers
 };
 
 // Appends a scalar's bytes (itemsize of its dtype).
@@ -57,5 +70,7 @@ void put_scalar(ArgBuffer& out, const Scalar& value);
 // This thread's buffer, cleared: what a launch packs into. Nothing in a launch starts
 // another launch on its thread before the driver has read the arguments.
 ArgBuffer& launch_buffer();
+// The same buffer as packed, not cleared (what a graph's recording copies at the launch).
+ArgBuffer& packed_buffer();
 
 }  // namespace luda::jit

@@ -22,7 +22,7 @@ void put_array(ArgBuffer& out, const NDArray& a) {
     words[1 + i] = a.shape()[static_cast<std::size_t>(i)];
     words[1 + n + i] = a.strides()[static_cast<std::size_t>(i)];
   }
-  out.put(words, array_struct_size(n));
+  out.mark_pointer(out.put(words, array_struct_size(n)));
 }
 
 void weak_int_error(std::string_view who, std::string_view argument, const dsl::WeakIntUse& use, std::int64_t value) {

@@ -279,6 +279,7 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   // pack
   const dsl::CudaKernel& kernel = loaded->spec->kernel;
   check_launch_config(config, ordinal, what_);
+  note_operands(args, {}, true);  // a kernel may write any array it is given
   ArgBuffer& buffer = pack(kernel, config, args);
   if (kernel.bounds_record) {
     dsl::BoundsRecord* record = zero_bounds_record(*loaded->bounds, config.stream);

@@ -39,7 +39,7 @@ class Packer {
   void pointer(const NDArray& a) {
     if (!a.valid()) error(" but got an empty array handle; pass an array");
     void* p = a.data();
-    out_.put(&p, sizeof p);
+    out_.mark_pointer(out_.put(&p, sizeof p));
   }
 
   void scalar(Scalar v) { put_scalar(out_, v); }

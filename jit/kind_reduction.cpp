@@ -418,7 +418,18 @@ ReductionKind::Impl::Geometry ReductionKind::Impl::geometry(const Plan& p, const
   const std::size_t partial_bytes = accumulator_bytes(loaded.spec->code) * static_cast<std::size_t>(rows * out.grid.grid.y);
   unsigned char* scratch = nullptr;  // counters, then partials
   std::size_t counter_space = 0;
-  if (p.cpu) {  // this thread's: its launches are synchronous
+  if (GraphRecording* r = GraphRecording::active()) [[unlikely]] {
+    // A recorded launch's own, kept by its graph: the thread's or the stream's scratch
+    // would be reused (and regrown) by other launches before the graph runs. The counters
+    // start at zero and each launch leaves them so (atomicInc wraps).
+    const Device device = p.cpu ? Device::cpu() : Device::cuda(p.ordinal);
+    counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
+    out.hold = Buffer::allocate(device, counter_space + partial_bytes);
+    zero_bytes(device, out.hold->data(), counter_space);
+    scratch = static_cast<unsigned char*>(out.hold->data());
+    const auto lo = reinterpret_cast<std::uintptr_t>(scratch);
+    r->access(r->of(out.hold, lo, lo + out.hold->size(), true));
+  } else if (p.cpu) {  // this thread's: its launches are synchronous
     thread_local std::vector<std::uint64_t> host;
     counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
     std::size_t words = (counter_space + partial_bytes) / 8 + 1;
@@ -459,6 +470,13 @@ ArgBuffer& ReductionKind::Impl::pack(std::span<const KernelArg> inputs, std::spa
     words = heap_words.data();
   }
   std::size_t used = 0;
+  std::size_t pointers[kMaxKindOperands];  // the words of `words` that hold data pointers
+  std::size_t npointers = 0;
+  auto put_marked = [&] {
+    const std::size_t at = buffer.put(words, 8 * used);
+    for (std::size_t i = 0; i < npointers; ++i) buffer.mark_pointer(at + 8 * pointers[i]);
+    npointers = 0;
+  };
   auto put_strides = [&](const std::array<std::int64_t, kMaxKindDims>& strides, std::size_t count) {
     std::memcpy(words + used, strides.data(), 8 * count);
     used += count;
@@ -467,6 +485,7 @@ ArgBuffer& ReductionKind::Impl::pack(std::span<const KernelArg> inputs, std::spa
     const KernelArg& a = inputs[k];
     if (a.kind == KernelArg::Kind::Array) {
       auto li = static_cast<std::size_t>(p.in_lay[k]);
+      pointers[npointers++] = used;
       words[used++] = reinterpret_cast<std::uintptr_t>(a.array->data());
       put_strides(layout.kept_strides[li], K);
       put_strides(layout.reduced_strides[li], R);
@@ -476,14 +495,15 @@ ArgBuffer& ReductionKind::Impl::pack(std::span<const KernelArg> inputs, std::spa
     }
   }
   if (used == 0) words[used++] = 0;
-  buffer.put(words, 8 * used);
+  put_marked();
   used = 0;
   for (std::size_t o = 0; o < nout; ++o) {
+    pointers[npointers++] = used;
     words[used++] = reinterpret_cast<std::uintptr_t>(outs[o].data());
     put_strides(layout.kept_strides[static_cast<std::size_t>(p.nl_in) + o], K);
   }
   if (used == 0) words[used++] = 0;
-  buffer.put(words, 8 * used);
+  put_marked();
   buffer.put(&g.partials, sizeof g.partials);
   buffer.put(&g.counters, sizeof g.counters);
   return buffer;
@@ -512,6 +532,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   if (p.layout.rows == 0) return;
   // the grid and the scratch of split reductions; pack
   const Impl::Geometry g = m.geometry(p, *loaded, stream, cu_stream);
+  note_operands(inputs, outs, false);
   ArgBuffer& buffer = m.pack(inputs, outs, p, *loaded, g);
   // launch
   LaunchConfig config;

@@ -329,7 +329,7 @@ ArgBuffer& ElementwiseKind::Impl::pack(std::span<const KernelArg> inputs, std::s
     auto ptr = reinterpret_cast<std::uintptr_t>(data);
     words[0] = ptr;
     std::memcpy(words + 1, layout.strides[li].data(), sizeof(std::int64_t) * static_cast<std::size_t>(nd));
-    buffer.put(words, 8 * (1 + static_cast<std::size_t>(nd)));
+    buffer.mark_pointer(buffer.put(words, 8 * (1 + static_cast<std::size_t>(nd))));
   };
   if (!contiguous) buffer.put(layout.shape.data(), 8 * static_cast<std::size_t>(nd));
   for (std::size_t k = 0; k < inputs.size(); ++k) {
@@ -340,7 +340,7 @@ ArgBuffer& ElementwiseKind::Impl::pack(std::span<const KernelArg> inputs, std::s
       put_array(buffer, *a.array);
     } else if (contiguous) {
       void* ptr = a.array->data();
-      buffer.put(&ptr, sizeof ptr);
+      buffer.mark_pointer(buffer.put(&ptr, sizeof ptr));
     } else {
       put_strided(a.array->data(), static_cast<std::size_t>(p.in_lay[k]));
     }
@@ -348,7 +348,7 @@ ArgBuffer& ElementwiseKind::Impl::pack(std::span<const KernelArg> inputs, std::s
   for (std::size_t k = 0; k < outs.size(); ++k) {
     if (contiguous) {
       void* ptr = outs[k].data();
-      buffer.put(&ptr, sizeof ptr);
+      buffer.mark_pointer(buffer.put(&ptr, sizeof ptr));
     } else {
       put_strided(outs[k].data(), static_cast<std::size_t>(p.nl_in) + k);
     }
@@ -397,6 +397,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   kind::Core::allocate_outputs(outs, p.shape.shape.data(), p.shape.ndim, code->outputs, p.ordinal, stream);
   if (n == 0) return;
   // pack
+  note_operands(inputs, outs, false);
   ArgBuffer& buffer = m.pack(inputs, outs, p, *loaded, cu_stream);
   // launch
   jit::launch(loaded->program, m.launch_config(p, *loaded, cu_stream), buffer.pointers(), core.name());

@@ -47,4 +47,11 @@ std::vector<KernelArg> with_copies(std::span<const KernelArg> inputs, std::uint6
   return args;
 }
 
+void note_operands_recorded(GraphRecording& g, std::span<const KernelArg> inputs, std::span<const NDArray> outs,
+                            bool inputs_written) {
+  for (const KernelArg& a : inputs)
+    if (a.kind == KernelArg::Kind::Array && a.array) g.access(g.of(*a.array, inputs_written));
+  for (const NDArray& o : outs) g.access(g.of(o, true));
+}
+
 }  // namespace luda::jit

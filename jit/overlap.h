@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "jit/kernel_args.h"
+#include "runtime/graph.h"
 #include "runtime/ndarray.h"
 
 namespace luda::jit {
@@ -43,6 +44,15 @@ inline std::uint64_t inputs_over_outputs(std::span<const KernelArg> inputs, std:
       }
   }
   return mask;
+}
+
+// While this thread records a graph (runtime/graph.h): the launch about to be recorded
+// reads the arrays of `inputs` (and writes them when `inputs_written`: code that may write
+// any array it is given) and writes `outs`. Inline: every launch asks whether it records.
+void note_operands_recorded(GraphRecording& g, std::span<const KernelArg> inputs, std::span<const NDArray> outs,
+                            bool inputs_written);
+inline void note_operands(std::span<const KernelArg> inputs, std::span<const NDArray> outs, bool inputs_written) {
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] note_operands_recorded(*g, inputs, outs, inputs_written);
 }
 
 // The first pair of given outputs that may share memory, if any.

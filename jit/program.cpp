@@ -12,6 +12,7 @@
 #include "jit/nvrtc_diagnostics.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
+#include "runtime/graph.h"
 
 #ifndef LUDA_VERSION
 #define LUDA_VERSION "0.1.0"
@@ -271,7 +272,39 @@ std::optional<CudaBinary> binary_from_payload(std::string_view payload) {
 
 }  // namespace detail
 
+namespace {
+
+// A launch while this thread records a graph (runtime/graph.h): the node's work, with the
+// argument bytes as packed (every launch packs into this thread's buffer).
+void record_launch(GraphRecording& r, const LoadedProgram& program, const LaunchConfig& config, void** args,
+                   const LaunchName& name) {
+  ArgBuffer& b = packed_buffer();
+  LUDA_INTERNAL_CHECK(b.pointers() == args);
+  KernelWork w;
+  w.device = program.ordinal == kCpuDevice ? Device::cpu() : Device::cuda(program.ordinal);
+  if (w.device != r.device())
+    fail("{}: its arrays are on {}, but the graph being recorded runs on {}; a graph's work is on one device",
+         name.who, w.device.str(), r.device().str());
+  w.cpu = program.cpu;
+  w.function = program.function;
+  w.cooperative = program.cooperative;
+  w.config = config;
+  w.config.stream = nullptr;
+  w.config.stream_device.reset();
+  w.words.assign(b.words(), b.words() + b.used_words());
+  for (std::size_t i = 0; i < b.count(); ++i) w.slots.push_back(b.slot_word(i));
+  w.pointers = b.marks();
+  w.who = std::string(name.who);
+  r.kernel(std::move(w));
+}
+
+}  // namespace
+
 void launch(const LoadedProgram& program, const LaunchConfig& config, void** args, const LaunchName& name) {
+  if (GraphRecording* r = GraphRecording::active()) [[unlikely]] {
+    record_launch(*r, program, config, args, name);
+    return;
+  }
   if (program.ordinal == kCpuDevice) {
     cpu_launch(program.cpu, config, args, name.who);
     return;
@@ -307,11 +340,34 @@ void check_launch_config(const LaunchConfig& config, int ordinal, std::string_vi
 
 dsl::BoundsRecord* zero_bounds_record(const Buffer& record, CUstream stream) {
   auto* r = static_cast<dsl::BoundsRecord*>(record.data());
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
+    const auto at = reinterpret_cast<std::uintptr_t>(r);
+    const Access bytes = g->of(record, at, at + sizeof *r, true);
+    g->fill(FillWork{record.device(), at, sizeof *r}, {bytes});
+    g->access(bytes);  // the launch that follows writes it
+    return r;
+  }
   zero_bytes(record.device(), r, sizeof *r, stream);
   return r;
 }
 
 void check_bounds_record(const Buffer& record, CUstream stream, std::string_view who, std::string_view chunk) {
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
+    // On the cpu the check is a node after the launch; a CUDA graph has no host step
+    // that can raise.
+    if (!record.device().is_cpu())
+      fail("{}: its bounds checks read a record on the host after each launch, which a graph on {} cannot do; "
+           "record the graph with bounds checks off (the kernel's boundscheck = false, or LUDA_BOUNDSCHECK=0)",
+           who, record.device().str());
+    const auto at = reinterpret_cast<std::uintptr_t>(record.data());
+    g->host(fmt::format("bounds check of {}", who),
+            HostWork{[at, who = std::string(who), chunk = std::string(chunk)](const Remap&) {
+              const auto* r = reinterpret_cast<const dsl::BoundsRecord*>(at);
+              if (r->hit) throw Error(dsl::record_message(who, chunk, *r));
+            }},
+            {g->of(record, at, at + sizeof(dsl::BoundsRecord), false)});
+    return;
+  }
   dsl::BoundsRecord r{};
   copy_bytes(Device::cpu(), &r, record.device(), record.data(), sizeof r, stream);  // waits for the kernel
   if (r.hit) throw Error(dsl::record_message(who, chunk, r));

@@ -12,6 +12,7 @@
 #include "jit/cpu_prelude.h"
 #include "jit/kernel_reflection.h"
 #include "jit/nvrtc_diagnostics.h"
+#include "jit/overlap.h"
 #include "jit/program.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
@@ -665,6 +666,7 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   // lookup
   const Target& t = targets_.find(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
   // pack: checked against the parameter list the compile read
+  note_operands(args, {}, true);  // raw code may write any array it is given
   ArgBuffer& buffer = launch_buffer();
   pack_arguments(buffer, name_, t.signature, args);
   // launch

@@ -1,9 +1,17 @@
 #include "runtime/graph.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <future>
 #include <optional>
 
 #include <fmt/format.h>
+
+#include "runtime/device.h"
+#include "runtime/error.h"
+#include "runtime/memory.h"
 
 namespace luda {
 
@@ -23,6 +31,7 @@ const char* node_kind_name(NodeKind k) {
     case NodeKind::Fill: return "fill";
     case NodeKind::Alloc: return "alloc";
     case NodeKind::Free: return "free";
+    case NodeKind::Host: return "host";
   }
   return "?";
 }
@@ -117,6 +126,207 @@ std::string TaskGraph::dot(const std::string& title) const {
     out += fmt::format("  n{} -> n{} [label={}];\n", e.from, e.to,
                        quoted(fmt::format("{} ({})", buffer_name(e.buffer), hazard_name(e.hazard))));
   return out + "}\n";
+}
+
+// ---- replay --------------------------------------------------------------------------
+
+void Remap::add(std::uintptr_t lo, std::uintptr_t hi, std::intptr_t delta) {
+  if (lo >= hi) return;
+  auto at = std::lower_bound(ranges_.begin(), ranges_.end(), lo, [](const Range& r, std::uintptr_t x) { return r.lo < x; });
+  ranges_.insert(at, Range{lo, hi, delta});
+}
+
+std::uintptr_t Remap::operator()(std::uintptr_t address) const {
+  // The last range that starts at or below the address.
+  auto at = std::upper_bound(ranges_.begin(), ranges_.end(), address,
+                             [](std::uintptr_t x, const Range& r) { return x < r.lo; });
+  if (at == ranges_.begin()) return address;
+  --at;
+  if (address >= at->hi) return address;
+  return address + static_cast<std::uintptr_t>(at->delta);
+}
+
+namespace {
+
+// One node's work, its addresses moved by `remap`. Returns whether a kernel's arguments moved.
+bool run_node(const NodeWork& work, const Remap& remap, CUstream stream) {
+  if (const auto* k = std::get_if<KernelWork>(&work)) {
+    std::vector<std::uint64_t> words = k->words;
+    bool moved = false;
+    for (std::size_t w : k->pointers) {
+      std::uint64_t to = remap(static_cast<std::uintptr_t>(words[w]));
+      moved |= to != words[w];
+      words[w] = to;
+    }
+    std::vector<void*> args(k->slots.size());
+    for (std::size_t i = 0; i < args.size(); ++i) args[i] = &words[k->slots[i]];
+    LaunchConfig config = k->config;
+    if (k->device.is_cpu()) {
+      cpu_launch(k->cpu, config, args.data(), k->who);
+    } else {
+      ContextScope scope(k->device.index);
+      config.stream = stream;
+      launch(k->function, config, args.data(), k->cooperative, k->who);
+    }
+    return moved;
+  }
+  if (const auto* c = std::get_if<CopyWork>(&work)) {
+    void* dst = remap(reinterpret_cast<const void*>(c->dst));
+    const void* src = c->source ? static_cast<const void*>(c->source->data()) : remap(reinterpret_cast<const void*>(c->src));
+    if (c->dst_device.is_cpu() && c->src_device.is_cpu()) std::memmove(dst, src, c->n);
+    else copy_bytes(c->dst_device, dst, c->src_device, src, c->n, stream, !c->source);
+    return false;
+  }
+  if (const auto* f = std::get_if<FillWork>(&work)) {
+    void* dst = remap(reinterpret_cast<const void*>(f->dst));
+    if (f->device.is_cpu()) std::memset(dst, 0, f->n);
+    else zero_bytes(f->device, dst, f->n, stream);
+    return false;
+  }
+  std::get<HostWork>(work).run(remap);
+  return false;
+}
+
+}  // namespace
+
+void RecordedGraph::run(const Remap& remap, CUstream stream) {
+  std::lock_guard lock(mutex_);
+  const std::size_t n = work.size();
+  std::atomic<std::uint64_t> moved{0};
+  if (!device.is_cpu()) {
+    for (std::size_t i = 0; i < n; ++i) moved += run_node(work[i], remap, stream);
+  } else {
+    // Each node on a thread of its own, started once the nodes it waits for are done; an
+    // error of one is rethrown by every node after it, and the first one by node order
+    // ends the run once every node has finished or given up.
+    std::vector<std::shared_future<void>> done(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<std::shared_future<void>> before;
+      for (std::size_t p : graph.predecessors(i)) before.push_back(done[p]);
+      done[i] = std::async(std::launch::async, [this, i, &remap, &moved, before = std::move(before)] {
+                  for (const auto& f : before) f.get();
+                  moved += run_node(work[i], remap, nullptr);
+                }).share();
+    }
+    std::exception_ptr first;
+    for (auto& f : done) {
+      try {
+        f.get();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+  ++replays;
+  updates += moved;
+}
+
+// ---- recording -------------------------------------------------------------------------
+
+thread_local GraphRecording* GraphRecording::t_active = nullptr;
+
+GraphRecording::GraphRecording(Device device, std::function<std::string()> where)
+    : device_(device), where_(std::move(where)), graph_(std::make_shared<RecordedGraph>()), outer_(t_active) {
+  graph_->device = device;
+  t_active = this;
+}
+
+GraphRecording::~GraphRecording() { t_active = outer_; }
+
+void GraphRecording::refuse(std::string_view what) {
+  throw Error(fmt::format("{} needs a result on the host, but a graph is being recorded and its work has not run; "
+                          "return the arrays from the recorded function and read them after the graph runs",
+                          what));
+}
+
+std::size_t GraphRecording::add_buffer(const Buffer* buffer, const std::shared_ptr<Buffer>& owner) {
+  auto [it, added] = index_.try_emplace(buffer, graph_->buffers.size());
+  if (added) {
+    RecordedBuffer b;
+    b.buffer = buffer;
+    b.owner = owner;
+    b.name = fmt::format("array {}", graph_->buffers.size() + 1);
+    graph_->buffers.push_back(std::move(b));
+  } else if (owner && !graph_->buffers[it->second].owner) {
+    graph_->buffers[it->second].owner = owner;
+  }
+  return it->second;
+}
+
+int GraphRecording::buffer_index(const Buffer* buffer) const {
+  auto it = index_.find(buffer);
+  return it == index_.end() ? -1 : static_cast<int>(it->second);
+}
+
+void GraphRecording::argument(int k, const std::shared_ptr<Buffer>& buffer) {
+  RecordedBuffer& b = graph_->buffers[add_buffer(buffer.get(), buffer)];
+  if (b.argument < 0) {
+    b.argument = k;
+    b.name = fmt::format("argument {}", k + 1);
+  }
+}
+
+void GraphRecording::made(const std::shared_ptr<Buffer>& buffer) {
+  const std::size_t i = add_buffer(buffer.get(), buffer);
+  RecordedBuffer& b = graph_->buffers[i];
+  b.made = true;
+  b.name = fmt::format("new array {}", i + 1);
+}
+
+Access GraphRecording::of(const NDArray& a, bool write) {
+  const ByteExtent e = byte_extent(a);
+  if (e.lo >= e.hi || !a.buffer()) return Access{};
+  return Access{e.lo, e.hi, write, add_buffer(a.buffer().get(), a.buffer())};
+}
+
+Access GraphRecording::of(const Buffer& buffer, std::uintptr_t lo, std::uintptr_t hi, bool write) {
+  if (lo >= hi) return Access{};
+  return Access{lo, hi, write, add_buffer(&buffer, nullptr)};
+}
+
+Access GraphRecording::of(const std::shared_ptr<Buffer>& buffer, std::uintptr_t lo, std::uintptr_t hi, bool write) {
+  if (lo >= hi) return Access{};
+  return Access{lo, hi, write, add_buffer(buffer.get(), buffer)};
+}
+
+void GraphRecording::add(NodeKind kind, std::string name, NodeWork work, std::vector<Access> accesses) {
+  GraphNode node;
+  node.kind = kind;
+  node.name = std::move(name);
+  node.where = where_ ? where_() : std::string();
+  node.accesses = std::move(accesses);
+  graph_->graph.add(std::move(node));
+  graph_->work.push_back(std::move(work));
+}
+
+void GraphRecording::kernel(KernelWork w) {
+  std::string name = w.who;
+  std::vector<Access> accesses = std::move(pending_);
+  pending_.clear();
+  add(NodeKind::Kernel, std::move(name), std::move(w), std::move(accesses));
+}
+
+void GraphRecording::copy(CopyWork w, std::vector<Access> accesses) {
+  std::string name = fmt::format("copy of {} bytes", w.n);
+  add(NodeKind::Copy, std::move(name), std::move(w), std::move(accesses));
+}
+
+void GraphRecording::fill(FillWork w, std::vector<Access> accesses) {
+  std::string name = fmt::format("zero {} bytes", w.n);
+  add(NodeKind::Fill, std::move(name), std::move(w), std::move(accesses));
+}
+
+void GraphRecording::host(std::string name, HostWork w, std::vector<Access> accesses) {
+  add(NodeKind::Host, std::move(name), std::move(w), std::move(accesses));
+}
+
+std::shared_ptr<RecordedGraph> GraphRecording::finish() {
+  std::vector<std::string> names;
+  for (const RecordedBuffer& b : graph_->buffers) names.push_back(b.name);
+  graph_->graph.set_buffer_names(std::move(names));
+  pending_.clear();
+  return std::exchange(graph_, std::make_shared<RecordedGraph>());
 }
 
 }  // namespace luda

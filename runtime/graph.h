@@ -4,14 +4,28 @@
 // a write). Independent work is left on independent branches, so that replaying the graph
 // runs it side by side.
 //
-// This file is the graph's shape alone: its nodes, their accesses and the hazard edges,
-// the order to run them in, and its Graphviz text. What a node does is its owner's.
+// TaskGraph is the graph's shape alone: its nodes, their accesses and the hazard edges,
+// and its Graphviz text. GraphRecording turns what the layers issue while it is active on
+// a thread (launches, copies, fills, allocations) into nodes instead of running them;
+// RecordedGraph runs the nodes again, with arguments moved to new memory.
 #pragma once
+
+#include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
 #include <vector>
+
+#include "runtime/cpu_executor.h"
+#include "runtime/launch.h"
+#include "runtime/ndarray.h"
 
 namespace luda {
 
@@ -28,8 +42,9 @@ struct Access {
 enum class Hazard : unsigned char { ReadAfterWrite, WriteAfterRead, WriteAfterWrite };
 const char* hazard_name(Hazard h);  // "read after write", ...
 
-enum class NodeKind : unsigned char { Kernel, Copy, Fill, Alloc, Free };
-const char* node_kind_name(NodeKind k);  // "kernel", "copy", "fill", "alloc", "free"
+// Host: work the host does on cpu memory (a conversion between dtypes, a bounds check).
+enum class NodeKind : unsigned char { Kernel, Copy, Fill, Alloc, Free, Host };
+const char* node_kind_name(NodeKind k);  // "kernel", "copy", "fill", "alloc", "free", "host"
 
 struct GraphNode {
   NodeKind kind = NodeKind::Kernel;
@@ -78,6 +93,169 @@ class TaskGraph {
   std::vector<std::vector<bool>> ancestors_;  // ancestors_[i][j]: node j reaches node i
   std::vector<std::size_t> level_;            // 1 + the deepest predecessor's level
   std::vector<std::string> buffer_names_;
+};
+
+// ---- recording and replay ----------------------------------------------------------
+
+// Where a replay puts the memory of a recording: each range [lo, hi) of recorded
+// addresses moves by `delta` bytes (an argument's view, a result's buffer). Addresses in
+// no range stay as they are (the graph's own temporaries, arrays it closes over).
+class Remap {
+ public:
+  void add(std::uintptr_t lo, std::uintptr_t hi, std::intptr_t delta);
+  std::uintptr_t operator()(std::uintptr_t address) const;
+  void* operator()(const void* p) const {
+    return reinterpret_cast<void*>((*this)(reinterpret_cast<std::uintptr_t>(p)));
+  }
+  bool empty() const { return ranges_.empty(); }
+
+ private:
+  struct Range {
+    std::uintptr_t lo, hi;
+    std::intptr_t delta;
+  };
+  std::vector<Range> ranges_;  // sorted by lo, disjoint
+};
+
+// A kernel launch as recorded: the loaded code, its configuration (no stream: a replay
+// gives one) and its argument bytes, with the words that hold data pointers.
+struct KernelWork {
+  Device device;                   // where it runs
+  CpuKernel cpu;                   // on the cpu device
+  CUfunction function = nullptr;   // on a CUDA device
+  bool cooperative = false;
+  LaunchConfig config;
+  std::vector<std::uint64_t> words;     // the arguments, each 8-byte aligned
+  std::vector<std::size_t> slots;       // each argument's first word
+  std::vector<std::size_t> pointers;    // the words that hold data pointers
+  std::string who;                      // "kernel 'add'", for errors
+};
+// n bytes from src to dst; `source` keeps bytes that came from the host at recording
+// (a table made into an array), src then pointing into it.
+struct CopyWork {
+  Device dst_device, src_device;
+  std::uintptr_t dst = 0, src = 0;
+  std::size_t n = 0;
+  std::shared_ptr<const std::vector<std::byte>> source;
+};
+// n zero bytes at dst.
+struct FillWork {
+  Device device;
+  std::uintptr_t dst = 0;
+  std::size_t n = 0;
+};
+// Work the host does on cpu memory (a conversion between dtypes, a strided copy, a bounds
+// check), given where the recorded addresses are now.
+struct HostWork {
+  std::function<void(const Remap&)> run;
+};
+using NodeWork = std::variant<KernelWork, CopyWork, FillWork, HostWork>;
+
+// What a recording knows of a buffer it touched.
+struct RecordedBuffer {
+  const Buffer* buffer = nullptr;
+  std::shared_ptr<Buffer> owner;   // kept alive as long as the graph (null: its owner keeps it)
+  bool made = false;               // allocated while recording (a temporary or a result)
+  int argument = -1;               // the argument whose buffer it is, or -1
+  std::string name;                // "argument 1", "new array 3", "array 2"
+};
+
+// A recorded graph: its nodes' work and the buffers they touch. Runs with run(); a run
+// holds the graph's lock, so replays of one graph from several threads take turns (its
+// temporaries are one set of memory).
+class RecordedGraph {
+ public:
+  TaskGraph graph;
+  std::vector<NodeWork> work;  // work[i] is node i's
+  std::vector<RecordedBuffer> buffers;
+  Device device;  // where its work runs
+
+  // Runs every node with `remap` applied to its addresses: on the cpu, each node on a
+  // thread of its own once the nodes it waits for are done (their errors end the run,
+  // the first one is thrown); on a CUDA device, in order on `stream`.
+  void run(const Remap& remap, CUstream stream);
+
+  std::uint64_t replays = 0;  // runs
+  std::uint64_t updates = 0;  // kernel nodes whose arguments moved, over all runs
+
+ private:
+  std::mutex mutex_;
+};
+
+// The recording of a thread: while one is alive, the layers below ask active() before
+// issuing work and record it instead. Made on the thread that records; one at a time.
+class GraphRecording {
+ public:
+  // `where` gives the place that issues an operation (the Lua line, "s.lua:12"), or "".
+  GraphRecording(Device device, std::function<std::string()> where);
+  ~GraphRecording();
+  GraphRecording(const GraphRecording&) = delete;
+  GraphRecording& operator=(const GraphRecording&) = delete;
+
+  // This thread's recording, or null: the one test on every eager path.
+  static GraphRecording* active() { return t_active; }
+
+  // The buffer of argument k (before the recorded function runs).
+  void argument(int k, const std::shared_ptr<Buffer>& buffer);
+  // A buffer allocated while recording.
+  void made(const std::shared_ptr<Buffer>& buffer);
+  // The bytes of `a` that a node reads or writes; its buffer is kept with the graph.
+  Access of(const NDArray& a, bool write);
+  // Bytes [lo, hi) of `buffer` (a kernel's scratch, a bounds record): memory its owner
+  // keeps alive as long as the graph.
+  Access of(const Buffer& buffer, std::uintptr_t lo, std::uintptr_t hi, bool write);
+  // The same for a buffer the graph keeps alive itself (a recorded launch's scratch).
+  Access of(const std::shared_ptr<Buffer>& buffer, std::uintptr_t lo, std::uintptr_t hi, bool write);
+  // Notes an access of the next kernel node (the call path knows its arrays before the
+  // launch step that records it).
+  void access(const Access& a) { pending_.push_back(a); }
+
+  // Nodes: a kernel with the accesses noted since the last kernel; the others with theirs.
+  void kernel(KernelWork w);
+  void copy(CopyWork w, std::vector<Access> accesses);
+  void fill(FillWork w, std::vector<Access> accesses);
+  void host(std::string name, HostWork w, std::vector<Access> accesses);
+
+  // The error for an operation that needs a result on the host, which a graph being
+  // recorded does not have: "x:get() needs the array's values on the host, but a graph
+  // is being recorded: its work has not run yet; return the array from the function and
+  // read it after the graph runs". `what` names the operation ("x:get()").
+  [[noreturn]] static void refuse(std::string_view what);
+  // refuse(what) when this thread records.
+  static void refuse_if_recording(std::string_view what) {
+    if (t_active) [[unlikely]] refuse(what);
+  }
+
+  // While one lives, this thread does not record: work the recording needs done now (the
+  // bytes a fill node will copy).
+  class Paused {
+   public:
+    Paused() : saved_(t_active) { t_active = nullptr; }
+    ~Paused() { t_active = saved_; }
+    Paused(const Paused&) = delete;
+    Paused& operator=(const Paused&) = delete;
+
+   private:
+    GraphRecording* saved_;
+  };
+
+  Device device() const { return device_; }
+  // The recording so far, which the recording no longer holds.
+  std::shared_ptr<RecordedGraph> finish();
+  // The recorded buffer of `buffer`, or -1.
+  int buffer_index(const Buffer* buffer) const;
+
+ private:
+  std::size_t add_buffer(const Buffer* buffer, const std::shared_ptr<Buffer>& owner);
+  void add(NodeKind kind, std::string name, NodeWork work, std::vector<Access> accesses);
+
+  static thread_local GraphRecording* t_active;
+  Device device_;
+  std::function<std::string()> where_;
+  std::shared_ptr<RecordedGraph> graph_;
+  std::unordered_map<const Buffer*, std::size_t> index_;
+  std::vector<Access> pending_;
+  GraphRecording* outer_ = nullptr;
 };
 
 }  // namespace luda

@@ -12,6 +12,7 @@
 
 #include "runtime/error.h"
 #include "runtime/format.h"
+#include "runtime/graph.h"
 
 namespace luda {
 namespace {
@@ -219,12 +220,33 @@ NDArray NDArray::empty(const Shape& shape, DType dtype, Device device, const Str
   a.dtype_ = dtype;
   a.shape_ = shape;
   a.strides_ = c_strides(shape);
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] g->made(a.buffer_);
   return a;
 }
 
+namespace {
+
+// While a graph is recorded: `a`'s bytes (contiguous) zeroed, as a node.
+void record_zero(GraphRecording& g, const NDArray& a) {
+  g.fill(FillWork{a.device(), reinterpret_cast<std::uintptr_t>(a.data()), a.nbytes()}, {g.of(a, true)});
+}
+
+// While a graph is recorded: host bytes (kept by the node) copied into contiguous `a`.
+void record_upload(GraphRecording& g, const NDArray& a, const void* bytes) {
+  auto kept = std::make_shared<std::vector<std::byte>>(static_cast<const std::byte*>(bytes),
+                                                       static_cast<const std::byte*>(bytes) + a.nbytes());
+  CopyWork w{a.device(), Device::cpu(), reinterpret_cast<std::uintptr_t>(a.data()),
+             reinterpret_cast<std::uintptr_t>(kept->data()), a.nbytes(), kept};
+  g.copy(std::move(w), {g.of(a, true)});
+}
+
+}  // namespace
+
 NDArray NDArray::zeros(const Shape& shape, DType dtype, Device device, const Stream* stream) {
   NDArray a = empty(shape, dtype, device, stream);
-  if (a.nbytes() > 0) zero_bytes(device, a.data(), a.nbytes(), handle_of(stream));
+  if (a.nbytes() == 0) return a;
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] record_zero(*g, a);
+  else zero_bytes(device, a.data(), a.nbytes(), handle_of(stream));
   return a;
 }
 
@@ -237,7 +259,9 @@ NDArray NDArray::full(const Shape& shape, Scalar value, DType dtype, Device devi
 
 NDArray NDArray::from_host(const void* data, const Shape& shape, DType dtype, Device device) {
   NDArray a = empty(shape, dtype, device);
-  if (a.nbytes() > 0) copy_bytes(device, a.data(), Device::cpu(), data, a.nbytes());
+  if (a.nbytes() == 0) return a;
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] record_upload(*g, a, data);
+  else copy_bytes(device, a.data(), Device::cpu(), data, a.nbytes());
   return a;
 }
 
@@ -557,8 +581,13 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
            shape_str(shape_));
   }
   if (size() == 0) return;
-  if (src.dtype_ == dtype_ && src.shape_ == shape_ && is_c_contiguous() && src.is_c_contiguous() &&
-      !may_share_memory(src, *this)) {
+  const bool bytes_alike = src.dtype_ == dtype_ && src.shape_ == shape_ && is_c_contiguous() &&
+                           src.is_c_contiguous() && !may_share_memory(src, *this);
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
+    record_assign(*g, src, bytes_alike);
+    return;
+  }
+  if (bytes_alike) {
     copy_bytes(device(), data(), src.device(), src.data(), nbytes(), stream);  // also peer
     return;
   }
@@ -585,12 +614,66 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
   upload(*this, staged, stream);
 }
 
+// While a graph is recorded. A copy of the same bytes is a copy node; anything else (a
+// conversion, a strided copy, a broadcast) the host does on the cpu device, as a node that
+// finds both arrays where the replay moved them. On a CUDA device those go through the
+// host, which a graph cannot: the error says what to use instead.
+void NDArray::record_assign(GraphRecording& g, const NDArray& src, bool bytes_alike) {
+  auto copy_node = [&g](const NDArray& to, const NDArray& from) {
+    g.copy(CopyWork{to.device(), from.device(), reinterpret_cast<std::uintptr_t>(to.data()),
+                    reinterpret_cast<std::uintptr_t>(from.data()), to.nbytes(), nullptr},
+           {g.of(from, false), g.of(to, true)});
+  };
+  if (bytes_alike) return copy_node(*this, src);
+  if (src.dtype_ == dtype_ && src.shape_ == shape_ && is_c_contiguous() && src.is_c_contiguous() &&
+      device() == src.device()) {
+    // Over its own bytes: through a temporary of the graph, read whole before any is written.
+    NDArray between = empty(shape_, dtype_, device());
+    copy_node(between, src);
+    return copy_node(*this, between);
+  }
+  std::vector<Access> accesses{g.of(src, false), g.of(*this, true)};
+  if (!device().is_cpu() || !src.device().is_cpu())
+    fail("a copy between dtypes, or of a strided or broadcast array, on {} goes through the host, which a graph "
+         "being recorded cannot do; make both arrays contiguous with the same dtype and shape, or copy with a "
+         "kernel (luda.elementwise)",
+         device().is_cpu() ? src.device().str() : device().str());
+  NDArray dst = *this, from = src;
+  const bool overlap = may_share_memory(src, *this);
+  g.host(fmt::format("copy of {} {} elements", size(), dtype_name(dtype_)),
+         HostWork{[dst, from, overlap](const Remap& remap) {
+           // The arrays' views, over where their memory is in this run.
+           auto moved = [&](const NDArray& a) {
+             auto b = Buffer::wrap(Device::cpu(), remap(a.buffer()->data()), a.buffer()->size());
+             return NDArray::view(std::move(b), a.dtype(), a.shape(), a.strides(), a.offset());
+           };
+           NDArray d = moved(dst), s = moved(from);
+           if (overlap) s = s.copy();  // every element read before any is written
+           d.assign(s);
+         }},
+         std::move(accesses));
+}
+
 void NDArray::fill(Scalar value) {
   require_valid(*this, "fill");
   if (size() == 0) return;
   std::array<std::byte, 8> bytes{};
   value.cast(dtype_).store(bytes.data());
   const bool zero = std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
+    if (zero && is_c_contiguous()) return record_zero(*g, *this);
+    // The value as an array of one element, broadcast by a recorded assignment; on a
+    // CUDA device, every element's bytes, uploaded by a copy node.
+    NDArray one, whole;
+    {
+      GraphRecording::Paused now;
+      one = empty(Shape{}, dtype_, Device::cpu());
+      std::memcpy(one.data(), bytes.data(), itemsize(dtype_));
+      if (!device().is_cpu() && is_c_contiguous()) whole = full(shape_, value, dtype_, Device::cpu());
+    }
+    if (whole.valid()) return record_upload(*g, *this, whole.data());
+    return record_assign(*g, one, false);
+  }
   if (zero && is_c_contiguous()) {
     zero_bytes(device(), data(), nbytes());
     return;
@@ -623,6 +706,7 @@ void* NDArray::element_address(std::span<const std::int64_t> index) const {
 }
 
 Scalar NDArray::get(std::span<const std::int64_t> index) const {
+  GraphRecording::refuse_if_recording("reading an element of an array");
   void* p = element_address(index);
   if (device().is_cpu()) return Scalar::load(p, dtype_);
   std::array<std::byte, 8> bytes{};
@@ -634,12 +718,18 @@ void NDArray::set(std::span<const std::int64_t> index, Scalar value) {
   void* p = element_address(index);
   std::array<std::byte, 8> bytes{};
   value.cast(dtype_).store(bytes.data());
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
+    const auto item = static_cast<std::int64_t>(itemsize(dtype_));
+    const std::int64_t at = (static_cast<std::byte*>(p) - static_cast<std::byte*>(buffer_->data())) / item;
+    return record_upload(*g, view(buffer_, dtype_, Shape{}, Strides{}, at), bytes.data());
+  }
   if (device().is_cpu()) std::memcpy(p, bytes.data(), itemsize(dtype_));
   else copy_bytes(device(), p, Device::cpu(), bytes.data(), itemsize(dtype_));
 }
 
 std::vector<std::byte> NDArray::to_host_bytes() const {
   require_valid(*this, "to_host_bytes");
+  GraphRecording::refuse_if_recording("reading an array's values");
   std::vector<std::byte> out(nbytes());
   if (out.empty()) return out;
   if (is_c_contiguous()) {
@@ -654,11 +744,13 @@ std::vector<std::byte> NDArray::to_host_bytes() const {
 
 std::string NDArray::repr(const PrintOptions& options) const {
   require_valid(*this, "repr");
+  GraphRecording::refuse_if_recording("printing an array");
   return format_repr(*this, options);
 }
 
 std::string NDArray::str(const PrintOptions& options) const {
   require_valid(*this, "str");
+  GraphRecording::refuse_if_recording("printing an array");
   return format_str(*this, options);
 }
 

@@ -19,6 +19,8 @@
 
 namespace luda {
 
+class GraphRecording;  // runtime/graph.h
+
 using Shape = std::vector<std::int64_t>;    // extents
 using Strides = std::vector<std::int64_t>;  // in elements, may be negative or zero
 
@@ -128,6 +130,7 @@ class NDArray {
   std::string str(const PrintOptions& options = {}) const;
 
  private:
+  void record_assign(GraphRecording& g, const NDArray& src, bool bytes_alike);
   // assign, ordered on `stream` for CUDA transfers (0: the default stream).
   void assign_on(const NDArray& src, CUstream stream);
   // The address of one element (any device); errors as index().
