@@ -7,6 +7,7 @@
 
 #include "ops/slice_syntax.h"
 #include "runtime/format.h"
+#include "runtime/graph.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
@@ -29,6 +30,7 @@ std::optional<Stream> stream_arg(lua_State* L, int arg, std::string_view fname) 
 // x:get({stream=}) and x:copy_to_host({stream=}): a C-contiguous copy on the cpu.
 int l_get(lua_State* L) {
   NDArray& a = check_array(L, 1, "get");
+  GraphRecording::refuse_if_recording("x:get()");
   std::optional<Stream> s = stream_arg(L, 2, "get");
   push_array(L, a.copy(Device::cpu(), s ? &*s : nullptr));
   return 1;
@@ -62,6 +64,7 @@ void push_elements(lua_State* L, const NDArray& a, const std::byte* data, std::s
 // x:totable(): 1-based nested tables (a plain value for a 0-d array).
 int l_totable(lua_State* L) {
   NDArray& a = check_array(L, 1, "totable");
+  GraphRecording::refuse_if_recording("x:totable()");
   std::vector<std::byte> bytes = a.to_host_bytes();
   if (!lua_checkstack(L, a.ndim() + 8)) fail("totable: Lua stack overflow");
   std::size_t cursor = 0;
@@ -72,6 +75,7 @@ int l_totable(lua_State* L) {
 // x:item(): the one element of a size-1 array as a Lua value.
 int l_item(lua_State* L) {
   NDArray& a = check_array(L, 1, "item");
+  GraphRecording::refuse_if_recording("x:item()");
   if (a.size() != 1)
     fail("item: the array has {} elements; item() reads an array of exactly one (use x:totable())", a.size());
   std::vector<std::byte> bytes = a.to_host_bytes();
@@ -289,6 +293,7 @@ int l_len(lua_State* L) {
 
 int l_tostring(lua_State* L) {
   NDArray& a = check_array(L, 1, "tostring");
+  GraphRecording::refuse_if_recording("tostring(x) (and print(x))");
   std::string text = a.repr();
   lua_pushlstring(L, text.data(), text.size());
   return 1;

@@ -71,6 +71,14 @@ inline Scalar* test_scalar(lua_State* L, int idx) { return test_object<Scalar>(L
 // jit_bindings.cpp.
 void push_jit_stats(lua_State* L, const jit::JitStats& s);
 
+// ---- graphs -------------------------------------------------------------------------
+
+// luda.graph (graph_bindings.cpp), into the module table on top of the stack.
+void open_graphs(lua_State* L);
+// While a graph is recorded on this thread: the kernel object at idx (a kind, a cuda.jit
+// launcher, a raw kernel) is kept as long as the graph, whose nodes run its code.
+void keep_for_graph(lua_State* L, int idx);
+
 // ---- devices and streams ------------------------------------------------------------
 
 void push_device(lua_State* L, Device d);

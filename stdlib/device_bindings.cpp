@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/driver.h"
+#include "runtime/graph.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
@@ -89,6 +90,7 @@ int l_with_device(lua_State* L) {
 }
 
 int l_synchronize(lua_State* L) {
+  GraphRecording::refuse_if_recording("luda.cuda.synchronize()");
   synchronize(current_device());
   (void)L;
   return 0;
@@ -170,6 +172,7 @@ int l_device_use(lua_State* L) {
 }
 
 int l_device_synchronize(lua_State* L) {
+  GraphRecording::refuse_if_recording("dev:synchronize()");
   synchronize(check_device(L, 1, "synchronize"));
   return 0;
 }
@@ -233,6 +236,7 @@ int l_stream(lua_State* L) {
 }
 
 int l_stream_synchronize(lua_State* L) {
+  GraphRecording::refuse_if_recording("s:synchronize()");
   check_stream(L, 1, "synchronize").synchronize();
   return 0;
 }
@@ -289,6 +293,7 @@ int l_event_record(lua_State* L) {
 }
 
 int l_event_synchronize(lua_State* L) {
+  GraphRecording::refuse_if_recording("e:synchronize()");
   check_event(L, 1, "synchronize").synchronize();
   return 0;
 }

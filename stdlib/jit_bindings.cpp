@@ -269,6 +269,7 @@ int l_launch(lua_State* L) {
     fail("this launcher's kernel was replaced through the debug library (debug.setuservalue): configure the "
          "kernel again, k[{{blocks, threads}}](...)");
   JitObject& k = *kernel;
+  keep_for_graph(L, 1);
   const std::string& name = k.kernel->name();
   int n = lua_gettop(L) - 1;
   if (n > jit::kMaxJitArgs) fail("kernel '{}': a cuda.jit kernel takes at most {} arguments, got {}", name, jit::kMaxJitArgs, n);

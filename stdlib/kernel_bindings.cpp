@@ -169,6 +169,7 @@ constexpr int kStackArgs = 32;
 // call is wrong (or passes more than kStackArgs arguments).
 int l_kernel_call(lua_State* L) {
   jit::RawKernel& k = *check_kernel(L, 1, "raw_kernel");
+  keep_for_graph(L, 1);
   const std::string& name = k.name();
   LaunchConfig config;
   Subject who{"raw_kernel", name};

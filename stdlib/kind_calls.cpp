@@ -368,6 +368,7 @@ namespace {
 int call_kind(lua_State* L) {
   KindObject* k = test_kind(L, 1);
   if (!k) type_error(L, 1, "call", "kernel kind (vectorize, elementwise, reduction or fuse)");
+  keep_for_graph(L, 1);
   if (k->type == kElementwiseType) return call_elementwise(L, *k);
   if (k->reduction) return call_reduction(L, *k);
   return call_single(L, *k);

@@ -39,6 +39,7 @@ local function make_objects()
     },
     rk = { luda.raw_kernel([[extern "C" __global__ void f(float* a) {}]], "f") },
     m = { luda.raw_module([[extern "C" __global__ void g(float* a) {}]]) },
+    g = { luda.graph(function(a) return a end, luda.zeros(2, nil, { device = "cpu" })) },
     dev = { luda.device("cpu") },
     s = { luda.stream({ device = "cpu" }) },
     e = { luda.event({ device = "cpu" }) },
