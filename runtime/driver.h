@@ -38,7 +38,11 @@ namespace driver {
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)      \
   X(cuFuncGetAttribute)                                                                 \
   X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchCooperativeKernel)                  \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                        \
+  X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode) X(cuGraphAddMemcpyNode)    \
+  X(cuGraphAddMemsetNode) X(cuGraphKernelNodeSetAttribute) X(cuGraphInstantiate)        \
+  X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphExecKernelNodeSetParams)              \
+  X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)
 
 struct Api {
 #define LUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

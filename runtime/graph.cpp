@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "runtime/device.h"
+#include "runtime/driver.h"
 #include "runtime/error.h"
 #include "runtime/memory.h"
 
@@ -148,8 +149,9 @@ std::uintptr_t Remap::operator()(std::uintptr_t address) const {
 
 namespace {
 
-// One node's work, its addresses moved by `remap`. Returns whether a kernel's arguments moved.
-bool run_node(const NodeWork& work, const Remap& remap, CUstream stream) {
+// One node's work on the cpu device, its addresses moved by `remap`. Returns whether a
+// kernel's arguments moved.
+bool run_cpu_node(const NodeWork& work, const Remap& remap) {
   if (const auto* k = std::get_if<KernelWork>(&work)) {
     std::vector<std::uint64_t> words = k->words;
     bool moved = false;
@@ -160,27 +162,17 @@ bool run_node(const NodeWork& work, const Remap& remap, CUstream stream) {
     }
     std::vector<void*> args(k->slots.size());
     for (std::size_t i = 0; i < args.size(); ++i) args[i] = &words[k->slots[i]];
-    LaunchConfig config = k->config;
-    if (k->device.is_cpu()) {
-      cpu_launch(k->cpu, config, args.data(), k->who);
-    } else {
-      ContextScope scope(k->device.index);
-      config.stream = stream;
-      launch(k->function, config, args.data(), k->cooperative, k->who);
-    }
+    cpu_launch(k->cpu, k->config, args.data(), k->who);
     return moved;
   }
   if (const auto* c = std::get_if<CopyWork>(&work)) {
     void* dst = remap(reinterpret_cast<const void*>(c->dst));
     const void* src = c->source ? static_cast<const void*>(c->source->data()) : remap(reinterpret_cast<const void*>(c->src));
-    if (c->dst_device.is_cpu() && c->src_device.is_cpu()) std::memmove(dst, src, c->n);
-    else copy_bytes(c->dst_device, dst, c->src_device, src, c->n, stream, !c->source);
+    std::memmove(dst, src, c->n);
     return false;
   }
   if (const auto* f = std::get_if<FillWork>(&work)) {
-    void* dst = remap(reinterpret_cast<const void*>(f->dst));
-    if (f->device.is_cpu()) std::memset(dst, 0, f->n);
-    else zero_bytes(f->device, dst, f->n, stream);
+    std::memset(remap(reinterpret_cast<const void*>(f->dst)), 0, f->n);
     return false;
   }
   std::get<HostWork>(work).run(remap);
@@ -189,13 +181,169 @@ bool run_node(const NodeWork& work, const Remap& remap, CUstream stream) {
 
 }  // namespace
 
+// ---- the driver's graph ---------------------------------------------------------------
+
+struct RecordedGraph::Cuda {
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  std::vector<CUgraphNode> nodes;
+  // Each node's addresses as the instantiated graph has them: a kernel's argument words,
+  // a copy's destination and source, a fill's destination.
+  std::vector<std::vector<std::uint64_t>> now;
+  std::vector<std::shared_ptr<Buffer>> pinned;  // host bytes of copy nodes, page-locked
+  CUcontext context = nullptr;
+
+  ~Cuda() {
+    if (!driver::available()) return;
+    const driver::Api& d = driver::api();
+    if (exec) d.cuGraphExecDestroy(exec);
+    if (graph) d.cuGraphDestroy(graph);
+  }
+};
+
+namespace {
+
+// A kernel node's parameters over `words` (which hold the arguments; `args` is filled
+// with the pointers to them).
+CUDA_KERNEL_NODE_PARAMS kernel_params(const KernelWork& k, std::vector<std::uint64_t>& words, std::vector<void*>& args) {
+  args.resize(k.slots.size());
+  for (std::size_t i = 0; i < args.size(); ++i) args[i] = &words[k.slots[i]];
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = k.function;
+  p.gridDimX = static_cast<unsigned>(k.config.grid.x);
+  p.gridDimY = static_cast<unsigned>(k.config.grid.y);
+  p.gridDimZ = static_cast<unsigned>(k.config.grid.z);
+  p.blockDimX = static_cast<unsigned>(k.config.block.x);
+  p.blockDimY = static_cast<unsigned>(k.config.block.y);
+  p.blockDimZ = static_cast<unsigned>(k.config.block.z);
+  p.sharedMemBytes = k.config.shared_mem;
+  p.kernelParams = args.data();
+  return p;
+}
+
+// A 1-D copy of n bytes between unified addresses (device memory, page-locked host memory).
+CUDA_MEMCPY3D copy_params(std::uintptr_t dst, std::uintptr_t src, std::size_t n) {
+  CUDA_MEMCPY3D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  c.srcDevice = static_cast<CUdeviceptr>(src);
+  c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  c.dstDevice = static_cast<CUdeviceptr>(dst);
+  c.WidthInBytes = n;
+  c.Height = 1;
+  c.Depth = 1;
+  return c;
+}
+
+CUDA_MEMSET_NODE_PARAMS zero_params(std::uintptr_t dst, std::size_t n) {
+  CUDA_MEMSET_NODE_PARAMS m{};
+  m.dst = static_cast<CUdeviceptr>(dst);
+  m.value = 0;
+  m.elementSize = 1;
+  m.width = n;
+  m.height = 1;
+  return m;
+}
+
+// Node i's addresses with `remap` applied, in the form Cuda::now keeps.
+std::vector<std::uint64_t> addresses(const NodeWork& work, const Remap& remap, const Buffer* pinned) {
+  if (const auto* k = std::get_if<KernelWork>(&work)) {
+    std::vector<std::uint64_t> words = k->words;
+    for (std::size_t w : k->pointers) words[w] = remap(static_cast<std::uintptr_t>(words[w]));
+    return words;
+  }
+  if (const auto* c = std::get_if<CopyWork>(&work))
+    return {remap(c->dst), pinned ? reinterpret_cast<std::uintptr_t>(pinned->data()) : remap(c->src)};
+  if (const auto* f = std::get_if<FillWork>(&work)) return {remap(f->dst)};
+  return {};
+}
+
+}  // namespace
+
+void RecordedGraph::run_cuda(const Remap& remap, CUstream stream) {
+  const driver::Api& d = driver::api();
+  ContextScope scope(device.index);
+  const std::size_t n = work.size();
+  std::vector<std::uint64_t> words;
+  std::vector<void*> args;
+  if (!cuda_) {
+    auto c = std::make_shared<Cuda>();
+    driver::check(d.cuCtxGetCurrent(&c->context), "cuCtxGetCurrent");
+    driver::check(d.cuGraphCreate(&c->graph, 0), "cuGraphCreate");
+    c->nodes.resize(n);
+    c->now.resize(n);
+    c->pinned.resize(n);
+    const Remap none;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<CUgraphNode> deps;
+      for (std::size_t p : graph.predecessors(i)) deps.push_back(c->nodes[p]);
+      const NodeWork& w = work[i];
+      if (const auto* cw = std::get_if<CopyWork>(&w); cw && cw->source) {
+        c->pinned[i] = Buffer::allocate_pinned(cw->n);
+        std::memcpy(c->pinned[i]->data(), cw->source->data(), cw->n);
+      }
+      c->now[i] = addresses(w, none, c->pinned[i].get());
+      const std::vector<std::uint64_t>& a = c->now[i];
+      if (const auto* k = std::get_if<KernelWork>(&w)) {
+        if (k->config.shared_mem > kDefaultSharedLimit)
+          driver::check(d.cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(k->config.shared_mem)),
+                        "cuFuncSetAttribute", k->who);
+        words = a;
+        CUDA_KERNEL_NODE_PARAMS p = kernel_params(*k, words, args);
+        driver::check(d.cuGraphAddKernelNode(&c->nodes[i], c->graph, deps.data(), deps.size(), &p),
+                      "cuGraphAddKernelNode", k->who);
+        if (k->cooperative) {
+          CUkernelNodeAttrValue v{};
+          v.cooperative = 1;
+          driver::check(d.cuGraphKernelNodeSetAttribute(c->nodes[i], CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, &v),
+                        "cuGraphKernelNodeSetAttribute", k->who);
+        }
+      } else if (const auto* cw = std::get_if<CopyWork>(&w)) {
+        CUDA_MEMCPY3D p = copy_params(a[0], a[1], cw->n);
+        driver::check(d.cuGraphAddMemcpyNode(&c->nodes[i], c->graph, deps.data(), deps.size(), &p, c->context),
+                      "cuGraphAddMemcpyNode");
+      } else if (const auto* f = std::get_if<FillWork>(&w)) {
+        CUDA_MEMSET_NODE_PARAMS p = zero_params(a[0], f->n);
+        driver::check(d.cuGraphAddMemsetNode(&c->nodes[i], c->graph, deps.data(), deps.size(), &p, c->context),
+                      "cuGraphAddMemsetNode");
+      } else {
+        throw InternalError("a host node in a graph of a CUDA device");
+      }
+    }
+    driver::check(d.cuGraphInstantiate(&c->exec, c->graph, 0), "cuGraphInstantiate");
+    cuda_ = std::move(c);
+  }
+  Cuda& c = *cuda_;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::uint64_t> a = addresses(work[i], remap, c.pinned[i].get());
+    if (a == c.now[i]) continue;
+    const NodeWork& w = work[i];
+    if (const auto* k = std::get_if<KernelWork>(&w)) {
+      words = a;
+      CUDA_KERNEL_NODE_PARAMS p = kernel_params(*k, words, args);
+      driver::check(d.cuGraphExecKernelNodeSetParams(c.exec, c.nodes[i], &p), "cuGraphExecKernelNodeSetParams", k->who);
+      ++updates;
+    } else if (const auto* cw = std::get_if<CopyWork>(&w)) {
+      CUDA_MEMCPY3D p = copy_params(a[0], a[1], cw->n);
+      driver::check(d.cuGraphExecMemcpyNodeSetParams(c.exec, c.nodes[i], &p, c.context),
+                    "cuGraphExecMemcpyNodeSetParams");
+    } else if (const auto* f = std::get_if<FillWork>(&w)) {
+      CUDA_MEMSET_NODE_PARAMS p = zero_params(a[0], f->n);
+      driver::check(d.cuGraphExecMemsetNodeSetParams(c.exec, c.nodes[i], &p, c.context),
+                    "cuGraphExecMemsetNodeSetParams");
+    }
+    c.now[i] = std::move(a);
+  }
+  driver::check(d.cuGraphLaunch(c.exec, stream), "cuGraphLaunch");
+  ++replays;
+}
+
 void RecordedGraph::run(const Remap& remap, CUstream stream) {
   std::lock_guard lock(mutex_);
+  if (!device.is_cpu()) return run_cuda(remap, stream);
   const std::size_t n = work.size();
   std::atomic<std::uint64_t> moved{0};
-  if (!device.is_cpu()) {
-    for (std::size_t i = 0; i < n; ++i) moved += run_node(work[i], remap, stream);
-  } else {
+  {
     // Each node on a thread of its own, started once the nodes it waits for are done; an
     // error of one is rethrown by every node after it, and the first one by node order
     // ends the run once every node has finished or given up.
@@ -205,7 +353,7 @@ void RecordedGraph::run(const Remap& remap, CUstream stream) {
       for (std::size_t p : graph.predecessors(i)) before.push_back(done[p]);
       done[i] = std::async(std::launch::async, [this, i, &remap, &moved, before = std::move(before)] {
                   for (const auto& f : before) f.get();
-                  moved += run_node(work[i], remap, nullptr);
+                  moved += run_cpu_node(work[i], remap);
                 }).share();
     }
     std::exception_ptr first;
@@ -308,11 +456,19 @@ void GraphRecording::kernel(KernelWork w) {
 }
 
 void GraphRecording::copy(CopyWork w, std::vector<Access> accesses) {
+  const Device from = w.source ? device_ : w.src_device;
+  if (w.dst_device != device_ || from != device_)
+    fail("a copy from {} to {} cannot be recorded in a graph whose work is on {}; a graph's work is on one device: "
+         "copy between devices before or after the graph runs",
+         from.str(), w.dst_device.str(), device_.str());
   std::string name = fmt::format("copy of {} bytes", w.n);
   add(NodeKind::Copy, std::move(name), std::move(w), std::move(accesses));
 }
 
 void GraphRecording::fill(FillWork w, std::vector<Access> accesses) {
+  if (w.device != device_)
+    fail("an array on {} cannot be filled in a graph whose work is on {}; a graph's work is on one device",
+         w.device.str(), device_.str());
   std::string name = fmt::format("zero {} bytes", w.n);
   add(NodeKind::Fill, std::move(name), std::move(w), std::move(accesses));
 }

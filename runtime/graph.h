@@ -172,14 +172,21 @@ class RecordedGraph {
 
   // Runs every node with `remap` applied to its addresses: on the cpu, each node on a
   // thread of its own once the nodes it waits for are done (their errors end the run,
-  // the first one is thrown); on a CUDA device, in order on `stream`.
+  // the first one is thrown); on a CUDA device, as one driver graph (kernel, memcpy and
+  // memset nodes with the same edges), instantiated at the first run and launched on
+  // `stream`; nodes whose addresses moved since the last run get their new parameters in
+  // the instantiated graph, which is never rebuilt.
   void run(const Remap& remap, CUstream stream);
 
   std::uint64_t replays = 0;  // runs
   std::uint64_t updates = 0;  // kernel nodes whose arguments moved, over all runs
 
+  struct Cuda;  // the driver's graph, instantiated at the first run (graph.cpp)
+
  private:
+  void run_cuda(const Remap& remap, CUstream stream);
   std::mutex mutex_;
+  std::shared_ptr<Cuda> cuda_;
 };
 
 // The recording of a thread: while one is alive, the layers below ask active() before

@@ -72,7 +72,11 @@ constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guara
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery) \
   X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)       \
   X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)         \
-  X(cuLaunchCooperativeKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuLaunchCooperativeKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)             \
+  X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode) X(cuGraphAddMemcpyNode)       \
+  X(cuGraphAddMemsetNode) X(cuGraphKernelNodeSetAttribute) X(cuGraphInstantiate)           \
+  X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphExecKernelNodeSetParams)                 \
+  X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)
 
 enum Entry {
 #define FAKE_ENUM(name) k_##name,
@@ -630,6 +634,68 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunc
   if (!f) return CUDA_ERROR_INVALID_HANDLE;
   if (!blocks || block <= 0 || block > 1024) return CUDA_ERROR_INVALID_VALUE;
   *blocks = 2048 / block;
+  return CUDA_SUCCESS;
+}
+
+// ---- graphs: handles and counts; nothing runs (a launch costs what a kernel's does) ----
+
+CUresult CUDAAPI cuGraphCreate(CUgraph* graph, unsigned int) {
+  COUNT(cuGraphCreate);
+  *graph = reinterpret_cast<CUgraph>(new char);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphDestroy(CUgraph graph) {
+  COUNT(cuGraphDestroy);
+  delete reinterpret_cast<char*>(graph);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* node, CUgraph, const CUgraphNode*, size_t,
+                                      const CUDA_KERNEL_NODE_PARAMS*) {
+  COUNT(cuGraphAddKernelNode);
+  *node = nullptr;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph, const CUgraphNode*, size_t, const CUDA_MEMCPY3D*,
+                                      CUcontext) {
+  COUNT(cuGraphAddMemcpyNode);
+  *node = nullptr;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode* node, CUgraph, const CUgraphNode*, size_t,
+                                      const CUDA_MEMSET_NODE_PARAMS*, CUcontext) {
+  COUNT(cuGraphAddMemsetNode);
+  *node = nullptr;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue*) {
+  COUNT(cuGraphKernelNodeSetAttribute);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec* exec, CUgraph, unsigned long long) {
+  COUNT(cuGraphInstantiate);
+  *exec = reinterpret_cast<CUgraphExec>(new char);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec exec) {
+  COUNT(cuGraphExecDestroy);
+  delete reinterpret_cast<char*>(exec);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec, CUstream) {
+  COUNT(cuGraphLaunch);
+  spin(settings().launch_ns);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*) {
+  COUNT(cuGraphExecKernelNodeSetParams);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D*, CUcontext) {
+  COUNT(cuGraphExecMemcpyNodeSetParams);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) {
+  COUNT(cuGraphExecMemsetNodeSetParams);
   return CUDA_SUCCESS;
 }
 
