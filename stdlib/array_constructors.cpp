@@ -8,6 +8,7 @@
 
 #include "jit/kernel_args.h"
 #include "runtime/driver.h"
+#include "runtime/graph.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
@@ -198,11 +199,20 @@ int l_empty(lua_State* L) { push_array(L, make_filled(L, "empty", 1, 0, 2, 3, -1
 int l_full(lua_State* L) { push_array(L, make_filled(L, "full", 1, 2, 3, 4, 0)); return 1; }
 
 // Fills a new cpu array of `dtype` with value(i) for i in [0, n), then moves it to `device`.
+// While a graph is recorded the values are written now, and the array is made by a copy
+// node that keeps them.
 template <class Fn>
 NDArray generate(std::int64_t n, DType dtype, Device device, Fn value) {
-  NDArray host = NDArray::empty({n}, dtype, Device::cpu());
-  auto* p = static_cast<std::byte*>(host.data());
-  for (std::int64_t i = 0; i < n; ++i) value(i).cast(dtype).store(p + i * itemsize(dtype));
+  const bool recording = GraphRecording::active() != nullptr;
+  NDArray host;
+  {
+    std::optional<GraphRecording::Paused> now;
+    if (recording) now.emplace();
+    host = NDArray::empty({n}, dtype, Device::cpu());
+    auto* p = static_cast<std::byte*>(host.data());
+    for (std::int64_t i = 0; i < n; ++i) value(i).cast(dtype).store(p + i * itemsize(dtype));
+  }
+  if (recording) return NDArray::from_host(host.data(), host.shape(), dtype, device);
   return device.is_cpu() ? host : host.to(device);
 }
 

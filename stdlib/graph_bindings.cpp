@@ -65,6 +65,9 @@ struct Variant {
   std::vector<ByteExtent> arg_extent;          // and its bytes
   std::shared_ptr<RecordedGraph> graph;
   std::vector<Result> results;
+  // Buffers some node writes. A new array the function returns that no node writes has
+  // values the host wrote while recording: each replay's copy starts with them.
+  std::vector<bool> written;
 };
 
 struct GraphObject {
@@ -222,6 +225,10 @@ int record(lua_State* L, int gidx, GraphObject& g, int base, int n) {
     const RecordedBuffer& b = v.graph->buffers[static_cast<std::size_t>(r.buffer)];
     r.kind = b.made ? Result::Kind::Made : b.argument >= 0 ? Result::Kind::Argument : Result::Kind::Value;
   }
+  v.written.assign(v.graph->buffers.size(), false);
+  for (const GraphNode& node : v.graph->graph.nodes())
+    for (const Access& a : node.accesses)
+      if (a.write && a.begin < a.end) v.written[a.buffer] = true;
   // The memory made while recording is ordered on the device's default stream; the replay's
   // stream must find it allocated.
   if (!device.is_cpu()) synchronize(device);
@@ -317,6 +324,9 @@ int replay(lua_State* L, bool wait, std::string_view fname) {
                 static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(to->data()) -
                                            reinterpret_cast<std::uintptr_t>(b.buffer->data())));
     }
+    if (!v.written[static_cast<std::size_t>(r.buffer)])
+      copy_bytes(to->device(), remap(b.buffer->data()), b.buffer->device(), b.buffer->data(), b.buffer->size(),
+                 stream ? stream->handle() : nullptr);
     fresh[r.buffer] = std::move(to);
   }
   if (next_out < outs.size())

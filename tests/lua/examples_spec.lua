@@ -1,6 +1,6 @@
 -- examples/*.lua run by the luda binary (LUDA_BIN) on each device, chosen by LUDA_DEVICE
 -- (the cpu target always, a GPU when one is usable): quickstart, raw_kernel and
--- raw_module, and the kernel kinds' vectorize, elementwise, reduction and fuse, whose
+-- raw_module, sobel_graph, and the kernel kinds' vectorize, elementwise, reduction and fuse, whose
 -- printed arrays must be the ones NumPy prints for CuPy's guide and Numba's tutorial (the
 -- expected text below is numpy's repr of the same arrays). With no LUDA_DEVICE, quickstart
 -- runs on the default device and, without a GPU, says once on stderr that it runs on the
@@ -163,6 +163,15 @@ describe("examples", function()
     contains(out, ARANGE .. "test_multiply: y = x1 * x2 matches the host\n")
     contains(out, "test_sum on random x2 matches the host\n")
     contains(out, "test_multiply on random x2 matches the host\n")
+  end)
+
+  on_devices("sobel_graph.lua runs a batch as a graph of independent branches, equal to the eager run", function(device)
+    local out, err, code = luda(example("sobel_graph.lua") .. " 4 40 50", device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, "sobel: 4 images of 40 x 50 on ")
+    contains(out, "graph: 68 nodes, 64 edges, 4 independent branches\n")
+    assert(out:find("\neager [%d.]+ ms, graph [%d.]+ ms %([%d.]+x%)\n"), out)
+    contains(out, "the graph and eager results are equal, and the first image matches plain Lua\n")
   end)
 
   on_devices("vectorize.lua gives Numba's add_ufunc results and matches plain Lua on a million elements", function(device)

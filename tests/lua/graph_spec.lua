@@ -178,6 +178,21 @@ extern "C" __global__ void reset() { flags[0] = 0; flags[1] = 0; }
     assert.are.equal(here() .. "graph: out[1] is a float64 array of shape (4,) on " .. x.device .. "; the result it receives is a float32 array of shape (4,) on " .. x.device .. " (a whole new array: out must be C-contiguous and match it)", error_of(function() g(x, { out = { luda.empty(4, "float64") } }) end))
   end)
 
+  on_devices("keeps values the host writes while recording", function()
+    local g = luda.graph(function(x)
+      local r = luda.arange(4, "float32")      -- written by the host, now
+      local t = luda.array({ 5, 6, 7, 8 }, "float32")
+      return r, x + r + t
+    end, luda.zeros(4, "float32"))
+    local r, s = g(luda.ones(4, "float32"))
+    H.check(r, flat({ 0, 1, 2, 3 }, { 4 }), H.exact)
+    H.check(s, flat({ 6, 8, 10, 12 }, { 4 }), H.exact)
+    r[0] = 9
+    local r2, s2 = g(luda.ones(4, "float32"))
+    H.check(r2, flat({ 0, 1, 2, 3 }, { 4 }), H.exact)  -- each call's copy starts from the recorded values
+    H.check(s2, flat({ 6, 8, 10, 12 }, { 4 }), H.exact)
+  end)
+
   on_devices("records a variant for other shapes and dtypes, up to eight", function()
     local g = luda.graph(function(x) return x + 1 end, luda.zeros(3, "float32"))
     H.check(g(luda.zeros(5, "int32")), H.of({ 1, 1, 1, 1, 1 }, { 5 }), H.exact)
