@@ -339,14 +339,16 @@ void check_launch_config(const LaunchConfig& config, int ordinal, std::string_vi
 }
 
 dsl::BoundsRecord* zero_bounds_record(const Buffer& record, CUstream stream) {
-  auto* r = static_cast<dsl::BoundsRecord*>(record.data());
   if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
+    g->bounds_record = Buffer::allocate(record.device(), sizeof(dsl::BoundsRecord));
+    auto* r = static_cast<dsl::BoundsRecord*>(g->bounds_record->data());
     const auto at = reinterpret_cast<std::uintptr_t>(r);
-    const Access bytes = g->of(record, at, at + sizeof *r, true);
+    const Access bytes = g->of(g->bounds_record, at, at + sizeof *r, true);
     g->fill(FillWork{record.device(), at, sizeof *r}, {bytes});
     g->access(bytes);  // the launch that follows writes it
     return r;
   }
+  auto* r = static_cast<dsl::BoundsRecord*>(record.data());
   zero_bytes(record.device(), r, sizeof *r, stream);
   return r;
 }
@@ -359,13 +361,15 @@ void check_bounds_record(const Buffer& record, CUstream stream, std::string_view
       fail("{}: its bounds checks read a record on the host after each launch, which a graph on {} cannot do; "
            "record the graph with bounds checks off (the kernel's boundscheck = false, or LUDA_BOUNDSCHECK=0)",
            who, record.device().str());
-    const auto at = reinterpret_cast<std::uintptr_t>(record.data());
+    LUDA_INTERNAL_CHECK(g->bounds_record != nullptr);
+    std::shared_ptr<Buffer> own = std::move(g->bounds_record);
+    const auto at = reinterpret_cast<std::uintptr_t>(own->data());
     g->host(fmt::format("bounds check of {}", who),
             HostWork{[at, who = std::string(who), chunk = std::string(chunk)](const Remap&) {
               const auto* r = reinterpret_cast<const dsl::BoundsRecord*>(at);
               if (r->hit) throw Error(dsl::record_message(who, chunk, *r));
             }},
-            {g->of(record, at, at + sizeof(dsl::BoundsRecord), false)});
+            {g->of(own, at, at + sizeof(dsl::BoundsRecord), false)});
     return;
   }
   dsl::BoundsRecord r{};

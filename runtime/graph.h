@@ -246,6 +246,11 @@ class GraphRecording {
     GraphRecording* saved_;
   };
 
+  // The bounds record of the launch being recorded: each recorded launch gets one of its
+  // own (kept by the graph), so that launches of one kernel are not ordered through the
+  // kernel's single record. Set where the record is zeroed, read where it is checked.
+  std::shared_ptr<Buffer> bounds_record;
+
   Device device() const { return device_; }
   // The recording so far, which the recording no longer holds.
   std::shared_ptr<RecordedGraph> finish();
