@@ -9,40 +9,19 @@
 // 5 samples), and given per node. Rounds alternate the three, so all meet the same host.
 //   build/bench/graph_floor [--nodes N] [--replays R] [--rounds K]   (64, 2000, 5)
 // The "@@ key value" lines are for scripts.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "jit/nvrtc.h"
+#include "bench/bench_support.h"
 #include "luda/luda.h"
-#include "runtime/device.h"
-#include "runtime/driver.h"
-
-namespace {
-
-int positive(const char* flag, const char* text) {
-  char* end = nullptr;
-  long v = std::strtol(text ? text : "", &end, 10);
-  if (!text || *end || v < 1 || v > 100000000) {
-    std::fprintf(stderr, "graph_floor: %s needs a positive count, got '%s'\n", flag, text ? text : "");
-    std::exit(2);
-  }
-  return static_cast<int>(v);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) try {
   using namespace luda;
+  using bench::median;
+  auto positive = [](const char* flag, const char* text) { return bench::positive("graph_floor", flag, text); };
   int nodes = 64, replays = 2000, rounds = 5;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -61,15 +40,10 @@ extern "C" __global__ void add(const float* x, const float* y, float* z, long lo
   if (i < n) z[i] = x[i] + y[i];
 })";
   const DeviceProperties& props = cuda_properties(0);
-  jit::CompileRequest request;
-  request.source = src;
-  request.arch = props.major * 10 + props.minor;
-  jit::CompiledProgram program = jit::compile(request);
   ContextScope scope(0);
   const driver::Api& cu = driver::api();
-  CUmodule module;
+  CUmodule module = bench::load_module(src);
   CUfunction add;
-  LUDA_CU(cuModuleLoadData, &module, program.image.c_str());
   LUDA_CU(cuModuleGetFunction, &add, module, "add");
   const long long n = 1024;
   CUdeviceptr x, y, z;

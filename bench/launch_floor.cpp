@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "jit/nvrtc.h"
+#include "bench/bench_support.h"
 #include "luda/luda.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -63,19 +63,10 @@ double per_call_us(const Loop& loop, const std::function<void()>& launch) {
   return us[2];
 }
 
-int positive(const char* flag, const char* text) {
-  char* end = nullptr;
-  long v = std::strtol(text ? text : "", &end, 10);
-  if (!text || *end || v < 1 || v > 100000000) {
-    std::fprintf(stderr, "launch_floor: %s needs a positive count, got '%s'\n", flag, text ? text : "");
-    std::exit(2);
-  }
-  return static_cast<int>(v);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
+  auto positive = [](const char* flag, const char* text) { return luda::bench::positive("launch_floor", flag, text); };
   using namespace luda;
   Loop loop;
   for (int i = 1; i < argc; ++i) {
@@ -101,14 +92,9 @@ extern "C" __global__ void axpb(const float* x, const float* w, const float* b, 
   for (; i < n; i += stride) z[i] = x[i] * w[i] + b[i];
 })";
   const DeviceProperties& props = cuda_properties(0);
-  jit::CompileRequest request;
-  request.source = src;
-  request.arch = props.major * 10 + props.minor;
-  jit::CompiledProgram program = jit::compile(request);
   ContextScope scope(0);
-  CUmodule module;
+  CUmodule module = bench::load_module(src);
   CUfunction add, axpb;
-  LUDA_CU(cuModuleLoadData, &module, program.image.c_str());
   LUDA_CU(cuModuleGetFunction, &add, module, "add");
   LUDA_CU(cuModuleGetFunction, &axpb, module, "axpb");
   const long long n = 1024;
@@ -181,10 +167,7 @@ extern "C" __global__ void axpb(const float* x, const float* w, const float* b, 
       std::printf("round %d: bare 5 args %.2f, elementwise %.2f (%.2fx); bare 4 args %.2f, raw_kernel %.2f (%.2fx)\n",
                   r + 1, b5.back(), ew.back(), ew.back() / b5.back(), b4.back(), raw.back(), raw.back() / b4.back());
     }
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
+    using bench::median;
     std::printf("in one process, medians of %d rounds: elementwise %.2f us = %.2fx bare, raw_kernel %.2f us = %.2fx bare\n",
                 loop.lua_rounds, median(ew), median(ew) / median(b5), median(raw), median(raw) / median(b4));
   }

@@ -14,23 +14,9 @@ local count = tonumber(arg and arg[1]) or (on_cpu and 8 or 64)
 local height = tonumber(arg and arg[2]) or 246
 local width = tonumber(arg and arg[3]) or 300
 
--- The gradients of one image over its interior (the image less a border of one pixel).
-local function sobel(image)
-  local top, middle, bottom = image:slice("0:-2, :"), image:slice("1:-1, :"), image:slice("2:, :")
-  local function left(rows) return rows:slice(":, 0:-2") end
-  local function centre(rows) return rows:slice(":, 1:-1") end
-  local function right(rows) return rows:slice(":, 2:") end
-  local gx = (right(top) - left(top)) + 2 * (right(middle) - left(middle)) + (right(bottom) - left(bottom))
-  local gy = (left(bottom) + 2 * centre(bottom) + right(bottom)) - (left(top) + 2 * centre(top) + right(top))
-  return luda.sqrt(gx * gx + gy * gy)
-end
-
--- The whole batch: one magnitude image per input image.
-local function batch(...)
-  local out = {}
-  for i, image in ipairs({ ... }) do out[i] = sobel(image) end
-  return table.unpack(out)
-end
+-- The filter (examples/sobel.lua), found beside this script.
+local sobel = dofile((arg and arg[0] and arg[0]:match("^(.*/)") or "") .. "sobel.lua")
+local batch = sobel.batch
 
 math.randomseed(2024)
 local images = {}
