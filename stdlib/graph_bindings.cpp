@@ -154,10 +154,13 @@ std::vector<std::tuple<int, int, std::intptr_t>> shared_buffers(lua_State* L, in
 
 // Records the graph's function called with the n values at base; adds the variant.
 // Returns kRethrow (the function's error on top of the stack) when the function raised.
+[[noreturn]] void refuse_nested() {
+  fail("luda.graph: a graph is being recorded on this thread already; a recorded function cannot record or "
+       "replay another graph (call that graph's function directly)");
+}
+
 int record(lua_State* L, int gidx, GraphObject& g, int base, int n) {
-  if (GraphRecording::active())
-    fail("luda.graph: a graph is being recorded on this thread already; a recorded function cannot record or "
-         "replay another graph (call that graph's function directly)");
+  if (GraphRecording::active()) refuse_nested();
   Variant v;
   Device device = current_device();
   bool found = false;
@@ -260,6 +263,7 @@ int variant_for(lua_State* L, int gidx, GraphObject& g, int base, int n, std::si
 // g(args... [, {out=, stream=}]) and g:launch(...): replays; pushes what the function returned.
 int replay(lua_State* L, bool wait, std::string_view fname) {
   GraphObject& g = check_graph(L, 1, fname);
+  if (GraphRecording::active()) refuse_nested();
   int n = lua_gettop(L) - 1;
   int options = 0;
   if (n > 0 && lua_type(L, 1 + n) == LUA_TTABLE) {

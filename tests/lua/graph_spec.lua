@@ -179,6 +179,21 @@ extern "C" __global__ void reset() { flags[0] = 0; flags[1] = 0; }
     assert.are.equal(here() .. "graph: out[1] is a float64 array of shape (4,) on " .. x.device .. "; the result it receives is a float32 array of shape (4,) on " .. x.device .. " (a whole new array: out must be C-contiguous and match it)", error_of(function() g(x, { out = { luda.empty(4, "float64") } }) end))
   end)
 
+  on_devices("replays empty, 0-d, size-1 and strided arguments", function()
+    for _, layout in ipairs(H.layouts("float64")) do
+      local name, example = layout[1], layout[2]
+      local g = luda.graph(function(x) return x * 2 + 1, x end, example)
+      -- Another array of the same layout: the example's pattern made again.
+      local other = H.layouts("float64")
+      local x
+      for _, l in ipairs(other) do if l[1] == name then x = l[2] end end
+      local y, same = g(x)
+      H.check(y, H.map(function(v) return v * 2 + 1 end, H.read(x)), H.exact, name)
+      assert.are.same(x.shape, same.shape, name)
+      assert.are.same(x.strides, same.strides, name)
+    end
+  end)
+
   on_devices("keeps values the host writes while recording", function()
     local g = luda.graph(function(x)
       local r = luda.arange(4, "float32")      -- written by the host, now
@@ -238,6 +253,9 @@ extern "C" __global__ void reset() { flags[0] = 0; flags[1] = 0; }
     local nested = "luda.graph: a graph is being recorded on this thread already; a recorded function cannot " ..
                    "record or replay another graph (call that graph's function directly)"
     assert.are.equal(here() .. nested, error_of(function() luda.graph(function() luda.graph(function() end) end) end))
+    local inner = luda.graph(function(a) return a + 1 end, x)
+    assert.are.equal(here() .. nested, error_of(function() luda.graph(function(a) return inner(a) end, x) end))
+    H.check(inner(x), H.of({ 2, 3, 4 }), H.exact)
   end)
 
   on_devices("keeps the kernels it calls, and runs every kind", function()
