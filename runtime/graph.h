@@ -100,6 +100,8 @@ class TaskGraph {
 // Where a replay puts the memory of a recording: each range [lo, hi) of recorded
 // addresses moves by `delta` bytes (an argument's view, a result's buffer). Addresses in
 // no range stay as they are (the graph's own temporaries, arrays it closes over).
+// Overlapping ranges (two arguments that view one buffer) must move by one distance, and
+// become one range; InternalError otherwise.
 class Remap {
  public:
   void add(std::uintptr_t lo, std::uintptr_t hi, std::intptr_t delta);

@@ -194,6 +194,30 @@ extern "C" __global__ void reset() { flags[0] = 0; flags[1] = 0; }
     end
   end)
 
+  on_devices("replays arguments that view one buffer, moved together", function()
+    local function run(whole, part)
+      luda.multiply(part, 10, { out = part })   -- rows 2 and 3 of whole
+      local tail = whole:slice("4:6, :")         -- a view past part, made inside
+      luda.add(tail, 1, { out = tail })
+      return whole + 1                          -- reads all of whole, after the writes
+    end
+    local a = H.to_array(H.uniform({ 6, 4 }, -4, 4), "float64")
+    local g = luda.graph(run, a, a:slice("2:4, :"))
+    for _ = 1, 2 do
+      local b = H.to_array(H.uniform({ 6, 4 }, -4, 4), "float64")
+      local c = b:copy()
+      local want = run(c, c:slice("2:4, :"))
+      local got = g(b, b:slice("2:4, :"))
+      H.check(got, H.read(want), H.exact)
+      H.check(b, H.read(c), H.exact)
+    end
+    assert.are.equal(1, g:stats().recordings)
+    -- Views at another distance are another variant.
+    local b = luda.zeros({ 6, 4 }, "float64")
+    g(b, b:slice("1:3, :"))
+    assert.are.equal(2, g:stats().recordings)
+  end)
+
   on_devices("keeps values the host writes while recording", function()
     local g = luda.graph(function(x)
       local r = luda.arange(4, "float32")      -- written by the host, now

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/error.h"
+
 namespace luda {
 namespace {
 
@@ -135,6 +137,24 @@ TEST(TaskGraph, RandomNodesAreOrderedExactlyByChainsOfHazards) {
       for (std::size_t m = from + 1; m < to; ++m)
         ASSERT_FALSE(reach[from][m] && reach[m][to]) << "edge " << from << "->" << to << " is redundant";
   }
+}
+
+TEST(Remap, MovesAddressesInTheirRangeAndJoinsOverlappingOnes) {
+  Remap r;
+  r.add(100, 200, 1000);   // an argument's view
+  r.add(150, 160, 1000);   // a view inside it, moved with it
+  r.add(300, 310, -50);    // a result's buffer
+  r.add(400, 400, 7);      // nothing
+  EXPECT_EQ(1100u, r(100));
+  EXPECT_EQ(1170u, r(170));  // past the inner view, still in the outer one
+  EXPECT_EQ(1199u, r(199));
+  EXPECT_EQ(200u, r(200));
+  EXPECT_EQ(99u, r(99));
+  EXPECT_EQ(250u, r(300));
+  EXPECT_EQ(400u, r(400));
+  r.add(190, 250, 1000);   // overlapping the end: joined
+  EXPECT_EQ(1240u, r(240));
+  EXPECT_THROW(r.add(305, 320, 5), InternalError);
 }
 
 }  // namespace
