@@ -166,17 +166,14 @@ std::uintptr_t Remap::operator()(std::uintptr_t address) const {
 
 namespace {
 
+std::vector<std::uint64_t> addresses(const NodeWork& work, const Remap& remap, const Buffer* pinned);
+
 // One node's work on the cpu device, its addresses moved by `remap`. Returns whether a
 // kernel's arguments moved.
 bool run_cpu_node(const NodeWork& work, const Remap& remap) {
   if (const auto* k = std::get_if<KernelWork>(&work)) {
-    std::vector<std::uint64_t> words = k->words;
-    bool moved = false;
-    for (std::size_t w : k->pointers) {
-      std::uint64_t to = remap(static_cast<std::uintptr_t>(words[w]));
-      moved |= to != words[w];
-      words[w] = to;
-    }
+    std::vector<std::uint64_t> words = addresses(work, remap, nullptr);
+    const bool moved = words != k->words;
     std::vector<void*> args(k->slots.size());
     for (std::size_t i = 0; i < args.size(); ++i) args[i] = &words[k->slots[i]];
     cpu_launch(k->cpu, k->config, args.data(), k->who);
@@ -360,29 +357,27 @@ void RecordedGraph::run(const Remap& remap, CUstream stream) {
   if (!device.is_cpu()) return run_cuda(remap, stream);
   const std::size_t n = work.size();
   std::atomic<std::uint64_t> moved{0};
-  {
-    // Each node on a thread of its own, started once the nodes it waits for are done; an
-    // error of one is rethrown by every node after it, and the first one by node order
-    // ends the run once every node has finished or given up.
-    std::vector<std::shared_future<void>> done(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::vector<std::shared_future<void>> before;
-      for (std::size_t p : graph.predecessors(i)) before.push_back(done[p]);
-      done[i] = std::async(std::launch::async, [this, i, &remap, &moved, before = std::move(before)] {
-                  for (const auto& f : before) f.get();
-                  moved += run_cpu_node(work[i], remap);
-                }).share();
-    }
-    std::exception_ptr first;
-    for (auto& f : done) {
-      try {
-        f.get();
-      } catch (...) {
-        if (!first) first = std::current_exception();
-      }
-    }
-    if (first) std::rethrow_exception(first);
+  // Each node on a thread of its own, started once the nodes it waits for are done; an
+  // error of one is rethrown by every node after it, and the first one by node order
+  // ends the run once every node has finished or given up.
+  std::vector<std::shared_future<void>> done(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::shared_future<void>> before;
+    for (std::size_t p : graph.predecessors(i)) before.push_back(done[p]);
+    done[i] = std::async(std::launch::async, [this, i, &remap, &moved, before = std::move(before)] {
+                for (const auto& f : before) f.get();
+                moved += run_cpu_node(work[i], remap);
+              }).share();
   }
+  std::exception_ptr first;
+  for (auto& f : done) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
   ++replays;
   updates += moved;
 }
