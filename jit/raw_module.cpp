@@ -656,7 +656,7 @@ long long RawKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned sha
   return max_cooperative_blocks(function(device.index), block, shared_mem, cuda_properties(device.index));
 }
 
-void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args) {
+void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args, std::span<const bool> written) {
   // plan: where the arrays are, else the thread's device; the compile there tells the
   // parameters. (No overlap step: raw code says nothing of how it reads its arrays.)
   const int ordinal = call_device(who_, args, {}, text_names_);
@@ -666,7 +666,17 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   // lookup
   const Target& t = targets_.find(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
   // pack: checked against the parameter list the compile read
-  note_operands(args, {}, true);  // raw code may write any array it is given
+  if (written.empty()) {
+    note_operands(args, {}, true);  // raw code may write any array it is given
+  } else if (GraphRecording::active()) [[unlikely]] {
+    std::vector<KernelArg> reads;
+    std::vector<NDArray> writes;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+      if (k < written.size() && written[k] && args[k].kind == KernelArg::Kind::Array) writes.push_back(*args[k].array);
+      else reads.push_back(args[k]);
+    }
+    note_operands(reads, writes, false);
+  }
   ArgBuffer& buffer = launch_buffer();
   pack_arguments(buffer, name_, t.signature, args);
   // launch

@@ -189,8 +189,9 @@ class RawKernel {
   // kernel compiled there, checks the configuration and the arguments (count; array dtypes
   // against pointee types; numbers converted to the declared scalar types) against that
   // compile's parameter list, and launches. Errors name the kernel, the parameter and the
-  // fix.
-  void launch(const LaunchConfig& config, std::span<const KernelArg> args);
+  // fix. `written` says, argument by argument, which arrays the kernel writes (what a
+  // graph being recorded orders it by); empty, as for user code: any array it is given.
+  void launch(const LaunchConfig& config, std::span<const KernelArg> args, std::span<const bool> written = {});
 
   // The kernel in the device's primary context, compiled and loaded on first use.
   // Error "no kernel named 'foo' in the source (...)" when the module lacks the symbol.

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -70,6 +72,10 @@ class Pool {
   ~Pool();
   unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
   void run(Job& job);
+  // A task for the next free thread (graph nodes: cpu_run_graph); never throws.
+  void post(std::function<void()> task);
+  // Runs one posted task on the calling thread, if there is one.
+  bool run_posted();
 
  private:
   void work();
@@ -78,6 +84,7 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable work_ready_, job_left_;
   std::deque<Job*> queue_;
+  std::deque<std::function<void()>> tasks_;
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };
@@ -113,8 +120,16 @@ void Pool::work() {
   block_process_signals();
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    work_ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    work_ready_.wait(lock, [this] { return stop_ || !queue_.empty() || !tasks_.empty(); });
     if (stop_) return;
+    if (!tasks_.empty()) {
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+      continue;
+    }
     Job* job = queue_.front();
     if (job->next.load(std::memory_order_relaxed) >= job->total) {  // every block taken
       queue_.pop_front();
@@ -172,6 +187,26 @@ void Pool::run(Job& job) {
     job_left_.wait(lock, [&] { return job.users == 0; });
   }
   if (job.error) std::rethrow_exception(job.error);
+}
+
+void Pool::post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  work_ready_.notify_one();
+}
+
+bool Pool::run_posted() {
+  std::function<void()> task;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tasks_.empty()) return false;
+    task = std::move(tasks_.front());
+    tasks_.pop_front();
+  }
+  task();
+  return true;
 }
 
 Pool& pool() {
@@ -263,6 +298,93 @@ unsigned cpu_threads_from_env(const char* value) {
 }
 
 unsigned cpu_thread_count() { return pool().threads(); }
+
+namespace {
+
+// A graph's run (cpu_run_graph), shared by the tasks posted for it: the last of them may
+// still be returning when the caller, seeing every task finished, returns.
+struct GraphRun {
+  const std::function<void(std::size_t)>* task = nullptr;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::size_t> waiting;            // predecessors not yet finished
+  std::vector<std::vector<std::size_t>> next;  // successors
+  std::vector<char> failed;                    // the task, or one it waits for, failed
+  std::vector<std::exception_ptr> errors;
+  std::size_t left = 0;     // tasks not finished
+  std::uint64_t posted = 0;  // tasks posted so far
+};
+
+void post_node(const std::shared_ptr<GraphRun>& run, std::size_t i);
+
+// Runs task i (skipped when one it waits for failed), then posts the tasks it frees.
+void run_node(const std::shared_ptr<GraphRun>& run, std::size_t i) {
+  bool skip;
+  {
+    std::lock_guard<std::mutex> lock(run->mutex);
+    skip = run->failed[i];
+  }
+  std::exception_ptr e;
+  if (!skip) {
+    try {
+      (*run->task)(i);
+    } catch (...) {
+      e = std::current_exception();
+    }
+  }
+  std::vector<std::size_t> ready;
+  {
+    std::lock_guard<std::mutex> lock(run->mutex);
+    if (e) run->errors[i] = e;
+    for (std::size_t s : run->next[i]) {
+      if (skip || e) run->failed[s] = 1;
+      if (--run->waiting[s] == 0) ready.push_back(s);
+    }
+    --run->left;
+  }
+  for (std::size_t s : ready) post_node(run, s);
+  run->changed.notify_all();
+}
+
+void post_node(const std::shared_ptr<GraphRun>& run, std::size_t i) {
+  pool().post([run, i] { run_node(run, i); });
+  std::lock_guard<std::mutex> lock(run->mutex);
+  ++run->posted;
+}
+
+}  // namespace
+
+void cpu_run_graph(std::span<const std::vector<std::size_t>> after, const std::function<void(std::size_t)>& task) {
+  const std::size_t n = after.size();
+  auto run = std::make_shared<GraphRun>();
+  run->task = &task;
+  run->waiting.resize(n);
+  run->next.resize(n);
+  run->failed.assign(n, 0);
+  run->errors.resize(n);
+  run->left = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    run->waiting[i] = after[i].size();
+    for (std::size_t p : after[i]) run->next.at(p).push_back(i);
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (after[i].empty()) post_node(run, i);
+  // The calling thread runs posted tasks too (every one with LUDA_CPU_THREADS=1), and
+  // waits while the other threads have them all.
+  for (;;) {
+    std::uint64_t seen;
+    {
+      std::lock_guard<std::mutex> lock(run->mutex);
+      if (run->left == 0) break;
+      seen = run->posted;
+    }
+    if (pool().run_posted()) continue;
+    std::unique_lock<std::mutex> lock(run->mutex);
+    run->changed.wait(lock, [&] { return run->left == 0 || run->posted != seen; });
+  }
+  for (const std::exception_ptr& e : run->errors)
+    if (e) std::rethrow_exception(e);
+}
 
 void validate_cpu_launch(const LaunchConfig& config) {
   for (const auto& [what, d] :

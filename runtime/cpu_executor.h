@@ -14,7 +14,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
+#include <span>
+#include <vector>
 #include <string_view>
 
 #include "runtime/cpu_abi.h"
@@ -88,6 +91,13 @@ void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const
 // OS threads that run blocks (the caller's included): LUDA_CPU_THREADS when set, else
 // std::thread::hardware_concurrency(). Read once, at the first launch.
 unsigned cpu_thread_count();
+
+// Runs task(0) ... task(n - 1), n = after.size(), on the threads that run blocks (the
+// caller's included): task i once every task listed in after[i] has finished (the lists
+// make no cycle), independent ones at the same time. A task after one that threw is
+// skipped; once every task has finished or been skipped, the first error by task index is
+// rethrown. A task may launch kernels (cpu_launch): its thread runs their blocks too.
+void cpu_run_graph(std::span<const std::vector<std::size_t>> after, const std::function<void(std::size_t)>& task);
 
 // The thread count a LUDA_CPU_THREADS value asks for; null or "" means the machine's.
 // Error: "LUDA_CPU_THREADS is 'abc': expected a whole number of threads from 1 to 1024".

@@ -42,7 +42,8 @@ namespace driver {
   X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode) X(cuGraphAddMemcpyNode)    \
   X(cuGraphAddMemsetNode) X(cuGraphKernelNodeSetAttribute) X(cuGraphInstantiate)        \
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphExecKernelNodeSetParams)              \
-  X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)
+  X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)                 \
+  X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode)
 
 struct Api {
 #define LUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

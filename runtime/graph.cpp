@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
-#include <future>
 #include <optional>
 
 #include <fmt/format.h>
@@ -166,7 +165,21 @@ std::uintptr_t Remap::operator()(std::uintptr_t address) const {
 
 namespace {
 
-std::vector<std::uint64_t> addresses(const NodeWork& work, const Remap& remap, const Buffer* pinned);
+// A node's addresses moved by `move` (a Remap, or one with graph memory besides), in the
+// form RecordedGraph::Cuda::now keeps: a kernel's argument words, a copy's destination and
+// source (`pinned`'s bytes for bytes that came from the host), a fill's destination.
+template <class Move>
+std::vector<std::uint64_t> addresses(const NodeWork& work, const Move& move, const Buffer* pinned) {
+  if (const auto* k = std::get_if<KernelWork>(&work)) {
+    std::vector<std::uint64_t> words = k->words;
+    for (std::size_t w : k->pointers) words[w] = move(static_cast<std::uintptr_t>(words[w]));
+    return words;
+  }
+  if (const auto* c = std::get_if<CopyWork>(&work))
+    return {move(c->dst), pinned ? reinterpret_cast<std::uintptr_t>(pinned->data()) : move(c->src)};
+  if (const auto* f = std::get_if<FillWork>(&work)) return {move(f->dst)};
+  return {};
+}
 
 // One node's work on the cpu device, its addresses moved by `remap`. Returns whether a
 // kernel's arguments moved.
@@ -205,6 +218,9 @@ struct RecordedGraph::Cuda {
   // a copy's destination and source, a fill's destination.
   std::vector<std::vector<std::uint64_t>> now;
   std::vector<std::shared_ptr<Buffer>> pinned;  // host bytes of copy nodes, page-locked
+  // The temporaries' recorded addresses moved to their graph memory (mem-alloc nodes'
+  // addresses, which stay the same from launch to launch).
+  Remap memory;
   CUcontext context = nullptr;
 
   ~Cuda() {
@@ -235,14 +251,25 @@ CUDA_KERNEL_NODE_PARAMS kernel_params(const KernelWork& k, std::vector<std::uint
   return p;
 }
 
-// A 1-D copy of n bytes between unified addresses (device memory, page-locked host memory).
-CUDA_MEMCPY3D copy_params(std::uintptr_t dst, std::uintptr_t src, std::size_t n) {
+// A 1-D copy of n bytes: device memory by its unified address, host memory (an
+// argument's, or page-locked memory of the graph) as host memory.
+CUDA_MEMCPY3D copy_params(const CopyWork& w, std::uintptr_t dst, std::uintptr_t src) {
   CUDA_MEMCPY3D c{};
-  c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-  c.srcDevice = static_cast<CUdeviceptr>(src);
-  c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-  c.dstDevice = static_cast<CUdeviceptr>(dst);
-  c.WidthInBytes = n;
+  if (w.src_device.is_cpu() && !w.source) {
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = reinterpret_cast<const void*>(src);
+  } else {
+    c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.srcDevice = static_cast<CUdeviceptr>(src);
+  }
+  if (w.dst_device.is_cpu()) {
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = reinterpret_cast<void*>(dst);
+  } else {
+    c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.dstDevice = static_cast<CUdeviceptr>(dst);
+  }
+  c.WidthInBytes = w.n;
   c.Height = 1;
   c.Depth = 1;
   return c;
@@ -258,17 +285,43 @@ CUDA_MEMSET_NODE_PARAMS zero_params(std::uintptr_t dst, std::size_t n) {
   return m;
 }
 
-// Node i's addresses with `remap` applied, in the form Cuda::now keeps.
-std::vector<std::uint64_t> addresses(const NodeWork& work, const Remap& remap, const Buffer* pinned) {
-  if (const auto* k = std::get_if<KernelWork>(&work)) {
-    std::vector<std::uint64_t> words = k->words;
-    for (std::size_t w : k->pointers) words[w] = remap(static_cast<std::uintptr_t>(words[w]));
-    return words;
-  }
-  if (const auto* c = std::get_if<CopyWork>(&work))
-    return {remap(c->dst), pinned ? reinterpret_cast<std::uintptr_t>(pinned->data()) : remap(c->src)};
-  if (const auto* f = std::get_if<FillWork>(&work)) return {remap(f->dst)};
-  return {};
+}  // namespace
+
+namespace {
+
+// A temporary of a graph on a CUDA device: its recorded bytes and the nodes that use them.
+struct Temporary {
+  std::size_t buffer = 0;  // in RecordedGraph::buffers
+  std::uintptr_t lo = 0, hi = 0;
+  std::vector<std::size_t> users;  // in node order
+};
+
+// Whether node `work` touches [lo, hi): an access of the buffer, or an address among its
+// parameters (a check of the accesses: graph memory is gone after the free node).
+bool uses(const GraphNode& node, const NodeWork& work, std::size_t buffer, std::uintptr_t lo, std::uintptr_t hi) {
+  for (const Access& a : node.accesses)
+    if (a.buffer == buffer && a.begin < a.end) return true;
+  const Remap none;
+  for (std::uint64_t x : addresses(work, none, nullptr))
+    if (x >= lo && x < hi) return true;
+  return false;
+}
+
+// The users of a temporary that no other user precedes (they wait for its alloc node),
+// or that precede no other user (its free node waits for them).
+std::vector<std::size_t> first_users(const TaskGraph& g, const std::vector<std::size_t>& users) {
+  std::vector<std::size_t> out;
+  for (std::size_t u : users)
+    if (std::none_of(users.begin(), users.end(), [&](std::size_t v) { return v != u && g.ordered(v, u); }))
+      out.push_back(u);
+  return out;
+}
+std::vector<std::size_t> last_users(const TaskGraph& g, const std::vector<std::size_t>& users) {
+  std::vector<std::size_t> out;
+  for (std::size_t u : users)
+    if (std::none_of(users.begin(), users.end(), [&](std::size_t v) { return v != u && g.ordered(u, v); }))
+      out.push_back(u);
+  return out;
 }
 
 }  // namespace
@@ -286,16 +339,43 @@ void RecordedGraph::run_cuda(const Remap& remap, CUstream stream) {
     c->nodes.resize(n);
     c->now.resize(n);
     c->pinned.resize(n);
-    const Remap none;
+    // The temporaries, each a mem-alloc node that its first users wait for.
+    std::vector<Temporary> temps;
+    std::vector<CUgraphNode> alloc_nodes;
+    std::vector<std::vector<CUgraphNode>> waits_for(n);  // alloc nodes each node waits for
+    for (std::size_t b = 0; b < buffers.size(); ++b) {
+      const RecordedBuffer& rb = buffers[b];
+      if (!rb.made || rb.result || !rb.owner || rb.buffer->device() != device || rb.buffer->size() == 0) continue;
+      Temporary t;
+      t.buffer = b;
+      t.lo = reinterpret_cast<std::uintptr_t>(rb.buffer->data());
+      t.hi = t.lo + rb.buffer->size();
+      for (std::size_t i = 0; i < n; ++i)
+        if (uses(graph.nodes()[i], work[i], b, t.lo, t.hi)) t.users.push_back(i);
+      if (t.users.empty()) continue;
+      CUDA_MEM_ALLOC_NODE_PARAMS p{};
+      p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      p.poolProps.location.id = device.index;
+      p.bytesize = rb.buffer->size();
+      CUgraphNode node;
+      driver::check(d.cuGraphAddMemAllocNode(&node, c->graph, nullptr, 0, &p), "cuGraphAddMemAllocNode",
+                    fmt::format("{} bytes of graph memory for {}", p.bytesize, rb.name));
+      c->memory.add(t.lo, t.hi, static_cast<std::intptr_t>(p.dptr - t.lo));
+      for (std::size_t u : first_users(graph, t.users)) waits_for[u].push_back(node);
+      alloc_nodes.push_back(node);
+      temps.push_back(std::move(t));
+    }
+    const Remap& memory = c->memory;
     for (std::size_t i = 0; i < n; ++i) {
-      std::vector<CUgraphNode> deps;
+      std::vector<CUgraphNode> deps = waits_for[i];
       for (std::size_t p : graph.predecessors(i)) deps.push_back(c->nodes[p]);
       const NodeWork& w = work[i];
       if (const auto* cw = std::get_if<CopyWork>(&w); cw && cw->source) {
         c->pinned[i] = Buffer::allocate_pinned(cw->n);
         std::memcpy(c->pinned[i]->data(), cw->source->data(), cw->n);
       }
-      c->now[i] = addresses(w, none, c->pinned[i].get());
+      c->now[i] = addresses(w, memory, c->pinned[i].get());
       const std::vector<std::uint64_t>& a = c->now[i];
       if (const auto* k = std::get_if<KernelWork>(&w)) {
         if (k->config.shared_mem > kDefaultSharedLimit)
@@ -313,7 +393,7 @@ void RecordedGraph::run_cuda(const Remap& remap, CUstream stream) {
                         "cuGraphKernelNodeSetAttribute", k->who);
         }
       } else if (const auto* cw = std::get_if<CopyWork>(&w)) {
-        CUDA_MEMCPY3D p = copy_params(a[0], a[1], cw->n);
+        CUDA_MEMCPY3D p = copy_params(*cw, a[0], a[1]);
         driver::check(d.cuGraphAddMemcpyNode(&c->nodes[i], c->graph, deps.data(), deps.size(), &p, c->context),
                       "cuGraphAddMemcpyNode");
       } else if (const auto* f = std::get_if<FillWork>(&w)) {
@@ -324,12 +404,33 @@ void RecordedGraph::run_cuda(const Remap& remap, CUstream stream) {
         throw InternalError("a host node in a graph of a CUDA device");
       }
     }
+    // Each temporary freed once its last users are done.
+    for (const Temporary& t : temps) {
+      std::vector<CUgraphNode> deps;
+      for (std::size_t u : last_users(graph, t.users)) deps.push_back(c->nodes[u]);
+      CUgraphNode node;
+      driver::check(d.cuGraphAddMemFreeNode(&node, c->graph, deps.data(), deps.size(),
+                                            static_cast<CUdeviceptr>(memory(t.lo))),
+                    "cuGraphAddMemFreeNode");
+    }
     driver::check(d.cuGraphInstantiate(&c->exec, c->graph, 0), "cuGraphInstantiate");
+    allocs = temps.size();
+    // The temporaries' recording memory is not used again: their addresses stay only as
+    // the keys of `memory`, which no other buffer of the graph shares while it keeps its own.
+    for (const Temporary& t : temps) {
+      buffers[t.buffer].owner.reset();
+      buffers[t.buffer].buffer = nullptr;
+    }
     cuda_ = std::move(c);
   }
   Cuda& c = *cuda_;
+  // A temporary's address moves to its graph memory, an argument's where `remap` says.
+  auto move = [&](std::uintptr_t x) {
+    const std::uintptr_t m = c.memory(x);
+    return m != x ? m : remap(x);
+  };
   for (std::size_t i = 0; i < n; ++i) {
-    std::vector<std::uint64_t> a = addresses(work[i], remap, c.pinned[i].get());
+    std::vector<std::uint64_t> a = addresses(work[i], move, c.pinned[i].get());
     if (a == c.now[i]) continue;
     const NodeWork& w = work[i];
     if (const auto* k = std::get_if<KernelWork>(&w)) {
@@ -338,7 +439,7 @@ void RecordedGraph::run_cuda(const Remap& remap, CUstream stream) {
       driver::check(d.cuGraphExecKernelNodeSetParams(c.exec, c.nodes[i], &p), "cuGraphExecKernelNodeSetParams", k->who);
       ++updates;
     } else if (const auto* cw = std::get_if<CopyWork>(&w)) {
-      CUDA_MEMCPY3D p = copy_params(a[0], a[1], cw->n);
+      CUDA_MEMCPY3D p = copy_params(*cw, a[0], a[1]);
       driver::check(d.cuGraphExecMemcpyNodeSetParams(c.exec, c.nodes[i], &p, c.context),
                     "cuGraphExecMemcpyNodeSetParams");
     } else if (const auto* f = std::get_if<FillWork>(&w)) {
@@ -357,27 +458,10 @@ void RecordedGraph::run(const Remap& remap, CUstream stream) {
   if (!device.is_cpu()) return run_cuda(remap, stream);
   const std::size_t n = work.size();
   std::atomic<std::uint64_t> moved{0};
-  // Each node on a thread of its own, started once the nodes it waits for are done; an
-  // error of one is rethrown by every node after it, and the first one by node order
-  // ends the run once every node has finished or given up.
-  std::vector<std::shared_future<void>> done(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::vector<std::shared_future<void>> before;
-    for (std::size_t p : graph.predecessors(i)) before.push_back(done[p]);
-    done[i] = std::async(std::launch::async, [this, i, &remap, &moved, before = std::move(before)] {
-                for (const auto& f : before) f.get();
-                moved += run_cpu_node(work[i], remap);
-              }).share();
-  }
-  std::exception_ptr first;
-  for (auto& f : done) {
-    try {
-      f.get();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
+  // Each node on the cpu device's threads once the nodes it waits for are done.
+  std::vector<std::vector<std::size_t>> after(n);
+  for (std::size_t i = 0; i < n; ++i) after[i] = graph.predecessors(i);
+  cpu_run_graph(after, [&](std::size_t i) { moved += run_cpu_node(work[i], remap); });
   ++replays;
   updates += moved;
 }
@@ -468,12 +552,17 @@ void GraphRecording::kernel(KernelWork w) {
 }
 
 void GraphRecording::copy(CopyWork w, std::vector<Access> accesses) {
-  const Device from = w.source ? device_ : w.src_device;
-  if (w.dst_device != device_ || from != device_)
-    fail("a copy from {} to {} cannot be recorded in a graph whose work is on {}; a graph's work is on one device: "
-         "copy between devices before or after the graph runs",
+  const Device from = w.source ? Device::cpu() : w.src_device;
+  // A graph of a CUDA device copies within it, and between it and host memory; a graph of
+  // the cpu, within host memory.
+  auto reaches = [&](Device d) { return d == device_ || d.is_cpu(); };
+  if (!reaches(w.dst_device) || !reaches(from))
+    fail("a copy from {} to {} cannot be recorded in a graph whose work is on {}; a graph's copies stay on its device "
+         "and the host: copy between devices before or after the graph runs",
          from.str(), w.dst_device.str(), device_.str());
-  std::string name = fmt::format("copy of {} bytes", w.n);
+  std::string name = from == w.dst_device || w.source
+                         ? fmt::format("copy of {} bytes", w.n)
+                         : fmt::format("copy of {} bytes from {} to {}", w.n, from.str(), w.dst_device.str());
   add(NodeKind::Copy, std::move(name), std::move(w), std::move(accesses));
 }
 

@@ -158,6 +158,7 @@ struct RecordedBuffer {
   const Buffer* buffer = nullptr;
   std::shared_ptr<Buffer> owner;   // kept alive as long as the graph (null: its owner keeps it)
   bool made = false;               // allocated while recording (a temporary or a result)
+  bool result = false;             // made, and returned by the recorded function
   int argument = -1;               // the argument whose buffer it is, or -1
   std::string name;                // "argument 1", "new array 3", "array 2"
 };
@@ -178,10 +179,17 @@ class RecordedGraph {
   // memset nodes with the same edges), instantiated at the first run and launched on
   // `stream`; nodes whose addresses moved since the last run get their new parameters in
   // the instantiated graph, which is never rebuilt.
+  //
+  // On a CUDA device the temporaries (buffers made while recording on that device and
+  // not returned) live in graph memory: a mem-alloc node ahead of the first node that
+  // uses one, a mem-free node after the last, so that no replay reads memory another
+  // replay or allocation reuses, and branches that never overlap in time can share
+  // memory. The buffers they had while recording are released once the graph is built.
   void run(const Remap& remap, CUstream stream);
 
   std::uint64_t replays = 0;  // runs
   std::uint64_t updates = 0;  // kernel nodes whose arguments moved, over all runs
+  std::size_t allocs = 0;     // mem-alloc nodes of the driver's graph (each with its free)
 
   struct Cuda;  // the driver's graph, instantiated at the first run (graph.cpp)
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -70,39 +71,13 @@ RunFn run_fn(DType to, DType from) {
 
 // ---- strided iteration on the host ----------------------------------------------------
 
-// A layout with strides in bytes, simplified for iteration: axes of extent 1 dropped and
-// neighbours that step evenly in both operands merged.
-struct Layout2 {
-  Shape shape;
-  Strides dst, src;  // bytes
-};
-
-Layout2 simplify(const Shape& shape, const Strides& dst, std::int64_t dst_item,
-                 const Strides& src, std::int64_t src_item) {
-  Layout2 l;
-  for (std::size_t k = 0; k < shape.size(); ++k) {
-    if (shape[k] == 1) continue;
-    std::int64_t ds = dst[k] * dst_item, ss = src[k] * src_item;
-    if (!l.shape.empty() && l.dst.back() == ds * shape[k] && l.src.back() == ss * shape[k]) {
-      l.shape.back() *= shape[k];
-      l.dst.back() = ds;
-      l.src.back() = ss;
-    } else {
-      l.shape.push_back(shape[k]);
-      l.dst.push_back(ds);
-      l.src.push_back(ss);
-    }
-  }
-  return l;
-}
-
 // Converts every element of a src view into a dst view of the same shape, both in host
 // memory (strides in elements of each one's dtype).
 void convert_host(const Shape& shape, DType dst_type, std::byte* dst, const Strides& dst_strides,
                   DType src_type, const std::byte* src, const Strides& src_strides) {
   for (std::int64_t n : shape)
     if (n == 0) return;
-  Layout2 l = simplify(shape, dst_strides, static_cast<std::int64_t>(itemsize(dst_type)), src_strides,
+  CopyLayout l = copy_layout(shape, dst_strides, static_cast<std::int64_t>(itemsize(dst_type)), src_strides,
                        static_cast<std::int64_t>(itemsize(src_type)));
   RunFn fn = run_fn(dst_type, src_type);
   if (l.shape.empty()) {
@@ -170,6 +145,39 @@ void check_index_count(std::size_t count, int ndim) {
 
 }  // namespace
 
+CopyLayout copy_layout(const Shape& shape, const Strides& dst, std::int64_t dst_item, const Strides& src,
+                       std::int64_t src_item) {
+  CopyLayout l;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 1) continue;
+    std::int64_t ds = dst[k] * dst_item, ss = src[k] * src_item;
+    if (!l.shape.empty() && l.dst.back() == ds * shape[k] && l.src.back() == ss * shape[k]) {
+      l.shape.back() *= shape[k];
+      l.dst.back() = ds;
+      l.src.back() = ss;
+    } else {
+      l.shape.push_back(shape[k]);
+      l.dst.push_back(ds);
+      l.src.push_back(ss);
+    }
+  }
+  return l;
+}
+
+Strides broadcast_strides(const NDArray& src, const Shape& to) {
+  Strides out(to.size(), 0);
+  const std::size_t lead = to.size() - src.shape().size();
+  for (std::size_t k = 0; k < src.shape().size(); ++k)
+    if (src.shape()[k] != 1) out[lead + k] = src.strides()[k];
+  return out;
+}
+
+namespace {
+std::atomic<DeviceAssign> g_device_assign{nullptr};
+}  // namespace
+
+void set_device_assign(DeviceAssign f) noexcept { g_device_assign.store(f); }
+
 // ---- shapes ---------------------------------------------------------------------------
 
 void check_ndim(std::size_t ndim) {
@@ -216,11 +224,15 @@ NDArray NDArray::empty(const Shape& shape, DType dtype, Device device, const Str
     fail("array is too big: shape {} of {} needs more bytes than memory can address",
          shape_str(shape), dtype_name(dtype));
   NDArray a;
-  a.buffer_ = Buffer::allocate(device, static_cast<std::size_t>(n) * itemsize(dtype), stream);
+  const std::size_t bytes = static_cast<std::size_t>(n) * itemsize(dtype);
+  GraphRecording* g = GraphRecording::active();
+  // Host memory that a GPU graph copies to or from is page-locked, as a copy node needs.
+  a.buffer_ = g && device.is_cpu() && !g->device().is_cpu() && bytes ? Buffer::allocate_pinned(bytes)
+                                                                      : Buffer::allocate(device, bytes, stream);
   a.dtype_ = dtype;
   a.shape_ = shape;
   a.strides_ = c_strides(shape);
-  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] g->made(a.buffer_);
+  if (g) [[unlikely]] g->made(a.buffer_);
   return a;
 }
 
@@ -598,11 +610,7 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
                  static_cast<const std::byte*>(h.data()), h.strides_);
     h = c;
   }
-  // Broadcast: leading axes added and extent-1 axes repeated with stride 0.
-  Strides bstrides(shape_.size(), 0);
-  const std::size_t lead = shape_.size() - h.shape_.size();
-  for (std::size_t k = 0; k < h.shape_.size(); ++k)
-    if (h.shape_[k] != 1) bstrides[lead + k] = h.strides_[k];
+  const Strides bstrides = broadcast_strides(h, shape_);
   const auto* from = static_cast<const std::byte*>(h.data());
   if (device().is_cpu()) {
     convert_host(shape_, dtype_, static_cast<std::byte*>(data()), strides_, h.dtype_, from, bstrides);
@@ -632,12 +640,37 @@ void NDArray::record_assign(GraphRecording& g, const NDArray& src, bool bytes_al
     copy_node(between, src);
     return copy_node(*this, between);
   }
+  if (!device().is_cpu() || !src.device().is_cpu()) {
+    // On a CUDA device: the device's copy kernel, a kernel node; between that device and
+    // host memory, the kernel on the device's side of a copy node.
+    const DeviceAssign by_kernel = g_device_assign.load();
+    if (!by_kernel) fail("a copy between dtypes, or of a strided or broadcast array, cannot be recorded in a graph: no "
+                         "copy kernel is loaded (luda is not open)");
+    if (device() == src.device()) {
+      if (may_share_memory(src, *this)) {  // every element read before any is written
+        NDArray between = empty(src.shape_, src.dtype_, device());
+        by_kernel(between, src);
+        by_kernel(*this, between);
+      } else {
+        by_kernel(*this, src);
+      }
+    } else if (device().is_cpu() && is_c_contiguous()) {
+      NDArray between = empty(shape_, dtype_, src.device());
+      by_kernel(between, src);
+      copy_node(*this, between);
+    } else if (src.device().is_cpu() && src.is_c_contiguous()) {
+      NDArray between = empty(src.shape_, src.dtype_, device());
+      copy_node(between, src);
+      by_kernel(*this, between);
+    } else {
+      fail("a copy from a {} array on {} to a {} array on {} cannot be recorded in a graph: the host's side of a copy "
+           "between devices must be contiguous; copy it with x:copy() first",
+           src.is_c_contiguous() ? "contiguous" : "strided", src.device().str(),
+           is_c_contiguous() ? "contiguous" : "strided", device().str());
+    }
+    return;
+  }
   std::vector<Access> accesses{g.of(src, false), g.of(*this, true)};
-  if (!device().is_cpu() || !src.device().is_cpu())
-    fail("a copy between dtypes, or of a strided or broadcast array, on {} goes through the host, which a graph "
-         "being recorded cannot do; make both arrays contiguous with the same dtype and shape, or copy with a "
-         "kernel (luda.elementwise)",
-         device().is_cpu() ? src.device().str() : device().str());
   NDArray dst = *this, from = src;
   const bool overlap = may_share_memory(src, *this);
   g.host(fmt::format("copy of {} {} elements", size(), dtype_name(dtype_)),

@@ -172,6 +172,26 @@ inline ByteExtent byte_extent(const NDArray& x) {
 // pairs of operands.
 inline bool may_share_memory(const NDArray& a, const NDArray& b) { return byte_extent(a).overlaps(byte_extent(b)); }
 
+// A copy's iteration space: the shape with axes of extent 1 dropped and neighbours that
+// step evenly in both operands merged, with each operand's strides in bytes. The host's
+// conversions and the device's copy kernel (jit/device_copy.h) walk the same layout.
+struct CopyLayout {
+  Shape shape;
+  Strides dst, src;  // bytes
+};
+CopyLayout copy_layout(const Shape& shape, const Strides& dst, std::int64_t dst_item, const Strides& src,
+                       std::int64_t src_item);
+// `src`'s strides (elements) read as an array of shape `to` that it broadcasts to:
+// leading axes added and extent-1 axes repeated, with stride 0.
+Strides broadcast_strides(const NDArray& src, const Shape& to);
+
+// A copy of `src` into `dst` on one CUDA device by a kernel (any dtypes, strides and
+// broadcast, converted as the host converts), for work the host cannot take part in: a
+// graph being recorded. The jit layer provides it (jit/device_copy.h) and sets it when
+// luda is opened; unset, such a copy in a recording is refused.
+using DeviceAssign = void (*)(const NDArray& dst, const NDArray& src);
+void set_device_assign(DeviceAssign f) noexcept;
+
 // "(2, 3)", "(5,)", "()" as NumPy prints shapes.
 std::string shape_str(const Shape& shape);
 // NumPy's error for a shape whose nonzero extents multiply to 2^63 or more (an array's,

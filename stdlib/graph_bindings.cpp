@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/device_copy.h"
 #include "runtime/graph.h"
 #include "stdlib/bindings.h"
 
@@ -227,6 +228,7 @@ int record(lua_State* L, int gidx, GraphObject& g, int base, int n) {
     if (r.buffer < 0) continue;
     const RecordedBuffer& b = v.graph->buffers[static_cast<std::size_t>(r.buffer)];
     r.kind = b.made ? Result::Kind::Made : b.argument >= 0 ? Result::Kind::Argument : Result::Kind::Value;
+    if (r.kind == Result::Kind::Made) v.graph->buffers[static_cast<std::size_t>(r.buffer)].result = true;
   }
   v.written.assign(v.graph->buffers.size(), false);
   for (const GraphNode& node : v.graph->graph.nodes())
@@ -322,7 +324,10 @@ int replay(lua_State* L, bool wait, std::string_view fname) {
                 static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(o.data()) - r.data));
       ++next_out;
     } else {
-      to = Buffer::allocate(b.buffer->device(), b.buffer->size(), stream ? &*stream : nullptr);
+      // Host memory that a GPU graph copies into is page-locked, as it was while recording.
+      to = b.buffer->device().is_cpu() && !v.graph->device.is_cpu() && b.buffer->size()
+               ? Buffer::allocate_pinned(b.buffer->size())
+               : Buffer::allocate(b.buffer->device(), b.buffer->size(), stream ? &*stream : nullptr);
       remap.add(reinterpret_cast<std::uintptr_t>(b.buffer->data()),
                 reinterpret_cast<std::uintptr_t>(b.buffer->data()) + b.buffer->size(),
                 static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(to->data()) -
@@ -429,7 +434,7 @@ int l_stats(lua_State* L) {
   const Variant& v = last_variant(L, "stats");
   std::uint64_t replays = 0, updates = 0;
   for (const Variant& each : g.variants) replays += each.graph->replays, updates += each.graph->updates;
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 8);
   auto set = [&](const char* key, std::uint64_t x) {
     lua_pushinteger(L, static_cast<lua_Integer>(x));
     lua_setfield(L, -2, key);
@@ -441,6 +446,7 @@ int l_stats(lua_State* L) {
   set("updates", updates);
   set("recordings", g.recordings);
   set("variants", g.variants.size());
+  set("allocs", v.graph->allocs);
   return 1;
 }
 
@@ -480,6 +486,7 @@ void keep_for_graph(lua_State* L, int idx) {
 }
 
 void open_graphs(lua_State* L) {
+  set_device_assign(&jit::device_assign);  // strided and converting copies in a CUDA recording
   static const luaL_Reg meta[] = {
       {"__call", trampoline<l_call>},
       {"__tostring", trampoline<l_tostring>},

@@ -76,7 +76,8 @@ constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guara
   X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode) X(cuGraphAddMemcpyNode)       \
   X(cuGraphAddMemsetNode) X(cuGraphKernelNodeSetAttribute) X(cuGraphInstantiate)           \
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphExecKernelNodeSetParams)                 \
-  X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)
+  X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)                    \
+  X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode)
 
 enum Entry {
 #define FAKE_ENUM(name) k_##name,
@@ -696,6 +697,21 @@ CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec, CUgraphNode, const 
 }
 CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) {
   COUNT(cuGraphExecMemsetNodeSetParams);
+  return CUDA_SUCCESS;
+}
+
+// Graph memory: an address that nothing reads (nodes do not run here), distinct per node.
+CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* node, CUgraph, const CUgraphNode*, size_t,
+                                        CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  COUNT(cuGraphAddMemAllocNode);
+  static std::atomic<CUdeviceptr> next{CUdeviceptr{1} << 44};
+  params->dptr = next.fetch_add((params->bytesize + 255) / 256 * 256 + 256);
+  *node = nullptr;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* node, CUgraph, const CUgraphNode*, size_t, CUdeviceptr) {
+  COUNT(cuGraphAddMemFreeNode);
+  *node = nullptr;
   return CUDA_SUCCESS;
 }
 

@@ -282,6 +282,88 @@ extern "C" __global__ void reset() { flags[0] = 0; flags[1] = 0; }
     H.check(inner(x), H.of({ 2, 3, 4 }), H.exact)
   end)
 
+  on_devices("copies between dtypes, strides and shapes as eager copies do", function()
+    -- Values at every edge of a conversion: NaN, infinities, past each integer range,
+    -- fractions of both signs, negative zero.
+    local specials = { 0 / 0, 1 / 0, -1 / 0, 1e20, -1e20, 3e9, -3e9, 255.9, 256.5, -0.5, -1.5, -0.0, 1.7,
+                       127.5, -128.5, 65535.9, 2 ^ 63, -2 ^ 63, 2 ^ 64, 42 }
+    local dtypes = { "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64" }
+    for _, from in ipairs({ "float64", "float32", "int64", "uint8", "bool" }) do
+      local data = luda.array(specials, "float64"):astype(from)
+      for _, to in ipairs(dtypes) do
+        local function run(x)
+          local whole = x:astype(to)                          -- contiguous, converted
+          local back = x:slice("::-3"):copy():astype(to)      -- strided, reversed
+          local wide = luda.zeros({ 2, 3, #specials }, to)
+          luda.copyto(wide, x)                                -- broadcast
+          return whole, back, wide
+        end
+        local g = luda.graph(run, luda.zeros(#specials, from))
+        local got = { g(data) }
+        local want = { run(data) }
+        for i = 1, 3 do H.check(got[i], H.read(want[i]), H.exact, from .. " to " .. to .. ", result " .. i) end
+      end
+    end
+    -- Over its own memory, strided: every element read before any is written.
+    local function reverse(x) luda.copyto(x:slice("::-1"), x) end
+    local g = luda.graph(reverse, luda.zeros(7, "float32"))
+    local x = H.to_array(H.uniform({ 7 }, -4, 4), "float32")
+    local want = x:copy()
+    reverse(want)
+    g(x)
+    H.check(x, H.read(want), H.exact)
+  end)
+
+  on_devices("keeps the temporaries in graph memory on a GPU", function(device)
+    local function run(a, b)
+      local t = a * 2          -- temporaries: t, u and the sum's
+      local u = t + b
+      return (u * u):sum(1), a + 1
+    end
+    local g = luda.graph(run, luda.zeros({ 4, 3 }, "float64"), luda.zeros({ 4, 3 }, "float64"))
+    local h = luda.graph(run, luda.zeros({ 4, 3 }, "float64"), luda.zeros({ 4, 3 }, "float64"))
+    for _ = 1, 3 do  -- the two graphs' replays interleaved, each with new arguments
+      local a, b = H.to_array(H.uniform({ 4, 3 }, -4, 4), "float64"), H.to_array(H.uniform({ 4, 3 }, -4, 4), "float64")
+      local s1, p1 = g(a, b)
+      local s2, p2 = h(b, a)
+      local w1, q1 = run(a, b)
+      local w2, q2 = run(b, a)
+      H.check(s1, H.read(w1), H.exact)
+      H.check(p1, H.read(q1), H.exact)
+      H.check(s2, H.read(w2), H.exact)
+      H.check(p2, H.read(q2), H.exact)
+    end
+    -- On a GPU each temporary is a mem-alloc node with its mem-free node; the cpu keeps
+    -- them with the graph.
+    assert.are.equal(device == "cpu" and 0 or 3, g:stats().allocs)
+  end)
+
+  on_devices("copies between the device and the host inside the graph", function()
+    local dev = luda.current_device()
+    local function run(x, h)
+      local back = x:slice("::2"):to("cpu")   -- strided, device to host
+      local up = h:to(dev)                    -- host to device
+      return back, (up + x):to("cpu"), up * 2
+    end
+    local g = luda.graph(run, luda.zeros(6, "float32"), luda.zeros(6, "float32", { device = "cpu" }))
+    for _ = 1, 2 do
+      local x = H.to_array(H.uniform({ 6 }, -4, 4), "float32")
+      local h = H.to_array(H.uniform({ 6 }, -4, 4), "float32"):to("cpu")
+      local got, want = { g(x, h) }, { run(x, h) }
+      for i = 1, 3 do
+        assert.are.equal(want[i].device, got[i].device)
+        H.check(got[i], H.read(want[i]), H.exact, "result " .. i)
+      end
+    end
+    if dev.kind ~= "cpu" then
+      local at = luda.zeros(1).device
+      local msg = "a copy from a strided array on cpu to a contiguous array on " .. at .. " cannot be recorded in a " ..
+                  "graph: the host's side of a copy between devices must be contiguous; copy it with x:copy() first"
+      local h = luda.zeros(6, "float32", { device = "cpu" })
+      assert.are.equal(here() .. msg, error_of(function() luda.graph(function(a) return a:slice("::2"):to(dev) end, h) end))
+    end
+  end)
+
   on_devices("keeps the kernels it calls, and runs every kind", function()
     local x0 = luda.array({ 1, 2, 3, 4, 5, 6, 7, 8 }, "float32")
     local g

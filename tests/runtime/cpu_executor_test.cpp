@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -722,6 +723,87 @@ TEST(CpuExecutor, FiberModeTiledTranspose1024) {
 #ifdef NDEBUG
   EXPECT_LT(s, 2.0);
 #endif
+}
+
+// --- graphs of tasks ---------------------------------------------------------------------
+
+// Random DAGs: each task starts only after every task it waits for has finished (checked
+// by a clock that ticks at each start and finish), every task runs once, and tasks launch
+// kernels of their own (saxpy) whose values are checked.
+TEST(CpuRunGraph, RunsEachTaskOnceAfterItsPredecessors) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 30; ++trial) {
+    const std::size_t n = rng() % 40;
+    std::vector<std::vector<std::size_t>> after(n);
+    for (std::size_t i = 1; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (rng() % 4 == 0) after[i].push_back(j);
+    std::atomic<long long> clock{0};
+    std::vector<long long> started(n, -1), finished(n, -1);
+    std::vector<int> runs(n, 0);
+    const long long m = 1000;
+    std::vector<std::vector<float>> out(n, std::vector<float>(m));
+    cpu_run_graph(after, [&](std::size_t i) {
+      started[i] = clock++;
+      ++runs[i];
+      std::vector<float> x(m, static_cast<float>(i));
+      const float* xp = x.data();
+      float* zp = out[i].data();
+      float w = 2, b = 1;
+      long long count = m;
+      void* args[] = {&xp, &w, &b, &zp, &count};
+      cpu_launch(kernel(saxpy, false), config(dims(4), dims(256)), args);
+      finished[i] = clock++;
+    });
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(1, runs[i]) << "task " << i;
+      for (std::size_t p : after[i]) EXPECT_LT(finished[p], started[i]) << "task " << i << " after " << p;
+      for (float v : out[i]) ASSERT_EQ(2.0f * static_cast<float>(i) + 1, v) << "task " << i;
+    }
+  }
+}
+
+// Two tasks that wait for each other run at the same time on two threads.
+TEST(CpuRunGraph, RunsIndependentTasksAtTheSameTime) {
+  if (cpu_thread_count() < 2) GTEST_SKIP() << "one cpu thread (LUDA_CPU_THREADS=1)";
+  std::atomic<int> arrived{0};
+  std::vector<std::vector<std::size_t>> after(2);
+  std::vector<bool> met(2, false);
+  cpu_run_graph(after, [&](std::size_t i) {
+    ++arrived;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (arrived.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    met[i] = arrived.load() == 2;
+  });
+  EXPECT_TRUE(met[0] && met[1]);
+}
+
+// A task that throws: the tasks after it are skipped, the others run, and the first
+// error by task index is rethrown once all are done.
+TEST(CpuRunGraph, SkipsWhatFollowsAnErrorAndRethrowsTheFirst) {
+  // 0 -> 1 -> 2, 3 independent, 4 -> 5; tasks 1 and 4 throw.
+  std::vector<std::vector<std::size_t>> after{{}, {0}, {1}, {}, {}, {4}};
+  std::vector<std::atomic<int>> ran(6);
+  try {
+    cpu_run_graph(after, [&](std::size_t i) {
+      ++ran[i];
+      if (i == 1 || i == 4) throw Error("task " + std::to_string(i) + " failed");
+    });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ("task 1 failed", e.what());
+  }
+  EXPECT_EQ(1, ran[0]);
+  EXPECT_EQ(1, ran[1]);
+  EXPECT_EQ(0, ran[2]);
+  EXPECT_EQ(1, ran[3]);
+  EXPECT_EQ(1, ran[4]);
+  EXPECT_EQ(0, ran[5]);
+  // The threads stay usable.
+  std::atomic<int> count{0};
+  cpu_run_graph(std::vector<std::vector<std::size_t>>(5), [&](std::size_t) { ++count; });
+  EXPECT_EQ(5, count.load());
+  cpu_run_graph({}, [&](std::size_t) { FAIL() << "a task of no tasks"; });
 }
 
 }  // namespace

@@ -1,0 +1,153 @@
+#include "jit/device_copy.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/raw_module.h"
+#include "runtime/error.h"
+
+namespace luda::jit {
+
+namespace {
+
+// The most axes a copy's layout keeps after merging (runtime/ndarray.h, copy_layout).
+constexpr int kMaxAxes = 8;
+
+// ORDER DTYPE
+const char* c_type(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::Int8: return "signed char";
+    case DType::Int16: return "short";
+    case DType::Int32: return "int";
+    case DType::Int64: return "long long";
+    case DType::UInt8: return "unsigned char";
+    case DType::UInt16: return "unsigned short";
+    case DType::UInt32: return "unsigned int";
+    case DType::UInt64: return "unsigned long long";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  throw InternalError("bad dtype");
+}
+
+// An integer dtype's least and greatest values as C literals.
+template <class T>
+std::pair<std::string, std::string> limits_of() {
+  using L = std::numeric_limits<T>;
+  if constexpr (std::is_signed_v<T>)
+    return {fmt::format("({}LL - 1)", static_cast<long long>(L::min()) + 1), fmt::format("{}LL", L::max())};
+  else
+    return {"0ULL", fmt::format("{}ULL", static_cast<unsigned long long>(L::max()))};
+}
+std::pair<std::string, std::string> limits(DType t) {
+  switch (t) {
+    case DType::Int8: return limits_of<std::int8_t>();
+    case DType::Int16: return limits_of<std::int16_t>();
+    case DType::Int32: return limits_of<std::int32_t>();
+    case DType::Int64: return limits_of<std::int64_t>();
+    case DType::UInt8: return limits_of<std::uint8_t>();
+    case DType::UInt16: return limits_of<std::uint16_t>();
+    case DType::UInt32: return limits_of<std::uint32_t>();
+    case DType::UInt64: return limits_of<std::uint64_t>();
+    default: throw InternalError("no integer limits");
+  }
+}
+
+// "copy_float32_to_int32": the kernel's name, which graphs' nodes show.
+std::string entry(DType to, DType from) { return fmt::format("copy_{}_to_{}", dtype_name(from), dtype_name(to)); }
+
+// The kernel's source for one pair: an element's conversion, then a grid-stride loop
+// that finds each element's two byte offsets from its index.
+std::string source(DType to, DType from) {
+  std::string convert;
+  if (to == DType::Bool) {
+    convert = "return x != (From)0;";
+  } else if (is_float(from) && !is_float(to)) {
+    auto [lo, hi] = limits(to);
+    convert = fmt::format(
+        "double f = (double)x;\n"
+        "  if (f != f) return (To)({0});\n"
+        "  if (f >= (double)({1})) return (To)({1});\n"
+        "  if (f <= (double)({0})) return (To)({0});\n"
+        "  return (To)f;",
+        lo, hi);
+  } else {
+    convert = "return (To)x;";
+  }
+  std::string shape, dst, src;
+  for (int k = 0; k < kMaxAxes; ++k) {
+    shape += fmt::format(", long long n{}", k);
+    dst += fmt::format(", long long d{}", k);
+    src += fmt::format(", long long s{}", k);
+  }
+  std::string lists;
+  for (const char* a : {"n", "d", "s"}) {
+    lists += fmt::format("  const long long {}[{}] = {{", a, kMaxAxes);
+    for (int k = 0; k < kMaxAxes; ++k) lists += fmt::format("{}{}{}", k ? ", " : "", a, k);
+    lists += "};\n";
+  }
+  return fmt::format(
+      "typedef {0} To;\n"
+      "typedef {1} From;\n"
+      "__device__ __forceinline__ To luda_convert(From x) {{\n  {2}\n}}\n"
+      "extern \"C\" __global__ void {7}(To* dst, const From* src, long long count, int axes{3}{4}{5}) {{\n"
+      "{6}"
+      "  const long long step = (long long)gridDim.x * blockDim.x;\n"
+      "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {{\n"
+      "    long long rest = i, to = 0, at = 0;\n"
+      "    for (int k = axes - 1; k >= 0; --k) {{\n"
+      "      const long long c = rest % n[k];\n"
+      "      rest /= n[k];\n"
+      "      to += c * d[k];\n"
+      "      at += c * s[k];\n"
+      "    }}\n"
+      "    *(To*)((char*)dst + to) = luda_convert(*(const From*)((const char*)src + at));\n"
+      "  }}\n"
+      "}}\n",
+      c_type(to), c_type(from), convert, shape, dst, src, lists, entry(to, from));
+}
+
+RawKernel& kernel(DType to, DType from) {
+  static std::mutex mutex;
+  static std::map<std::pair<DType, DType>, std::shared_ptr<RawKernel>> kernels;
+  std::lock_guard lock(mutex);
+  auto& k = kernels[{to, from}];
+  if (!k) k = RawModule::create(source(to, from))->get_function(entry(to, from));
+  return *k;
+}
+
+}  // namespace
+
+void device_assign(const NDArray& dst, const NDArray& src) {
+  if (dst.size() == 0) return;
+  const CopyLayout l = copy_layout(dst.shape(), dst.strides(), static_cast<std::int64_t>(itemsize(dst.dtype())),
+                                   broadcast_strides(src, dst.shape()),
+                                   static_cast<std::int64_t>(itemsize(src.dtype())));
+  if (l.shape.size() > static_cast<std::size_t>(kMaxAxes))
+    fail("a copy of shape {} into a {} array of strides {} has {} axes that step unevenly; the device's copy kernel "
+         "takes at most {}: copy through a contiguous array first",
+         shape_str(src.shape()), dtype_name(dst.dtype()), fmt::join(dst.strides(), ", "), l.shape.size(), kMaxAxes);
+  std::vector<KernelArg> args{KernelArg::of_array(dst), KernelArg::of_array(src),
+                              KernelArg::of_int(dst.size()), KernelArg::of_int(static_cast<std::int64_t>(l.shape.size()))};
+  for (const Strides* list : {&l.shape, &l.dst, &l.src})
+    for (int k = 0; k < kMaxAxes; ++k)
+      args.push_back(KernelArg::of_int(k < static_cast<int>(list->size()) ? (*list)[k] : 1));
+  constexpr long long kBlock = 256;
+  LaunchConfig config;
+  config.block = Dim3{kBlock, 1, 1};
+  config.grid = Dim3{std::min<long long>((dst.size() + kBlock - 1) / kBlock, 1 << 16), 1, 1};
+  const bool written[] = {true, false};
+  kernel(dst.dtype(), src.dtype()).launch(config, args, written);
+}
+
+}  // namespace luda::jit
