@@ -191,6 +191,15 @@ class RecordedGraph {
   std::uint64_t updates = 0;  // kernel nodes whose arguments moved, over all runs
   std::size_t allocs = 0;     // mem-alloc nodes of the driver's graph (each with its free)
 
+  // Checks a CUDA graph's run is followed by, in the order they were recorded: reads of
+  // what its kernels left on the device (bounds records) that throw the error they find.
+  // A driver graph has no host step that can raise, so the caller makes them once the
+  // run is waited for (check_after_run).
+  std::vector<std::function<void()>> after_run;
+  void check_after_run() const {
+    for (const auto& check : after_run) check();
+  }
+
   struct Cuda;  // the driver's graph, instantiated at the first run (graph.cpp)
 
  private:
@@ -232,6 +241,8 @@ class GraphRecording {
   void copy(CopyWork w, std::vector<Access> accesses);
   void fill(FillWork w, std::vector<Access> accesses);
   void host(std::string name, HostWork w, std::vector<Access> accesses);
+  // A check made after each run of a graph on a CUDA device (RecordedGraph::after_run).
+  void after_run(std::function<void()> check) { graph_->after_run.push_back(std::move(check)); }
 
   // The error for an operation that needs a result on the host, which a graph being
   // recorded does not have: "x:get() needs the array's values on the host, but a graph

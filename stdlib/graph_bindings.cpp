@@ -345,6 +345,7 @@ int replay(lua_State* L, bool wait, std::string_view fname) {
   if (wait && !v.graph->device.is_cpu()) {
     if (stream) stream->synchronize();
     else synchronize(v.graph->device);
+    v.graph->check_after_run();
   }
   // The results, each where this call's memory is.
   lua_getiuservalue(L, 1, 2);

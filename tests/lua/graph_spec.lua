@@ -364,6 +364,30 @@ extern "C" __global__ void reset() { flags[0] = 0; flags[1] = 0; }
     end
   end)
 
+  on_devices("checks the bounds of kernels that check them at each replay", function()
+    local scatter = cuda.jit(function(a, idx)
+      local i = cuda.grid(1)
+      if i < idx.shape[1] then a[idx[i]] = 1.0 end
+    end, { boundscheck = true })
+    local function run(a, idx)
+      scatter[{ 1, 4 }](a, idx)
+      return a * 2
+    end
+    local g = luda.graph(run, luda.zeros(4, "float64"), luda.zeros(4, "int64"))
+    local a = luda.zeros(4, "float64")
+    H.check(g(a, luda.array({ 3, 1, 0, 2 }, "int64")), H.of({ 2, 2, 2, 2 }, { 4 }), H.exact)
+    -- An index past the end: the eager call's error, raised by the replay that met it.
+    local bad = luda.array({ 0, 1, 9, 3 }, "int64")
+    local strip = function(e) return (e:gsub("^[^:]+:%d+: ", "")) end
+    local eager = strip(error_of(function() run(luda.zeros(4, "float64"), bad) end))
+    assert.truthy(eager:find("index 9 out of range", 1, true), eager)
+    local where, err = here(), error_of(function() g(a, bad) end)
+    assert.are.equal(where .. eager, err)
+    -- The graph goes on replaying.
+    local b = luda.zeros(4, "float64")
+    H.check(g(b, luda.array({ 0, 0, 1, 1 }, "int64")), H.of({ 2, 2, 0, 0 }, { 4 }), H.exact)
+  end)
+
   on_devices("keeps the kernels it calls, and runs every kind", function()
     local x0 = luda.array({ 1, 2, 3, 4, 5, 6, 7, 8 }, "float32")
     local g
