@@ -1,7 +1,6 @@
 #include "jit/nvrtc.h"
 
 #include <dlfcn.h>
-#include <glob.h>
 #include <nvrtc.h>
 #include <pthread.h>
 
@@ -12,6 +11,8 @@
 #include <optional>
 
 #include <fmt/ranges.h>
+
+#include "runtime/shared_library.h"
 
 namespace luda::jit {
 namespace {
@@ -32,51 +33,25 @@ struct Api {
   std::string path;
 };
 
-// The part of dlerror() after "<path>: ", which repeats the file name.
-std::string dl_reason(const std::string& path) {
-  const char* e = dlerror();
-  std::string reason = e ? e : "unknown dlopen error";
-  std::string prefix = path + ": ";
-  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
-  return reason;
-}
+// The NVRTC library's search (jit/nvrtc.h) and its entry points, in ORDER NVRTC.
+constexpr const char* kSymbols[] = {
+#define LUDA_NVRTC_NAME(name) #name,
+    LUDA_NVRTC_FUNCTIONS(LUDA_NVRTC_NAME)
+#undef LUDA_NVRTC_NAME
+};
+constexpr char kFix[] = "set LUDA_NVRTC to the path of libnvrtc.so (from the CUDA toolkit, version 12 or 13)";
 
 // Opens the first usable candidate. On failure, throws the message that lists them all.
 Api load(const std::vector<std::string>& candidates) {
-  std::vector<std::string> tried;
-  for (const std::string& path : candidates) {
-    if (path.find('/') != std::string::npos && !std::filesystem::exists(path)) {
-      tried.push_back(fmt::format("  {}: no such file", path));
-      continue;
-    }
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      tried.push_back(fmt::format("  {}: {}", path, dl_reason(path)));
-      continue;
-    }
-    Api api;
-    api.handle = handle;
-    api.path = path;
-    std::string missing;
-#define LUDA_NVRTC_LOAD(name)                                                    \
-  api.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));          \
-  if (!api.name && missing.empty()) missing = #name;
-    LUDA_NVRTC_FUNCTIONS(LUDA_NVRTC_LOAD)
-#undef LUDA_NVRTC_LOAD
-    if (missing.empty()) {
-      Dl_info info;
-      // Report the real file for a bare name found by the default search.
-      if (dladdr(reinterpret_cast<void*>(api.nvrtcVersion), &info) && info.dli_fname)
-        api.path = info.dli_fname;
-      return api;
-    }
-    dlclose(handle);
-    tried.push_back(fmt::format("  {}: not NVRTC (it has no {})", path, missing));
-  }
-  if (candidates.empty()) tried.push_back("  (no candidates)");
-  fail("NVRTC not found; tried:\n{}\nset LUDA_NVRTC to the path of libnvrtc.so (from the CUDA "
-       "toolkit, version 12 or 13)",
-       fmt::join(tried, "\n"));
+  SharedLibrary lib = open_library("NVRTC", candidates, kSymbols, kFix);
+  Api api;
+  api.handle = lib.handle;
+  api.path = lib.path;
+  std::size_t k = 0;
+#define LUDA_NVRTC_SET(name) api.name = reinterpret_cast<decltype(&::name)>(lib.symbols[k++]);
+  LUDA_NVRTC_FUNCTIONS(LUDA_NVRTC_SET)
+#undef LUDA_NVRTC_SET
+  return api;
 }
 
 // The process-wide library: loaded once; a failure is remembered and rethrown.
@@ -108,23 +83,6 @@ struct ProgramGuard {
     if (program) destroy(&program);
   }
 };
-
-// Versions in "libnvrtc.so.13.0.88" compared numerically, newest first.
-std::vector<int> version_of(const std::string& path) {
-  std::vector<int> parts;
-  std::size_t at = path.rfind(".so.");
-  if (at == std::string::npos) return parts;
-  std::string rest = path.substr(at + 4);
-  std::size_t pos = 0;
-  while (pos < rest.size()) {
-    std::size_t dot = rest.find('.', pos);
-    std::string part = rest.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
-    parts.push_back(std::atoi(part.c_str()));
-    if (dot == std::string::npos) break;
-    pos = dot + 1;
-  }
-  return parts;
-}
 
 // The folder holding cuda_fp16.h, so that sources including CUDA's headers compile.
 std::optional<std::string> cuda_include_dir() {
@@ -160,30 +118,7 @@ std::optional<std::string> cuda_include_dir() {
 namespace detail {
 
 std::vector<std::string> nvrtc_candidates() {
-  std::vector<std::string> out;
-  auto add = [&](std::string path) {
-    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
-  };
-  if (const char* v = std::getenv("LUDA_NVRTC"); v && *v) add(v);
-  std::vector<std::string> dirs;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(var); v && *v) dirs.push_back(std::string(v) + "/lib64");
-  dirs.push_back("/usr/local/cuda/lib64");
-  for (const std::string& dir : dirs) {
-    add(dir + "/libnvrtc.so");
-    glob_t g{};
-    std::string pattern = dir + "/libnvrtc.so.*";
-    std::vector<std::string> versioned;
-    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
-      for (std::size_t i = 0; i < g.gl_pathc; ++i) versioned.emplace_back(g.gl_pathv[i]);
-    globfree(&g);
-    std::stable_sort(versioned.begin(), versioned.end(), [](const auto& a, const auto& b) {
-      return version_of(a) > version_of(b);
-    });
-    for (auto& p : versioned) add(std::move(p));
-  }
-  for (const char* name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}) add(name);
-  return out;
+  return library_candidates({"LUDA_NVRTC", "libnvrtc.so", true, {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}});
 }
 
 std::string probe_nvrtc(const std::vector<std::string>& candidates) {

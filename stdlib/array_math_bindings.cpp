@@ -8,13 +8,14 @@
 //   and NumPy's names for luda's (luda.arcsin is luda.asin), each with an optional last {out = z, stream = s}; all-scalar operands give a Lua value.
 //   x:sum([axis] [, {keepdims =, dtype =, initial =, out =, stream =}]), prod max min mean
 //   argmax argmin and nansum nanprod nanmax nanmin nanmean nanargmax nanargmin, and
-//   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]).
+//   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]), luda.matmul and x:matmul.
 // Full reductions give 0-d arrays, as CuPy does (no wait for the device; x:sum():item()
 // reads the value).
 #include <algorithm>
 #include <array>
 
 #include "ops/array_math.h"
+#include "ops/linalg.h"
 #include "stdlib/kind_bindings.h"
 
 namespace luda::lua {
@@ -216,24 +217,31 @@ int l_moment(lua_State* L) {
   return 1;
 }
 
-// luda.dot(x, y [, {out =, stream =}])
-int l_dot(lua_State* L) {
-  NDArray& x = check_array(L, 1, "dot");
-  NDArray& y = check_array(L, 2, "dot");
+// luda.dot(x, y [, {out =, stream =}]), luda.matmul(x, y [, {...}]) and x:matmul(y [, {...}]):
+// an operation of two arrays into a new array or `out`.
+using Binary = NDArray (*)(const NDArray&, const NDArray&, NDArray, const Stream*);
+template <Binary Op, const char* Name>
+int l_binary(lua_State* L) {
+  NDArray& x = check_array(L, 1, Name);
+  NDArray& y = check_array(L, 2, Name);
   int options = lua_isnoneornil(L, 3) ? 0 : 3;
-  if (options) check_table(L, 3, "dot");
-  CallOptions o = read_call_options(L, options, "dot", {"out", "stream"});
+  if (options) check_table(L, 3, Name);
+  CallOptions o = read_call_options(L, options, Name, {"out", "stream"});
   NDArray out;
   if (o.out) {
     NDArray* given = test_array(L, o.out);
-    if (!given) fail("dot: option 'out' must be an ndarray, got {}", describe(L, o.out));
+    if (!given) fail("{}: option 'out' must be an ndarray, got {}", Name, describe(L, o.out));
     out = *given;
   }
-  NDArray result = ops::dot(x, y, std::move(out), o.stream);
+  NDArray result = Op(x, y, std::move(out), o.stream);
   if (o.out) lua_pushvalue(L, o.out);
   else push_array(L, std::move(result));
   return 1;
 }
+constexpr char kDot[] = "dot";
+constexpr char kMatmul[] = "matmul";
+constexpr lua_CFunction l_dot = trampoline<l_binary<ops::dot, kDot>>;
+constexpr lua_CFunction l_matmul = trampoline<l_binary<ops::matmul, kMatmul>>;
 
 }  // namespace
 
@@ -298,8 +306,16 @@ void open_array_math(lua_State* L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, module, "round");
   lua_setfield(L, module, "around");
-  lua_pushcfunction(L, trampoline<l_dot>);
+  lua_pushcfunction(L, l_dot);
   lua_setfield(L, module, "dot");
+  lua_pushcfunction(L, l_matmul);
+  lua_setfield(L, module, "matmul");
+  luaL_getmetatable(L, kArrayType);
+  lua_getfield(L, -1, "__index");
+  LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
+  lua_pushcfunction(L, l_matmul);
+  lua_setfield(L, -2, "matmul");  // x:matmul(y)
+  lua_settop(L, module);
 }
 
 }  // namespace luda::lua

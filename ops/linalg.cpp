@@ -1,0 +1,376 @@
+#include "ops/linalg.h"
+
+#include <cublas_api.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "jit/device_copy.h"
+#include "jit/kernel_args.h"
+#include "ops/array_math.h"
+#include "runtime/device.h"
+#include "runtime/error.h"
+#include "runtime/graph.h"
+#include "runtime/shared_library.h"
+
+namespace luda::ops {
+namespace {
+
+// ---- the libraries ------------------------------------------------------------------
+
+// A library's table, loaded once; a failure is remembered and raised at each use.
+template <class Table>
+const Table& loaded(Table (*load)()) {
+  static std::once_flag once;
+  static Table table;
+  static std::optional<std::string> failure;
+  std::call_once(once, [&] {
+    try {
+      table = load();
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  });
+  if (failure) throw Error(*failure);
+  return table;
+}
+
+// cuBLAS's C entry points that luda calls (cublas_api.h's declarations; the batched GEMM
+// has a C++ overload there, so its type is spelled out).
+using GemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                                const void*, const void*, cudaDataType, int, long long, const void*,
+                                                cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                                long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+struct Cublas {
+  SharedLibrary lib;
+  decltype(&::cublasCreate_v2) create = nullptr;
+  decltype(&::cublasSetStream_v2) set_stream = nullptr;
+  decltype(&::cublasGetStatusString) status_string = nullptr;
+  GemmStridedBatchedEx gemm = nullptr;
+};
+
+Cublas load_cublas() {
+  static constexpr const char* kSymbols[] = {"cublasCreate_v2", "cublasSetStream_v2", "cublasGetStatusString",
+                                             "cublasGemmStridedBatchedEx"};
+  Cublas c;
+  c.lib = open_library(
+      "cuBLAS",
+      library_candidates({"LUDA_CUBLAS", "libcublas.so", true, {"libcublas.so", "libcublas.so.13", "libcublas.so.12"}}),
+      kSymbols,
+      "set LUDA_CUBLAS to the path of libcublas.so (from the CUDA toolkit, version 12 or 13), or install the "
+      "toolkit's libraries");
+  c.create = reinterpret_cast<decltype(c.create)>(c.lib.symbols[0]);
+  c.set_stream = reinterpret_cast<decltype(c.set_stream)>(c.lib.symbols[1]);
+  c.status_string = reinterpret_cast<decltype(c.status_string)>(c.lib.symbols[2]);
+  c.gemm = reinterpret_cast<GemmStridedBatchedEx>(c.lib.symbols[3]);
+  return c;
+}
+const Cublas& cublas() { return loaded<Cublas>(&load_cublas); }
+
+void check(cublasStatus_t s, const char* call, std::string_view who) {
+  if (s != CUBLAS_STATUS_SUCCESS) fail("{}: {}: {}", who, call, cublas().status_string(s));
+}
+
+// A device's handle, made in its primary context at first use and kept for the process;
+// calls on one handle take turns (a handle is not for two threads at once).
+struct Handle {
+  std::mutex mutex;
+  cublasHandle_t handle = nullptr;
+};
+Handle& handle_for(int ordinal, std::string_view who) {
+  static std::mutex mutex;
+  static std::map<int, Handle> handles;
+  std::lock_guard lock(mutex);
+  Handle& h = handles[ordinal];
+  if (!h.handle) {
+    ContextScope scope(ordinal);
+    check(cublas().create(&h.handle), "cublasCreate", who);
+  }
+  return h;
+}
+
+// CBLAS's row-major GEMMs (the reference CBLAS interface: enums passed as ints).
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
+                       int);
+struct Openblas {
+  SharedLibrary lib;
+  Sgemm sgemm = nullptr;
+  Dgemm dgemm = nullptr;
+};
+Openblas load_openblas() {
+  static constexpr const char* kSymbols[] = {"cblas_sgemm", "cblas_dgemm"};
+  Openblas o;
+  o.lib = open_library("OpenBLAS",
+                       library_candidates({"LUDA_OPENBLAS", "libopenblas.so", false,
+                                           {"libopenblas.so.0", "libopenblas.so"}}),
+                       kSymbols,
+                       "install Debian's OpenBLAS (apt-get install libopenblas0), or set LUDA_OPENBLAS to the path "
+                       "of libopenblas.so.0");
+  o.sgemm = reinterpret_cast<Sgemm>(o.lib.symbols[0]);
+  o.dgemm = reinterpret_cast<Dgemm>(o.lib.symbols[1]);
+  return o;
+}
+const Openblas& openblas() { return loaded<Openblas>(&load_openblas); }
+
+// ---- operands -------------------------------------------------------------------------
+
+constexpr char kSignature[] = "(n?,k),(k,m?)->(n?,m?)";
+
+// A stack of matrices as a GEMM reads it: the last two axes, stored by rows (row-major:
+// each row `ld` elements after the last) or by columns, with the stack's leading axes
+// broadcast to the result's.
+struct Operand {
+  NDArray a;                 // its elements (a copy when the original's layout does not do)
+  bool rows = true;          // stored by rows
+  std::int64_t ld = 1;       // elements between rows (by rows) or columns (by columns)
+  Strides batch;             // strides of the result's stack axes (0 where broadcast)
+};
+
+// Whether the last two axes of x are a matrix a GEMM reads in place, and how.
+bool gemm_layout(const NDArray& x, bool* rows, std::int64_t* ld) {
+  const int n = x.ndim();
+  const std::int64_t r = x.shape()[n - 2], c = x.shape()[n - 1];
+  const std::int64_t sr = x.strides()[n - 2], sc = x.strides()[n - 1];
+  if ((sc == 1 || c == 1) && (r == 1 || sr >= std::max<std::int64_t>(1, c))) {
+    *rows = true;
+    *ld = r == 1 ? std::max<std::int64_t>(1, c) : sr;
+    return true;
+  }
+  if ((sr == 1 || r == 1) && (c == 1 || sc >= std::max<std::int64_t>(1, r))) {
+    *rows = false;
+    *ld = c == 1 ? std::max<std::int64_t>(1, r) : sc;
+    return true;
+  }
+  return false;
+}
+
+// x converted to `dtype` and contiguous, on its device (a GPU's copy kernel there).
+NDArray converted(const NDArray& x, DType dtype, const Stream* stream) {
+  NDArray y = NDArray::empty(x.shape(), dtype, x.device(), stream);
+  if (x.device().is_cpu()) y.assign(x);
+  else jit::device_assign(y, x);
+  return y;
+}
+
+Operand operand(const NDArray& x, DType dtype, const Shape& stack, const Stream* stream) {
+  Operand o;
+  o.a = x;
+  if (x.dtype() != dtype || !gemm_layout(x, &o.rows, &o.ld)) {
+    o.a = converted(x, dtype, stream);
+    gemm_layout(o.a, &o.rows, &o.ld);
+  }
+  // The stack's strides, broadcast to the result's stack.
+  const std::size_t lead = stack.size() - (static_cast<std::size_t>(o.a.ndim()) - 2);
+  o.batch.assign(stack.size(), 0);
+  for (std::size_t k = 0; k + 2 < static_cast<std::size_t>(o.a.ndim()); ++k)
+    if (o.a.shape()[k] != 1) o.batch[lead + k] = o.a.strides()[k];
+  return o;
+}
+
+// The one distance between consecutive matrices of a stack, when there is one (0 for a
+// stack that repeats one matrix).
+std::optional<std::int64_t> uniform(const Shape& stack, const Strides& strides) {
+  std::optional<std::int64_t> step;
+  std::int64_t expect = 0;
+  for (std::size_t k = stack.size(); k-- > 0;) {
+    if (stack[k] == 1) continue;
+    if (!step) {
+      step = strides[k];
+      expect = strides[k] * stack[k];
+      continue;
+    }
+    if (strides[k] != expect) return std::nullopt;
+    expect *= stack[k];
+  }
+  return step.value_or(0);
+}
+
+[[noreturn]] void too_large(std::string_view what, std::int64_t n) {
+  fail("matmul: {} of {} is more than the BLAS takes (at most {})", what, n, INT_MAX);
+}
+int as_int(std::int64_t n, std::string_view what) {
+  if (n > INT_MAX) too_large(what, n);
+  return static_cast<int>(n);
+}
+
+// count GEMMs of m x k by k x n, C row-major m x n; a and b at their first matrices,
+// `a_step`/`b_step` elements apart, C's matrices m * n apart.
+void gemm(const Operand& a, const Operand& b, std::int64_t a_off, std::int64_t b_off, std::int64_t a_step,
+          std::int64_t b_step, NDArray& c, std::int64_t c_off, std::int64_t count, std::int64_t m, std::int64_t n,
+          std::int64_t k, const Stream* stream) {
+  const DType t = c.dtype();
+  const auto size = static_cast<std::int64_t>(itemsize(t));
+  const auto* pa = static_cast<const std::byte*>(a.a.data()) + a_off * size;
+  const auto* pb = static_cast<const std::byte*>(b.a.data()) + b_off * size;
+  auto* pc = static_cast<std::byte*>(c.data()) + c_off * size;
+  const int M = as_int(m, "a dimension"), N = as_int(n, "a dimension"), K = as_int(k, "a dimension");
+  const int lda = as_int(a.ld, "a leading dimension"), ldb = as_int(b.ld, "a leading dimension");
+  if (c.device().is_cpu()) {
+    const Openblas& blas = openblas();
+    for (std::int64_t i = 0; i < count; ++i) {
+      const int ta = a.rows ? kNoTrans : kTrans, tb = b.rows ? kNoTrans : kTrans;
+      if (t == DType::Float32)
+        blas.sgemm(kRowMajor, ta, tb, M, N, K, 1.0f, reinterpret_cast<const float*>(pa + i * a_step * size), lda,
+                   reinterpret_cast<const float*>(pb + i * b_step * size), ldb, 0.0f,
+                   reinterpret_cast<float*>(pc + i * m * n * size), N);
+      else
+        blas.dgemm(kRowMajor, ta, tb, M, N, K, 1.0, reinterpret_cast<const double*>(pa + i * a_step * size), lda,
+                   reinterpret_cast<const double*>(pb + i * b_step * size), ldb, 0.0,
+                   reinterpret_cast<double*>(pc + i * m * n * size), N);
+    }
+    return;
+  }
+  // Column-major cuBLAS computes C^T = B^T A^T: a matrix stored by rows is its transpose
+  // stored by columns.
+  const Cublas& cb = cublas();
+  Handle& h = handle_for(c.device().index, "matmul");
+  std::lock_guard lock(h.mutex);
+  ContextScope scope(c.device().index);
+  check(cb.set_stream(h.handle, reinterpret_cast<cudaStream_t>(stream ? stream->handle() : nullptr)),
+        "cublasSetStream", "matmul");
+  const bool f32 = t == DType::Float32;
+  const float one32 = 1, zero32 = 0;
+  const double one64 = 1, zero64 = 0;
+  const void* one = f32 ? static_cast<const void*>(&one32) : &one64;
+  const void* zero = f32 ? static_cast<const void*>(&zero32) : &zero64;
+  const cudaDataType type = f32 ? CUDA_R_32F : CUDA_R_64F;
+  const cublasComputeType_t compute = f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+  for (std::int64_t done = 0; done < count;) {
+    const std::int64_t now = std::min<std::int64_t>(count - done, INT_MAX);
+    check(cb.gemm(h.handle, b.rows ? CUBLAS_OP_N : CUBLAS_OP_T, a.rows ? CUBLAS_OP_N : CUBLAS_OP_T, N, M, K, one,
+                  pb + done * b_step * size, type, ldb, b_step, pa + done * a_step * size, type, lda, a_step, zero,
+                  pc + done * m * n * size, type, N, m * n, static_cast<int>(now), compute, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx", "matmul");
+    done += now;
+  }
+}
+
+// A view of x with its 1-D operand made a matrix: a row (first operand) or a column.
+NDArray as_matrix(const NDArray& x, bool first) {
+  if (x.ndim() != 1) return x;
+  const std::int64_t n = x.shape()[0], s = x.strides()[0];
+  return first ? NDArray::view(x.buffer(), x.dtype(), {1, n}, {n * s, s}, x.offset())
+               : NDArray::view(x.buffer(), x.dtype(), {n, 1}, {s, 1}, x.offset());
+}
+
+// Integer and bool operands: each product formed by a broadcast multiply over (..., m, k,
+// n), reduced over k (ints wrap in their dtype, as NumPy's sums do; bools: any of and).
+void matmul_kernels(const NDArray& a, const NDArray& b, NDArray& c, const Stream* stream) {
+  const int na = a.ndim(), nb = b.ndim();
+  Shape sa = a.shape(), sb = b.shape();
+  Strides ta = a.strides(), tb = b.strides();
+  sa.push_back(1);
+  ta.push_back(0);
+  sb.insert(sb.end() - 2, 1);
+  tb.insert(tb.end() - 2, 0);
+  const NDArray wa = NDArray::view(a.buffer(), a.dtype(), sa, ta, a.offset());
+  const NDArray wb = NDArray::view(b.buffer(), b.dtype(), sb, tb, b.offset());
+  std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(wa), jit::KernelArg::of_array(wb)};
+  const int axis = std::max(na + 1, nb + 1) - 2;  // k, in the product's axes
+  Shape cs = c.shape();  // c's view as (..., m, n)
+  if (c.dtype() == DType::Bool) {
+    NDArray both = apply("logical_and", in, stream);
+    NDArray r = reduce(Reduce::Max, both, std::vector<int>{axis}, false, {}, stream);
+    c.assign(r.reshape(cs));
+    return;
+  }
+  NDArray product = apply("multiply", in, stream);
+  ReduceOptions o;
+  o.dtype = c.dtype();
+  NDArray r = reduce(Reduce::Sum, product, std::vector<int>{axis}, false, {}, stream, o);
+  c.assign(r.reshape(cs));
+}
+
+}  // namespace
+
+NDArray matmul(const NDArray& a, const NDArray& b, NDArray out, const Stream* stream) {
+  if (!a.valid() || !b.valid()) fail("matmul: an array is an empty handle");
+  for (int k = 0; k < 2; ++k) {
+    const NDArray& x = k == 0 ? a : b;
+    if (x.ndim() == 0)
+      fail("matmul: Input operand {} does not have enough dimensions (has 0, gufunc core with signature {} "
+           "requires 1)",
+           k, kSignature);
+  }
+  if (a.device() != b.device())
+    fail("matmul: the operands are on {} and {}; both must be on one device (move one with x:to(device))",
+         a.device().str(), b.device().str());
+  if (GraphRecording::active())
+    fail("matmul: a call of the BLAS cannot be recorded in a graph yet; multiply before or after the graph runs");
+  const NDArray A = as_matrix(a, true), B = as_matrix(b, false);
+  const std::int64_t m = A.shape()[A.ndim() - 2], k = A.shape()[A.ndim() - 1];
+  const std::int64_t k2 = B.shape()[B.ndim() - 2], n = B.shape()[B.ndim() - 1];
+  if (k != k2)
+    fail("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature {} (size {} is "
+         "different from {}); the shapes are {} and {}",
+         kSignature, k2, k, shape_str(a.shape()), shape_str(b.shape()));
+  const Shape stack_a(A.shape().begin(), A.shape().end() - 2), stack_b(B.shape().begin(), B.shape().end() - 2);
+  Shape stack;
+  try {
+    stack = broadcast_shapes(stack_a, stack_b);
+  } catch (const Error&) {
+    fail("matmul: the stacks of matrices of shapes {} and {} do not broadcast together", shape_str(a.shape()),
+         shape_str(b.shape()));
+  }
+  Shape shape = stack;
+  if (a.ndim() > 1) shape.push_back(m);
+  if (b.ndim() > 1) shape.push_back(n);
+  const DType dtype = promote_types(a.dtype(), b.dtype());
+  if (out.valid()) {
+    if (out.dtype() != dtype || out.shape() != shape)
+      fail("matmul: out is a {} array of shape {}; the result is a {} array of shape {}", dtype_name(out.dtype()),
+           shape_str(out.shape()), dtype_name(dtype), shape_str(shape));
+    if (out.device() != a.device())
+      fail("matmul: out is on {}, the operands on {}", out.device().str(), a.device().str());
+  } else {
+    out = NDArray::empty(shape, dtype, a.device(), stream);
+  }
+  if (out.size() == 0) return out;
+  // The result as a C-contiguous stack of m x n matrices (out itself when it is one).
+  Shape full = stack;
+  full.push_back(m);
+  full.push_back(n);
+  NDArray c = out.is_c_contiguous() ? NDArray::view(out.buffer(), dtype, full, c_strides(full), out.offset())
+                                    : NDArray::empty(full, dtype, a.device(), stream);
+  if (k == 0) {
+    c.fill(Scalar::of_int(0, dtype));
+  } else if (dtype != DType::Float32 && dtype != DType::Float64) {
+    matmul_kernels(A.dtype() == dtype ? A : converted(A, dtype, stream),
+                   B.dtype() == dtype ? B : converted(B, dtype, stream), c, stream);
+  } else {
+    const Operand oa = operand(A, dtype, stack, stream), ob = operand(B, dtype, stack, stream);
+    std::int64_t count = 1;
+    for (std::int64_t s : stack) count *= s;
+    const auto step_a = uniform(stack, oa.batch), step_b = uniform(stack, ob.batch);
+    if (step_a && step_b) {
+      gemm(oa, ob, 0, 0, *step_a, *step_b, c, 0, count, m, n, k, stream);
+    } else {  // stacks broadcast unevenly: one product at a time
+      std::vector<std::int64_t> at(stack.size(), 0);
+      for (std::int64_t i = 0; i < count; ++i) {
+        std::int64_t off_a = 0, off_b = 0;
+        for (std::size_t d = 0; d < stack.size(); ++d) off_a += at[d] * oa.batch[d], off_b += at[d] * ob.batch[d];
+        gemm(oa, ob, off_a, off_b, 0, 0, c, i * m * n, 1, m, n, k, stream);
+        for (std::size_t d = stack.size(); d-- > 0;) {
+          if (++at[d] < stack[d]) break;
+          at[d] = 0;
+        }
+      }
+    }
+  }
+  if (c.data() != out.data() || !out.is_c_contiguous()) out.assign(c.reshape(shape));
+  return out;
+}
+
+std::string cublas_path() { return cublas().lib.path; }
+std::string openblas_path() { return openblas().lib.path; }
+
+}  // namespace luda::ops
