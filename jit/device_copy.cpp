@@ -128,7 +128,7 @@ RawKernel& kernel(DType to, DType from) {
 
 }  // namespace
 
-void device_assign(const NDArray& dst, const NDArray& src) {
+void device_assign(const NDArray& dst, const NDArray& src, CUstream stream) {
   if (dst.size() == 0) return;
   const CopyLayout l = copy_layout(dst.shape(), dst.strides(), static_cast<std::int64_t>(itemsize(dst.dtype())),
                                    broadcast_strides(src, dst.shape()),
@@ -146,6 +146,8 @@ void device_assign(const NDArray& dst, const NDArray& src) {
   LaunchConfig config;
   config.block = Dim3{kBlock, 1, 1};
   config.grid = Dim3{std::min<long long>((dst.size() + kBlock - 1) / kBlock, 1 << 16), 1, 1};
+  config.stream = stream;
+  if (stream) config.stream_device = dst.device();
   const bool written[] = {true, false};
   kernel(dst.dtype(), src.dtype()).launch(config, args, written);
 }

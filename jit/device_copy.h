@@ -10,10 +10,11 @@
 
 namespace luda::jit {
 
-// `dst` and `src` on one CUDA device, of shapes that broadcast, not sharing memory. The
+// `dst` and `src` on one CUDA device, of shapes that broadcast, not sharing memory, on
+// `stream` (null: the device's default stream). The
 // kernel of each dtype pair is compiled at its first use (NVRTC, through the disk cache).
 // Error for a layout of more than 8 axes that no merging reduces ("... has 9 axes that
 // step unevenly; ...").
-void device_assign(const NDArray& dst, const NDArray& src);
+void device_assign(const NDArray& dst, const NDArray& src, CUstream stream = nullptr);
 
 }  // namespace luda::jit

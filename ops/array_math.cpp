@@ -807,14 +807,12 @@ NDArray moment(bool root, bool nan, const NDArray& x, const std::optional<std::v
   return deliver(std::move(quotient), std::move(out), name, stream);
 }
 
-NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
-  if (!x.valid() || !y.valid()) fail("dot: an array is an empty handle");
-  if (x.ndim() != 1 || y.ndim() != 1)
-    fail("dot: takes two 1-D arrays (the inner product of vectors), got shapes {} and {}", shape_str(x.shape()),
-         shape_str(y.shape()));
+NDArray vector_dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream, std::string_view who) {
+  if (!x.valid() || !y.valid()) fail("{}: an array is an empty handle", who);
+  LUDA_INTERNAL_CHECK(x.ndim() == 1 && y.ndim() == 1);
   if (x.shape()[0] != y.shape()[0])
-    fail("dot: shapes {} and {} not aligned: {} (axis 1) != {} (axis 1)", shape_str(x.shape()), shape_str(y.shape()),
-         x.shape()[0], y.shape()[0]);
+    fail("{}: shapes {} and {} not aligned: {} (axis 1) != {} (axis 1)", who, shape_str(x.shape()),
+         shape_str(y.shape()), x.shape()[0], y.shape()[0]);
   std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_array(y)};
   reduction_kind({"dot"}).call(in, std::span<NDArray>(&out, 1), std::nullopt, false, stream);
   return out;

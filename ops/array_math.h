@@ -101,8 +101,10 @@ NDArray moment(bool root, bool nan, const NDArray& x, const std::optional<std::v
                double ddof, std::optional<DType> dtype, NDArray out = {}, const Stream* stream = nullptr);
 
 // The inner product of two 1-D arrays of one length, as a 0-d array of their promoted
-// dtype. Error: "dot: shapes (3,) and (4,) not aligned: 3 (axis 1) != 4 (axis 1)".
-NDArray dot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);
+// dtype (a reduction kind; ops/linalg.h builds NumPy's dot on it). `who` starts errors:
+// "dot: shapes (3,) and (4,) not aligned: 3 (axis 1) != 4 (axis 1)".
+NDArray vector_dot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr,
+                   std::string_view who = "dot");
 
 // ---- for the kinds that reduce (luda.fuse with a final luda.sum/max/min/prod) --------
 

@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include "jit/device_copy.h"
 #include "jit/kernel_args.h"
 #include "ops/array_math.h"
 #include "runtime/device.h"
@@ -156,8 +155,7 @@ bool gemm_layout(const NDArray& x, bool* rows, std::int64_t* ld) {
 // x converted to `dtype` and contiguous, on its device (a GPU's copy kernel there).
 NDArray converted(const NDArray& x, DType dtype, const Stream* stream) {
   NDArray y = NDArray::empty(x.shape(), dtype, x.device(), stream);
-  if (x.device().is_cpu()) y.assign(x);
-  else jit::device_assign(y, x);
+  y.assign_on(x, stream ? stream->handle() : nullptr);
   return y;
 }
 
@@ -368,6 +366,167 @@ NDArray matmul(const NDArray& a, const NDArray& b, NDArray out, const Stream* st
   }
   if (c.data() != out.data() || !out.is_c_contiguous()) out.assign(c.reshape(shape));
   return out;
+}
+
+namespace {
+
+// x as a C-contiguous array of `shape` (a view when x is contiguous, else of a copy on
+// its device).
+NDArray as_shape(const NDArray& x, const Shape& shape, const Stream* stream) {
+  return (x.is_c_contiguous() ? x : converted(x, x.dtype(), stream)).reshape(shape);
+}
+
+// The result, or `out` holding it (of the result's dtype and shape; any strides).
+NDArray deliver(const NDArray& result, NDArray out, std::string_view who, const Stream* stream) {
+  if (!out.valid()) return result;
+  if (out.dtype() != result.dtype() || out.shape() != result.shape())
+    fail("{}: out is a {} array of shape {}; the result is a {} array of shape {}", who, dtype_name(out.dtype()),
+         shape_str(out.shape()), dtype_name(result.dtype()), shape_str(result.shape()));
+  out.assign_on(result, stream ? stream->handle() : nullptr);
+  return out;
+}
+
+// x * y, NumPy's product with a 0-d operand.
+NDArray times(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
+  std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(x), jit::KernelArg::of_array(y)};
+  if (!out.valid()) return apply("multiply", in, stream);
+  apply("multiply", in, out, stream);
+  return out;
+}
+
+void require(const NDArray& x, const NDArray& y, std::string_view who) {
+  if (!x.valid() || !y.valid()) fail("{}: an array is an empty handle", who);
+}
+
+std::int64_t product(const Shape& shape, std::size_t from, std::size_t to) {
+  std::int64_t n = 1;
+  for (std::size_t k = from; k < to; ++k) n *= shape[k];
+  return n;
+}
+
+}  // namespace
+
+NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
+  require(x, y, "dot");
+  if (x.ndim() == 0 || y.ndim() == 0) return times(x, y, std::move(out), stream);
+  if (x.ndim() == 1 && y.ndim() == 1) return vector_dot(x, y, std::move(out), stream, "dot");
+  const int ky = y.ndim() == 1 ? 0 : y.ndim() - 2;
+  const std::int64_t k = x.shape().back(), k2 = y.shape()[static_cast<std::size_t>(ky)];
+  if (k != k2)
+    fail("dot: shapes {} and {} not aligned: {} (axis {}) != {} (axis {})", shape_str(x.shape()), shape_str(y.shape()),
+         k, x.ndim(), k2, ky + 1);
+  // Where matmul's broadcasting gives dot's result: a matrix or vector y, or a vector x.
+  if (y.ndim() <= 2 || x.ndim() == 1) return deliver(matmul(x, y, {}, stream), std::move(out), "dot", stream);
+  // x's rows against y's matrices, y's contracted axis moved first.
+  const Shape& sx = x.shape();
+  const Shape& sy = y.shape();
+  std::vector<int> perm{ky};
+  for (int d = 0; d < y.ndim(); ++d)
+    if (d != ky) perm.push_back(d);
+  const NDArray a2 = as_shape(x, {product(sx, 0, sx.size() - 1), k}, stream);
+  const auto at = static_cast<std::size_t>(ky);
+  const NDArray b2 = as_shape(y.transpose(perm), {k, product(sy, 0, at) * product(sy, at + 1, sy.size())}, stream);
+  Shape shape(sx.begin(), sx.end() - 1);
+  shape.insert(shape.end(), sy.begin(), sy.end() - 2);
+  shape.push_back(sy.back());
+  return deliver(matmul(a2, b2, {}, stream).reshape(shape), std::move(out), "dot", stream);
+}
+
+NDArray vdot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
+  require(x, y, "vdot");
+  if (x.size() != y.size())
+    fail("vdot: x has {} elements and y {}; vdot needs as many in each", x.size(), y.size());
+  return vector_dot(as_shape(x, {x.size()}, stream), as_shape(y, {y.size()}, stream), std::move(out), stream, "vdot");
+}
+
+NDArray inner(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
+  require(x, y, "inner");
+  if (x.ndim() == 0 || y.ndim() == 0) return times(x, y, std::move(out), stream);
+  if (x.ndim() == 1 && y.ndim() == 1) return vector_dot(x, y, std::move(out), stream, "inner");
+  const std::int64_t k = x.shape().back(), k2 = y.shape().back();
+  if (k != k2)
+    fail("inner: shapes {} and {} not aligned: {} (axis {}) != {} (axis {})", shape_str(x.shape()),
+         shape_str(y.shape()), k, x.ndim(), k2, y.ndim());
+  const Shape& sx = x.shape();
+  const Shape& sy = y.shape();
+  const NDArray a2 = as_shape(x, {product(sx, 0, sx.size() - 1), k}, stream);
+  const NDArray b2 = as_shape(y, {product(sy, 0, sy.size() - 1), k}, stream);
+  Shape shape(sx.begin(), sx.end() - 1);
+  shape.insert(shape.end(), sy.begin(), sy.end() - 1);
+  return deliver(matmul(a2, b2.transpose(), {}, stream).reshape(shape), std::move(out), "inner", stream);
+}
+
+NDArray outer(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
+  require(x, y, "outer");
+  const NDArray a = as_shape(x, {x.size()}, stream), b = as_shape(y, {y.size()}, stream);
+  const NDArray column = NDArray::view(a.buffer(), a.dtype(), {a.size(), 1}, {1, 0}, a.offset());
+  const NDArray row = NDArray::view(b.buffer(), b.dtype(), {1, b.size()}, {0, 1}, b.offset());
+  return times(column, row, std::move(out), stream);
+}
+
+NDArray tensordot(const NDArray& x, const NDArray& y, const std::vector<int>& xa, const std::vector<int>& ya,
+                  const Stream* stream) {
+  require(x, y, "tensordot");
+  if (xa.size() != ya.size())
+    fail("tensordot: {} axes of x and {} of y; the axes summed over pair up, as many of each", xa.size(), ya.size());
+  auto check_axes = [](const NDArray& a, const std::vector<int>& axes, const char* name) {
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] < 0 || axes[i] >= a.ndim())
+        fail("tensordot: axis {} is out of range for {}, a {}-d array", axes[i] + 1, name, a.ndim());
+      for (std::size_t j = 0; j < i; ++j)
+        if (axes[j] == axes[i]) fail("tensordot: axis {} of {} is repeated", axes[i] + 1, name);
+    }
+  };
+  check_axes(x, xa, "x");
+  check_axes(y, ya, "y");
+  std::int64_t k = 1;
+  for (std::size_t i = 0; i < xa.size(); ++i) {
+    const std::int64_t ex = x.shape()[static_cast<std::size_t>(xa[i])], ey = y.shape()[static_cast<std::size_t>(ya[i])];
+    if (ex != ey)
+      fail("tensordot: shape-mismatch for sum: axis {} of {} is {}, axis {} of {} is {}", xa[i] + 1,
+           shape_str(x.shape()), ex, ya[i] + 1, shape_str(y.shape()), ey);
+    k *= ex;
+  }
+  // x as (its other axes, the summed ones), y as (the summed ones, its other axes).
+  std::vector<int> px, py(ya.begin(), ya.end());
+  Shape shape;
+  std::int64_t p = 1, q = 1;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (std::find(xa.begin(), xa.end(), d) == xa.end()) {
+      px.push_back(d);
+      shape.push_back(x.shape()[static_cast<std::size_t>(d)]);
+      p *= x.shape()[static_cast<std::size_t>(d)];
+    }
+  px.insert(px.end(), xa.begin(), xa.end());
+  for (int d = 0; d < y.ndim(); ++d)
+    if (std::find(ya.begin(), ya.end(), d) == ya.end()) {
+      py.push_back(d);
+      shape.push_back(y.shape()[static_cast<std::size_t>(d)]);
+      q *= y.shape()[static_cast<std::size_t>(d)];
+    }
+  const NDArray a2 = as_shape(x.transpose(px), {p, k}, stream), b2 = as_shape(y.transpose(py), {k, q}, stream);
+  return matmul(a2, b2, {}, stream).reshape(shape);
+}
+
+NDArray trace(const NDArray& x, std::int64_t offset, int axis1, int axis2, const Stream* stream) {
+  if (!x.valid()) fail("trace: an empty handle");
+  if (x.ndim() < 2) fail("trace: diag requires an array of at least two dimensions, got a {}-d array", x.ndim());
+  if (axis1 == axis2) fail("trace: axis1 and axis2 cannot be the same (axis {})", axis1 + 1);
+  const auto a1 = static_cast<std::size_t>(axis1), a2 = static_cast<std::size_t>(axis2);
+  const std::int64_t n1 = x.shape()[a1], n2 = x.shape()[a2];
+  const std::int64_t length = std::max<std::int64_t>(
+      0, offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2));
+  // The diagonals as the last axis of a view: each step one along both axes.
+  Shape shape;
+  Strides strides;
+  for (std::size_t d = 0; d < x.shape().size(); ++d)
+    if (d != a1 && d != a2) shape.push_back(x.shape()[d]), strides.push_back(x.strides()[d]);
+  shape.push_back(length);
+  strides.push_back(x.strides()[a1] + x.strides()[a2]);
+  std::int64_t start = x.offset();
+  if (length > 0) start += offset >= 0 ? offset * x.strides()[a2] : -offset * x.strides()[a1];
+  const NDArray diagonals = NDArray::view(x.buffer(), x.dtype(), shape, strides, start);
+  return reduce(Reduce::Sum, diagonals, std::vector<int>{static_cast<int>(shape.size()) - 1}, false, {}, stream);
 }
 
 std::string cublas_path() { return cublas().lib.path; }

@@ -5,7 +5,9 @@
 // integer and bool products are luda's own kernels (a broadcast product and a reduction).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
@@ -24,6 +26,28 @@ namespace luda::ops {
 //    signature (n?,k),(k,m?)->(n?,m?) requires 1)"
 //   "matmul: the stacks of matrices of shapes (2, 3, 4) and (5, 4, 1) do not broadcast together"
 NDArray matmul(const NDArray& a, const NDArray& b, NDArray out = {}, const Stream* stream = nullptr);
+
+// NumPy's dot: a 0-d operand multiplies; two 1-D arrays give their inner product (0-d);
+// otherwise the sum over x's last axis and y's second-to-last (y's only, when 1-D): a
+// result of shape x.shape[:-1] + y.shape[:-2] + y.shape[-1:]. On the BLAS as matmul.
+// Error: "dot: shapes (2, 3) and (4, 5) not aligned: 3 (axis 2) != 4 (axis 1)".
+NDArray dot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);
+// NumPy's vdot: the inner product of the two arrays' elements in C order (as many in
+// each: "vdot: x has 6 elements and y 5; vdot needs as many in each").
+NDArray vdot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);
+// NumPy's inner: the sum over both last axes, of shape x.shape[:-1] + y.shape[:-1]
+// ("inner: shapes (2, 3) and (4, 5) not aligned: 3 (axis 2) != 5 (axis 2)").
+NDArray inner(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);
+// NumPy's outer: every element of x (in C order) times every element of y, of shape (x.size, y.size).
+NDArray outer(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr);
+// NumPy's tensordot: the sum over x's axes `xa` and y's axes `ya` (0-based, as many each,
+// of matching extents), of shape x's other axes then y's. Errors: "tensordot: shape-mismatch
+// for sum: axis 2 of (2, 3) is 3, axis 1 of (4, 5) is 4", "tensordot: 2 axes of x and 1 of y".
+NDArray tensordot(const NDArray& x, const NDArray& y, const std::vector<int>& xa, const std::vector<int>& ya,
+                  const Stream* stream = nullptr);
+// NumPy's trace: the sums of the diagonals of axes `axis1` and `axis2` (0-based, distinct)
+// `offset` above the main one (below, when negative), with sum's dtype rules.
+NDArray trace(const NDArray& x, std::int64_t offset, int axis1, int axis2, const Stream* stream = nullptr);
 
 // The file each library was loaded from, loading it now (tests, luda.linalg_info).
 // Errors: "cuBLAS not found; tried: ..." and "OpenBLAS not found; tried: ...", ending with

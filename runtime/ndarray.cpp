@@ -603,6 +603,17 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
     copy_bytes(device(), data(), src.device(), src.data(), nbytes(), stream);  // also peer
     return;
   }
+  // Within one GPU: the device's copy kernel, when luda has set it. Over its own memory
+  // only on the default stream, where the copy read first is allocated.
+  if (const DeviceAssign by_kernel = g_device_assign.load();
+      by_kernel && !device().is_cpu() && device() == src.device()) {
+    if (!may_share_memory(src, *this)) return by_kernel(*this, src, stream);
+    if (!stream) {
+      NDArray between = empty(src.shape_, src.dtype_, device());
+      by_kernel(between, src, nullptr);
+      return by_kernel(*this, between, nullptr);
+    }
+  }
   NDArray h = host_view(src, stream);
   if (may_share_memory(h, *this)) {  // a[1:] = a[:-1]: read everything first
     NDArray c = empty(h.shape_, h.dtype_, Device::cpu());
@@ -649,19 +660,19 @@ void NDArray::record_assign(GraphRecording& g, const NDArray& src, bool bytes_al
     if (device() == src.device()) {
       if (may_share_memory(src, *this)) {  // every element read before any is written
         NDArray between = empty(src.shape_, src.dtype_, device());
-        by_kernel(between, src);
-        by_kernel(*this, between);
+        by_kernel(between, src, nullptr);
+        by_kernel(*this, between, nullptr);
       } else {
-        by_kernel(*this, src);
+        by_kernel(*this, src, nullptr);
       }
     } else if (device().is_cpu() && is_c_contiguous()) {
       NDArray between = empty(shape_, dtype_, src.device());
-      by_kernel(between, src);
+      by_kernel(between, src, nullptr);
       copy_node(*this, between);
     } else if (src.device().is_cpu() && src.is_c_contiguous()) {
       NDArray between = empty(src.shape_, src.dtype_, device());
       copy_node(between, src);
-      by_kernel(*this, between);
+      by_kernel(*this, between, nullptr);
     } else {
       fail("a copy from a {} array on {} to a {} array on {} cannot be recorded in a graph: the host's side of a copy "
            "between devices must be contiguous; copy it with x:copy() first",

@@ -111,9 +111,13 @@ class NDArray {
   // Writes src's elements into this array (views included): same shape, or src
   // broadcastable to it; any dtype (converted); any devices. Error as NumPy: "could not
   // broadcast input array from shape (4,) into shape (2, 3)". A source that may share
-  // memory with this array (may_share_memory) is read whole before anything is written. A strided CUDA destination is written run by
-  // run, never touching bytes outside the view.
+  // memory with this array (may_share_memory) is read whole before anything is
+  // written. Within one GPU a kernel copies (DeviceAssign, below); between devices the
+  // bytes go through the host, and a strided CUDA destination is written run by run,
+  // never touching bytes outside the view.
   void assign(const NDArray& src);
+  // assign, ordered on `stream` for CUDA work (null: the default stream).
+  void assign_on(const NDArray& src, CUstream stream);
   void fill(Scalar value);
 
   // One element; `index` has exactly ndim entries (negative from the end). Errors as
@@ -131,8 +135,6 @@ class NDArray {
 
  private:
   void record_assign(GraphRecording& g, const NDArray& src, bool bytes_alike);
-  // assign, ordered on `stream` for CUDA transfers (0: the default stream).
-  void assign_on(const NDArray& src, CUstream stream);
   // The address of one element (any device); errors as index().
   void* element_address(std::span<const std::int64_t> index) const;
 
@@ -185,11 +187,12 @@ CopyLayout copy_layout(const Shape& shape, const Strides& dst, std::int64_t dst_
 // leading axes added and extent-1 axes repeated, with stride 0.
 Strides broadcast_strides(const NDArray& src, const Shape& to);
 
-// A copy of `src` into `dst` on one CUDA device by a kernel (any dtypes, strides and
-// broadcast, converted as the host converts), for work the host cannot take part in: a
-// graph being recorded. The jit layer provides it (jit/device_copy.h) and sets it when
-// luda is opened; unset, such a copy in a recording is refused.
-using DeviceAssign = void (*)(const NDArray& dst, const NDArray& src);
+// A copy of `src` into `dst` on one CUDA device by a kernel on `stream` (any dtypes,
+// strides and broadcast, converted as the host converts): how assign copies within a GPU
+// without the host, and the only way a graph being recorded can. The jit layer provides
+// it (jit/device_copy.h) and sets it when luda is opened; unset, such copies go through
+// the host, and are refused in a recording.
+using DeviceAssign = void (*)(const NDArray& dst, const NDArray& src, CUstream stream);
 void set_device_assign(DeviceAssign f) noexcept;
 
 // "(2, 3)", "(5,)", "()" as NumPy prints shapes.

@@ -238,10 +238,59 @@ int l_binary(lua_State* L) {
   else push_array(L, std::move(result));
   return 1;
 }
-constexpr char kDot[] = "dot";
-constexpr char kMatmul[] = "matmul";
+constexpr char kDot[] = "dot", kMatmul[] = "matmul", kVdot[] = "vdot", kInner[] = "inner", kOuter[] = "outer";
 constexpr lua_CFunction l_dot = trampoline<l_binary<ops::dot, kDot>>;
 constexpr lua_CFunction l_matmul = trampoline<l_binary<ops::matmul, kMatmul>>;
+
+// A 1-based axis of an ndim-d array (negative: from the end) as a 0-based one.
+int axis_arg(lua_State* L, int idx, int ndim, const char* who) {
+  const std::int64_t a = check_integer(L, idx, who);
+  if (a == 0 || a > ndim || a < -ndim)
+    fail("{}: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)", who, a, ndim, ndim);
+  return static_cast<int>(a > 0 ? a - 1 : ndim + a);
+}
+
+// luda.tensordot(x, y [, axes]): axes a count N (the last N of x with the first N of y;
+// default 2) or {{x axes...}, {y axes...}} (1-based).
+int l_tensordot(lua_State* L) {
+  NDArray& x = check_array(L, 1, "tensordot");
+  NDArray& y = check_array(L, 2, "tensordot");
+  std::vector<int> xa, ya;
+  if (lua_istable(L, 3)) {
+    for (int side = 1; side <= 2; ++side) {
+      if (lua_rawgeti(L, 3, side) != LUA_TTABLE)
+        fail("tensordot: axes must be a count or {{{{x axes}}, {{y axes}}}}, got {} for side {}", describe(L, -1), side);
+      const int list = lua_gettop(L);
+      NDArray& a = side == 1 ? x : y;
+      for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, list)); i <= n; ++i) {
+        lua_rawgeti(L, list, i);
+        (side == 1 ? xa : ya).push_back(axis_arg(L, lua_gettop(L), a.ndim(), "tensordot"));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+  } else {
+    const std::int64_t n = lua_isnoneornil(L, 3) ? 2 : check_integer(L, 3, "tensordot");
+    if (n < 0 || n > x.ndim() || n > y.ndim())
+      fail("tensordot: axes={} sums over more axes than x ({}-d) or y ({}-d) has", n, x.ndim(), y.ndim());
+    for (std::int64_t i = 0; i < n; ++i) {
+      xa.push_back(static_cast<int>(x.ndim() - n + i));
+      ya.push_back(static_cast<int>(i));
+    }
+  }
+  push_array(L, ops::tensordot(x, y, xa, ya));
+  return 1;
+}
+
+// luda.trace(x [, offset [, axis1 [, axis2]]]) and x:trace(...): axes 1-based, 1 and 2 by default.
+int l_trace(lua_State* L) {
+  NDArray& x = check_array(L, 1, "trace");
+  const std::int64_t offset = lua_isnoneornil(L, 2) ? 0 : check_integer(L, 2, "trace");
+  const int a1 = lua_isnoneornil(L, 3) ? 0 : axis_arg(L, 3, x.ndim(), "trace");
+  const int a2 = lua_isnoneornil(L, 4) ? 1 : axis_arg(L, 4, x.ndim(), "trace");
+  push_array(L, ops::trace(x, offset, a1, a2));
+  return 1;
+}
 
 }  // namespace
 
@@ -306,15 +355,23 @@ void open_array_math(lua_State* L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, module, "round");
   lua_setfield(L, module, "around");
-  lua_pushcfunction(L, l_dot);
-  lua_setfield(L, module, "dot");
-  lua_pushcfunction(L, l_matmul);
-  lua_setfield(L, module, "matmul");
+  static const luaL_Reg linalg[] = {
+      {"dot", l_dot},
+      {"matmul", l_matmul},
+      {"vdot", trampoline<l_binary<ops::vdot, kVdot>>},
+      {"inner", trampoline<l_binary<ops::inner, kInner>>},
+      {"outer", trampoline<l_binary<ops::outer, kOuter>>},
+      {"tensordot", trampoline<l_tensordot>},
+      {"trace", trampoline<l_trace>},
+      {nullptr, nullptr},
+  };
+  luaL_setfuncs(L, linalg, 0);
   luaL_getmetatable(L, kArrayType);
   lua_getfield(L, -1, "__index");
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
-  lua_pushcfunction(L, l_matmul);
-  lua_setfield(L, -2, "matmul");  // x:matmul(y)
+  static const luaL_Reg array_methods[] = {
+      {"matmul", l_matmul}, {"dot", l_dot}, {"trace", trampoline<l_trace>}, {nullptr, nullptr}};
+  luaL_setfuncs(L, array_methods, 0);  // x:matmul(y), x:dot(y), x:trace()
   lua_settop(L, module);
 }
 

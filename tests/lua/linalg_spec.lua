@@ -69,6 +69,50 @@ local function host(dtype, shape)
   return H.random(dtype, shape, -4, 4)
 end
 
+-- NumPy's tensordot of host arrays over 0-based axes xa of a and ya of b: a result with
+-- a's other axes then b's, and each element's sum of |a||b|.
+local function contract(a, b, xa, ya)
+  local function others(h, axes)
+    local out = {}
+    for d = 0, #h.shape - 1 do
+      local summed = false
+      for _, x in ipairs(axes) do summed = summed or x == d end
+      if not summed then out[#out + 1] = d end
+    end
+    return out
+  end
+  local fa, fb = others(a, xa), others(b, ya)
+  local shape, summed = {}, {}
+  for _, d in ipairs(fa) do shape[#shape + 1] = a.shape[d + 1] end
+  for _, d in ipairs(fb) do shape[#shape + 1] = b.shape[d + 1] end
+  for _, d in ipairs(xa) do summed[#summed + 1] = a.shape[d + 1] end
+  local function pos(h, idx)  -- idx: 0-based index per axis of h
+    local p = 0
+    for d = 1, #h.shape do p = p * h.shape[d] + idx[d] end
+    return p + 1
+  end
+  local value, bound = {}, {}
+  for r = 1, H.size_of(shape) do
+    local ri = #shape > 0 and H.unflatten(shape, r) or {}
+    local ia, ib = {}, {}
+    for i, d in ipairs(fa) do ia[d + 1] = ri[i] end
+    for i, d in ipairs(fb) do ib[d + 1] = ri[#fa + i] end
+    local acc, abs = 0, 0
+    for s = 1, H.size_of(summed) do
+      local si = #summed > 0 and H.unflatten(summed, s) or {}
+      for i = 1, #xa do ia[xa[i] + 1], ib[ya[i] + 1] = si[i], si[i] end
+      local x, y = a.data[pos(a, ia)], b.data[pos(b, ib)]
+      acc, abs = acc + x * y, abs + math.abs(x * y)
+    end
+    value[r], bound[r] = acc, abs
+  end
+  return { shape = shape, data = value }, bound
+end
+
+local function close(got, want, bound, k, what)
+  H.check(got, want, H.within(function(i) return (k + 2) * 2 ^ -52 * bound[i] end), what)
+end
+
 describe("luda.matmul", function()
   before_each(function() math.randomseed(1414) end)
 
@@ -145,5 +189,85 @@ describe("luda.matmul", function()
     where, err = here(), error_of(function() luda.graph(function(x) return luda.matmul(x, x) end, luda.ones({ 2, 2 })) end)
     assert.are.equal(where .. "matmul: a call of the BLAS cannot be recorded in a graph yet; multiply before or " ..
                      "after the graph runs", err)
+  end)
+
+  on_devices("dot, vdot, inner, outer, tensordot and trace as NumPy's", function()
+    local function f64(shape) return H.random("float64", shape, -4, 4) end
+    local function arr(h) return H.to_array(h, "float64") end
+    -- dot: every pairing of ranks, the sum over a's last axis and b's second-to-last
+    for _, c in ipairs({ { { 3 }, { 3 } }, { { 2, 3 }, { 3 } }, { { 3 }, { 3, 4 } }, { { 2, 3 }, { 3, 4 } },
+                         { { 2, 2, 3 }, { 3, 4 } }, { { 3 }, { 2, 3, 4 } }, { { 2, 3 }, { 2, 3, 4 } },
+                         { { 2, 1, 3 }, { 2, 3, 2 } }, { { 0, 3 }, { 2, 3, 4 } }, { { 2, 0 }, { 0, 4 } } }) do
+      local ha, hb = f64(c[1]), f64(c[2])
+      local want, bound = contract(ha, hb, { #c[1] - 1 }, { #c[2] == 1 and 0 or #c[2] - 2 })
+      local k = c[1][#c[1]]
+      close(luda.dot(arr(ha), arr(hb)), want, bound, k, "dot " .. shape_text(c[1]) .. " " .. shape_text(c[2]))
+      close(arr(ha):dot(arr(hb)), want, bound, k, "x:dot")
+    end
+    -- a transposed operand, and a 0-d one (a product)
+    local ht = f64({ 4, 3 })
+    local t = arr(ht).T
+    local hb = f64({ 2, 4, 5 })
+    local want, bound = contract(H.read(t), hb, { 1 }, { 1 })
+    close(luda.dot(t, arr(hb)), want, bound, 4, "dot of a transposed x")
+    H.check(luda.dot(luda.array(2.5), arr(hb)), H.map(function(v) return 2.5 * v end, hb), H.exact, "dot with 0-d")
+    -- vdot: the elements in C order, of any shapes with as many
+    local hv, hw = f64({ 2, 3 }), f64({ 3, 2 })
+    local v = H.read(arr(hv))
+    local flat_w = { shape = { 2, 3 }, data = hw.data }
+    want, bound = contract(v, flat_w, { 0, 1 }, { 0, 1 })
+    close(luda.vdot(arr(hv), arr(hw)), want, bound, 6, "vdot")
+    -- inner: both last axes
+    local hi, hj = f64({ 2, 3, 4 }), f64({ 5, 4 })
+    want, bound = contract(hi, hj, { 2 }, { 1 })
+    close(luda.inner(arr(hi), arr(hj)), want, bound, 4, "inner")
+    -- outer: the elements flattened
+    local ho, hp = f64({ 2, 2 }), f64({ 3 })
+    local flat_o = { shape = { 4 }, data = ho.data }
+    want = contract(flat_o, hp, {}, {})
+    H.check(luda.outer(arr(ho), arr(hp)), want, H.exact, "outer")
+    -- tensordot: a count, and pairs of axes (1-based, negative from the end)
+    local ta, tb = f64({ 2, 3, 4 }), f64({ 3, 4, 5 })
+    want, bound = contract(ta, tb, { 1, 2 }, { 0, 1 })
+    close(luda.tensordot(arr(ta), arr(tb)), want, bound, 12, "tensordot axes=2")
+    close(luda.tensordot(arr(ta), arr(tb), { { 2, -1 }, { 1, 2 } }), want, bound, 12, "tensordot pairs")
+    want, bound = contract(ta, tb, {}, {})
+    close(luda.tensordot(arr(ta), arr(tb), 0), want, bound, 1, "tensordot axes=0")
+    -- trace: offsets, other axes, sum's dtype for integers
+    local m = H.integers({ 3, 4 }, -9, 9)
+    local function diag(h, off)
+      local acc = 0
+      for i = 0, 2 do
+        local j = i + off
+        if j >= 0 and j < 4 then acc = acc + h.data[i * 4 + j + 1] end
+      end
+      return acc
+    end
+    local mi = H.to_array(m, "int32")
+    for _, off in ipairs({ 0, 1, -1, 3, 5, -4 }) do
+      local r = luda.trace(mi, off)
+      assert.are.equal("int64", r.dtype)
+      H.check(r, H.of(diag(m, off)), H.exact, "trace offset " .. off)
+    end
+    H.check(mi:trace(), H.of(diag(m, 0)), H.exact, "x:trace()")
+    local cube = H.integers({ 2, 3, 3 }, -9, 9)
+    local want_t = {}
+    for s = 0, 1 do
+      local acc = 0
+      for i = 0, 2 do acc = acc + cube.data[s * 9 + i * 3 + i + 1] end
+      want_t[s + 1] = acc
+    end
+    H.check(luda.trace(H.to_array(cube, "int64"), 0, 2, 3), H.of(want_t), H.exact, "trace over axes 2 and 3")
+  end)
+
+  on_devices("refuses the dot family's misuses with NumPy's words", function()
+    local a, b = luda.ones({ 2, 3 }), luda.ones({ 4, 5 })
+    H.raises("dot: shapes (2, 3) and (4, 5) not aligned: 3 (axis 2) != 4 (axis 1)", function() return luda.dot(a, b) end)
+    H.raises("inner: shapes (2, 3) and (4, 5) not aligned: 3 (axis 2) != 5 (axis 2)", function() return luda.inner(a, b) end)
+    H.raises("vdot: x has 6 elements and y 20; vdot needs as many in each", function() return luda.vdot(a, b) end)
+    H.raises("tensordot: shape-mismatch for sum: axis 2 of (2, 3) is 3, axis 1 of (4, 5) is 4", function() return luda.tensordot(a, b, 1) end)
+    H.raises("tensordot: 1 axes of x and 2 of y; the axes summed over pair up, as many of each", function() return luda.tensordot(a, b, { { 1 }, { 1, 2 } }) end)
+    H.raises("trace: axis1 and axis2 cannot be the same (axis 1)", function() return luda.trace(a, 0, 1, 1) end)
+    H.raises("trace: axis 3 is out of range for a 2-d array (axes are 1 to 2, or -1 for the last)", function() return luda.trace(a, 0, 1, 3) end)
   end)
 end)
