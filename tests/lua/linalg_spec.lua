@@ -271,3 +271,17 @@ describe("luda.matmul", function()
     H.raises("trace: axis 3 is out of range for a 2-d array (axes are 1 to 2, or -1 for the last)", function() return luda.trace(a, 0, 1, 3) end)
   end)
 end)
+
+-- The benchmark's Lua part at small sizes on the cpu (bench/linalg.sh runs it at full size
+-- on a GPU): it checks matmul's elements before it reports a figure.
+describe("bench/linalg.lua --smoke", function()
+  it("times every figure on the cpu", function()
+    local source = os.getenv("LUDA_SOURCE_DIR") or "."
+    local out, err, code = support.run_luda(support.quote(source .. "/bench/linalg.lua") .. " --smoke", nil, false,
+                                            { LUDA_DEVICE = "cpu" })
+    assert.are.same({ "", 0 }, { err, code })
+    for _, key in ipairs({ "matmul_f32_256_ms", "dot_f32_128_cpu_ms", "matmul_small_us" }) do
+      assert.is_truthy(out:find("\n@@ " .. key .. " %d"), out)
+    end
+  end)
+end)
