@@ -49,6 +49,20 @@ NDArray tensordot(const NDArray& x, const NDArray& y, const std::vector<int>& xa
 // `offset` above the main one (below, when negative), with sum's dtype rules.
 NDArray trace(const NDArray& x, std::int64_t offset, int axis1, int axis2, const Stream* stream = nullptr);
 
+// numpy.linalg's solve, inv, det and cholesky on stacks of square matrices (the last two
+// axes), on cuSOLVER (GPU) and LAPACKE (cpu), loaded like the BLAS. float32 stays
+// float32; every other dtype computes in float64. Errors, NumPy's LinAlgError texts:
+//   "solve: Singular matrix", "inv: Singular matrix",
+//   "cholesky: Matrix is not positive definite",
+//   "det: 1-dimensional array given. Array must be at least two-dimensional",
+//   "inv: Last 2 dimensions of the array must be square, got shape (2, 3)".
+// solve(a, b): b a vector (1-D, NumPy 2's rule) or a stack of n x k matrices; stacks
+// broadcast. cholesky reads a's lower triangle and gives L (zeros above the diagonal).
+NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream = nullptr);
+NDArray inv(const NDArray& a, const Stream* stream = nullptr);
+NDArray det(const NDArray& a, const Stream* stream = nullptr);
+NDArray cholesky(const NDArray& a, const Stream* stream = nullptr);
+
 // The file each library was loaded from, loading it now (tests, luda.linalg_info).
 // Errors: "cuBLAS not found; tried: ..." and "OpenBLAS not found; tried: ...", ending with
 // the fix.

@@ -282,6 +282,30 @@ int l_tensordot(lua_State* L) {
   return 1;
 }
 
+// luda.linalg.inv(a), det(a), cholesky(a): one array in, one out.
+using Unary = NDArray (*)(const NDArray&, const Stream*);
+template <Unary Op, const char* Name>
+int l_unary(lua_State* L) {
+  NDArray& a = check_array(L, 1, Name);
+  int options = lua_isnoneornil(L, 2) ? 0 : 2;
+  if (options) check_table(L, 2, Name);
+  CallOptions o = read_call_options(L, options, Name, {"stream"});
+  push_array(L, Op(a, o.stream));
+  return 1;
+}
+constexpr char kInv[] = "inv", kDet[] = "det", kCholesky[] = "cholesky", kSolve[] = "solve";
+
+// luda.linalg.solve(a, b [, {stream=}])
+int l_solve(lua_State* L) {
+  NDArray& a = check_array(L, 1, kSolve);
+  NDArray& b = check_array(L, 2, kSolve);
+  int options = lua_isnoneornil(L, 3) ? 0 : 3;
+  if (options) check_table(L, 3, kSolve);
+  CallOptions o = read_call_options(L, options, kSolve, {"stream"});
+  push_array(L, ops::solve(a, b, o.stream));
+  return 1;
+}
+
 // luda.trace(x [, offset [, axis1 [, axis2]]]) and x:trace(...): axes 1-based, 1 and 2 by default.
 int l_trace(lua_State* L) {
   NDArray& x = check_array(L, 1, "trace");
@@ -366,6 +390,15 @@ void open_array_math(lua_State* L) {
       {nullptr, nullptr},
   };
   luaL_setfuncs(L, linalg, 0);
+  static const luaL_Reg linalg_module[] = {
+      {"solve", trampoline<l_solve>},
+      {"inv", trampoline<l_unary<ops::inv, kInv>>},
+      {"det", trampoline<l_unary<ops::det, kDet>>},
+      {"cholesky", trampoline<l_unary<ops::cholesky, kCholesky>>},
+      {nullptr, nullptr},
+  };
+  luaL_newlib(L, linalg_module);
+  lua_setfield(L, module, "linalg");  // luda.linalg.solve, ...
   luaL_getmetatable(L, kArrayType);
   lua_getfield(L, -1, "__index");
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);

@@ -272,6 +272,138 @@ describe("luda.matmul", function()
   end)
 end)
 
+-- Plain-Lua references for numpy.linalg on host arrays of one n x n matrix (row-major data).
+local function mat_mul(a, b, n, k)  -- (n x n) times (n x k)
+  local out = {}
+  for i = 0, n - 1 do
+    for j = 0, k - 1 do
+      local acc = 0
+      for p = 0, n - 1 do acc = acc + a[i * n + p + 1] * b[p * k + j + 1] end
+      out[i * k + j + 1] = acc
+    end
+  end
+  return out
+end
+local function lua_det(a, n)  -- Gaussian elimination with partial pivoting, in float64
+  local m, det = { table.unpack(a) }, 1
+  for c = 0, n - 1 do
+    local p = c
+    for r = c + 1, n - 1 do if math.abs(m[r * n + c + 1]) > math.abs(m[p * n + c + 1]) then p = r end end
+    if m[p * n + c + 1] == 0 then return 0 end
+    if p ~= c then
+      for j = 0, n - 1 do m[c * n + j + 1], m[p * n + j + 1] = m[p * n + j + 1], m[c * n + j + 1] end
+      det = -det
+    end
+    det = det * m[c * n + c + 1]
+    for r = c + 1, n - 1 do
+      local f = m[r * n + c + 1] / m[c * n + c + 1]
+      for j = c, n - 1 do m[r * n + j + 1] = m[r * n + j + 1] - f * m[c * n + j + 1] end
+    end
+  end
+  return det
+end
+-- A random well-conditioned n x n matrix (diagonally dominant), and a symmetric positive
+-- definite one (B B^T + n I).
+local function well_conditioned(n)
+  local h = H.random("float64", { n, n }, -1, 1)
+  for i = 0, n - 1 do h.data[i * n + i + 1] = h.data[i * n + i + 1] + n * (math.random() < 0.5 and -1 or 1) end
+  return h
+end
+local function positive_definite(n)
+  local b = H.random("float64", { n, n }, -1, 1)
+  local bt = {}
+  for i = 0, n - 1 do for j = 0, n - 1 do bt[j * n + i + 1] = b.data[i * n + j + 1] end end
+  local data = mat_mul(b.data, bt, n, n)
+  for i = 0, n - 1 do data[i * n + i + 1] = data[i * n + i + 1] + n end
+  return { shape = { n, n }, data = data }
+end
+-- Matrix s of a stack's host data.
+local function matrix(h, s, n)
+  local out = {}
+  for k = 1, n * n do out[k] = h.data[s * n * n + k] end
+  return out
+end
+
+describe("luda.linalg", function()
+  before_each(function() math.randomseed(1515) end)
+
+  on_devices("solve, inv, det and cholesky as numpy.linalg's, one matrix and stacks", function()
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      local tol = dtype == "float64" and 1e-12 or 2e-5
+      for _, n in ipairs({ 1, 3, 8, 33 }) do
+        local what = dtype .. " n=" .. n
+        local ha = well_conditioned(n)
+        local a = H.to_array(ha, dtype)
+        local hb = H.random("float64", { n, 2 }, -1, 1)
+        -- solve: a x = b, checked by its residual against b
+        local x = luda.linalg.solve(a, H.to_array(hb, dtype))
+        assert.are.equal(dtype, x.dtype)
+        local ax = mat_mul(H.read(a).data, H.read(x).data, n, 2)
+        H.check(H.to_array({ shape = { n, 2 }, data = ax }, "float64"), hb, H.rel(tol * n, 1), what .. " solve residual")
+        local v = luda.linalg.solve(a, H.to_array({ shape = { n }, data = { table.unpack(hb.data, 1, n) } }, dtype))
+        assert.are.same({ n }, v.shape)
+        -- inv: a inv(a) = I
+        local ai = mat_mul(H.read(a).data, H.read(luda.linalg.inv(a)).data, n, n)
+        local eye = H.fill({ n, n }, function(k) return (k - 1) // n == (k - 1) % n and 1 or 0 end)
+        H.check(H.to_array({ shape = { n, n }, data = ai }, "float64"), eye, H.within(function() return tol * n end), what .. " inv")
+        -- det against Gaussian elimination of the same values
+        local want = lua_det(H.read(a).data, n)
+        if dtype == "float32" and math.abs(want) > 3.4028234663852886e38 then
+          want = want > 0 and math.huge or -math.huge  -- past float32's range, as NumPy's float32 det
+        end
+        H.check(luda.linalg.det(a), H.of(want), H.rel(tol * n), what .. " det")
+        -- cholesky: lower triangular, L L^T = a
+        local hp = positive_definite(n)
+        local l = H.read(luda.linalg.cholesky(H.to_array(hp, dtype)))
+        local lt = {}
+        for i = 0, n - 1 do
+          for j = 0, n - 1 do
+            lt[j * n + i + 1] = l.data[i * n + j + 1]
+            if j > i then assert.are.equal(0, l.data[i * n + j + 1], what .. " cholesky above the diagonal") end
+          end
+        end
+        H.check(H.to_array({ shape = { n, n }, data = mat_mul(l.data, lt, n, n) }, "float64"), H.read(H.to_array(hp, dtype)),
+                H.rel(tol * n, n), what .. " cholesky")
+      end
+    end
+    -- Stacks that broadcast, a transposed operand, integers computed in float64.
+    local hs = { shape = { 2, 3, 3 }, data = {} }
+    for s = 0, 1 do
+      local m = well_conditioned(3)
+      for k = 1, 9 do hs.data[s * 9 + k] = m.data[k] end
+    end
+    local stack = H.to_array(hs, "float64")
+    local dets = luda.linalg.det(stack)
+    H.check(dets, H.of({ lua_det(matrix(hs, 0, 3), 3), lua_det(matrix(hs, 1, 3), 3) }), H.rel(1e-12), "det of a stack")
+    local rhs = H.random("float64", { 3, 1 }, -1, 1)
+    local xs = luda.linalg.solve(stack, H.to_array(rhs, "float64"))
+    assert.are.same({ 2, 3, 1 }, xs.shape)
+    for s = 0, 1 do
+      local r = mat_mul(matrix(hs, s, 3), { table.unpack(H.read(xs).data, s * 3 + 1, s * 3 + 3) }, 3, 1)
+      H.check(H.to_array({ shape = { 3, 1 }, data = r }, "float64"), rhs, H.rel(1e-12, 1), "solve of a stack " .. s)
+    end
+    local t = H.to_array(well_conditioned(4), "float64").T
+    H.check(luda.linalg.det(t), H.of(lua_det(H.read(t).data, 4)), H.rel(1e-12), "det of a transposed matrix")
+    local ints = luda.array({ { 2, 1 }, { 1, 3 } }, "int32")
+    assert.are.equal("float64", luda.linalg.inv(ints).dtype)
+    H.check(luda.linalg.det(ints), H.of(5), H.rel(1e-14), "det of int32")
+    -- Empty and 0 x 0
+    H.check(luda.linalg.det(luda.zeros({ 0, 0 })), H.of(1), H.exact, "det of 0 x 0")
+    assert.are.same({ 2, 0, 0 }, luda.linalg.inv(luda.zeros({ 2, 0, 0 })).shape)
+  end)
+
+  on_devices("raises numpy.linalg's errors", function()
+    H.raises("inv: Singular matrix", function() return luda.linalg.inv(luda.ones({ 3, 3 })) end)
+    H.raises("solve: Singular matrix", function() return luda.linalg.solve(luda.zeros({ 2, 2 }), luda.ones(2)) end)
+    H.raises("cholesky: Matrix is not positive definite", function() return luda.linalg.cholesky(luda.array({ { 1, 2 }, { 2, 1 } })) end)
+    H.raises("det: 1-dimensional array given. Array must be at least two-dimensional", function() return luda.linalg.det(luda.ones(3)) end)
+    H.raises("inv: Last 2 dimensions of the array must be square, got shape (2, 3)", function() return luda.linalg.inv(luda.ones({ 2, 3 })) end)
+    H.raises("solve: b of shape (3,) does not fit a of shape (2, 2): it needs 2 rows", function() return luda.linalg.solve(luda.ones({ 2, 2 }), luda.ones(3)) end)
+    -- singular, then usable
+    H.check(luda.linalg.det(luda.ones({ 2, 2 })), H.of(0), H.exact, "det of a singular matrix")
+  end)
+end)
+
 -- The benchmark's Lua part at small sizes on the cpu (bench/linalg.sh runs it at full size
 -- on a GPU): it checks matmul's elements before it reports a figure.
 describe("bench/linalg.lua --smoke", function()
