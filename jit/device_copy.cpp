@@ -69,8 +69,12 @@ std::string entry(DType to, DType from) { return fmt::format("copy_{}_to_{}", dt
 // The kernel's source for one pair: an element's conversion, then a grid-stride loop
 // that finds each element's two byte offsets from its index.
 std::string source(DType to, DType from) {
+  // A bool is read as its byte, true for any nonzero one (whoever wrote it), as the host
+  // reads it.
   std::string convert;
-  if (to == DType::Bool) {
+  if (from == DType::Bool) {
+    convert = "return (To)(x != 0);";
+  } else if (to == DType::Bool) {
     convert = "return x != (From)0;";
   } else if (is_float(from) && !is_float(to)) {
     auto [lo, hi] = limits(to);
@@ -99,8 +103,9 @@ std::string source(DType to, DType from) {
   return fmt::format(
       "typedef {0} To;\n"
       "typedef {1} From;\n"
+      "typedef {8} Source;\n"
       "__device__ __forceinline__ To luda_convert(From x) {{\n  {2}\n}}\n"
-      "extern \"C\" __global__ void {7}(To* dst, const From* src, long long count, int axes{3}{4}{5}) {{\n"
+      "extern \"C\" __global__ void {7}(To* dst, const Source* src, long long count, int axes{3}{4}{5}) {{\n"
       "{6}"
       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
       "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {{\n"
@@ -114,7 +119,8 @@ std::string source(DType to, DType from) {
       "    *(To*)((char*)dst + to) = luda_convert(*(const From*)((const char*)src + at));\n"
       "  }}\n"
       "}}\n",
-      c_type(to), c_type(from), convert, shape, dst, src, lists, entry(to, from));
+      c_type(to), from == DType::Bool ? "unsigned char" : c_type(from), convert, shape, dst, src, lists,
+      entry(to, from), c_type(from));
 }
 
 RawKernel& kernel(DType to, DType from) {

@@ -41,23 +41,25 @@ const Table& loaded(Table (*load)()) {
   return table;
 }
 
-// cuBLAS's C entry points that luda calls (cublas_api.h's declarations; the batched GEMM
-// has a C++ overload there, so its type is spelled out).
-using GemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                                const void*, const void*, cudaDataType, int, long long, const void*,
-                                                cudaDataType, int, long long, const void*, void*, cudaDataType, int,
-                                                long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+// cuBLAS's entry points that luda calls: the typed GEMMs CuPy calls too, one matrix or a
+// strided batch.
+#define LUDA_CUBLAS_FUNCTIONS(X)                                                                 \
+  X(cublasCreate_v2) X(cublasSetStream_v2) X(cublasGetStatusString) X(cublasSgemm_v2) X(cublasDgemm_v2) \
+  X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)
+
 struct Cublas {
   SharedLibrary lib;
-  decltype(&::cublasCreate_v2) create = nullptr;
-  decltype(&::cublasSetStream_v2) set_stream = nullptr;
-  decltype(&::cublasGetStatusString) status_string = nullptr;
-  GemmStridedBatchedEx gemm = nullptr;
+#define LUDA_CUBLAS_MEMBER(name) decltype(&::name) name = nullptr;
+  LUDA_CUBLAS_FUNCTIONS(LUDA_CUBLAS_MEMBER)
+#undef LUDA_CUBLAS_MEMBER
 };
 
 Cublas load_cublas() {
-  static constexpr const char* kSymbols[] = {"cublasCreate_v2", "cublasSetStream_v2", "cublasGetStatusString",
-                                             "cublasGemmStridedBatchedEx"};
+  static constexpr const char* kSymbols[] = {
+#define LUDA_CUBLAS_NAME(name) #name,
+      LUDA_CUBLAS_FUNCTIONS(LUDA_CUBLAS_NAME)
+#undef LUDA_CUBLAS_NAME
+  };
   Cublas c;
   c.lib = open_library(
       "cuBLAS",
@@ -65,16 +67,16 @@ Cublas load_cublas() {
       kSymbols,
       "set LUDA_CUBLAS to the path of libcublas.so (from the CUDA toolkit, version 12 or 13), or install the "
       "toolkit's libraries");
-  c.create = reinterpret_cast<decltype(c.create)>(c.lib.symbols[0]);
-  c.set_stream = reinterpret_cast<decltype(c.set_stream)>(c.lib.symbols[1]);
-  c.status_string = reinterpret_cast<decltype(c.status_string)>(c.lib.symbols[2]);
-  c.gemm = reinterpret_cast<GemmStridedBatchedEx>(c.lib.symbols[3]);
+  std::size_t k = 0;
+#define LUDA_CUBLAS_SET(name) c.name = reinterpret_cast<decltype(&::name)>(c.lib.symbols[k++]);
+  LUDA_CUBLAS_FUNCTIONS(LUDA_CUBLAS_SET)
+#undef LUDA_CUBLAS_SET
   return c;
 }
 const Cublas& cublas() { return loaded<Cublas>(&load_cublas); }
 
 void check(cublasStatus_t s, const char* call, std::string_view who) {
-  if (s != CUBLAS_STATUS_SUCCESS) fail("{}: {}: {}", who, call, cublas().status_string(s));
+  if (s != CUBLAS_STATUS_SUCCESS) fail("{}: {}: {}", who, call, cublas().cublasGetStatusString(s));
 }
 
 // A device's handle, made in its primary context at first use and kept for the process;
@@ -90,7 +92,7 @@ Handle& handle_for(int ordinal, std::string_view who) {
   Handle& h = handles[ordinal];
   if (!h.handle) {
     ContextScope scope(ordinal);
-    check(cublas().create(&h.handle), "cublasCreate", who);
+    check(cublas().cublasCreate_v2(&h.handle), "cublasCreate", who);
   }
   return h;
 }
@@ -233,23 +235,32 @@ void gemm(const Operand& a, const Operand& b, std::int64_t a_off, std::int64_t b
   Handle& h = handle_for(c.device().index, "matmul");
   std::lock_guard lock(h.mutex);
   ContextScope scope(c.device().index);
-  check(cb.set_stream(h.handle, reinterpret_cast<cudaStream_t>(stream ? stream->handle() : nullptr)),
+  check(cb.cublasSetStream_v2(h.handle, reinterpret_cast<cudaStream_t>(stream ? stream->handle() : nullptr)),
         "cublasSetStream", "matmul");
-  const bool f32 = t == DType::Float32;
-  const float one32 = 1, zero32 = 0;
-  const double one64 = 1, zero64 = 0;
-  const void* one = f32 ? static_cast<const void*>(&one32) : &one64;
-  const void* zero = f32 ? static_cast<const void*>(&zero32) : &zero64;
-  const cudaDataType type = f32 ? CUDA_R_32F : CUDA_R_64F;
-  const cublasComputeType_t compute = f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
-  for (std::int64_t done = 0; done < count;) {
-    const std::int64_t now = std::min<std::int64_t>(count - done, INT_MAX);
-    check(cb.gemm(h.handle, b.rows ? CUBLAS_OP_N : CUBLAS_OP_T, a.rows ? CUBLAS_OP_N : CUBLAS_OP_T, N, M, K, one,
-                  pb + done * b_step * size, type, ldb, b_step, pa + done * a_step * size, type, lda, a_step, zero,
-                  pc + done * m * n * size, type, N, m * n, static_cast<int>(now), compute, CUBLAS_GEMM_DEFAULT),
-          "cublasGemmStridedBatchedEx", "matmul");
-    done += now;
-  }
+  const cublasOperation_t ob = b.rows ? CUBLAS_OP_N : CUBLAS_OP_T, oa = a.rows ? CUBLAS_OP_N : CUBLAS_OP_T;
+  // One call for a matrix, strided batches for a stack (at most INT_MAX matrices a call).
+  auto run = [&](auto one, auto single, auto batched) {
+    using T = decltype(one);
+    const T zero = 0;
+    if (count == 1) {
+      check(single(h.handle, ob, oa, N, M, K, &one, reinterpret_cast<const T*>(pb), ldb, reinterpret_cast<const T*>(pa),
+                   lda, &zero, reinterpret_cast<T*>(pc), N),
+            "cublas gemm", "matmul");
+      return;
+    }
+    for (std::int64_t done = 0; done < count;) {
+      const std::int64_t now = std::min<std::int64_t>(count - done, INT_MAX);
+      check(batched(h.handle, ob, oa, N, M, K, &one, reinterpret_cast<const T*>(pb + done * b_step * size), ldb, b_step,
+                    reinterpret_cast<const T*>(pa + done * a_step * size), lda, a_step, &zero,
+                    reinterpret_cast<T*>(pc + done * m * n * size), N, m * n, static_cast<int>(now)),
+            "cublas gemmStridedBatched", "matmul");
+      done += now;
+    }
+  };
+  if (t == DType::Float32)
+    run(1.0f, cb.cublasSgemm_v2, cb.cublasSgemmStridedBatched);
+  else
+    run(1.0, cb.cublasDgemm_v2, cb.cublasDgemmStridedBatched);
 }
 
 // A view of x with its 1-D operand made a matrix: a row (first operand) or a column.

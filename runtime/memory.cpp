@@ -43,6 +43,17 @@ CUmemoryPool default_pool(int ordinal) {
   return s.pool;
 }
 
+}  // namespace
+
+std::uint64_t pool_reserved_bytes(int ordinal) {
+  ContextScope scope(ordinal);
+  cuuint64_t bytes = 0;
+  LUDA_CU(cuMemPoolGetAttribute, default_pool(ordinal), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &bytes);
+  return bytes;
+}
+
+namespace {
+
 void* allocate_cuda(int ordinal, std::size_t bytes, const Stream& stream) {
   ContextScope scope(ordinal);
   CUmemoryPool pool = default_pool(ordinal);

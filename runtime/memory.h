@@ -66,6 +66,10 @@ class Buffer {
 void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src,
                 std::size_t n, CUstream stream = nullptr, bool async = false);
 
+// The bytes the device's pool holds from the driver now (in use, or kept for reuse): this
+// process's own, unlike the device's free memory, which other processes move.
+std::uint64_t pool_reserved_bytes(int ordinal);
+
 // Sets n bytes to zero on any device: memset on cpu; cuMemsetD8Async on `stream` for CUDA,
 // ordered on it but not waited for.
 void zero_bytes(Device device, void* dst, std::size_t n, CUstream stream = nullptr);

@@ -66,6 +66,7 @@ constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guara
   X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuCtxEnablePeerAccess)       \
   X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync)          \
   X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo) X(cuMemHostAlloc) \
+  X(cuMemPoolGetAttribute)                                                                 \
   X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)          \
   X(cuMemcpyPeerAsync) X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)             \
   X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuStreamGetFlags)         \
@@ -697,6 +698,12 @@ CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec, CUgraphNode, const 
 }
 CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) {
   COUNT(cuGraphExecMemsetNodeSetParams);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool, CUmemPool_attribute, void* value) {
+  COUNT(cuMemPoolGetAttribute);
+  *static_cast<cuuint64_t*>(value) = 0;
   return CUDA_SUCCESS;
 }
 
