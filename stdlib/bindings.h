@@ -24,6 +24,7 @@ void open_math(lua_State* L);               // math_bindings.cpp: luda.math
 void open_kernels(lua_State* L);             // kernel_bindings.cpp
 void open_random(lua_State* L);              // random_bindings.cpp: luda.random (after open_kinds)
 void open_link(lua_State* L);                // link_bindings.cpp: luda.cuda.declare_device
+void open_routines(lua_State* L);            // routine_bindings.cpp: concatenate, eye, ... (after open_arrays)
 void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records
                                              // the builtin namespaces by identity)
 
