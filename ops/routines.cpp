@@ -197,4 +197,183 @@ NDArray triu(const NDArray& x, std::int64_t k, const Stream* stream) {
   return triangle(x, k, "greater_equal", "triu", stream);
 }
 
+namespace {
+
+NDArray apply2(std::string_view name, const jit::KernelArg& a, const jit::KernelArg& b, const Stream* stream) {
+  std::array<jit::KernelArg, 2> in = {a, b};
+  return apply(name, in, stream);
+}
+NDArray apply1(std::string_view name, const jit::KernelArg& a, const Stream* stream) {
+  std::array<jit::KernelArg, 1> in = {a};
+  return apply(name, in, stream);
+}
+jit::KernelArg arg(const NDArray& a) { return jit::KernelArg::of_array(a); }
+
+NDArray nonzero(const NDArray& x, const Stream* stream) {
+  return apply2("not_equal", arg(x), jit::KernelArg::of_int(0), stream);
+}
+
+void require_axis(const NDArray& x, int axis, std::string_view who) {
+  if (!x.valid()) fail("{}: an empty handle", who);
+  if (axis < 0 || axis >= x.ndim()) fail("{}: axis {} is out of range for a {}-d array", who, axis + 1, x.ndim());
+}
+
+}  // namespace
+
+std::vector<NDArray> split_at(const NDArray& x, const std::vector<std::int64_t>& indices, int axis) {
+  require_axis(x, axis, "split");
+  const std::int64_t n = x.shape()[static_cast<std::size_t>(axis)];
+  std::vector<NDArray> parts;
+  std::int64_t from = 0;
+  for (std::size_t i = 0; i <= indices.size(); ++i) {
+    std::int64_t to = i < indices.size() ? indices[i] : n;
+    if (to < 0) to += n;
+    to = std::clamp<std::int64_t>(to, 0, n);
+    const std::int64_t start = std::min(from, n);
+    parts.push_back(part(x, axis, start, std::max<std::int64_t>(0, to - start)));
+    from = std::max(from, to);
+  }
+  return parts;
+}
+
+std::vector<NDArray> split(const NDArray& x, std::int64_t sections, int axis) {
+  require_axis(x, axis, "split");
+  const std::int64_t n = x.shape()[static_cast<std::size_t>(axis)];
+  if (sections <= 0) fail("split: number sections must be larger than 0, got {}", sections);
+  if (n % sections != 0)
+    fail("split: array split does not result in an equal division: {} elements into {} sections", n, sections);
+  std::vector<std::int64_t> cuts;
+  for (std::int64_t i = 1; i < sections; ++i) cuts.push_back(i * (n / sections));
+  return split_at(x, cuts, axis);
+}
+
+NDArray repeat(const NDArray& x, std::int64_t repeats, std::optional<int> axis, const Stream* stream) {
+  if (!x.valid()) fail("repeat: an empty handle");
+  if (repeats < 0) fail("repeat: negative dimensions are not allowed (repeats {})", repeats);
+  const NDArray src = axis ? x : x.reshape({x.size()});
+  const int a = axis.value_or(0);
+  require_axis(src, a, "repeat");
+  // Each element followed by a new axis of `repeats` copies (stride 0), copied and merged.
+  Shape shape = src.shape();
+  Strides strides = src.strides();
+  shape.insert(shape.begin() + a + 1, repeats);
+  strides.insert(strides.begin() + a + 1, 0);
+  const NDArray wide = NDArray::view(src.buffer(), src.dtype(), shape, strides, src.offset());
+  Shape merged = src.shape();
+  merged[static_cast<std::size_t>(a)] *= repeats;
+  return wide.copy(std::nullopt, stream).reshape(merged);
+}
+
+NDArray tile(const NDArray& x, const std::vector<std::int64_t>& reps, const Stream* stream) {
+  if (!x.valid()) fail("tile: an empty handle");
+  for (std::int64_t r : reps)
+    if (r < 0) fail("tile: negative dimensions are not allowed (reps {})", r);
+  const std::size_t nd = std::max(reps.size(), static_cast<std::size_t>(x.ndim()));
+  Shape xs(nd - static_cast<std::size_t>(x.ndim()), 1);
+  xs.insert(xs.end(), x.shape().begin(), x.shape().end());
+  Strides xt(nd - static_cast<std::size_t>(x.ndim()), 0);
+  xt.insert(xt.end(), x.strides().begin(), x.strides().end());
+  std::vector<std::int64_t> r(nd - reps.size(), 1);
+  r.insert(r.end(), reps.begin(), reps.end());
+  // Axes (r0, n0, r1, n1, ...): each repetition a stride-0 axis before its axis.
+  Shape shape, result;
+  Strides strides;
+  for (std::size_t k = 0; k < nd; ++k) {
+    shape.push_back(r[k]);
+    strides.push_back(0);
+    shape.push_back(xs[k]);
+    strides.push_back(xt[k]);
+    result.push_back(r[k] * xs[k]);
+  }
+  const NDArray wide = NDArray::view(x.buffer(), x.dtype(), shape, strides, x.offset());
+  return wide.copy(std::nullopt, stream).reshape(result);
+}
+
+NDArray roll(const NDArray& x, std::int64_t shift, std::optional<int> axis, const Stream* stream) {
+  if (!x.valid()) fail("roll: an empty handle");
+  if (!axis) return roll(x.reshape({x.size()}), shift, 0, stream).reshape(x.shape());
+  require_axis(x, *axis, "roll");
+  const std::int64_t n = x.shape()[static_cast<std::size_t>(*axis)];
+  if (n == 0) return x.copy(std::nullopt, stream);
+  const std::int64_t s = ((shift % n) + n) % n;
+  const std::array<NDArray, 2> halves = {part(x, *axis, n - s, s), part(x, *axis, 0, n - s)};
+  return concatenate(halves, *axis, stream);
+}
+
+NDArray diff(const NDArray& x, std::int64_t n, int axis, const Stream* stream) {
+  if (n < 0) fail("diff: order must be non-negative but got {}", n);
+  require_axis(x, axis, "diff");
+  NDArray out = x;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t len = out.shape()[static_cast<std::size_t>(axis)];
+    if (len == 0) break;
+    const NDArray later = part(out, axis, 1, len - 1), earlier = part(out, axis, 0, len - 1);
+    out = apply2(out.dtype() == DType::Bool ? "not_equal" : "subtract", arg(later), arg(earlier), stream);
+  }
+  return n == 0 ? x.copy(std::nullopt, stream) : out;
+}
+
+NDArray isclose(const jit::KernelArg& a, const jit::KernelArg& b, double rtol, double atol, bool equal_nan,
+                const Stream* stream) {
+  // equal (infinities of one sign included), or both finite and within the tolerance
+  const NDArray same = apply2("equal", a, b, stream);
+  const NDArray gap = apply1("abs", arg(apply2("subtract", a, b, stream)), stream);
+  const NDArray allowed = apply2("add", jit::KernelArg::of_float(atol),
+                                 arg(apply2("multiply", jit::KernelArg::of_float(rtol), arg(apply1("abs", b, stream)), stream)),
+                                 stream);
+  const NDArray near = apply2("logical_and", arg(apply2("less_equal", arg(gap), arg(allowed), stream)),
+                              arg(apply2("logical_and", arg(apply1("isfinite", a, stream)), arg(apply1("isfinite", b, stream)), stream)),
+                              stream);
+  NDArray close = apply2("logical_or", arg(same), arg(near), stream);
+  if (equal_nan)
+    close = apply2("logical_or", arg(close),
+                   arg(apply2("logical_and", arg(apply1("isnan", a, stream)), arg(apply1("isnan", b, stream)), stream)),
+                   stream);
+  return close;
+}
+
+NDArray any(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream) {
+  if (!x.valid()) fail("any: an empty handle");
+  // any: some nonzero among them (false for none), counted
+  const NDArray count = reduce(Reduce::Sum, nonzero(x, stream), axes, keepdims, {}, stream);
+  return apply2("not_equal", arg(count), jit::KernelArg::of_int(0), stream);
+}
+
+NDArray all(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream) {
+  if (!x.valid()) fail("all: an empty handle");
+  // all: no zero among them (true for none), counted
+  const NDArray zeros = apply2("equal", arg(x), jit::KernelArg::of_int(0), stream);
+  const NDArray count = reduce(Reduce::Sum, zeros, axes, keepdims, {}, stream);
+  return apply2("equal", arg(count), jit::KernelArg::of_int(0), stream);
+}
+
+NDArray count_nonzero(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims,
+                      const Stream* stream) {
+  if (!x.valid()) fail("count_nonzero: an empty handle");
+  ReduceOptions o;
+  o.dtype = DType::Int64;
+  return reduce(Reduce::Sum, nonzero(x, stream), axes, keepdims, {}, stream, o);
+}
+
+std::vector<NDArray> meshgrid(std::span<const NDArray> xs, bool xy, const Stream* stream) {
+  const std::size_t n = xs.size();
+  Shape shape;
+  for (const NDArray& x : xs) {
+    if (!x.valid()) fail("meshgrid: an empty handle");
+    shape.push_back(x.size());
+  }
+  if (xy && n >= 2) std::swap(shape[0], shape[1]);
+  std::vector<NDArray> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const NDArray flat = xs[i].reshape({xs[i].size()});
+    std::size_t along = i;
+    if (xy && n >= 2 && i < 2) along = 1 - i;
+    Strides strides(n, 0);
+    strides[along] = flat.strides()[0];
+    const NDArray wide = NDArray::view(flat.buffer(), flat.dtype(), shape, strides, flat.offset());
+    out.push_back(wide.copy(std::nullopt, stream));
+  }
+  return out;
+}
+
 }  // namespace luda::ops

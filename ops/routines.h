@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "jit/kernel_args.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
 
@@ -46,5 +47,34 @@ NDArray diag(const NDArray& v, std::int64_t k, const Stream* stream = nullptr);
 // it (triu). "tril: x must be at least 2-dimensional, got a 1-d array".
 NDArray tril(const NDArray& x, std::int64_t k, const Stream* stream = nullptr);
 NDArray triu(const NDArray& x, std::int64_t k, const Stream* stream = nullptr);
+
+// NumPy's split: views of x cut along `axis` into `sections` equal parts ("split: array
+// split does not result in an equal division: 7 elements into 3 sections"), or at the
+// given indices (each part [previous, index), clamped to the axis).
+std::vector<NDArray> split(const NDArray& x, std::int64_t sections, int axis);
+std::vector<NDArray> split_at(const NDArray& x, const std::vector<std::int64_t>& indices, int axis);
+// Each element `repeats` times along `axis` (the flattened array's when none).
+NDArray repeat(const NDArray& x, std::int64_t repeats, std::optional<int> axis, const Stream* stream = nullptr);
+// x repeated reps[k] times along each axis (NumPy's tile: the shorter of x's shape and
+// reps is padded with leading 1s).
+NDArray tile(const NDArray& x, const std::vector<std::int64_t>& reps, const Stream* stream = nullptr);
+// The elements moved `shift` places along `axis` (of the flattened array when none),
+// those past the end coming back at the start.
+NDArray roll(const NDArray& x, std::int64_t shift, std::optional<int> axis, const Stream* stream = nullptr);
+// The n-th difference along `axis`: x[1:] - x[:-1], n times (!= for bools).
+NDArray diff(const NDArray& x, std::int64_t n, int axis, const Stream* stream = nullptr);
+// NumPy's isclose: |a - b| <= atol + rtol * |b| elementwise, infinities equal only to
+// themselves, NaNs equal when equal_nan; bools. allclose: whether all are (waits for the
+// device).
+NDArray isclose(const jit::KernelArg& a, const jit::KernelArg& b, double rtol, double atol, bool equal_nan,
+                const Stream* stream = nullptr);
+// NumPy's any and all over `axes` (0-based; all when none), and count_nonzero (int64).
+NDArray any(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream = nullptr);
+NDArray all(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream = nullptr);
+NDArray count_nonzero(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims,
+                      const Stream* stream = nullptr);
+// NumPy's meshgrid of 1-D arrays (others flattened): N arrays of N axes, each varying along
+// its own axis; with `xy` indexing the first two axes swap (the default, as NumPy's).
+std::vector<NDArray> meshgrid(std::span<const NDArray> xs, bool xy, const Stream* stream = nullptr);
 
 }  // namespace luda::ops

@@ -3,8 +3,12 @@
 //   luda.vstack({...}), luda.squeeze(x [, axis]), luda.expand_dims(x, axis),
 //   luda.flip(x [, axis]), luda.eye(n [, m [, k]] [, dtype] [, {device=}]),
 //   luda.identity(n [, dtype] [, {device=}]), luda.diag(v [, k]), luda.tril(x [, k]),
-//   luda.triu(x [, k]); x:squeeze, x:flatten() and x:ravel().
+//   luda.triu(x [, k]), luda.split, luda["repeat"] (luda.repeat_), luda.tile, luda.roll,
+//   luda.diff, luda.isclose, luda.allclose, luda.any, luda.all, luda.count_nonzero,
+//   luda.meshgrid; x:squeeze, x:flatten(), x:ravel(), x:flip, x:any, x:all.
+#include <algorithm>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "ops/routines.h"
@@ -153,6 +157,144 @@ int l_flatten(lua_State* L) {
   return 1;
 }
 
+// luda.split(x, sections | {indices...} [, axis]): a sequence of views.
+int l_split(lua_State* L) {
+  NDArray& x = check_array(L, 1, "split");
+  const int axis = lua_isnoneornil(L, 3) ? 0 : axis_of(L, 3, x.ndim(), "split");
+  std::vector<NDArray> parts;
+  if (lua_istable(L, 2)) {
+    std::vector<std::int64_t> indices;
+    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, 2)); i <= n; ++i) {
+      lua_rawgeti(L, 2, i);
+      indices.push_back(check_integer(L, lua_gettop(L), "split"));
+      lua_pop(L, 1);
+    }
+    parts = ops::split_at(x, indices, axis);
+  } else {
+    parts = ops::split(x, check_integer(L, 2, "split"), axis);
+  }
+  lua_createtable(L, static_cast<int>(parts.size()), 0);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    push_array(L, std::move(parts[i]));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+// luda["repeat"](x, repeats [, axis]) and luda.repeat_ (repeat is a Lua keyword).
+int l_repeat(lua_State* L) {
+  NDArray& x = check_array(L, 1, "repeat");
+  const std::int64_t repeats = check_integer(L, 2, "repeat");
+  std::optional<int> axis;
+  if (!lua_isnoneornil(L, 3)) axis = axis_of(L, 3, x.ndim(), "repeat");
+  push_array(L, ops::repeat(x, repeats, axis));
+  return 1;
+}
+
+int l_tile(lua_State* L) {
+  NDArray& x = check_array(L, 1, "tile");
+  std::vector<std::int64_t> reps;
+  if (lua_istable(L, 2)) {
+    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, 2)); i <= n; ++i) {
+      lua_rawgeti(L, 2, i);
+      reps.push_back(check_integer(L, lua_gettop(L), "tile"));
+      lua_pop(L, 1);
+    }
+  } else {
+    reps.push_back(check_integer(L, 2, "tile"));
+  }
+  push_array(L, ops::tile(x, reps));
+  return 1;
+}
+
+int l_roll(lua_State* L) {
+  NDArray& x = check_array(L, 1, "roll");
+  const std::int64_t shift = check_integer(L, 2, "roll");
+  std::optional<int> axis;
+  if (!lua_isnoneornil(L, 3)) axis = axis_of(L, 3, x.ndim(), "roll");
+  push_array(L, ops::roll(x, shift, axis));
+  return 1;
+}
+
+int l_diff(lua_State* L) {
+  NDArray& x = check_array(L, 1, "diff");
+  const std::int64_t n = lua_isnoneornil(L, 2) ? 1 : check_integer(L, 2, "diff");
+  if (x.ndim() == 0) fail("diff: requires input that is at least one dimensional");
+  const int axis = lua_isnoneornil(L, 3) ? x.ndim() - 1 : axis_of(L, 3, x.ndim(), "diff");
+  push_array(L, ops::diff(x, n, axis));
+  return 1;
+}
+
+// An array or a number, as an operand of isclose.
+jit::KernelArg operand_of(lua_State* L, int idx, const char* who) {
+  if (NDArray* a = test_array(L, idx)) return jit::KernelArg::of_array(*a);
+  if (lua_isinteger(L, idx)) return jit::KernelArg::of_int(lua_tointeger(L, idx));
+  if (lua_type(L, idx) == LUA_TNUMBER) return jit::KernelArg::of_float(lua_tonumber(L, idx));
+  fail("{}: argument {} must be an array or a number, got {}", who, idx, describe(L, idx));
+}
+
+// luda.isclose(a, b [, {rtol=, atol=, equal_nan=}]) and luda.allclose (a Lua boolean).
+template <bool All>
+int l_isclose(lua_State* L) {
+  const char* who = All ? "allclose" : "isclose";
+  const jit::KernelArg a = operand_of(L, 1, who), b = operand_of(L, 2, who);
+  check_options(L, 3, who, {"rtol", "atol", "equal_nan"});
+  double rtol = 1e-5, atol = 1e-8;
+  bool equal_nan = false;
+  if (push_option(L, 3, "rtol") != LUA_TNIL) rtol = luaL_checknumber(L, -1);
+  if (push_option(L, 3, "atol") != LUA_TNIL) atol = luaL_checknumber(L, -1);
+  if (push_option(L, 3, "equal_nan") != LUA_TNIL) equal_nan = lua_toboolean(L, -1);
+  lua_settop(L, 3);
+  NDArray close = ops::isclose(a, b, rtol, atol, equal_nan);
+  if (!All) {
+    push_array(L, std::move(close));
+    return 1;
+  }
+  lua_pushboolean(L, ops::all(close, std::nullopt, false).get({}).to_int64() != 0);
+  return 1;
+}
+
+// luda.any/all/count_nonzero(x [, axis] [, {keepdims=}]) and the methods.
+template <int Which>
+int l_logical_reduce(lua_State* L) {
+  const char* who = Which == 0 ? "any" : Which == 1 ? "all" : "count_nonzero";
+  NDArray& x = check_array(L, 1, who);
+  int options = 3;
+  std::optional<std::vector<int>> axes;
+  if (lua_istable(L, 2) && !test_array(L, 2) && lua_rawlen(L, 2) == 0) options = 2;
+  else axes = axes_of(L, 2, x.ndim(), who);
+  if (axes) std::sort(axes->begin(), axes->end());
+  check_options(L, options, who, {"keepdims"});
+  const bool keepdims = push_option(L, options, "keepdims") != LUA_TNIL && lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  push_array(L, Which == 0 ? ops::any(x, axes, keepdims) : Which == 1 ? ops::all(x, axes, keepdims)
+                                                                    : ops::count_nonzero(x, axes, keepdims));
+  return 1;
+}
+
+// luda.meshgrid(x1, x2, ... [, {indexing = "xy" | "ij"}]): one array per argument.
+int l_meshgrid(lua_State* L) {
+  int n = lua_gettop(L);
+  bool xy = true;
+  if (n > 0 && lua_istable(L, n) && !test_array(L, n)) {
+    check_options(L, n, "meshgrid", {"indexing"});
+    if (push_option(L, n, "indexing") != LUA_TNIL) {
+      const std::string_view indexing = string_at(L, -1);
+      if (indexing != "xy" && indexing != "ij")
+        fail("meshgrid: Valid values for `indexing` are 'xy' and 'ij', got '{}'", indexing);
+      xy = indexing == "xy";
+    }
+    lua_pop(L, 1);
+    --n;
+  }
+  std::vector<NDArray> xs;
+  for (int i = 1; i <= n; ++i) xs.push_back(check_array(L, i, "meshgrid"));
+  std::vector<NDArray> grids = ops::meshgrid(xs, xy);
+  if (!lua_checkstack(L, static_cast<int>(grids.size()) + 2)) fail("meshgrid: Lua stack overflow");
+  for (NDArray& g : grids) push_array(L, std::move(g));
+  return static_cast<int>(grids.size());
+}
+
 }  // namespace
 
 void open_routines(lua_State* L) {
@@ -163,7 +305,13 @@ void open_routines(lua_State* L) {
       {"flip", trampoline<l_flip>},               {"eye", trampoline<l_eye>},
       {"identity", trampoline<l_identity>},       {"diag", trampoline<l_diag>},
       {"tril", trampoline<l_triangle<true>>},     {"triu", trampoline<l_triangle<false>>},
-      {"ravel", trampoline<l_ravel>},             {nullptr, nullptr},
+      {"ravel", trampoline<l_ravel>},             {"split", trampoline<l_split>},
+      {"repeat", trampoline<l_repeat>},           {"repeat_", trampoline<l_repeat>},
+      {"tile", trampoline<l_tile>},               {"roll", trampoline<l_roll>},
+      {"diff", trampoline<l_diff>},               {"isclose", trampoline<l_isclose<false>>},
+      {"allclose", trampoline<l_isclose<true>>},  {"any", trampoline<l_logical_reduce<0>>},
+      {"all", trampoline<l_logical_reduce<1>>},   {"count_nonzero", trampoline<l_logical_reduce<2>>},
+      {"meshgrid", trampoline<l_meshgrid>},       {nullptr, nullptr},
   };
   luaL_setfuncs(L, functions, 0);
   const int module = lua_gettop(L);
@@ -172,7 +320,8 @@ void open_routines(lua_State* L) {
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
   static const luaL_Reg methods[] = {
       {"squeeze", trampoline<l_squeeze>}, {"ravel", trampoline<l_ravel>}, {"flatten", trampoline<l_flatten>},
-      {"flip", trampoline<l_flip>},       {nullptr, nullptr},
+      {"flip", trampoline<l_flip>},       {"any", trampoline<l_logical_reduce<0>>},
+      {"all", trampoline<l_logical_reduce<1>>}, {nullptr, nullptr},
   };
   luaL_setfuncs(L, methods, 0);
   lua_settop(L, module);

@@ -133,6 +133,119 @@ describe("array routines", function()
     H.check(luda.tril(stack):sum(), H.of(12), H.exact, "tril of a stack")
   end)
 
+  on_devices("split, repeat, tile, roll and diff", function()
+    local h = H.random("int64", { 4, 6 }, -50, 50)
+    local x = H.to_array(h, "int64")
+    for _, axis in ipairs({ 1, 2 }) do
+      local n = h.shape[axis]
+      for _, cut in ipairs({ { 2 }, { { 1, 3 } }, { { -2, 99 } } }) do
+        local parts = luda.split(x, cut[1], axis)
+        -- The cuts, as NumPy makes them.
+        local cuts = {}
+        if type(cut[1]) == "number" then
+          for i = 1, cut[1] - 1 do cuts[i] = i * n // cut[1] end
+        else
+          for i, c in ipairs(cut[1]) do cuts[i] = math.max(0, math.min(n, c < 0 and c + n or c)) end
+        end
+        local from = 0
+        for i = 1, #cuts + 1 do
+          local to = math.max(from, cuts[i] or n)
+          local shape = { table.unpack(h.shape) }
+          shape[axis] = to - from
+          local f = from
+          H.check(parts[i], build(shape, function(idx)
+            local j = { table.unpack(idx) }
+            j[axis] = j[axis] + f
+            return at(h, j)
+          end), H.exact, ("split axis %d part %d"):format(axis, i))
+          from = to
+        end
+      end
+      local r = luda["repeat"](x, 3, axis)
+      local shape = { table.unpack(h.shape) }
+      shape[axis] = 3 * n
+      H.check(r, build(shape, function(idx)
+        local j = { table.unpack(idx) }
+        j[axis] = j[axis] // 3
+        return at(h, j)
+      end), H.exact, "repeat axis " .. axis)
+      for _, shift in ipairs({ 1, -2, 13, 0 }) do
+        H.check(luda.roll(x, shift, axis), build(h.shape, function(idx)
+          local j = { table.unpack(idx) }
+          j[axis] = (j[axis] - shift) % n
+          return at(h, j)
+        end), H.exact, ("roll %d axis %d"):format(shift, axis))
+      end
+      local d = luda.diff(x, 1, axis)
+      shape = { table.unpack(h.shape) }
+      shape[axis] = n - 1
+      H.check(d, build(shape, function(idx)
+        local j = { table.unpack(idx) }
+        j[axis] = j[axis] + 1
+        return at(h, j) - at(h, idx)
+      end), H.exact, "diff axis " .. axis)
+    end
+    H.check(luda.repeat_(x, 2), build({ 48 }, function(idx) return h.data[idx[1] // 2 + 1] end), H.exact, "repeat flattened")
+    H.check(luda.roll(x, 5), build(h.shape, function(idx)
+      local k = idx[1] * 6 + idx[2]
+      return h.data[(k - 5) % 24 + 1]
+    end), H.exact, "roll flattened")
+    H.check(luda.tile(x, { 2, 1, 3 }), build({ 2, 4, 18 }, function(idx) return at(h, { idx[2] % 4, idx[3] % 6 }) end),
+            H.exact, "tile")
+    H.check(luda.diff(luda.array({ 1, 4, 9, 16, 25 }), 3), H.of({ 0, 0 }), H.exact, "third difference")
+    H.check(luda.diff(luda.array({ true, true, false, true })), H.of({ false, true, true }), H.exact, "diff of bools")
+  end)
+
+  on_devices("isclose, allclose, any, all, count_nonzero and meshgrid", function()
+    local a = luda.array({ 1, 1 / 0, -1 / 0, 0 / 0, 1e-9, 100, 1 / 0 })
+    local b = luda.array({ 1.000001, 1 / 0, 1 / 0, 0 / 0, 0, 100.002, 5 })
+    H.check(luda.isclose(a, b), H.of({ true, true, false, false, true, false, false }), H.exact, "isclose")
+    H.check(luda.isclose(a, b, { equal_nan = true, rtol = 0, atol = 0 }),
+            H.of({ false, true, false, true, false, false, false }), H.exact, "isclose exact, NaN equal")
+    assert.is_true(luda.allclose(a, a, { equal_nan = true }))
+    assert.is_false(luda.allclose(a, b))
+    assert.is_true(luda.allclose(luda.ones(3), 1))
+    local h = H.integers({ 3, 4 }, -1, 1)
+    local x = H.to_array(h, "int32")
+    local function count(pred, axis)
+      if not axis then
+        local c = 0
+        for _, v in ipairs(h.data) do if pred(v) then c = c + 1 end end
+        return c
+      end
+      local out = {}
+      local n = axis == 1 and 4 or 3
+      for i = 0, n - 1 do
+        local c = 0
+        for j = 0, (axis == 1 and 3 or 4) - 1 do
+          local v = axis == 1 and h.data[j * 4 + i + 1] or h.data[i * 4 + j + 1]
+          if pred(v) then c = c + 1 end
+        end
+        out[i + 1] = c
+      end
+      return out
+    end
+    local nz = function(v) return v ~= 0 end
+    H.check(luda.count_nonzero(x), H.of(count(nz)), H.exact)
+    H.check(luda.count_nonzero(x, 2), H.of(count(nz, 2)), H.exact)
+    local per_column = count(nz, 1)
+    local any_col, all_col = {}, {}
+    for i, c in ipairs(per_column) do any_col[i], all_col[i] = c > 0, c == 3 end
+    H.check(x:any(1), H.of(any_col), H.exact)
+    H.check(luda.all(x, 1), H.of(all_col), H.exact)
+    H.check(luda.all(x, 1, { keepdims = true }), { shape = { 1, 4 }, data = all_col }, H.exact)
+    H.check(luda.any(x), H.of(count(nz) > 0), H.exact)
+    H.check(luda.all(luda.zeros(0)), H.of(true), H.exact, "all of nothing")
+    H.check(luda.any(luda.zeros(0)), H.of(false), H.exact, "any of nothing")
+    local p, q = luda.arange(3), luda.arange(10, 12)
+    local X, Y = luda.meshgrid(p, q)
+    H.check(X, H.of({ { 0, 1, 2 }, { 0, 1, 2 } }), H.exact)
+    H.check(Y, H.of({ { 10, 10, 10 }, { 11, 11, 11 } }), H.exact)
+    local I, J = luda.meshgrid(p, q, { indexing = "ij" })
+    H.check(I, H.of({ { 0, 0 }, { 1, 1 }, { 2, 2 } }), H.exact)
+    H.check(J, H.of({ { 10, 11 }, { 10, 11 }, { 10, 11 } }), H.exact)
+  end)
+
   on_devices("refuses what NumPy refuses", function()
     local a = luda.ones({ 2, 3 })
     H.raises("concatenate: need at least one array to concatenate", function() return luda.concatenate({}) end)
@@ -144,5 +257,8 @@ describe("array routines", function()
     H.raises("diag: Input must be 1- or 2-d.", function() return luda.diag(luda.ones({ 2, 2, 2 })) end)
     H.raises("tril: x must be at least 2-dimensional, got a 1-d array", function() return luda.tril(luda.ones(3)) end)
     H.raises("concatenate: element 2 of the sequence is 3, not an array", function() return luda.concatenate({ a, 3 }) end)
+    H.raises("split: array split does not result in an equal division: 3 elements into 2 sections", function() return luda.split(a, 2, 2) end)
+    H.raises("meshgrid: Valid values for `indexing` are 'xy' and 'ij', got 'yx'", function() return luda.meshgrid(a, a, { indexing = "yx" }) end)
+    H.raises("diff: order must be non-negative but got -1", function() return luda.diff(a, -1) end)
   end)
 end)
