@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -387,6 +388,16 @@ NDArray as_shape(const NDArray& x, const Shape& shape, const Stream* stream) {
   return (x.is_c_contiguous() ? x : converted(x, x.dtype(), stream)).reshape(shape);
 }
 
+// x without the extent-1 axes `axes` (a view).
+NDArray squeeze_axes(const NDArray& x, const std::vector<int>& axes) {
+  Shape shape;
+  Strides strides;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end())
+      shape.push_back(x.shape()[static_cast<std::size_t>(d)]), strides.push_back(x.strides()[static_cast<std::size_t>(d)]);
+  return NDArray::view(x.buffer(), x.dtype(), shape, strides, x.offset());
+}
+
 // The result, or `out` holding it (of the result's dtype and shape; any strides).
 NDArray deliver(const NDArray& result, NDArray out, std::string_view who, const Stream* stream) {
   if (!out.valid()) return result;
@@ -538,6 +549,75 @@ NDArray trace(const NDArray& x, std::int64_t offset, int axis1, int axis2, const
   if (length > 0) start += offset >= 0 ? offset * x.strides()[a2] : -offset * x.strides()[a1];
   const NDArray diagonals = NDArray::view(x.buffer(), x.dtype(), shape, strides, start);
   return reduce(Reduce::Sum, diagonals, std::vector<int>{static_cast<int>(shape.size()) - 1}, false, {}, stream);
+}
+
+NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>>& axes, bool keepdims,
+             const Stream* stream) {
+  if (!x.valid()) fail("norm: an empty handle");
+  using Kind = NormOrd::Kind;
+  const DType t = x.dtype() == DType::Float32 ? DType::Float32 : DType::Float64;
+  auto un = [&](std::string_view f, const NDArray& a) {
+    std::array<jit::KernelArg, 1> in = {jit::KernelArg::of_array(a)};
+    return apply(f, in, stream);
+  };
+  auto bin = [&](std::string_view f, const jit::KernelArg& a, const jit::KernelArg& b) {
+    std::array<jit::KernelArg, 2> in = {a, b};
+    return apply(f, in, stream);
+  };
+  const NDArray mag = un("abs", x.dtype() == t ? x : converted(x, t, stream));
+  auto sum = [&](const NDArray& a, std::vector<int> over, bool keep) {
+    return reduce(Reduce::Sum, a, over, keep, {}, stream);
+  };
+  std::vector<int> over;
+  if (axes) {
+    over = *axes;
+  } else if (ord.kind == Kind::Default || x.ndim() == 1) {
+    for (int d = 0; d < x.ndim(); ++d) over.push_back(d);
+    if (ord.kind == Kind::Default || x.ndim() == 0) {  // every element as one vector
+      return un("sqrt", sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)), over, keepdims));
+    }
+  } else if (x.ndim() == 2) {
+    over = {0, 1};
+  } else {
+    fail("norm: Improper number of dimensions to norm: an ord needs a 1-D or 2-D array, or axis, got a {}-d array",
+         x.ndim());
+  }
+  for (int a : over)
+    if (a < 0 || a >= x.ndim()) fail("norm: axis {} is out of range for a {}-d array", a + 1, x.ndim());
+  if (over.size() == 1) {
+    if (ord.kind == Kind::Fro || ord.kind == Kind::Nuc) fail("norm: Invalid norm order '{}' for vectors",
+                                                             ord.kind == Kind::Fro ? "fro" : "nuc");
+    const double p = ord.kind == Kind::Default ? 2 : ord.p;
+    if (std::isinf(p)) return reduce(p > 0 ? Reduce::Max : Reduce::Min, mag, over, keepdims, {}, stream);
+    if (p == 0) {
+      NDArray count = sum(bin("not_equal", jit::KernelArg::of_array(mag), jit::KernelArg::of_int(0)), over, keepdims);
+      return converted(count, t, stream);
+    }
+    if (p == 1) return sum(mag, over, keepdims);
+    if (p == 2)
+      return un("sqrt", sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)), over, keepdims));
+    const NDArray powered = bin("power", jit::KernelArg::of_array(mag), jit::KernelArg::of_float(p));
+    return bin("power", jit::KernelArg::of_array(sum(powered, over, keepdims)), jit::KernelArg::of_float(1 / p));
+  }
+  if (over.size() != 2 || over[0] == over[1]) fail("norm: Improper number of dimensions to norm");
+  const int rows = over[0], cols = over[1];
+  if (ord.kind == Kind::Default || ord.kind == Kind::Fro)
+    return un("sqrt", sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)),
+                          {std::min(rows, cols), std::max(rows, cols)}, keepdims));
+  if (ord.kind == Kind::Nuc || std::abs(ord.p) == 2)
+    fail("norm: ord {} of a matrix needs its singular values, which luda does not compute yet; the norms of a matrix "
+         "it has are 'fro', 1, -1, inf and -inf",
+         ord.kind == Kind::Nuc ? std::string("'nuc'") : fmt::format("{}", ord.p));
+  if (std::isinf(ord.p) || std::abs(ord.p) == 1) {
+    // 1: the largest column sum of |x| (sum over the rows); inf: the largest row sum.
+    const int summed = std::isinf(ord.p) ? cols : rows;
+    const int across = std::isinf(ord.p) ? rows : cols;
+    NDArray sums = sum(mag, {summed}, true);
+    NDArray extreme = reduce(ord.p > 0 ? Reduce::Max : Reduce::Min, sums, std::vector<int>{across}, true, {}, stream);
+    if (keepdims) return extreme;
+    return squeeze_axes(extreme, {rows, cols});
+  }
+  fail("norm: Invalid norm order {} for matrices", ord.p);
 }
 
 std::string cublas_path() { return cublas().lib.path; }

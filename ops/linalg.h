@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,19 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream = nullptr
 NDArray inv(const NDArray& a, const Stream* stream = nullptr);
 NDArray det(const NDArray& a, const Stream* stream = nullptr);
 NDArray cholesky(const NDArray& a, const Stream* stream = nullptr);
+
+// numpy.linalg.norm: over `axes` (0-based; one axis: a vector norm, two: a matrix norm;
+// none: every element as one vector, or the matrix norm of a 2-D x when `ord` is given).
+// Vector ords: 2 (the default), 1, inf, -inf, 0 (the count of nonzeros), any p. Matrix
+// ords: "fro" (the default), 1, -1, inf, -inf; 2, -2 and "nuc" need the singular values,
+// which luda does not compute yet ("norm: ord 2 of a matrix needs its singular values...").
+// Floats keep float32; other dtypes give float64.
+struct NormOrd {
+  enum class Kind { Default, Number, Fro, Nuc } kind = Kind::Default;
+  double p = 2;
+};
+NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>>& axes, bool keepdims,
+             const Stream* stream = nullptr);
 
 // The file each library was loaded from, loading it now (tests, luda.linalg_info).
 // Errors: "cuBLAS not found; tried: ..." and "OpenBLAS not found; tried: ...", ending with

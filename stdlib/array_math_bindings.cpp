@@ -306,6 +306,42 @@ int l_solve(lua_State* L) {
   return 1;
 }
 
+// luda.linalg.norm(x [, ord] [, axis] [, {keepdims=}]): ord nil, a number (math.huge for
+// inf), "fro" or "nuc"; axis one (1-based) or a pair {a, b}.
+int l_norm(lua_State* L) {
+  NDArray& x = check_array(L, 1, "norm");
+  ops::NormOrd ord;
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    ord.kind = ops::NormOrd::Kind::Number;
+    ord.p = lua_tonumber(L, 2);
+  } else if (lua_type(L, 2) == LUA_TSTRING) {
+    const std::string_view name = string_at(L, 2);
+    if (name != "fro" && name != "nuc") fail("norm: Invalid norm order '{}' (the names are 'fro' and 'nuc')", name);
+    ord.kind = name == "fro" ? ops::NormOrd::Kind::Fro : ops::NormOrd::Kind::Nuc;
+  } else if (!lua_isnoneornil(L, 2)) {
+    fail("norm: ord must be a number, 'fro' or 'nuc', got {}", describe(L, 2));
+  }
+  std::optional<std::vector<int>> axes;
+  int options = 4;
+  if (lua_istable(L, 3) && !test_array(L, 3) && lua_rawlen(L, 3) == 0 && lua_isnone(L, 4)) {
+    options = 3;
+  } else if (lua_istable(L, 3)) {
+    axes.emplace();
+    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, 3)); i <= n; ++i) {
+      lua_rawgeti(L, 3, i);
+      axes->push_back(axis_arg(L, lua_gettop(L), x.ndim(), "norm"));
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnoneornil(L, 3)) {
+    axes = std::vector<int>{axis_arg(L, 3, x.ndim(), "norm")};
+  }
+  check_options(L, options, "norm", {"keepdims"});
+  const bool keepdims = push_option(L, options, "keepdims") != LUA_TNIL && lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  push_array(L, ops::norm(x, ord, axes, keepdims));
+  return 1;
+}
+
 // luda.trace(x [, offset [, axis1 [, axis2]]]) and x:trace(...): axes 1-based, 1 and 2 by default.
 int l_trace(lua_State* L) {
   NDArray& x = check_array(L, 1, "trace");
@@ -395,6 +431,7 @@ void open_array_math(lua_State* L) {
       {"inv", trampoline<l_unary<ops::inv, kInv>>},
       {"det", trampoline<l_unary<ops::det, kDet>>},
       {"cholesky", trampoline<l_unary<ops::cholesky, kCholesky>>},
+      {"norm", trampoline<l_norm>},
       {nullptr, nullptr},
   };
   luaL_newlib(L, linalg_module);

@@ -392,6 +392,52 @@ describe("luda.linalg", function()
     assert.are.same({ 2, 0, 0 }, luda.linalg.inv(luda.zeros({ 2, 0, 0 })).shape)
   end)
 
+  on_devices("norm of vectors and matrices as numpy.linalg.norm's", function()
+    local h = H.random("float64", { 3, 4 }, -5, 5)
+    h.data[2] = 0
+    local x = H.to_array(h, "float64")
+    local function row(i) return { table.unpack(h.data, i * 4 + 1, i * 4 + 4) } end
+    local function col(j) return { h.data[j + 1], h.data[j + 5], h.data[j + 9] } end
+    local function vnorm(v, p)
+      local acc = 0
+      if p == math.huge or p == -math.huge then
+        acc = math.abs(v[1])
+        for _, e in ipairs(v) do acc = (p > 0 and math.max or math.min)(acc, math.abs(e)) end
+        return acc
+      end
+      if p == 0 then
+        for _, e in ipairs(v) do if e ~= 0 then acc = acc + 1 end end
+        return acc
+      end
+      for _, e in ipairs(v) do acc = acc + math.abs(e) ^ p end
+      return acc ^ (1 / p)
+    end
+    local ok = H.rel(1e-13, 1e-300)
+    H.check(luda.linalg.norm(x), H.of(vnorm(h.data, 2)), ok, "every element")
+    for _, p in ipairs({ 2, 1, 3, 0, -1, math.huge, -math.huge }) do
+      local rows, cols = {}, {}
+      for i = 0, 2 do rows[i + 1] = vnorm(row(i), p) end
+      for j = 0, 3 do cols[j + 1] = vnorm(col(j), p) end
+      H.check(luda.linalg.norm(x, p, 2), H.of(rows), ok, "rows, ord " .. p)
+      H.check(luda.linalg.norm(x, p, 1), H.of(cols), ok, "columns, ord " .. p)
+    end
+    local col_sums, row_sums = {}, {}
+    for j = 0, 3 do col_sums[j + 1] = vnorm(col(j), 1) end
+    for i = 0, 2 do row_sums[i + 1] = vnorm(row(i), 1) end
+    local function extreme(t, f) local e = t[1] for _, v in ipairs(t) do e = f(e, v) end return e end
+    H.check(luda.linalg.norm(x, "fro"), H.of(vnorm(h.data, 2)), ok, "fro")
+    H.check(luda.linalg.norm(x, 1), H.of(extreme(col_sums, math.max)), ok, "matrix 1")
+    H.check(luda.linalg.norm(x, -1), H.of(extreme(col_sums, math.min)), ok, "matrix -1")
+    H.check(luda.linalg.norm(x, math.huge), H.of(extreme(row_sums, math.max)), ok, "matrix inf")
+    H.check(luda.linalg.norm(x.T, math.huge), H.of(extreme(col_sums, math.max)), ok, "matrix inf of a transpose")
+    H.check(luda.linalg.norm(x, -math.huge, { 2, 1 }), H.of(extreme(col_sums, math.min)), ok, "axes swapped")
+    H.check(luda.linalg.norm(x, "fro", { 1, 2 }, { keepdims = true }), { shape = { 1, 1 }, data = { vnorm(h.data, 2) } }, ok)
+    assert.are.equal("float32", luda.linalg.norm(x:astype("float32")).dtype)
+    assert.are.equal("float64", luda.linalg.norm(luda.arange(4)).dtype)
+    H.raises("norm: ord 2 of a matrix needs its singular values, which luda does not compute yet; the norms of a matrix it has are 'fro', 1, -1, inf and -inf", function() return luda.linalg.norm(x, 2) end)
+    H.raises("norm: Invalid norm order 'fro' for vectors", function() return luda.linalg.norm(x, "fro", 1) end)
+  end)
+
   on_devices("raises numpy.linalg's errors", function()
     H.raises("inv: Singular matrix", function() return luda.linalg.inv(luda.ones({ 3, 3 })) end)
     H.raises("solve: Singular matrix", function() return luda.linalg.solve(luda.zeros({ 2, 2 }), luda.ones(2)) end)
