@@ -3,9 +3,9 @@
 each waited for). Prints one line per size and "@@ key value" lines for scripts.
     python3 bench/graphs_cupy.py
 """
-import time
-
 import cupy as cp
+
+from timing import median_ms  # bench/timing.py
 
 
 def sobel(image):
@@ -20,19 +20,6 @@ def sobel(image):
 
 def batch(images):
     return [sobel(image) for image in images]
-
-
-def median_ms(fn, sync, reps=20):
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():

@@ -4,23 +4,10 @@ CuPy guide's dot of two 2048 x 2048 float32 matrices on the GPU and in NumPy, an
 host's cost of a small matmul call. Prints "@@ key value" lines for scripts.
     python3 bench/linalg_peers.py
 """
-import time
-
 import cupy as cp
 import numpy as np
 
-
-def median_ms(fn, sync, reps):
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-    return times[(reps - 1) // 2]
+from timing import median_ms  # bench/timing.py
 
 
 sync = cp.cuda.Device().synchronize

@@ -27,22 +27,6 @@
 namespace luda::ops {
 namespace {
 
-// A library's table, loaded once; a failure is remembered and raised at each use.
-template <class Table>
-const Table& loaded(Table (*load)()) {
-  static std::once_flag once;
-  static Table table;
-  static std::optional<std::string> failure;
-  std::call_once(once, [&] {
-    try {
-      table = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (failure) throw Error(*failure);
-  return table;
-}
 
 // ---- cuSOLVER ---------------------------------------------------------------------
 
@@ -76,7 +60,7 @@ Cusolver load_cusolver() {
 #undef LUDA_CUSOLVER_SET
   return c;
 }
-const Cusolver& cusolver() { return loaded<Cusolver>(&load_cusolver); }
+const Cusolver& cusolver() { return load_once(&load_cusolver); }
 
 void check(cusolverStatus_t s, const char* call, std::string_view who) {
   if (s != CUSOLVER_STATUS_SUCCESS) fail("{}: {} failed (cusolverStatus_t {})", who, call, static_cast<int>(s));
@@ -139,7 +123,7 @@ Lapacke load_lapacke() {
   l.dpotrf = reinterpret_cast<Potrf<double>>(l.lib.symbols[5]);
   return l;
 }
-const Lapacke& lapacke() { return loaded<Lapacke>(&load_lapacke); }
+const Lapacke& lapacke() { return load_once(&load_lapacke); }
 
 // ---- operands -----------------------------------------------------------------------
 

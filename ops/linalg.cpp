@@ -25,22 +25,6 @@ namespace {
 
 // ---- the libraries ------------------------------------------------------------------
 
-// A library's table, loaded once; a failure is remembered and raised at each use.
-template <class Table>
-const Table& loaded(Table (*load)()) {
-  static std::once_flag once;
-  static Table table;
-  static std::optional<std::string> failure;
-  std::call_once(once, [&] {
-    try {
-      table = load();
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (failure) throw Error(*failure);
-  return table;
-}
 
 // cuBLAS's entry points that luda calls: the typed GEMMs CuPy calls too, one matrix or a
 // strided batch.
@@ -74,7 +58,7 @@ Cublas load_cublas() {
 #undef LUDA_CUBLAS_SET
   return c;
 }
-const Cublas& cublas() { return loaded<Cublas>(&load_cublas); }
+const Cublas& cublas() { return load_once(&load_cublas); }
 
 void check(cublasStatus_t s, const char* call, std::string_view who) {
   if (s != CUBLAS_STATUS_SUCCESS) fail("{}: {}: {}", who, call, cublas().cublasGetStatusString(s));
@@ -121,7 +105,7 @@ Openblas load_openblas() {
   o.dgemm = reinterpret_cast<Dgemm>(o.lib.symbols[1]);
   return o;
 }
-const Openblas& openblas() { return loaded<Openblas>(&load_openblas); }
+const Openblas& openblas() { return load_once(&load_openblas); }
 
 // ---- operands -------------------------------------------------------------------------
 

@@ -107,6 +107,8 @@ SharedLibrary open_library(std::string_view what, const std::vector<std::string>
   fail("{} not found; tried:\n{}\n{}", what, fmt::join(tried, "\n"), fix);
 }
 
+void throw_load_failure(const std::string& message) { throw Error(message); }
+
 void close_library(SharedLibrary& library) {
   if (library.handle) dlclose(library.handle);
   library = SharedLibrary{};

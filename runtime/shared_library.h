@@ -4,12 +4,17 @@
 // tried with why it failed, and the fix.
 #pragma once
 
+#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace luda {
+
+// Throws Error(message): load_once's, kept out of line.
+[[noreturn]] void throw_load_failure(const std::string& message);
 
 // Where to look for one library.
 struct LibrarySearch {
@@ -40,5 +45,23 @@ SharedLibrary open_library(std::string_view what, const std::vector<std::string>
                            std::span<const char* const> symbols, std::string_view fix);
 // Closes what open_library opened.
 void close_library(SharedLibrary& library);
+
+// The table `load` makes (a library's entry points), made once per process and kept; a
+// failure (an Error) is remembered and raised again at each use, naming what was tried.
+template <class Table>
+const Table& load_once(Table (*load)()) {
+  static std::once_flag once;
+  static Table table;
+  static std::optional<std::string> failure;
+  std::call_once(once, [&] {
+    try {
+      table = load();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  if (failure) throw_load_failure(*failure);
+  return table;
+}
 
 }  // namespace luda

@@ -41,6 +41,17 @@ std::optional<std::vector<int>> axes_of(lua_State* L, int idx, int ndim, const c
   return axes;
 }
 
+// The integers of the sequence at idx.
+std::vector<std::int64_t> integers_of(lua_State* L, int idx, const char* who) {
+  std::vector<std::int64_t> out;
+  for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, idx)); i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    out.push_back(check_integer(L, lua_gettop(L), who));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 // The arrays of the sequence at idx.
 std::vector<NDArray> arrays_of(lua_State* L, int idx, const char* who) {
   if (!lua_istable(L, idx)) fail("{}: expected a sequence of arrays, got {}", who, describe(L, idx));
@@ -163,13 +174,7 @@ int l_split(lua_State* L) {
   const int axis = lua_isnoneornil(L, 3) ? 0 : axis_of(L, 3, x.ndim(), "split");
   std::vector<NDArray> parts;
   if (lua_istable(L, 2)) {
-    std::vector<std::int64_t> indices;
-    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, 2)); i <= n; ++i) {
-      lua_rawgeti(L, 2, i);
-      indices.push_back(check_integer(L, lua_gettop(L), "split"));
-      lua_pop(L, 1);
-    }
-    parts = ops::split_at(x, indices, axis);
+    parts = ops::split_at(x, integers_of(L, 2, "split"), axis);
   } else {
     parts = ops::split(x, check_integer(L, 2, "split"), axis);
   }
@@ -193,16 +198,8 @@ int l_repeat(lua_State* L) {
 
 int l_tile(lua_State* L) {
   NDArray& x = check_array(L, 1, "tile");
-  std::vector<std::int64_t> reps;
-  if (lua_istable(L, 2)) {
-    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, 2)); i <= n; ++i) {
-      lua_rawgeti(L, 2, i);
-      reps.push_back(check_integer(L, lua_gettop(L), "tile"));
-      lua_pop(L, 1);
-    }
-  } else {
-    reps.push_back(check_integer(L, 2, "tile"));
-  }
+  const std::vector<std::int64_t> reps =
+      lua_istable(L, 2) ? integers_of(L, 2, "tile") : std::vector<std::int64_t>{check_integer(L, 2, "tile")};
   push_array(L, ops::tile(x, reps));
   return 1;
 }
