@@ -463,3 +463,15 @@ describe("bench/linalg.lua --smoke", function()
     end
   end)
 end)
+
+-- The example at the top of docs/linalg.md runs as written.
+describe("docs/linalg.md", function()
+  it("runs its first example", function()
+    local source = os.getenv("LUDA_SOURCE_DIR") or "."
+    local text = support.read_file(source .. "/docs/linalg.md")
+    local code = assert(text:match("```lua\n(.-)```"), "no lua block in docs/linalg.md")
+    local out, err, status = support.run_luda("-", code, false, { LUDA_DEVICE = "cpu" })
+    assert.are.same({ "", 0 }, { err, status })
+    assert.is_truthy(out:find("^true\n"), out)
+  end)
+end)
