@@ -1,9 +1,9 @@
 // The copy of one array into another on a CUDA device by a kernel: any dtypes (converted
 // as the host converts, runtime/ndarray.cpp: nonzero is true, float to integer truncates
 // and saturates, NaN gives the minimum), any strides, negative ones included, and
-// broadcasting. It is what a graph being recorded uses where an eager copy would go
-// through the host (runtime/ndarray.h, DeviceAssign): the launch is recorded as a kernel
-// node that reads `src` and writes `dst`.
+// broadcasting. It is how an assignment copies within a GPU (runtime/ndarray.h,
+// DeviceAssign); in a graph being recorded its launch is a kernel node that reads `src`
+// and writes `dst`.
 #pragma once
 
 #include "runtime/ndarray.h"
@@ -11,8 +11,8 @@
 namespace luda::jit {
 
 // `dst` and `src` on one CUDA device, of shapes that broadcast, not sharing memory, on
-// `stream` (null: the device's default stream). The
-// kernel of each dtype pair is compiled at its first use (NVRTC, through the disk cache).
+// `stream` (null: the device's default stream). The kernel of each dtype pair is compiled
+// at its first use (NVRTC, through the disk cache).
 // Error for a layout of more than 8 axes that no merging reduces ("... has 9 axes that
 // step unevenly; ...").
 void device_assign(const NDArray& dst, const NDArray& src, CUstream stream = nullptr);

@@ -18,6 +18,7 @@
 #include "jit/kernel_args.h"
 #include "ops/array_math.h"
 #include "ops/linalg.h"
+#include "ops/routines.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
 #include "runtime/graph.h"
@@ -136,13 +137,6 @@ void require_square(const NDArray& a, std::string_view who) {
     fail("{}: {}-dimensional array given. Array must be at least two-dimensional", who, a.ndim());
   if (a.shape()[a.ndim() - 1] != a.shape()[a.ndim() - 2])
     fail("{}: Last 2 dimensions of the array must be square, got shape {}", who, shape_str(a.shape()));
-}
-
-// A C-contiguous copy of x in `dtype` (the factorizations overwrite it).
-NDArray work_copy(const NDArray& x, DType dtype, const Stream* stream) {
-  NDArray y = NDArray::empty(x.shape(), dtype, x.device(), stream);
-  y.assign_on(x, stream ? stream->handle() : nullptr);
-  return y;
 }
 
 // A Fortran-order array of `shape`: the last two axes stored by columns.
@@ -340,7 +334,7 @@ NDArray det(const NDArray& a, const Stream* stream) {
   const DType t = solve_dtype(a.dtype());
   const Shape stack(a.shape().begin(), a.shape().end() - 2);
   if (n == 0) return NDArray::full(stack, Scalar::of_int(1, t), t, a.device(), stream);
-  NDArray lu = work_copy(a, t, stream);
+  NDArray lu = a.astype(t, stream);  // the factorization overwrites it
   Shape ps = stack;
   ps.push_back(n);
   NDArray pivots = NDArray::empty(ps, pivot_dtype(a.device()), a.device(), stream);
@@ -381,7 +375,7 @@ NDArray cholesky(const NDArray& a, const Stream* stream) {
   if (GraphRecording::active()) fail("cholesky: a call of LAPACK cannot be recorded in a graph yet");
   const std::int64_t n = a.shape().back();
   const DType t = solve_dtype(a.dtype());
-  NDArray l = work_copy(a, t, stream);
+  NDArray l = a.astype(t, stream);  // the factorization overwrites it
   const std::int64_t count = stack_count(l, 2);
   if (l.size() == 0) return l;
   const auto size = static_cast<std::int64_t>(itemsize(t));
@@ -418,12 +412,8 @@ NDArray cholesky(const NDArray& a, const Stream* stream) {
   }
   if (failed > 0) fail("cholesky: Matrix is not positive definite");
   if (failed < 0) fail("cholesky: potrf: argument {} is invalid", -failed);
-  // Above the diagonal is what the input had there: zeros, a row's run at a time.
-  for (std::int64_t i = 0; i < count; ++i)
-    for (std::int64_t r = 0; r + 1 < n; ++r)
-      zero_bytes(l.device(), base + ((i * n + r) * n + r + 1) * size, static_cast<std::size_t>((n - r - 1) * size),
-                 stream ? stream->handle() : nullptr);
-  return l;
+  // Above the diagonal is what the input had there.
+  return tril(l, 0, stream);
 }
 
 }  // namespace luda::ops

@@ -139,18 +139,11 @@ bool gemm_layout(const NDArray& x, bool* rows, std::int64_t* ld) {
   return false;
 }
 
-// x converted to `dtype` and contiguous, on its device (a GPU's copy kernel there).
-NDArray converted(const NDArray& x, DType dtype, const Stream* stream) {
-  NDArray y = NDArray::empty(x.shape(), dtype, x.device(), stream);
-  y.assign_on(x, stream ? stream->handle() : nullptr);
-  return y;
-}
-
 Operand operand(const NDArray& x, DType dtype, const Shape& stack, const Stream* stream) {
   Operand o;
   o.a = x;
   if (x.dtype() != dtype || !gemm_layout(x, &o.rows, &o.ld)) {
-    o.a = converted(x, dtype, stream);
+    o.a = x.astype(dtype, stream);
     gemm_layout(o.a, &o.rows, &o.ld);
   }
   // The stack's strides, broadcast to the result's stack.
@@ -274,14 +267,14 @@ void matmul_kernels(const NDArray& a, const NDArray& b, NDArray& c, const Stream
   if (c.dtype() == DType::Bool) {
     NDArray both = apply("logical_and", in, stream);
     NDArray r = reduce(Reduce::Max, both, std::vector<int>{axis}, false, {}, stream);
-    c.assign(r.reshape(cs));
+    c.assign_on(r.reshape(cs), stream ? stream->handle() : nullptr);
     return;
   }
   NDArray product = apply("multiply", in, stream);
   ReduceOptions o;
   o.dtype = c.dtype();
   NDArray r = reduce(Reduce::Sum, product, std::vector<int>{axis}, false, {}, stream, o);
-  c.assign(r.reshape(cs));
+  c.assign_on(r.reshape(cs), stream ? stream->handle() : nullptr);
 }
 
 }  // namespace
@@ -338,8 +331,8 @@ NDArray matmul(const NDArray& a, const NDArray& b, NDArray out, const Stream* st
   if (k == 0) {
     c.fill(Scalar::of_int(0, dtype));
   } else if (dtype != DType::Float32 && dtype != DType::Float64) {
-    matmul_kernels(A.dtype() == dtype ? A : converted(A, dtype, stream),
-                   B.dtype() == dtype ? B : converted(B, dtype, stream), c, stream);
+    matmul_kernels(A.dtype() == dtype ? A : A.astype(dtype, stream), B.dtype() == dtype ? B : B.astype(dtype, stream),
+                   c, stream);
   } else {
     const Operand oa = operand(A, dtype, stack, stream), ob = operand(B, dtype, stack, stream);
     std::int64_t count = 1;
@@ -360,7 +353,7 @@ NDArray matmul(const NDArray& a, const NDArray& b, NDArray out, const Stream* st
       }
     }
   }
-  if (c.data() != out.data() || !out.is_c_contiguous()) out.assign(c.reshape(shape));
+  if (c.data() != out.data() || !out.is_c_contiguous()) out.assign_on(c.reshape(shape), stream ? stream->handle() : nullptr);
   return out;
 }
 
@@ -369,7 +362,7 @@ namespace {
 // x as a C-contiguous array of `shape` (a view when x is contiguous, else of a copy on
 // its device).
 NDArray as_shape(const NDArray& x, const Shape& shape, const Stream* stream) {
-  return (x.is_c_contiguous() ? x : converted(x, x.dtype(), stream)).reshape(shape);
+  return x.contiguous(stream).reshape(shape);
 }
 
 // x without the extent-1 axes `axes` (a view).
@@ -548,7 +541,7 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
     std::array<jit::KernelArg, 2> in = {a, b};
     return apply(f, in, stream);
   };
-  const NDArray mag = un("abs", x.dtype() == t ? x : converted(x, t, stream));
+  const NDArray mag = un("abs", x.dtype() == t ? x : x.astype(t, stream));
   auto sum = [&](const NDArray& a, std::vector<int> over, bool keep) {
     return reduce(Reduce::Sum, a, over, keep, {}, stream);
   };
@@ -575,7 +568,7 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
     if (std::isinf(p)) return reduce(p > 0 ? Reduce::Max : Reduce::Min, mag, over, keepdims, {}, stream);
     if (p == 0) {
       NDArray count = sum(bin("not_equal", jit::KernelArg::of_array(mag), jit::KernelArg::of_int(0)), over, keepdims);
-      return converted(count, t, stream);
+      return count.astype(t, stream);
     }
     if (p == 1) return sum(mag, over, keepdims);
     if (p == 2)

@@ -285,10 +285,6 @@ CUDA_MEMSET_NODE_PARAMS zero_params(std::uintptr_t dst, std::size_t n) {
   return m;
 }
 
-}  // namespace
-
-namespace {
-
 // A temporary of a graph on a CUDA device: its recorded bytes and the nodes that use them.
 struct Temporary {
   std::size_t buffer = 0;  // in RecordedGraph::buffers
@@ -341,7 +337,6 @@ void RecordedGraph::run_cuda(const Remap& remap, CUstream stream) {
     c->pinned.resize(n);
     // The temporaries, each a mem-alloc node that its first users wait for.
     std::vector<Temporary> temps;
-    std::vector<CUgraphNode> alloc_nodes;
     std::vector<std::vector<CUgraphNode>> waits_for(n);  // alloc nodes each node waits for
     for (std::size_t b = 0; b < buffers.size(); ++b) {
       const RecordedBuffer& rb = buffers[b];
@@ -363,7 +358,6 @@ void RecordedGraph::run_cuda(const Remap& remap, CUstream stream) {
                     fmt::format("{} bytes of graph memory for {}", p.bytesize, rb.name));
       c->memory.add(t.lo, t.hi, static_cast<std::intptr_t>(p.dptr - t.lo));
       for (std::size_t u : first_users(graph, t.users)) waits_for[u].push_back(node);
-      alloc_nodes.push_back(node);
       temps.push_back(std::move(t));
     }
     const Remap& memory = c->memory;
@@ -464,6 +458,12 @@ void RecordedGraph::run(const Remap& remap, CUstream stream) {
   cpu_run_graph(after, [&](std::size_t i) { moved += run_cpu_node(work[i], remap); });
   ++replays;
   updates += moved;
+}
+
+std::shared_ptr<Buffer> allocate_for_graph(Device graph_device, Device device, std::size_t bytes,
+                                           const Stream* stream) {
+  if (device.is_cpu() && !graph_device.is_cpu() && bytes) return Buffer::allocate_pinned(bytes);
+  return Buffer::allocate(device, bytes, stream);
 }
 
 // ---- recording -------------------------------------------------------------------------

@@ -208,6 +208,12 @@ class RecordedGraph {
   std::shared_ptr<Cuda> cuda_;
 };
 
+// Memory for `bytes` on `device` that a graph whose work is on `graph_device` may copy to
+// or from: page-locked host memory for a GPU graph's host side (a copy node needs it),
+// else an ordinary allocation on `stream`.
+std::shared_ptr<Buffer> allocate_for_graph(Device graph_device, Device device, std::size_t bytes,
+                                           const Stream* stream = nullptr);
+
 // The recording of a thread: while one is alive, the layers below ask active() before
 // issuing work and record it instead. Made on the thread that records; one at a time.
 class GraphRecording {

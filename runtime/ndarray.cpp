@@ -174,6 +174,15 @@ Strides broadcast_strides(const NDArray& src, const Shape& to) {
 
 namespace {
 std::atomic<DeviceAssign> g_device_assign{nullptr};
+
+// dst = src within one GPU by the copy kernel on the default stream; a source over dst's
+// own memory is copied whole first.
+void copy_within_device(DeviceAssign by_kernel, const NDArray& dst, const NDArray& src) {
+  if (!may_share_memory(src, dst)) return by_kernel(dst, src, nullptr);
+  NDArray between = NDArray::empty(src.shape(), src.dtype(), src.device());
+  by_kernel(between, src, nullptr);
+  by_kernel(dst, between, nullptr);
+}
 }  // namespace
 
 void set_device_assign(DeviceAssign f) noexcept { g_device_assign.store(f); }
@@ -226,9 +235,7 @@ NDArray NDArray::empty(const Shape& shape, DType dtype, Device device, const Str
   NDArray a;
   const std::size_t bytes = static_cast<std::size_t>(n) * itemsize(dtype);
   GraphRecording* g = GraphRecording::active();
-  // Host memory that a GPU graph copies to or from is page-locked, as a copy node needs.
-  a.buffer_ = g && device.is_cpu() && !g->device().is_cpu() && bytes ? Buffer::allocate_pinned(bytes)
-                                                                      : Buffer::allocate(device, bytes, stream);
+  a.buffer_ = g ? allocate_for_graph(g->device(), device, bytes, stream) : Buffer::allocate(device, bytes, stream);
   a.dtype_ = dtype;
   a.shape_ = shape;
   a.strides_ = c_strides(shape);
@@ -570,10 +577,10 @@ NDArray NDArray::contiguous(const Stream* stream) const {
   return copy(std::nullopt, stream);
 }
 
-NDArray NDArray::astype(DType dtype) const {
+NDArray NDArray::astype(DType dtype, const Stream* stream) const {
   require_valid(*this, "astype");
-  NDArray out = empty(shape_, dtype, device());
-  out.assign(*this);
+  NDArray out = empty(shape_, dtype, device(), stream);
+  out.assign_on(*this, handle_of(stream));
   return out;
 }
 
@@ -608,11 +615,7 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
   if (const DeviceAssign by_kernel = g_device_assign.load();
       by_kernel && !device().is_cpu() && device() == src.device()) {
     if (!may_share_memory(src, *this)) return by_kernel(*this, src, stream);
-    if (!stream) {
-      NDArray between = empty(src.shape_, src.dtype_, device());
-      by_kernel(between, src, nullptr);
-      return by_kernel(*this, between, nullptr);
-    }
+    if (!stream) return copy_within_device(by_kernel, *this, src);
   }
   NDArray h = host_view(src, stream);
   if (may_share_memory(h, *this)) {  // a[1:] = a[:-1]: read everything first
@@ -658,13 +661,7 @@ void NDArray::record_assign(GraphRecording& g, const NDArray& src, bool bytes_al
     if (!by_kernel) fail("a copy between dtypes, or of a strided or broadcast array, cannot be recorded in a graph: no "
                          "copy kernel is loaded (luda is not open)");
     if (device() == src.device()) {
-      if (may_share_memory(src, *this)) {  // every element read before any is written
-        NDArray between = empty(src.shape_, src.dtype_, device());
-        by_kernel(between, src, nullptr);
-        by_kernel(*this, between, nullptr);
-      } else {
-        by_kernel(*this, src, nullptr);
-      }
+      copy_within_device(by_kernel, *this, src);
     } else if (device().is_cpu() && is_c_contiguous()) {
       NDArray between = empty(shape_, dtype_, src.device());
       by_kernel(between, src, nullptr);

@@ -106,7 +106,8 @@ class NDArray {
   NDArray to(Device device, const Stream* stream = nullptr) const;
   // This array when C-contiguous, else a C-contiguous copy on the same device.
   NDArray contiguous(const Stream* stream = nullptr) const;
-  NDArray astype(DType dtype) const;  // copy with C conversion of each element
+  // A C-contiguous copy with C conversion of each element, ordered on `stream` for CUDA.
+  NDArray astype(DType dtype, const Stream* stream = nullptr) const;
 
   // Writes src's elements into this array (views included): same shape, or src
   // broadcastable to it; any dtype (converted); any devices. Error as NumPy: "could not

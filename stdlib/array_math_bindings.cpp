@@ -242,12 +242,12 @@ constexpr char kDot[] = "dot", kMatmul[] = "matmul", kVdot[] = "vdot", kInner[] 
 constexpr lua_CFunction l_dot = trampoline<l_binary<ops::dot, kDot>>;
 constexpr lua_CFunction l_matmul = trampoline<l_binary<ops::matmul, kMatmul>>;
 
-// A 1-based axis of an ndim-d array (negative: from the end) as a 0-based one.
-int axis_arg(lua_State* L, int idx, int ndim, const char* who) {
-  const std::int64_t a = check_integer(L, idx, who);
-  if (a == 0 || a > ndim || a < -ndim)
-    fail("{}: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)", who, a, ndim, ndim);
-  return static_cast<int>(a > 0 ? a - 1 : ndim + a);
+// A 1-based axis of an array of `ndim` axes, read as axis_arg reads it.
+int array_axis(lua_State* L, int idx, int ndim, const char* who) {
+  return axis_arg(L, idx, ndim, who, fmt::format(" for a {}-d array", ndim));
+}
+std::vector<int> array_axes(lua_State* L, int idx, int ndim, const char* who) {
+  return axes_arg(L, idx, ndim, who, fmt::format(" for a {}-d array", ndim)).value_or(std::vector<int>{});
 }
 
 // luda.tensordot(x, y [, axes]): axes a count N (the last N of x with the first N of y;
@@ -260,13 +260,7 @@ int l_tensordot(lua_State* L) {
     for (int side = 1; side <= 2; ++side) {
       if (lua_rawgeti(L, 3, side) != LUA_TTABLE)
         fail("tensordot: axes must be a count or {{{{x axes}}, {{y axes}}}}, got {} for side {}", describe(L, -1), side);
-      const int list = lua_gettop(L);
-      NDArray& a = side == 1 ? x : y;
-      for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, list)); i <= n; ++i) {
-        lua_rawgeti(L, list, i);
-        (side == 1 ? xa : ya).push_back(axis_arg(L, lua_gettop(L), a.ndim(), "tensordot"));
-        lua_pop(L, 1);
-      }
+      (side == 1 ? xa : ya) = array_axes(L, lua_gettop(L), (side == 1 ? x : y).ndim(), "tensordot");
       lua_pop(L, 1);
     }
   } else {
@@ -325,15 +319,8 @@ int l_norm(lua_State* L) {
   int options = 4;
   if (lua_istable(L, 3) && !test_array(L, 3) && lua_rawlen(L, 3) == 0 && lua_isnone(L, 4)) {
     options = 3;
-  } else if (lua_istable(L, 3)) {
-    axes.emplace();
-    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, 3)); i <= n; ++i) {
-      lua_rawgeti(L, 3, i);
-      axes->push_back(axis_arg(L, lua_gettop(L), x.ndim(), "norm"));
-      lua_pop(L, 1);
-    }
   } else if (!lua_isnoneornil(L, 3)) {
-    axes = std::vector<int>{axis_arg(L, 3, x.ndim(), "norm")};
+    axes = array_axes(L, 3, x.ndim(), "norm");
   }
   check_options(L, options, "norm", {"keepdims"});
   const bool keepdims = push_option(L, options, "keepdims") != LUA_TNIL && lua_toboolean(L, -1);
@@ -346,8 +333,8 @@ int l_norm(lua_State* L) {
 int l_trace(lua_State* L) {
   NDArray& x = check_array(L, 1, "trace");
   const std::int64_t offset = lua_isnoneornil(L, 2) ? 0 : check_integer(L, 2, "trace");
-  const int a1 = lua_isnoneornil(L, 3) ? 0 : axis_arg(L, 3, x.ndim(), "trace");
-  const int a2 = lua_isnoneornil(L, 4) ? 1 : axis_arg(L, 4, x.ndim(), "trace");
+  const int a1 = lua_isnoneornil(L, 3) ? 0 : array_axis(L, 3, x.ndim(), "trace");
+  const int a2 = lua_isnoneornil(L, 4) ? 1 : array_axis(L, 4, x.ndim(), "trace");
   push_array(L, ops::trace(x, offset, a1, a2));
   return 1;
 }

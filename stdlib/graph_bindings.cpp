@@ -324,10 +324,7 @@ int replay(lua_State* L, bool wait, std::string_view fname) {
                 static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(o.data()) - r.data));
       ++next_out;
     } else {
-      // Host memory that a GPU graph copies into is page-locked, as it was while recording.
-      to = b.buffer->device().is_cpu() && !v.graph->device.is_cpu() && b.buffer->size()
-               ? Buffer::allocate_pinned(b.buffer->size())
-               : Buffer::allocate(b.buffer->device(), b.buffer->size(), stream ? &*stream : nullptr);
+      to = allocate_for_graph(v.graph->device, b.buffer->device(), b.buffer->size(), stream ? &*stream : nullptr);
       remap.add(reinterpret_cast<std::uintptr_t>(b.buffer->data()),
                 reinterpret_cast<std::uintptr_t>(b.buffer->data()) + b.buffer->size(),
                 static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(to->data()) -

@@ -190,6 +190,27 @@ std::int64_t to_integer(lua_State* L, int idx, std::string_view fname, std::stri
   fail("{}: {} must be an integer, got {}", fname, what, describe(L, idx));
 }
 
+int axis_arg(lua_State* L, int idx, int count, std::string_view who, std::string_view of) {
+  const std::int64_t a = check_integer(L, idx, who);
+  if (a == 0 || a > count || a < -count)
+    fail("{}: axis {} is out of range{} (axes are 1 to {}, or -1 for the last)", who, a, of, count);
+  return static_cast<int>(a > 0 ? a - 1 : count + a);
+}
+
+std::optional<std::vector<int>> axes_arg(lua_State* L, int idx, int count, std::string_view who,
+                                         std::string_view of) {
+  if (lua_isnoneornil(L, idx)) return std::nullopt;
+  if (!lua_istable(L, idx)) return std::vector<int>{axis_arg(L, idx, count, who, of)};
+  idx = lua_absindex(L, idx);
+  std::vector<int> axes;
+  for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, idx)); i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    axes.push_back(axis_arg(L, lua_gettop(L), count, who, of));
+    lua_pop(L, 1);
+  }
+  return axes;
+}
+
 std::int64_t check_integer(lua_State* L, int arg, std::string_view fname) {
   int isnum = 0;
   lua_Integer v = lua_type(L, arg) == LUA_TNUMBER ? lua_tointegerx(L, arg, &isnum) : 0;

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 #include <utility>
 
 #include "jit/kernel_args.h"
@@ -72,6 +73,13 @@ std::string describe(lua_State* L, int idx);
 bool is_none_or_nil(lua_State* L, int idx);
 // An integer, or a float with an integral value ("number has no integer representation").
 std::int64_t check_integer(lua_State* L, int arg, std::string_view fname);
+// A 1-based axis among `count` (negative from the end) as a 0-based one. Error:
+// "<who>: axis 3 is out of range<of> (axes are 1 to 2, or -1 for the last)", where `of`
+// names the array (" for a 2-d array") or is empty.
+int axis_arg(lua_State* L, int idx, int count, std::string_view who, std::string_view of = {});
+// One axis (a number) or a sequence of them at idx, each as axis_arg reads it; none for nil.
+std::optional<std::vector<int>> axes_arg(lua_State* L, int idx, int count, std::string_view who,
+                                         std::string_view of = {});
 std::optional<std::int64_t> opt_integer(lua_State* L, int arg, std::string_view fname);
 double check_number(lua_State* L, int arg, std::string_view fname);
 std::string_view check_string(lua_State* L, int arg, std::string_view fname);

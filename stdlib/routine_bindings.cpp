@@ -17,30 +17,6 @@
 namespace luda::lua {
 namespace {
 
-// A 1-based axis among `count` positions (negative from the end) as a 0-based one.
-int axis_of(lua_State* L, int idx, int count, const char* who) {
-  const std::int64_t a = check_integer(L, idx, who);
-  if (a == 0 || a > count || a < -count)
-    fail("{}: axis {} is out of range (axes are 1 to {}, or -1 for the last)", who, a, count);
-  return static_cast<int>(a > 0 ? a - 1 : count + a);
-}
-
-// An axis argument: one axis or a sequence of them, or none.
-std::optional<std::vector<int>> axes_of(lua_State* L, int idx, int ndim, const char* who) {
-  if (lua_isnoneornil(L, idx)) return std::nullopt;
-  std::vector<int> axes;
-  if (lua_istable(L, idx)) {
-    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, idx)); i <= n; ++i) {
-      lua_rawgeti(L, idx, i);
-      axes.push_back(axis_of(L, lua_gettop(L), ndim, who));
-      lua_pop(L, 1);
-    }
-  } else {
-    axes.push_back(axis_of(L, idx, ndim, who));
-  }
-  return axes;
-}
-
 // The integers of the sequence at idx.
 std::vector<std::int64_t> integers_of(lua_State* L, int idx, const char* who) {
   std::vector<std::int64_t> out;
@@ -69,7 +45,7 @@ std::vector<NDArray> arrays_of(lua_State* L, int idx, const char* who) {
 int l_concatenate(lua_State* L) {
   std::vector<NDArray> arrays = arrays_of(L, 1, "concatenate");
   const int nd = arrays.empty() ? 1 : arrays[0].ndim();
-  const int axis = lua_isnoneornil(L, 2) ? 0 : axis_of(L, 2, nd, "concatenate");
+  const int axis = lua_isnoneornil(L, 2) ? 0 : axis_arg(L, 2, nd, "concatenate");
   push_array(L, ops::concatenate(arrays, axis));
   return 1;
 }
@@ -77,7 +53,7 @@ int l_concatenate(lua_State* L) {
 int l_stack(lua_State* L) {
   std::vector<NDArray> arrays = arrays_of(L, 1, "stack");
   const int nd = arrays.empty() ? 0 : arrays[0].ndim();
-  const int axis = lua_isnoneornil(L, 2) ? 0 : axis_of(L, 2, nd + 1, "stack");
+  const int axis = lua_isnoneornil(L, 2) ? 0 : axis_arg(L, 2, nd + 1, "stack");
   push_array(L, ops::stack(arrays, axis));
   return 1;
 }
@@ -94,19 +70,19 @@ int l_vstack(lua_State* L) {
 
 int l_squeeze(lua_State* L) {
   NDArray& x = check_array(L, 1, "squeeze");
-  push_array(L, ops::squeeze(x, axes_of(L, 2, x.ndim(), "squeeze")));
+  push_array(L, ops::squeeze(x, axes_arg(L, 2, x.ndim(), "squeeze")));
   return 1;
 }
 
 int l_expand_dims(lua_State* L) {
   NDArray& x = check_array(L, 1, "expand_dims");
-  push_array(L, ops::expand_dims(x, axis_of(L, 2, x.ndim() + 1, "expand_dims")));
+  push_array(L, ops::expand_dims(x, axis_arg(L, 2, x.ndim() + 1, "expand_dims")));
   return 1;
 }
 
 int l_flip(lua_State* L) {
   NDArray& x = check_array(L, 1, "flip");
-  push_array(L, ops::flip(x, axes_of(L, 2, x.ndim(), "flip")));
+  push_array(L, ops::flip(x, axes_arg(L, 2, x.ndim(), "flip")));
   return 1;
 }
 
@@ -171,7 +147,7 @@ int l_flatten(lua_State* L) {
 // luda.split(x, sections | {indices...} [, axis]): a sequence of views.
 int l_split(lua_State* L) {
   NDArray& x = check_array(L, 1, "split");
-  const int axis = lua_isnoneornil(L, 3) ? 0 : axis_of(L, 3, x.ndim(), "split");
+  const int axis = lua_isnoneornil(L, 3) ? 0 : axis_arg(L, 3, x.ndim(), "split");
   std::vector<NDArray> parts;
   if (lua_istable(L, 2)) {
     parts = ops::split_at(x, integers_of(L, 2, "split"), axis);
@@ -191,7 +167,7 @@ int l_repeat(lua_State* L) {
   NDArray& x = check_array(L, 1, "repeat");
   const std::int64_t repeats = check_integer(L, 2, "repeat");
   std::optional<int> axis;
-  if (!lua_isnoneornil(L, 3)) axis = axis_of(L, 3, x.ndim(), "repeat");
+  if (!lua_isnoneornil(L, 3)) axis = axis_arg(L, 3, x.ndim(), "repeat");
   push_array(L, ops::repeat(x, repeats, axis));
   return 1;
 }
@@ -208,7 +184,7 @@ int l_roll(lua_State* L) {
   NDArray& x = check_array(L, 1, "roll");
   const std::int64_t shift = check_integer(L, 2, "roll");
   std::optional<int> axis;
-  if (!lua_isnoneornil(L, 3)) axis = axis_of(L, 3, x.ndim(), "roll");
+  if (!lua_isnoneornil(L, 3)) axis = axis_arg(L, 3, x.ndim(), "roll");
   push_array(L, ops::roll(x, shift, axis));
   return 1;
 }
@@ -217,7 +193,7 @@ int l_diff(lua_State* L) {
   NDArray& x = check_array(L, 1, "diff");
   const std::int64_t n = lua_isnoneornil(L, 2) ? 1 : check_integer(L, 2, "diff");
   if (x.ndim() == 0) fail("diff: requires input that is at least one dimensional");
-  const int axis = lua_isnoneornil(L, 3) ? x.ndim() - 1 : axis_of(L, 3, x.ndim(), "diff");
+  const int axis = lua_isnoneornil(L, 3) ? x.ndim() - 1 : axis_arg(L, 3, x.ndim(), "diff");
   push_array(L, ops::diff(x, n, axis));
   return 1;
 }
@@ -259,7 +235,7 @@ int l_logical_reduce(lua_State* L) {
   int options = 3;
   std::optional<std::vector<int>> axes;
   if (lua_istable(L, 2) && !test_array(L, 2) && lua_rawlen(L, 2) == 0) options = 2;
-  else axes = axes_of(L, 2, x.ndim(), who);
+  else axes = axes_arg(L, 2, x.ndim(), who);
   if (axes) std::sort(axes->begin(), axes->end());
   check_options(L, options, who, {"keepdims"});
   const bool keepdims = push_option(L, options, "keepdims") != LUA_TNIL && lua_toboolean(L, -1);
