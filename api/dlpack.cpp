@@ -61,8 +61,16 @@ std::optional<DType> dtype_of(DLDataType t) {
     case kDLInt: return sized(DType::Int8, DType::Int16, DType::Int32, DType::Int64);
     case kDLUInt: return sized(DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64);
     case kDLFloat:
+      if (t.bits == 16) return DType::Float16;
       if (t.bits == 32) return DType::Float32;
       if (t.bits == 64) return DType::Float64;
+      return std::nullopt;
+    case kDLBfloat:
+      if (t.bits == 16) return DType::BFloat16;
+      return std::nullopt;
+    case kDLComplex:
+      if (t.bits == 64) return DType::Complex64;
+      if (t.bits == 128) return DType::Complex128;
       return std::nullopt;
     case kDLBoolCode:
       if (t.bits == 8) return DType::Bool;
@@ -79,7 +87,9 @@ DLDataType dl_dtype(DType t) {
     case DType::Bool: d.code = kDLBoolCode; break;
     case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: d.code = kDLInt; break;
     case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: d.code = kDLUInt; break;
-    case DType::Float32: case DType::Float64: d.code = kDLFloat; break;
+    case DType::Float16: case DType::Float32: case DType::Float64: d.code = kDLFloat; break;
+    case DType::BFloat16: d.code = kDLBfloat; break;
+    case DType::Complex64: case DType::Complex128: d.code = kDLComplex; break;
   }
   return d;
 }
@@ -110,8 +120,8 @@ Array Array::from_dlpack(DLManagedTensor* tensor) {
   }
   std::optional<DType> dtype = dtype_of(t.dtype);
   if (!dtype)
-    fail("Array::from_dlpack: luda has no dtype for DLPack's {}; it takes bool, int8-64, uint8-64, float32 and "
-         "float64 with one lane",
+    fail("Array::from_dlpack: luda has no dtype for DLPack's {}; it takes bool, int8-64, uint8-64, float16-64, "
+         "bfloat16, complex64 and complex128 with one lane",
          dl_dtype_name(t.dtype));
   if (t.ndim < 0 || (t.ndim > 0 && !t.shape))
     fail("Array::from_dlpack: the tensor's ndim is {} with {} shape", t.ndim, t.shape ? "a" : "no");

@@ -28,6 +28,10 @@ constexpr DTypeInfo kDTypeInfo[kNumDTypes] = {
     {"uint64", 8, "unsigned long long"},
     {"float32", 4, "float"},
     {"float64", 8, "double"},
+    {"float16", 2, "luda_half"},
+    {"bfloat16", 2, "luda_bfloat16"},
+    {"complex64", 8, "luda_complex64"},
+    {"complex128", 16, "luda_complex128"},
 };
 
 const DTypeInfo& info(DType t) { return kDTypeInfo[static_cast<int>(t)]; }
@@ -72,11 +76,20 @@ DType promote_types(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
+  if (is_complex(a) || is_complex(b)) {  // the complex of the promoted real parts
+    DType r = promote_types(real_dtype(a), real_dtype(b));
+    return r == DType::Float64 ? DType::Complex128 : DType::Complex64;
+  }
+  if (is_float(a) && is_float(b)) {
+    if (itemsize(a) == itemsize(b)) return DType::Float32;  // float16 with bfloat16
+    return itemsize(a) > itemsize(b) ? a : b;
+  }
   if (is_float(a) || is_float(b)) {
-    if (is_float(a) && is_float(b)) return DType::Float64;
     DType f = is_float(a) ? a : b, n = is_float(a) ? b : a;
-    // NumPy: float32 holds int8/int16/uint8/uint16 exactly; wider ints need float64.
-    if (f == DType::Float32 && itemsize(n) <= 2) return DType::Float32;
+    // NumPy: a float holds exactly the integers of less than half its width (float16
+    // int8/uint8, float32 up to 16 bits); wider integers need the next float up.
+    if (itemsize(n) * 2 <= itemsize(f)) return f;
+    if (itemsize(n) * 2 <= 4) return DType::Float32;
     return DType::Float64;
   }
   bool sa = is_signed_integer(a), sb = is_signed_integer(b);
@@ -121,22 +134,15 @@ Scalar Scalar::of_float(double x, DType t) {
   return t == DType::Float64 ? s : s.cast(t);
 }
 
-namespace {
-
-template <class T>
-T scalar_as(const Scalar& s) {
-  if (s.dtype == DType::Bool) return static_cast<T>(s.v.b);
-  if (is_signed_integer(s.dtype)) return static_cast<T>(s.v.i);
-  if (is_unsigned_integer(s.dtype)) return static_cast<T>(s.v.u);
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    // C leaves out-of-range float -> int undefined; NumPy gives the minimum. Pin it.
-    double f = s.v.f;
-    if (std::isnan(f)) return std::numeric_limits<T>::min();
-    if (f >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    if (f <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-  }
-  return static_cast<T>(s.v.f);
+Scalar Scalar::of_complex(double re, double im, DType t) {
+  Scalar s;
+  s.dtype = DType::Complex128;
+  s.v.f = re;
+  s.im = im;
+  return t == DType::Complex128 ? s : s.cast(t);
 }
+
+namespace {
 
 // Calls fn with a default-constructed value of the C type of t.
 template <class Fn>
@@ -153,6 +159,10 @@ decltype(auto) with_c_type(DType t, Fn&& fn) {
     case DType::UInt64: return fn(std::uint64_t{});
     case DType::Float32: return fn(float{});
     case DType::Float64: return fn(double{});
+    case DType::Float16: return fn(Float16{});
+    case DType::BFloat16: return fn(BFloat16{});
+    case DType::Complex64: return fn(std::complex<float>{});
+    case DType::Complex128: return fn(std::complex<double>{});
   }
   throw InternalError("bad dtype");
 }
@@ -162,10 +172,33 @@ Scalar make(T x, DType t) {
   Scalar s;
   s.dtype = t;
   if constexpr (std::is_same_v<T, bool>) s.v.b = x;
-  else if constexpr (std::is_floating_point_v<T>) s.v.f = static_cast<double>(x);
+  else if constexpr (is_half_v<T>) s.v.f = static_cast<double>(x.value());
+  else if constexpr (is_complex_v<T>) {
+    s.v.f = static_cast<double>(x.real());
+    s.im = static_cast<double>(x.imag());
+  } else if constexpr (std::is_floating_point_v<T>) s.v.f = static_cast<double>(x);
   else if constexpr (std::is_signed_v<T>) s.v.i = x;
   else s.v.u = x;
   return s;
+}
+
+// The value of s as its own dtype's C type (the inverse of make).
+template <class T>
+T held(const Scalar& s) {
+  if constexpr (std::is_same_v<T, bool>) return s.v.b;
+  else if constexpr (is_half_v<T>) return T::from(s.v.f);  // exact: v.f holds a value of T
+  else if constexpr (is_complex_v<T>) return T(static_cast<typename T::value_type>(s.v.f), static_cast<typename T::value_type>(s.im));
+  else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.v.f);
+  else if constexpr (std::is_signed_v<T>) return static_cast<T>(s.v.i);
+  else return static_cast<T>(s.v.u);
+}
+
+template <class To>
+To scalar_as(const Scalar& s) {
+  return with_c_type(s.dtype, [&](auto zero) {
+    using From = decltype(zero);
+    return convert_element<To>(held<From>(s));
+  });
 }
 
 }  // namespace
@@ -173,25 +206,18 @@ Scalar make(T x, DType t) {
 Scalar Scalar::cast(DType to) const {
   return with_c_type(to, [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (std::is_same_v<T, bool>) {
-      bool nonzero = dtype == DType::Bool ? v.b
-                     : is_float(dtype)    ? v.f != 0.0
-                                          : v.u != 0;
-      return make<bool>(nonzero, to);
-    } else {
-      return make<T>(scalar_as<T>(*this), to);
-    }
+    return make<T>(scalar_as<T>(*this), to);
   });
 }
 
 double Scalar::to_double() const { return scalar_as<double>(*this); }
 std::int64_t Scalar::to_int64() const { return scalar_as<std::int64_t>(*this); }
-bool Scalar::is_integral_value() const { return !is_float(dtype); }
+bool Scalar::is_integral_value() const { return !is_inexact(dtype); }
 
 void Scalar::store(void* dst) const {
   with_c_type(dtype, [&](auto zero) {
     using T = decltype(zero);
-    T x = std::is_same_v<T, bool> ? static_cast<T>(v.b) : scalar_as<T>(*this);
+    T x = held<T>(*this);
     std::memcpy(dst, &x, sizeof(T));
     return 0;
   });
@@ -207,6 +233,7 @@ Scalar Scalar::load(const void* src, DType t) {
 bool Scalar::operator==(const Scalar& o) const {
   if (dtype != o.dtype) return false;
   if (dtype == DType::Bool) return v.b == o.v.b;
+  if (is_complex(dtype)) return v.f == o.v.f && im == o.im;
   if (is_float(dtype)) return v.f == o.v.f;
   return v.u == o.v.u;
 }
@@ -222,10 +249,8 @@ bool integer_fits(std::int64_t x, DType t) {
     case DType::UInt16: return x >= 0 && x <= UINT16_MAX;
     case DType::UInt32: return x >= 0 && x <= static_cast<std::int64_t>(UINT32_MAX);
     case DType::UInt64: return x >= 0;
-    case DType::Float32:
-    case DType::Float64: return true;
+    default: return true;  // the floats and complexes take every integer, rounding
   }
-  return false;
 }
 
 IntegerRange integer_range(DType t) {

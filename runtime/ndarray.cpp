@@ -20,23 +20,6 @@ namespace {
 
 // ---- element conversion -------------------------------------------------------------
 
-// C's meaning, as Scalar::cast: nonzero -> true; float -> int truncates toward zero and
-// saturates (NaN gives the minimum), since C leaves out-of-range conversions undefined.
-template <class To, class From>
-To convert_value(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return x != From(0);
-  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    double f = static_cast<double>(x);
-    if (f != f) return std::numeric_limits<To>::min();
-    if (f >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    if (f <= static_cast<double>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
-    return static_cast<To>(f);
-  } else {
-    return static_cast<To>(x);
-  }
-}
-
 // Converts n elements, `dst_step`/`src_step` bytes apart.
 using RunFn = void (*)(std::byte* dst, std::int64_t dst_step, const std::byte* src,
                        std::int64_t src_step, std::int64_t n);
@@ -45,14 +28,15 @@ template <class To, class From>
 void convert_run(std::byte* dst, std::int64_t dst_step, const std::byte* src,
                  std::int64_t src_step, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i, dst += dst_step, src += src_step) {
-    To y = convert_value<To>(load_element<From>(src));
+    To y = convert_element<To>(load_element<From>(src));
     std::memcpy(dst, &y, sizeof y);
   }
 }
 
 // ORDER DTYPE
 using CTypes = std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
-                          std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, float, double>;
+                          std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, float, double,
+                          Float16, BFloat16, std::complex<float>, std::complex<double>>;
 static_assert(std::tuple_size_v<CTypes> == kNumDTypes);
 
 template <std::size_t To, std::size_t... From>

@@ -299,6 +299,15 @@ int l_tostring(lua_State* L) {
   return 1;
 }
 
+// luda.array_str(x): NumPy's str of an array, "[0. 1.]".
+int l_array_str(lua_State* L) {
+  NDArray& a = check_array(L, 1, "array_str");
+  GraphRecording::refuse_if_recording("luda.array_str(x)");
+  std::string text = format_str(a);
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
 }  // namespace
 
 void push_array(lua_State* L, NDArray a) { push_object<NDArray>(L, kArrayType, std::move(a)); }
@@ -329,6 +338,10 @@ void open_arrays(lua_State* L) {
   new_metatable_with_index(L, kArrayType, meta, methods, trampoline<l_index>);
   lua_pushcfunction(L, trampoline<l_copyto>);
   lua_setfield(L, -2, "copyto");
+  lua_pushcfunction(L, trampoline<l_array_str>);
+  lua_setfield(L, -2, "array_str");
+  lua_pushcfunction(L, trampoline<l_tostring>);
+  lua_setfield(L, -2, "array_repr");
 }
 
 }  // namespace luda::lua

@@ -1,9 +1,11 @@
-// Typed scalars: luda.bool, luda.int8 ... luda.float64. Each is a function (value) -> a
+// Typed scalars: luda.bool, luda.int8 ... luda.complex128. Each is a function (value) -> a
 // scalar of that dtype (strong, as numpy.float32(v) is), and is accepted wherever a dtype
 // is expected. tostring gives "luda.float32(2.5)", as NumPy 2 prints np.float32(2.5).
+// luda.complex(re, im) is a weak complex128, as Python's complex is to NumPy.
 #include <cmath>
 #include <limits>
 
+#include "runtime/format.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
@@ -29,18 +31,54 @@ std::string value_text(const Scalar& s) {
   if (s.dtype == DType::Bool) return s.v.b ? "true" : "false";
   if (is_signed_integer(s.dtype)) return std::to_string(s.v.i);
   if (is_unsigned_integer(s.dtype)) return std::to_string(s.v.u);
+  if (s.weak) return float_text(s.v.f, false) + ", " + float_text(s.im, false);
+  if (is_complex(s.dtype)) {  // NumPy's np.complex64(1+2j): Python's repr without its parentheses
+    std::string text = format_scalar(s);
+    return text.front() == '(' ? text.substr(1, text.size() - 2) : text;
+  }
+  if (s.dtype == DType::Float16 || s.dtype == DType::BFloat16) return format_scalar(s);
   return float_text(s.v.f, s.dtype == DType::Float32);
+}
+
+// A complex's part: a number, a boolean or a real typed scalar.
+double complex_part(lua_State* L, int idx, std::string_view fname, std::string_view what) {
+  if (Scalar* z = test_scalar(L, idx); z && is_complex(z->dtype))
+    fail("{}: {} must be a real number, got a {}", fname, what, dtype_name(z->dtype));
+  return to_scalar(L, idx, DType::Float64, fname, what).v.f;
 }
 
 int scalar_new(lua_State* L) {
   auto t = static_cast<DType>(upvalue_integer(L, 1, 0, kNumDTypes - 1));
-  Scalar s = to_scalar(L, 1, t, dtype_name(t), "");
+  const std::string fname(dtype_name(t));
+  Scalar s;
+  if (is_complex(t) && !lua_isnoneornil(L, 2)) {  // luda.complex64(re, im)
+    if (test_scalar(L, 1) && is_complex(test_scalar(L, 1)->dtype))
+      fail("{}: give a complex alone, or its real and imaginary parts", fname);
+    s = Scalar::of_complex(complex_part(L, 1, fname, "re"), complex_part(L, 2, fname, "im"), t);
+  } else {
+    s = to_scalar(L, 1, t, fname, "");
+  }
+  push_object<Scalar>(L, kScalarType, s);
+  return 1;
+}
+
+// luda.complex(re [, im]): a weak complex128.
+int complex_new(lua_State* L) {
+  Scalar s = Scalar::of_complex(complex_part(L, 1, "complex", "re"),
+                                lua_isnoneornil(L, 2) ? 0.0 : complex_part(L, 2, "complex", "im"));
+  s.weak = true;
   push_object<Scalar>(L, kScalarType, s);
   return 1;
 }
 
 int scalar_value(lua_State* L) {
-  push_scalar_value(L, check_object<Scalar>(L, 1, kScalarType, "value"));
+  const Scalar& s = check_object<Scalar>(L, 1, kScalarType, "value");
+  if (is_complex(s.dtype)) {
+    lua_pushnumber(L, s.v.f);
+    lua_pushnumber(L, s.im);
+    return 2;
+  }
+  push_scalar_value(L, s);
   return 1;
 }
 
@@ -56,13 +94,19 @@ int scalar_index(lua_State* L) {
       lua_pushcfunction(L, trampoline<scalar_value>);
       return 1;
     }
+    if (key == "real" || key == "imag") {
+      if (is_complex(s.dtype)) lua_pushnumber(L, key == "real" ? s.v.f : s.im);
+      else if (key == "real") push_scalar_value(L, s);
+      else lua_pushinteger(L, 0);
+      return 1;
+    }
   }
-  fail("typed scalar has no field {} (it has .dtype and :value())", describe(L, 2));
+  fail("typed scalar has no field {} (it has .dtype, .real, .imag and :value())", describe(L, 2));
 }
 
 int scalar_tostring(lua_State* L) {
   Scalar& s = check_object<Scalar>(L, 1, kScalarType, "tostring");
-  std::string text = fmt::format("luda.{}({})", dtype_name(s.dtype), value_text(s));
+  std::string text = fmt::format("luda.{}({})", s.weak ? "complex" : dtype_name(s.dtype), value_text(s));
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }
@@ -120,6 +164,10 @@ void push_scalar_value(lua_State* L, const Scalar& s) {
       lua_pushinteger(L, static_cast<lua_Integer>(s.v.u));
     else
       lua_pushnumber(L, static_cast<lua_Number>(s.v.u));
+  } else if (is_complex(s.dtype)) {  // Lua has no complex number: the typed scalar
+    Scalar z = s;
+    z.weak = false;
+    push_object<Scalar>(L, kScalarType, z);
   } else {
     lua_pushnumber(L, s.v.f);
   }
@@ -147,6 +195,8 @@ void open_scalars(lua_State* L) {
     lua_rawset(L, -3);
   }
   lua_setfield(L, LUA_REGISTRYINDEX, "luda.dtypes");
+  lua_pushcfunction(L, trampoline<complex_new>);
+  lua_setfield(L, -2, "complex");
 }
 
 }  // namespace luda::lua

@@ -158,12 +158,13 @@ void clear_interrupt() noexcept;
 // ORDER DTYPE: the library's tables follow this order.
 enum class DType : std::uint8_t {
   Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, Float64,
+  Float16, BFloat16, Complex64, Complex128,
 };
-inline constexpr int kNumDTypes = 11;
+inline constexpr int kNumDTypes = 15;
 
 // Bytes of one element. Inline: every launch asks it of every operand.
 constexpr std::size_t itemsize(DType t) {
-  constexpr unsigned char kSizes[kNumDTypes] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};  // ORDER DTYPE
+  constexpr unsigned char kSizes[kNumDTypes] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 2, 2, 8, 16};  // ORDER DTYPE
   return kSizes[static_cast<int>(t)];
 }
 std::string_view dtype_name(DType t);  // "float32"

@@ -382,10 +382,10 @@ TEST(Api, DlpackImportTakesTheTensorOnlyWhenItSucceeds) {
   }
   EXPECT_EQ(Producer::deleted, 1);
 
-  auto* half = new Producer(kDLCPU, {kDLFloat, 16, 1});
+  auto* half = new Producer(kDLCPU, {kDLFloat, 8, 1});
   EXPECT_EQ(what_of([&] { luda::Array::from_dlpack(&half->tensor); }),
-            "Array::from_dlpack: luda has no dtype for DLPack's float16; it takes bool, int8-64, uint8-64, float32 and "
-            "float64 with one lane");
+            "Array::from_dlpack: luda has no dtype for DLPack's float8; it takes bool, int8-64, uint8-64, "
+            "float16-64, bfloat16, complex64 and complex128 with one lane");
   auto* metal = new Producer(kDLMetal, {kDLFloat, 32, 1});
   EXPECT_EQ(what_of([&] { luda::Array::from_dlpack(&metal->tensor); }),
             "Array::from_dlpack: the tensor is on kDLMetal (device 0); luda takes tensors of kDLCPU, kDLCUDAHost and "

@@ -7,7 +7,7 @@ local here, error_of = support.here, support.error_of
 local CPU = { device = "cpu" }
 local GPU, NO_GPU_REASON = luda.cuda.is_available()
 
-local DTYPES = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64"
+local DTYPES = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, float16, bfloat16, complex64, complex128"
 
 -- What asking for cuda:7 says on this machine.
 local function missing_cuda7()

@@ -17,9 +17,10 @@
 namespace luda {
 namespace {
 
-const DType kAll[] = {DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,
-                      DType::Int64,  DType::UInt8,  DType::UInt16,  DType::UInt32,
-                      DType::UInt64, DType::Float32, DType::Float64};
+const DType kAll[] = {DType::Bool,    DType::Int8,     DType::Int16,     DType::Int32,
+                      DType::Int64,   DType::UInt8,    DType::UInt16,    DType::UInt32,
+                      DType::UInt64,  DType::Float32,  DType::Float64,   DType::Float16,
+                      DType::BFloat16, DType::Complex64, DType::Complex128};
 
 TEST(DTypeNames, NamesSizesAndCTypes) {
   struct Row {
@@ -40,6 +41,10 @@ TEST(DTypeNames, NamesSizesAndCTypes) {
       {"uint64", 8, "unsigned long long", false, false, true},
       {"float32", 4, "float", true, false, false},
       {"float64", 8, "double", true, false, false},
+      {"float16", 2, "luda_half", true, false, false},
+      {"bfloat16", 2, "luda_bfloat16", true, false, false},
+      {"complex64", 8, "luda_complex64", false, false, false},
+      {"complex128", 16, "luda_complex128", false, false, false},
   };
   ASSERT_EQ(std::size(rows), static_cast<std::size_t>(kNumDTypes));
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -57,7 +62,8 @@ TEST(DTypeNames, NamesSizesAndCTypes) {
 }
 
 TEST(DTypeNames, UnknownNames) {
-  EXPECT_EQ(dtype_names(), "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64");
+  EXPECT_EQ(dtype_names(), "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, "
+            "float16, bfloat16, complex64, complex128");
   EXPECT_EQ(parse_dtype("flaot32"), std::nullopt);
   EXPECT_EQ(parse_dtype("Float32"), std::nullopt);
   EXPECT_EQ(parse_dtype(""), std::nullopt);
@@ -67,23 +73,27 @@ TEST(DTypeNames, UnknownNames) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
                  "unknown dtype 'flaot32' (expected one of bool, int8, int16, int32, int64, uint8, "
-                 "uint16, uint32, uint64, float32, float64)");
+                 "uint16, uint32, uint64, float32, float64, float16, bfloat16, complex64, complex128)");
   }
 }
 
 // clang-format off
-const DType kPromoted[kNumDTypes][kNumDTypes] = {  // numpy.promote_types(row, column)
-    {DType::Bool, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64},  // bool
-    {DType::Int8, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::Int16, DType::Int32, DType::Int64, DType::Float64, DType::Float32, DType::Float64},  // int8
-    {DType::Int16, DType::Int16, DType::Int16, DType::Int32, DType::Int64, DType::Int16, DType::Int32, DType::Int64, DType::Float64, DType::Float32, DType::Float64},  // int16
-    {DType::Int32, DType::Int32, DType::Int32, DType::Int32, DType::Int64, DType::Int32, DType::Int32, DType::Int64, DType::Float64, DType::Float64, DType::Float64},  // int32
-    {DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Float64, DType::Float64, DType::Float64},  // int64
-    {DType::UInt8, DType::Int16, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64},  // uint8
-    {DType::UInt16, DType::Int32, DType::Int32, DType::Int32, DType::Int64, DType::UInt16, DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64},  // uint16
-    {DType::UInt32, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::UInt32, DType::UInt32, DType::UInt32, DType::UInt64, DType::Float64, DType::Float64},  // uint32
-    {DType::UInt64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::UInt64, DType::UInt64, DType::UInt64, DType::UInt64, DType::Float64, DType::Float64},  // uint64
-    {DType::Float32, DType::Float32, DType::Float32, DType::Float64, DType::Float64, DType::Float32, DType::Float32, DType::Float64, DType::Float64, DType::Float32, DType::Float64},  // float32
-    {DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64},  // float64
+const DType kPromoted[kNumDTypes][kNumDTypes] = {  // numpy.promote_types(row, column); bfloat16 as ml_dtypes
+    {DType::Bool, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Complex64, DType::Complex128},  // bool
+    {DType::Int8, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::Int16, DType::Int32, DType::Int64, DType::Float64, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Complex64, DType::Complex128},  // int8
+    {DType::Int16, DType::Int16, DType::Int16, DType::Int32, DType::Int64, DType::Int16, DType::Int32, DType::Int64, DType::Float64, DType::Float32, DType::Float64, DType::Float32, DType::Float32, DType::Complex64, DType::Complex128},  // int16
+    {DType::Int32, DType::Int32, DType::Int32, DType::Int32, DType::Int64, DType::Int32, DType::Int32, DType::Int64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Complex128, DType::Complex128},  // int32
+    {DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Complex128, DType::Complex128},  // int64
+    {DType::UInt8, DType::Int16, DType::Int16, DType::Int32, DType::Int64, DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Complex64, DType::Complex128},  // uint8
+    {DType::UInt16, DType::Int32, DType::Int32, DType::Int32, DType::Int64, DType::UInt16, DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64, DType::Float32, DType::Float32, DType::Complex64, DType::Complex128},  // uint16
+    {DType::UInt32, DType::Int64, DType::Int64, DType::Int64, DType::Int64, DType::UInt32, DType::UInt32, DType::UInt32, DType::UInt64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Complex128, DType::Complex128},  // uint32
+    {DType::UInt64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::UInt64, DType::UInt64, DType::UInt64, DType::UInt64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Complex128, DType::Complex128},  // uint64
+    {DType::Float32, DType::Float32, DType::Float32, DType::Float64, DType::Float64, DType::Float32, DType::Float32, DType::Float64, DType::Float64, DType::Float32, DType::Float64, DType::Float32, DType::Float32, DType::Complex64, DType::Complex128},  // float32
+    {DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Float64, DType::Complex128, DType::Complex128},  // float64
+    {DType::Float16, DType::Float16, DType::Float32, DType::Float64, DType::Float64, DType::Float16, DType::Float32, DType::Float64, DType::Float64, DType::Float32, DType::Float64, DType::Float16, DType::Float32, DType::Complex64, DType::Complex128},  // float16
+    {DType::BFloat16, DType::BFloat16, DType::Float32, DType::Float64, DType::Float64, DType::BFloat16, DType::Float32, DType::Float64, DType::Float64, DType::Float32, DType::Float64, DType::Float32, DType::BFloat16, DType::Complex64, DType::Complex128},  // bfloat16
+    {DType::Complex64, DType::Complex64, DType::Complex64, DType::Complex128, DType::Complex128, DType::Complex64, DType::Complex64, DType::Complex128, DType::Complex128, DType::Complex64, DType::Complex128, DType::Complex64, DType::Complex64, DType::Complex64, DType::Complex128},  // complex64
+    {DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128, DType::Complex128},  // complex128
 };
 // clang-format on
 
@@ -98,6 +108,11 @@ TEST(DTypePromotion, MatchesNumpy) {
 
 Scalar parse_value(const std::string& token, DType t) {
   if (t == DType::Bool) return Scalar::of_bool(token == "1");
+  if (is_complex(t)) {  // "re,im"
+    const auto comma = token.find(',');
+    return Scalar::of_complex(std::strtod(token.substr(0, comma).c_str(), nullptr),
+                              std::strtod(token.substr(comma + 1).c_str(), nullptr), t);
+  }
   if (is_float(t)) return Scalar::of_float(std::strtod(token.c_str(), nullptr), t);
   if (is_unsigned_integer(t)) return Scalar::of_uint(std::strtoull(token.c_str(), nullptr, 10), t);
   return Scalar::of_int(std::strtoll(token.c_str(), nullptr, 10), t);
@@ -239,8 +254,17 @@ const CastCase kCasts[] = {  // values where C defines the conversion
     {DType::Float64, DType::UInt64, "210896256.56145173 386971982.3711992 35786967764.80312", "210896256 386971982 35786967764"},
     {DType::Float64, DType::Float32, "-6.631035145259176 0.004348641034709542 -1970.4277847659398", "-6.631035327911377 0.004348641261458397 -1970.427734375"},
     {DType::Float64, DType::Float64, "-2491.9952503112045 -27001.03979886236 3295586563.5075607", "-2491.9952503112045 -27001.03979886236 3295586563.5075607"},
+#include "casts_numpy.inc"  // float16, bfloat16 and the complexes, with NaN and infinities
 };
 // clang-format on
+
+// Equal, NaN matching NaN part by part.
+bool same(const Scalar& a, const Scalar& b) {
+  auto eq = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  if (a.dtype != b.dtype) return false;
+  if (is_inexact(a.dtype)) return eq(a.v.f, b.v.f) && eq(a.im, b.im) && std::signbit(a.v.f) == std::signbit(b.v.f);
+  return a == b;
+}
 
 TEST(ScalarCast, MatchesNumpyAstype) {
   for (const CastCase& c : kCasts) {
@@ -249,7 +273,7 @@ TEST(ScalarCast, MatchesNumpyAstype) {
     for (std::size_t i = 0; i < in.size(); ++i) {
       Scalar got = in[i].cast(c.to);
       EXPECT_EQ(got.dtype, c.to);
-      EXPECT_EQ(got, want[i]) << dtype_name(c.from) << " " << in[i].to_double() << " -> "
+      EXPECT_TRUE(same(got, want[i])) << dtype_name(c.from) << " " << in[i].to_double() << " -> "
                               << dtype_name(c.to) << ": got " << got.to_double() << ", NumPy "
                               << want[i].to_double();
     }
@@ -290,18 +314,20 @@ Scalar random_scalar(DType t) {
   if (is_unsigned_integer(t)) return Scalar::of_uint(r).cast(t);
   if (is_signed_integer(t)) return Scalar::of_int(static_cast<std::int64_t>(r)).cast(t);
   std::normal_distribution<double> normal;
-  return Scalar::of_float(normal(rng()) * std::pow(10.0, static_cast<int>(r % 21) - 10), t);
+  const double scale = std::pow(10.0, static_cast<int>(r % 21) - 10);
+  if (is_complex(t)) return Scalar::of_complex(normal(rng()) * scale, normal(rng()) * scale, t);
+  return Scalar::of_float(normal(rng()) * scale, t);
 }
 
 TEST(ScalarStorage, StoreLoadRoundTripsEveryDType) {
   for (DType t : kAll)
     for (int i = 0; i < 200; ++i) {
       Scalar s = random_scalar(t);
-      unsigned char bytes[16];
+      unsigned char bytes[24];
       std::memset(bytes, 0xAB, sizeof bytes);
       s.store(bytes);
       for (std::size_t k = itemsize(t); k < sizeof bytes; ++k) ASSERT_EQ(bytes[k], 0xAB);  // no overrun
-      EXPECT_EQ(Scalar::load(bytes, t), s) << dtype_name(t);
+      EXPECT_TRUE(same(Scalar::load(bytes, t), s)) << dtype_name(t);
     }
   // The stored layout is the C type's.
   unsigned char b[8];
@@ -315,6 +341,52 @@ TEST(ScalarStorage, StoreLoadRoundTripsEveryDType) {
   EXPECT_EQ(f, 1.5f);
   Scalar::of_bool(true).store(b);
   EXPECT_EQ(b[0], 1);
+  Scalar::of_float(1.5, DType::Float16).store(b);  // IEEE binary16: 0 01111 1000000000
+  std::uint16_t h;
+  std::memcpy(&h, b, 2);
+  EXPECT_EQ(h, 0x3e00);
+  Scalar::of_float(1.5, DType::BFloat16).store(b);  // the top half of float32's bits
+  std::memcpy(&h, b, 2);
+  EXPECT_EQ(h, 0x3fc0);
+  Scalar::of_complex(1.5, -2, DType::Complex64).store(b);  // re, then im, as std::complex
+  float parts[2];
+  std::memcpy(parts, b, 8);
+  EXPECT_EQ(parts[0], 1.5f);
+  EXPECT_EQ(parts[1], -2.0f);
+}
+
+// Every float16 and bfloat16 bit pattern: widening to float32 and rounding back gives the
+// same bits (NaNs stay NaNs of their sign), and float64 rounds as float32 does on values
+// that float32 holds exactly.
+TEST(HalfConversion, EveryPatternRoundTrips) {
+  for (std::uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const Float16 h{static_cast<std::uint16_t>(bits)};
+    const float f = h.value();
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(Float16::from(f).value()));
+      EXPECT_EQ(Float16::from(f).bits & 0x8000, bits & 0x8000);
+    } else {
+      EXPECT_EQ(Float16::from(f).bits, bits);
+      EXPECT_EQ(Float16::from(static_cast<double>(f)).bits, bits);
+    }
+    const BFloat16 b{static_cast<std::uint16_t>(bits)};
+    if (!std::isnan(b.value())) {
+      EXPECT_EQ(BFloat16::from(b.value()).bits, bits);
+      EXPECT_EQ(BFloat16::from(static_cast<double>(b.value())).bits, bits);
+    }
+  }
+  // Ties to even, overflow to infinity, underflow to zero, the least subnormal.
+  EXPECT_EQ(Float16::from(2049.0f).bits, Float16::from(2048.0f).bits);
+  EXPECT_EQ(Float16::from(2051.0f).bits, Float16::from(2052.0f).bits);
+  EXPECT_EQ(Float16::from(65519.0).value(), 65504.0f);
+  EXPECT_TRUE(std::isinf(Float16::from(65520.0f).value()));
+  EXPECT_EQ(Float16::from(std::ldexp(1.0, -25)).bits, 0);
+  EXPECT_EQ(Float16::from(std::nextafter(std::ldexp(1.0, -25), 1.0)).bits, 1);
+  EXPECT_EQ(Float16::from(-std::ldexp(1.0, -24)).bits, 0x8001);
+  // float64 rounds once: 1 + 2^-11 + 2^-40 is above the tie that float32 would make of it.
+  EXPECT_EQ(Float16::from(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)).bits, 0x3c01);
+  EXPECT_EQ(Float16::from(static_cast<float>(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40))).bits, 0x3c00);
+  EXPECT_EQ(BFloat16::from(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)).bits, 0x3f81);
 }
 
 // Widening and back is the identity; the value survives.
@@ -323,12 +395,15 @@ TEST(ScalarCast, WideningRoundTrips) {
       {DType::Int8, DType::Int64},   {DType::Int16, DType::Int32},   {DType::UInt8, DType::Int16},
       {DType::UInt32, DType::Int64}, {DType::UInt16, DType::UInt64}, {DType::Int32, DType::Float64},
       {DType::Float32, DType::Float64}, {DType::Bool, DType::UInt8},  {DType::Int16, DType::Float32},
+      {DType::Float16, DType::Float32}, {DType::BFloat16, DType::Float64}, {DType::Float16, DType::Complex64},
+      {DType::Complex64, DType::Complex128}, {DType::Float32, DType::Complex64}, {DType::Int8, DType::Float16},
   };
   for (auto [narrow, wide] : pairs)
     for (int i = 0; i < 200; ++i) {
       Scalar s = random_scalar(narrow);
       Scalar w = s.cast(wide);
       EXPECT_EQ(w.to_double(), s.to_double()) << dtype_name(narrow) << " -> " << dtype_name(wide);
+      EXPECT_EQ(w.im, s.im) << dtype_name(narrow) << " -> " << dtype_name(wide);
       EXPECT_EQ(w.cast(narrow), s) << dtype_name(narrow) << " -> " << dtype_name(wide);
     }
 }

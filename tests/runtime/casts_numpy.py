@@ -1,0 +1,120 @@
+"""Writes casts_numpy.inc: conversions to and from float16, bfloat16, complex64 and
+complex128, as NumPy 2 converts them (numpy.array(values, from).astype(to)), for
+dtype_test.cpp. NumPy has no bfloat16: its values are rounded here to the nearest
+bfloat16, ties to even, from the exact value (as ml_dtypes rounds float32).
+
+Run from the tree's root: python3 tests/runtime/casts_numpy.py
+"""
+from fractions import Fraction
+import math
+import numpy as np
+
+NAMES = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+         'float32', 'float64', 'float16', 'bfloat16', 'complex64', 'complex128']
+ENUM = {'bool': 'Bool', 'int8': 'Int8', 'int16': 'Int16', 'int32': 'Int32', 'int64': 'Int64',
+        'uint8': 'UInt8', 'uint16': 'UInt16', 'uint32': 'UInt32', 'uint64': 'UInt64',
+        'float32': 'Float32', 'float64': 'Float64', 'float16': 'Float16', 'bfloat16': 'BFloat16',
+        'complex64': 'Complex64', 'complex128': 'Complex128'}
+NEW = {'float16', 'bfloat16', 'complex64', 'complex128'}
+rng = np.random.default_rng(20261128)
+
+
+def bf16_grid_round(x):
+    """x (a Python float or int) to the nearest bfloat16, as a float."""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return x
+    if x == 0:
+        return float(x)
+    f = Fraction(x)
+    sign = -1 if f < 0 else 1
+    f = abs(f)
+    e = math.floor(math.log2(f))
+    while Fraction(2) ** e > f:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= f:
+        e += 1
+    e = max(e, -126)
+    ulp = Fraction(2) ** (e - 7)
+    q, r = divmod(f, ulp)
+    if r > ulp / 2 or (r == ulp / 2 and q % 2 == 1):
+        q += 1
+    v = q * ulp
+    if v >= Fraction(2) ** 128:
+        return sign * math.inf
+    return sign * float(v)
+
+
+def values(name, to):
+    """Three values of dtype `name` whose conversion to `to` C and NumPy define."""
+    real_to = {'complex64': 'float32', 'complex128': 'float64'}.get(to, to)
+    if name == 'bool':
+        return [bool(b) for b in rng.integers(0, 2, 3)]
+    if name.startswith('int') or name.startswith('uint'):
+        info = np.iinfo(name)
+        return [int(v) for v in rng.integers(info.min, info.max, 3, endpoint=True, dtype=name)]
+    base = name if name in ('float16', 'float32', 'float64') else {'bfloat16': 'float32', 'complex64': 'float32', 'complex128': 'float64'}[name]
+    if real_to.startswith('int') or real_to.startswith('uint'):
+        info = np.iinfo(real_to)
+        hi = min(float(info.max), 60000.0 if name == 'float16' else 1e300)
+        lo = max(float(info.min), -60000.0 if name == 'float16' else -1e300)
+        scale = 10.0 ** rng.integers(-2, int(math.log10(hi)) + 1, 3)
+        v = np.clip(rng.standard_normal(3) * scale, lo, hi * 0.999).astype(base)
+        if name == 'bfloat16':
+            v = np.array([bf16_grid_round(float(x)) for x in v])
+            v = np.clip(v, lo, hi * 0.99)
+            v = np.array([bf16_grid_round(float(x)) for x in v])
+            v = np.where((v > lo) & (v < hi), v, 0.0)
+        parts = [float(x) for x in v]
+    else:
+        scale = 10.0 ** rng.integers(-6, 6, 3)
+        v = (rng.standard_normal(3) * scale).astype(base)
+        parts = [float(x) for x in v]
+        if name == 'bfloat16':
+            parts = [bf16_grid_round(x) for x in parts]
+        if name in ('float16', 'float32', 'float64', 'bfloat16'):
+            parts[0] = [math.nan, math.inf, -math.inf, -0.0][rng.integers(0, 4)] if not to.startswith(('int', 'uint')) and to != 'bool' else parts[0]
+    if name.startswith('complex'):
+        im = (rng.standard_normal(3) * 10.0 ** rng.integers(-3, 3, 3)).astype(base)
+        return [complex(p, float(i)) for p, i in zip(parts, im)]
+    return parts
+
+
+def convert(vals, frm, to):
+    """NumPy's astype, with bfloat16 rounded here."""
+    if frm == 'bfloat16':
+        frm_arr = np.array(vals, dtype=np.float32)
+    else:
+        frm_arr = np.array(vals, dtype=frm)
+    if to == 'bfloat16':
+        real = frm_arr.real if np.iscomplexobj(frm_arr) else frm_arr
+        return [bf16_grid_round(float(x) if not isinstance(x, (np.integer, np.bool_)) else int(x)) for x in real]
+    with np.errstate(all='ignore'):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            out = frm_arr.astype(to)
+    return out.tolist()
+
+
+def token(v):
+    if isinstance(v, bool):
+        return '1' if v else '0'
+    if isinstance(v, complex):
+        return f'{float(v.real)!r},{float(v.imag)!r}'
+    if isinstance(v, float):
+        return repr(v)
+    return str(int(v))
+
+
+rows = []
+for frm in NAMES:
+    for to in NAMES:
+        if frm not in NEW and to not in NEW:
+            continue
+        vals = values(frm, to)
+        out = convert(vals, frm, to)
+        rows.append(f'    {{DType::{ENUM[frm]}, DType::{ENUM[to]}, "{" ".join(map(token, vals))}", '
+                    f'"{" ".join(map(token, out))}"}},')
+with open('tests/runtime/casts_numpy.inc', 'w') as f:
+    f.write('// Generated by tests/runtime/casts_numpy.py from NumPy ' + np.__version__ + '; do not edit.\n')
+    f.write('\n'.join(rows) + '\n')
