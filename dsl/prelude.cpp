@@ -93,6 +93,22 @@ constexpr std::string_view kHalfOps = R"prelude(#line 1 "luda_prelude_halves"
   template <class T> LUDA_INLINE bool luda_for_limit(H limit, int down, T* out) { return luda_for_limit<T>(luda_h2f(limit), down, out); }
 LUDA_HALF_OPS(luda_half)
 LUDA_HALF_OPS(luda_bfloat16)
+// An element read through a volatile pointer (the reductions' partials, written by other
+// blocks): the new dtypes' structs field by field (C++ copies no volatile struct).
+template <class T> LUDA_INLINE T luda_volatile_load(const volatile T* p) {
+  if constexpr (luda_kind<T>::complex) {
+    T r;
+    r.re = p->re;
+    r.im = p->im;
+    return r;
+  } else if constexpr (luda_kind<T>::half) {
+    T r;
+    r.bits = p->bits;
+    return r;
+  } else {
+    return *p;
+  }
+}
 LUDA_INLINE float luda_pow(float a, float b) { return powf(a, b); }
 LUDA_INLINE double luda_pow(double a, double b) { return pow(a, b); }
 )prelude";

@@ -677,7 +677,7 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
     s += fmt::format("typedef {} luda_R;\n", c_of(c.reduce_type));
     s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ return luda_cvt<luda_R>({}()); }}\n", c.identity);
     s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return luda_cvt<luda_R>({}(a, b)); }}\n", c.reduce);
-    s += "LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) { return ((volatile luda_R*)p)[i]; }\n";
+    s += "LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) { return luda_volatile_load((volatile luda_R*)p + i); }\n";
   } else {
     // One field per reduction, each with its own identity and reduce.
     std::string fields, identity, reduce, partial, to_r;
@@ -686,7 +686,7 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
       fields += fmt::format(" {} v{};", c_of(a.type), k);
       identity += fmt::format(" r.v{} = luda_cvt<{}>({}());", k, c_of(a.type), a.identity);
       reduce += fmt::format(" r.v{0} = luda_cvt<{1}>({2}(a.v{0}, b.v{0}));", k, c_of(a.type), a.reduce);
-      partial += fmt::format(" r.v{0} = ((volatile luda_R*)p)[i].v{0};", k);
+      partial += fmt::format(" r.v{0} = luda_volatile_load(&((volatile luda_R*)p)[i].v{0});", k);
       to_r += fmt::format(" r.v{0} = luda_cvt<{1}>(t.v{0});", k, c_of(a.type));
     }
     s += fmt::format("struct luda_R {{{} }};\n", fields);

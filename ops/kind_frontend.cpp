@@ -123,25 +123,30 @@ jit::ElementCode element_code(const TypedFunction& typed, std::string_view who, 
 
 dsl::Type strong(const dsl::Type& t) {
   if (t.kind != dsl::Type::Kind::Scalar || !t.weak) return t;
+  if (dsl::is_complex(t.scalar)) return dsl::Type::scalar_of(dsl::Scalar::Complex128);
   return dsl::Type::scalar_of(dsl::is_float(t.scalar) ? dsl::Scalar::Float64 : dsl::Scalar::Int64);
 }
 
 dsl::Scalar numpy_result(std::span<const dsl::Type> operands) {
-  bool any_strong = false, weak_float = false;
+  bool any_strong = false, any_weak = false, weak_float = false, weak_complex = false;
   DType r = DType::Bool;
   for (const dsl::Type& t : operands) {
     if (t.kind != dsl::Type::Kind::Scalar) continue;
     if (t.weak) {
+      any_weak = true;
       weak_float = weak_float || dsl::is_float(t.scalar);
+      weak_complex = weak_complex || dsl::is_complex(t.scalar);
       continue;
     }
     r = any_strong ? promote_types(r, to_dtype(t.scalar)) : to_dtype(t.scalar);
     any_strong = true;
   }
-  bool any_weak = false;
-  for (const dsl::Type& t : operands) any_weak = any_weak || (t.kind == dsl::Type::Kind::Scalar && t.weak);
-  if (!any_strong) return weak_float ? dsl::Scalar::Float64 : dsl::Scalar::Int64;
-  if (weak_float && !is_float(r)) return dsl::Scalar::Float64;
+  if (!any_strong)
+    return weak_complex ? dsl::Scalar::Complex128 : weak_float ? dsl::Scalar::Float64 : dsl::Scalar::Int64;
+  // A weak complex (Python's complex) keeps a float's precision: float32 and the 16-bit
+  // floats give complex64.
+  if (weak_complex && !is_complex(r)) return is_float(r) ? dsl::complex_of(to_scalar_kind(r)) : dsl::Scalar::Complex128;
+  if (weak_float && !is_inexact(r)) return dsl::Scalar::Float64;
   if (any_weak && r == DType::Bool) return dsl::Scalar::Int64;
   return to_scalar_kind(r);
 }
@@ -153,19 +158,20 @@ bool can_cast_safe(dsl::Scalar from, dsl::Scalar to) {
 bool converts_without_loss(const dsl::Type& from, dsl::Scalar to) {
   if (from.kind != dsl::Type::Kind::Scalar) return false;
   if (!from.weak) return can_cast_safe(from.scalar, to);
-  if (dsl::is_float(from.scalar)) return dsl::is_float(to);
+  if (dsl::is_complex(from.scalar)) return dsl::is_complex(to);
+  if (dsl::is_float(from.scalar)) return dsl::is_float(to) || dsl::is_complex(to);
   return to != dsl::Scalar::Bool;
 }
 
 std::string describe_type(const dsl::Type& t) {
   if (t.kind == dsl::Type::Kind::Scalar && t.weak)
-    return dsl::is_float(t.scalar) ? "a Lua float" : "a Lua integer";
+    return dsl::is_complex(t.scalar) ? "a complex (luda.complex)" : dsl::is_float(t.scalar) ? "a Lua float" : "a Lua integer";
   if (t.kind == dsl::Type::Kind::Scalar) return std::string(dsl::scalar_name(t.scalar));
   return t.str();
 }
 
 dsl::Scalar sum_type(dsl::Scalar s) {
-  if (dsl::is_float(s)) return s;
+  if (dsl::is_float(s) || dsl::is_complex(s)) return s;
   if (s == dsl::Scalar::Bool || dsl::is_signed(s)) return dsl::Scalar::Int64;
   return dsl::Scalar::UInt64;
 }
