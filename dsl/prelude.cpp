@@ -273,8 +273,8 @@ LUDA_INLINE luda_complex128 luda_cacosh(luda_complex128 z) {
   const luda_complex128 s1 = luda_csqrt(luda_c128(z.re - 1, z.im)), s2 = luda_csqrt(luda_c128(z.re + 1, z.im));
   return luda_c128(asinh(s1.re * s2.re + s1.im * s2.im), 2 * atan2(s1.im, s2.re));
 }
-LUDA_INLINE luda_complex128 luda_catanh(luda_complex128 z) {
-  if (z.re < 0) { luda_complex128 r = luda_catanh(luda_c128(-z.re, -z.im)); return luda_c128(-r.re, -r.im); }
+// atanh(-z) = -atanh(z): computed for Re z >= 0.
+LUDA_INLINE luda_complex128 luda_catanh_right(luda_complex128 z) {
   const double ay = fabs(z.im);
   if (z.re > LUDA_SQRT_LARGE || ay > LUDA_SQRT_LARGE) {
     const double h = hypot(z.re / 2, z.im / 2);
@@ -286,6 +286,11 @@ LUDA_INLINE luda_complex128 luda_catanh(luda_complex128 z) {
   }
   return luda_c128(log1p(4 * z.re / ((1 - z.re) * (1 - z.re) + ay * ay)) / 4,
                    -atan2(-2 * z.im, (1 - z.re) * (1 + z.re) - ay * ay) / 2);
+}
+LUDA_INLINE luda_complex128 luda_catanh(luda_complex128 z) {
+  if (!(z.re < 0)) return luda_catanh_right(z);
+  const luda_complex128 r = luda_catanh_right(luda_c128(-z.re, -z.im));
+  return luda_c128(-r.re, -r.im);
 }
 LUDA_INLINE luda_complex128 luda_catan(luda_complex128 z) { luda_complex128 s = luda_catanh(luda_c128(-z.im, z.re)); return luda_c128(s.im, -s.re); }
 // complex64's: computed in complex128, rounded.

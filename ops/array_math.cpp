@@ -827,8 +827,10 @@ NDArray moment(bool root, bool nan, const NDArray& x, const std::optional<std::v
   std::array<jit::KernelArg, 1> d = {arg(deviations)};
   NDArray squares;
   if (complex) {
-    std::array<jit::KernelArg, 1> re = {arg(apply("square", std::array{arg(apply("real", d, stream))}, stream))};
-    std::array<jit::KernelArg, 2> both = {re[0], arg(apply("square", std::array{arg(apply("imag", d, stream))}, stream))};
+    NDArray re = apply("real", d, stream), im = apply("imag", d, stream);
+    std::array<jit::KernelArg, 1> r = {arg(re)}, i = {arg(im)};
+    NDArray re2 = apply("square", r, stream), im2 = apply("square", i, stream);
+    std::array<jit::KernelArg, 2> both = {arg(re2), arg(im2)};
     squares = apply("add", both, stream);
   } else {
     squares = apply("square", d, stream);

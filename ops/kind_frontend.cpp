@@ -177,14 +177,17 @@ dsl::Scalar sum_type(dsl::Scalar s) {
 }
 
 std::string map_with_index(const std::string& name, const std::string& callee, const std::vector<dsl::Type>& params,
-                           const std::string& result) {
+                           const std::string& result, bool convert) {
   std::string decl, args;
   for (std::size_t k = 0; k < params.size(); ++k) {
     decl += fmt::format("{}{} a{}", k ? ", " : "", dsl::scalar_c_type(params[k].scalar), k);
     args += fmt::format("{}a{}", k ? ", " : "", k);
   }
-  return fmt::format("static __device__ {} {}({}{}long long j) {{ (void)j; return {}({}); }}\n",
-                     result, name, decl, params.empty() ? "" : ", ", callee, args);
+  // One value converts to the accumulator's type (a float16 sum accumulates in float32).
+  std::string call = fmt::format("{}({})", callee, args);
+  if (convert) call = fmt::format("luda_cvt<{}>({})", result, call);
+  return fmt::format("static __device__ {} {}({}{}long long j) {{ (void)j; return {}; }}\n", result, name, decl,
+                     params.empty() ? "" : ", ", call);
 }
 
 // ---- the kinds' frontends ------------------------------------------------------------------
@@ -481,7 +484,8 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   code.weak_int_uses = value.weak_int_uses;
   code.map = value.c_name + "_j";
   code.functions += map_with_index(code.map, value.c_name, params,
-                                   nred == 1 ? dsl::scalar_c_type(parts[0].reduce_type) : value.c_name + "_result");
+                                   nred == 1 ? dsl::scalar_c_type(parts[0].reduce_type) : value.c_name + "_result",
+                                   nred == 1);
   code.map_params = params;
   code.reduce_type = parts[0].reduce_type;
   auto compile = [&](const dsl::FunctionSource& src, const std::string& part, std::vector<dsl::Type> ps) {

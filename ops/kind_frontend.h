@@ -89,9 +89,10 @@ std::string describe_type(const dsl::Type& t);
 dsl::Scalar sum_type(dsl::Scalar s);
 
 // "static __device__ R <name>(T0 a0, ..., long long j) { return <callee>(a0, ...); }" (R a
-// C type): a reduction's map (which takes the element index) over a function that does not.
+// C type): a reduction's map (which takes the element index) over a function that does not;
+// `convert`: the value converted to R (luda_cvt).
 std::string map_with_index(const std::string& name, const std::string& callee, const std::vector<dsl::Type>& params,
-                           const std::string& result);
+                           const std::string& result, bool convert = false);
 
 // ---- the kinds' frontends ------------------------------------------------------------------
 
