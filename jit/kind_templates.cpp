@@ -699,7 +699,8 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
     if (t.inputs[k].kind == Kind::Array)
       s += fmt::format(" alignas(8) luda_rop<const {}, {}, {}> a{};", c_of(t.inputs[k].dtype), K, R, k);
-    else s += fmt::format(" alignas(8) {} a{};", c_of(c.map_params[k].scalar), k);
+    else s += fmt::format(" alignas({}) {} a{};", dsl::scalar_bits(c.map_params[k].scalar) > 64 ? 16 : 8,
+                          c_of(c.map_params[k].scalar), k);
   }
   s += " };\nstruct luda_k_out {";
   for (std::size_t k = 0; k < t.outputs.size(); ++k) s += fmt::format(" luda_kop<{}, {}> o{};", c_of(t.outputs[k]), K, k);
