@@ -128,8 +128,14 @@ const Lapacke& lapacke() { return load_once(&load_lapacke); }
 
 // ---- operands -----------------------------------------------------------------------
 
-// The dtype numpy.linalg computes in: float32 stays, anything else is float64.
-DType solve_dtype(DType t) { return t == DType::Float32 ? DType::Float32 : DType::Float64; }
+// The dtype numpy.linalg computes in: float32 stays, anything else is float64. Complex
+// arrays are refused: only the real routines of cuSOLVER and LAPACKE are called.
+DType solve_dtype(DType t, std::string_view who) {
+  if (is_complex(t))
+    fail("{}: {} arrays are not supported: luda's linear algebra calls the real cuSOLVER and LAPACKE routines only",
+         who, dtype_name(t));
+  return t == DType::Float32 ? DType::Float32 : DType::Float64;
+}
 
 void require_square(const NDArray& a, std::string_view who) {
   if (!a.valid()) fail("{}: an empty handle", who);
@@ -238,7 +244,7 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
   if (b.ndim() == 0 || (vector ? b.shape()[0] : b.shape()[b.ndim() - 2]) != n)
     fail("solve: b of shape {} does not fit a of shape {}: it needs {} rows", shape_str(b.shape()),
          shape_str(a.shape()), n);
-  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()));
+  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()), "solve");
   const Shape stack_a(a.shape().begin(), a.shape().end() - 2);
   const Shape stack_b = vector ? Shape{} : Shape(b.shape().begin(), b.shape().end() - 2);
   Shape stack;
@@ -311,7 +317,7 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
 NDArray inv(const NDArray& a, const Stream* stream) {
   require_square(a, "inv");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "inv");
   NDArray eye = NDArray::zeros({n, n}, t, a.device(), stream);
   if (n > 0) {
     // The identity: ones on the diagonal, a view one element apart down each row.
@@ -331,7 +337,7 @@ NDArray det(const NDArray& a, const Stream* stream) {
   require_square(a, "det");
   if (GraphRecording::active()) fail("det: a call of LAPACK cannot be recorded in a graph yet");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "det");
   const Shape stack(a.shape().begin(), a.shape().end() - 2);
   if (n == 0) return NDArray::full(stack, Scalar::of_int(1, t), t, a.device(), stream);
   NDArray lu = a.astype(t, stream);  // the factorization overwrites it
@@ -374,7 +380,7 @@ NDArray cholesky(const NDArray& a, const Stream* stream) {
   require_square(a, "cholesky");
   if (GraphRecording::active()) fail("cholesky: a call of LAPACK cannot be recorded in a graph yet");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "cholesky");
   NDArray l = a.astype(t, stream);  // the factorization overwrites it
   const std::int64_t count = stack_count(l, 2);
   if (l.size() == 0) return l;

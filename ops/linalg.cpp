@@ -435,7 +435,12 @@ NDArray vdot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stre
   require(x, y, "vdot");
   if (x.size() != y.size())
     fail("vdot: x has {} elements and y {}; vdot needs as many in each", x.size(), y.size());
-  return vector_dot(as_shape(x, {x.size()}, stream), as_shape(y, {y.size()}, stream), std::move(out), stream, "vdot");
+  NDArray flat = as_shape(x, {x.size()}, stream);
+  if (is_complex(flat.dtype())) {  // NumPy's vdot conjugates its first argument
+    std::array<jit::KernelArg, 1> in = {jit::KernelArg::of_array(flat)};
+    flat = apply("conj", in, stream);
+  }
+  return vector_dot(flat, as_shape(y, {y.size()}, stream), std::move(out), stream, "vdot");
 }
 
 NDArray inner(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
@@ -532,7 +537,9 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
              const Stream* stream) {
   if (!x.valid()) fail("norm: an empty handle");
   using Kind = NormOrd::Kind;
-  const DType t = x.dtype() == DType::Float32 ? DType::Float32 : DType::Float64;
+  // A complex array's norms are of its magnitudes, in its parts' dtype (complex64: float32).
+  const bool complex = is_complex(x.dtype());
+  const DType t = real_dtype(x.dtype()) == DType::Float32 ? DType::Float32 : DType::Float64;
   auto un = [&](std::string_view f, const NDArray& a) {
     std::array<jit::KernelArg, 1> in = {jit::KernelArg::of_array(a)};
     return apply(f, in, stream);
@@ -541,7 +548,7 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
     std::array<jit::KernelArg, 2> in = {a, b};
     return apply(f, in, stream);
   };
-  const NDArray mag = un("abs", x.dtype() == t ? x : x.astype(t, stream));
+  const NDArray mag = un("abs", x.dtype() == t || complex ? x : x.astype(t, stream));
   auto sum = [&](const NDArray& a, std::vector<int> over, bool keep) {
     return reduce(Reduce::Sum, a, over, keep, {}, stream);
   };

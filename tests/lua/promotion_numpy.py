@@ -9,7 +9,12 @@ A Python int stands for a Lua integer, a Python float for a Lua float, a NumPy s
 (np.int64(-2)) for a typed scalar (luda.int64(-2)). Where luda's documented meaning differs
 from NumPy's the reference follows luda's, and the case says so (`note`): atan2 and hypot of
 integers only compute in float64 in luda (NumPy picks float16 for int8, float32 for int16;
-luda has no float16), with NumPy deciding all the same whether the int converts.
+luda computes them in float64), with NumPy deciding all the same whether the int converts.
+
+float16, bfloat16, complex64 and complex128 take NumPy 2's rules too, through the kernel
+language as well (new_dtype_cases). NumPy has no bfloat16: its cases follow ml_dtypes,
+hard-coded here (BF16_PROMOTION), with values computed in float32 and rounded to the
+nearest bfloat16, ties to even, as ml_dtypes computes them.
 """
 import math
 import re
@@ -34,6 +39,10 @@ ARRAYS = {
     # against 2^64 - 1.
     "int64_edge": [2**53 + 1, -1, 2**63 - 1, 0],
     "uint64_edge": [2**53, 2**64 - 1, 2**63, 0],
+    "float16": [1.5, -2.25, 10.0],
+    "bfloat16": [1.5, -2.25, 10.0],
+    "complex64": [complex(1.5, 2.0), complex(-2.25, 0.5), complex(3.0, -1.0)],
+    "complex128": [complex(0.1, -7.5), complex(2.0, 0.0), complex(-1.0, 1e5)],
 }
 
 # luda's name -> NumPy's ufunc, and the Lua expression of it for vectorize and fuse.
@@ -65,13 +74,32 @@ ARITHMETIC = ["add", "subtract", "multiply", "floor_divide", "mod"]
 COMPARISONS = ["less", "greater", "less_equal", "greater_equal", "equal", "not_equal"]
 
 
+# ml_dtypes' promotion of bfloat16 (NumPy lacks the type): with float16 float32; with
+# int8, uint8 and bool itself; with wider integers what float16 gives; with float32,
+# float64 and the complex types what float32 gives with them.
+def bf16_promote(other):
+    if other in ("bfloat16", "int8", "uint8", "bool"):
+        return "bfloat16"
+    if other == "float16":
+        return "float32"
+    return np.result_type(np.float16 if "int" in other else np.float32, np.dtype(other)).name
+
+
+def bf16_round(x):
+    """float32 values rounded to the nearest bfloat16, ties to even (as float32)."""
+    x = np.asarray(x, dtype=np.float32)
+    b = x.view(np.uint32).astype(np.uint64)
+    return (((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+
+
 def operand(desc):
     kind = desc[0]
     if kind == "array":
-        return np.array(ARRAYS[desc[2] if len(desc) > 2 else desc[1]], dtype=desc[1])
+        dtype = "float32" if desc[1] == "bfloat16" else desc[1]  # bfloat16 values are exact in float32
+        return np.array(ARRAYS[desc[2] if len(desc) > 2 else desc[1]], dtype=dtype)
     if kind == "typed":
         return np.dtype(desc[1]).type(desc[2])
-    return desc[1]  # a Python int or float
+    return desc[1]  # a Python int, float or complex
 
 
 def is_float_math_on_ints(op, a, b):
@@ -81,7 +109,32 @@ def is_float_math_on_ints(op, a, b):
     return op in FLOAT_MATH and not floaty(a) and not floaty(b)
 
 
+def bf16_outcome(op, da, db):
+    """A case with a bfloat16 array: ml_dtypes' dtype, NumPy's values in it."""
+    other = db if da[1] == "bfloat16" and da[0] == "array" else da
+    if other[0] == "array" or other[0] == "typed":
+        dtype = bf16_promote(other[1])
+    elif other[0] == "complex":
+        dtype = "complex64"
+    else:
+        dtype = "bfloat16"  # a Lua int or float
+    ufunc = OPS[op][0]
+    a, b = operand(da), operand(db)
+    work = "float32" if dtype == "bfloat16" else dtype
+    with np.errstate(all="ignore"):
+        r = ufunc(np.asarray(a, dtype=work) if not isinstance(a, (int, float, complex)) else a,
+                  np.asarray(b, dtype=work) if not isinstance(b, (int, float, complex)) else b)
+    if r.dtype == np.bool_:
+        return {"dtype": "bool", "values": r.tolist()}
+    r = np.asarray(r, dtype=work)
+    if dtype == "bfloat16":
+        r = bf16_round(r)
+    return {"dtype": dtype, "values": r.reshape(-1).tolist()}
+
+
 def outcome(op, da, db, dc=None):
+    if "bfloat16" in (da[1], db[1]):
+        return bf16_outcome(op, da, db)
     ufunc = OPS[op][0]
     a, b = operand(da), operand(db)
     try:
@@ -95,6 +148,8 @@ def outcome(op, da, db, dc=None):
         with np.errstate(all="ignore"):
             r = ufunc(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     out = {"dtype": str(r.dtype), "values": [v for v in np.asarray(r).reshape(-1).tolist()]}
+    if r.dtype == np.float16 or r.dtype == np.complex64:  # exact in a double
+        out["values"] = [complex(v) if isinstance(v, complex) else float(v) for v in out["values"]]
     if r.dtype == np.uint64:  # Lua integers are int64: the values as their bits
         out["values"] = [v - 2**64 if v >= 2**63 else v for v in out["values"]]
     if note:
@@ -105,6 +160,8 @@ def outcome(op, da, db, dc=None):
 def lua_value(v):
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, complex):
+        return "{ %s, %s }" % (lua_value(v.real), lua_value(v.imag))
     if isinstance(v, int):
         if v == -2**63:
             return "math.mininteger"
@@ -117,6 +174,10 @@ def lua_value(v):
 def lua_operand(desc):
     if desc[0] == "array":
         return '{ "array", "%s"%s }' % (desc[1], ', "%s"' % desc[2] if len(desc) > 2 else "")
+    if desc[0] == "complex":  # luda.complex(re, im): Python's complex, weak
+        return '{ "complex", %s, %s }' % (lua_value(desc[1].real), lua_value(desc[1].imag))
+    if desc[0] == "typed" and isinstance(desc[2], complex):
+        return '{ "typed", "%s", %s, %s }' % (desc[1], lua_value(desc[2].real), lua_value(desc[2].imag))
     if desc[0] == "typed":
         v = desc[2]
         if desc[1] == "uint64" and v >= 2**63:
@@ -205,6 +266,39 @@ def cases():
     for dtype in ["int8", "float32"]:
         for op in ["add", "less", "maximum"]:
             out.append(case(op, ("array", dtype), ("float", 0.5), ["ufunc"]))
+    out += new_dtype_cases()
+    return out
+
+
+def new_dtype_cases():
+    """float16, bfloat16, complex64 and complex128 with arrays of every other dtype, typed
+    scalars, Lua numbers and luda.complex, in the array operations and (the arithmetic)
+    the kernel language: vectorize, fuse and cuda.jit."""
+    out = []
+    news = ["float16", "bfloat16", "complex64", "complex128"]
+    others = ["int8", "uint8", "int16", "int32", "int64", "float32", "float64"] + news
+    kernel_paths = ["ufunc", "vectorize", "fuse", "jit"]
+    for dtype in news:
+        for other in others:
+            out.append(case("add", ("array", dtype), ("array", other), kernel_paths))
+            out.append(case("multiply", ("array", other), ("array", dtype), ["ufunc", "vectorize"]))
+        for op in ["add", "divide", "less", "maximum"]:
+            paths = ["ufunc"] + (["vectorize", "jit"] if op != "maximum" else [])
+            out.append(case(op, ("array", dtype), ("int", 3), paths))
+            out.append(case(op, ("array", dtype), ("float", 0.5), paths))
+            if op != "less" and op != "maximum":
+                out.append(case(op, ("array", dtype), ("complex", complex(0.5, -1)), ["ufunc", "vectorize"]))
+    # Python's complex is weak: it takes a float array's precision, with integers complex128.
+    # (A bool has no arithmetic in the kernel language: that case is the array operation's.)
+    for dtype in ["int8", "int64", "float32", "float64", "bool"]:
+        out.append(case("multiply", ("array", dtype), ("complex", complex(0, 1)),
+                        ["ufunc"] + (["vectorize"] if dtype != "bool" else [])))
+    # Typed scalars of the new dtypes promote as 0-d arrays of them.
+    for dtype, scalar in [("int8", ("typed", "float16", 2.5)), ("float32", ("typed", "complex64", complex(1, 2))),
+                          ("int32", ("typed", "complex64", complex(1, 2))), ("float64", ("typed", "float16", 0.5)),
+                          ("float16", ("typed", "float32", 0.5)), ("complex64", ("typed", "float64", 0.25)),
+                          ("uint8", ("typed", "complex128", complex(-1, 0.5)))]:
+        out.append(case("add", ("array", dtype), scalar, ["ufunc"]))
     return out
 
 
@@ -219,6 +313,8 @@ def main():
     for dtype, values in ARRAYS.items():
         if dtype.startswith("uint64"):
             values = [v - 2**64 if v >= 2**63 else v for v in values]
+        if dtype == "complex64":  # the values NumPy's complex64 holds
+            values = [complex(v) for v in np.array(values, dtype=np.complex64).tolist()]
         print("  %s = { %s }," % (dtype, ", ".join(lua_value(v) for v in values)))
     print("}")
     print("M.functions = {  -- the Lua function of each operation, for vectorize, fuse and cuda.jit")

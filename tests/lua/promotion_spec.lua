@@ -13,16 +13,25 @@ local N = require "promotion_numpy"
 local on_devices = support.device_tests(_ENV)
 local cuda = luda.cuda
 
--- { "array", dtype [, values] }: N.arrays[values or dtype] as dtype (uint64: from the bits).
+-- { "array", dtype [, values] }: N.arrays[values or dtype] as dtype (uint64: from the bits;
+-- complex: from { re, im } pairs).
 local function array_of(desc)
   local values = N.arrays[desc[3] or desc[2]]
   if desc[2] == "uint64" then return luda.array(values, "int64"):astype("uint64") end
+  if desc[2]:match("complex") then
+    local t = {}
+    for i, v in ipairs(values) do t[i] = luda.complex(v[1], v[2]) end
+    values = t
+  end
   return luda.array(values, desc[2])
 end
 
+-- { "typed", dtype, v [, im] }, { "complex", re, im } (luda.complex: weak), or a Lua number.
 local function operand(desc)
   if desc[1] == "array" then return array_of(desc) end
+  if desc[1] == "typed" and desc[4] then return luda[desc[2]](desc[3], desc[4]) end
   if desc[1] == "typed" then return luda[desc[2]](desc[3]) end
+  if desc[1] == "complex" then return luda.complex(desc[2], desc[3]) end
   return desc[2]
 end
 
@@ -91,14 +100,25 @@ local function overflow_message(path, c)
   return ("%s, which %s meets at [string \"%s\"]:1"):format(head, arg, chunk) .. fix
 end
 
+-- The values, complex ones as { re, im } pairs.
 local function values_of(z)
   if z.dtype == "uint64" then return z:astype("int64"):totable() end
-  return z:totable()
+  local t = z:totable()
+  if z.dtype:match("complex") then
+    for i, v in ipairs(t) do t[i] = { v.real, v.imag } end
+  end
+  return t
 end
 
 -- How closely a value must agree: exactly, but where luda and NumPy call different
--- libraries' atan2 and hypot (a few ulps of the result's dtype).
+-- libraries' atan2 and hypot (a few ulps of the result's dtype), and where a complex
+-- quotient's rounding may differ (a GPU fuses a * b + c).
 local function agrees(c, want, got, dtype)
+  if type(want) == "table" and type(got) == "table" then
+    local eps = dtype == "complex64" and 2 ^ -23 or 2 ^ -52
+    local scale = math.sqrt(want[1] ^ 2 + want[2] ^ 2)
+    return math.sqrt((want[1] - got[1]) ^ 2 + (want[2] - got[2]) ^ 2) <= 4 * eps * scale
+  end
   if want == got then return true end
   if type(want) ~= "number" or type(got) ~= "number" or (c.op ~= "atan2" and c.op ~= "hypot") then return false end
   local ulp = dtype == "float32" and 2 ^ -23 or 2 ^ -52
@@ -106,7 +126,7 @@ local function agrees(c, want, got, dtype)
 end
 
 local function describe_case(path, c)
-  local function d(x) return x[1] .. " " .. tostring(x[2]) .. (x[3] and (" " .. tostring(x[3])) or "") end
+  local function d(x) return x[1] .. " " .. tostring(x[2]) .. (x[3] and (" " .. tostring(x[3])) or "") .. (x[4] and (" " .. tostring(x[4])) or "") end
   return ("%s %s(%s, %s%s)"):format(path, c.op, d(c.a), d(c.b), c.c and (", " .. d(c.c)) or "")
 end
 
@@ -202,6 +222,13 @@ describe("mixed operands follow NumPy 2 (NEP 50)", function()
     call = debug.getinfo(1, "l").currentline + 1
     err = support.error_of(function() return u8 + 300 end)
     assert.are.equal(("%s:%d: ufunc 'add': Lua integer 300 out of bounds for uint8"):format(file, call) .. fix, err)
+  end)
+
+  on_devices("float16, bfloat16 and complex promote as NumPy 2 (bfloat16 as ml_dtypes), in every path", function()
+    local news = { float16 = true, bfloat16 = true, complex64 = true, complex128 = true }
+    check_cases(function(_, c)
+      return news[c.a[2]] or news[c.b[2]] or c.a[1] == "complex" or c.b[1] == "complex"
+    end)
   end)
 
   on_devices("int64 and uint64 compare exactly, in every path, Lua integers with uint64 too", function()
