@@ -381,6 +381,51 @@ describe("complex64 and complex128 in kernels", function()
   end)
 end)
 
+-- A device function of complex numbers, returning two values (one of them complex).
+local function rotate(z, turns)
+  local r = z
+  for _ = 1, turns do r = r * luda.complex(0, 1) end
+  return r, math.abs(r)
+end
+
+describe("cuda.jit kernels of the new dtypes", function()
+  on_devices("elements, locals, shared and local arrays, device functions", function()
+    local k = cuda.jit(function(h, z, out16, outz, mags)
+      local tile = cuda.shared.array(64, "float16")
+      local acc = cuda.local_array(2, "complex128")
+      local t = cuda.threadIdx.x
+      local i = cuda.grid(1)
+      if i < #h then tile[t] = h[i] * 2 end
+      cuda.syncthreads()
+      if i < #h then
+        local back = tile[(t + 1) % 64]        -- a neighbour's, through shared memory
+        out16[i] = back + luda.float16(0.5)
+        acc[0] = z[i]
+        acc[1] = luda.complex128(z[i].imag, z[i].real)
+        local r, m = rotate(acc[0] + acc[1], 3)
+        outz[i] = r
+        mags[i] = m
+      end
+    end)
+    local n = 64
+    local hv, zv = {}, {}
+    for j = 1, n do
+      hv[j] = (j - 1) * 0.25
+      zv[j] = { j, -0.5 * j }
+    end
+    local h, z = array(hv, "float16"), array(zv, "complex64")
+    local o16, oz, mags = luda.empty(n, "float16"), luda.empty(n, "complex64"), luda.empty(n, "float32")
+    k[{ 1, 64 }](h, z, o16, oz, mags)
+    local g16, gz, gm = o16:totable(), oz:totable(), mags:totable()
+    for j = 1, n do
+      assert.are.equal(hv[j % n + 1] * 2 + 0.5, g16[j], "float16 " .. j)
+      local re, im = j + -0.5 * j, -0.5 * j + j           -- z + (im, re)
+      assert.are.same({ im, -re }, parts(gz[j]), "complex " .. j)  -- times i^3 = -i
+      assert.is_true(math.abs(gm[j] - math.sqrt(re * re + im * im)) <= 1e-6 * gm[j], "magnitude " .. j)
+    end
+  end)
+end)
+
 describe("linear algebra of the new dtypes", function()
   on_devices("dot, vdot (conjugating), matmul and norm of complex; float16 products", function()
     local a = array({ { 1, 2 }, { 3, -1 }, { 0, 0.5 } }, "complex128")
