@@ -124,6 +124,18 @@ BuiltinTyping rule_float(const Builtin& row, std::span<const BuiltinOperand> arg
   return t;
 }
 
+// A float function of the values' own bits (nextafter): a 16-bit float stays one.
+BuiltinTyping rule_float_exact(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  auto common = common_number(row, args, t);
+  if (!common) return t;
+  if (common->is_complex()) return no_complex(row, args);
+  Type f = float_of(*common);
+  t.result = t.operation = f;
+  t.convert.assign(args.size(), f);
+  return t;
+}
+
 BuiltinTyping rule_float_predicate(const Builtin& row, std::span<const BuiltinOperand> args) {
   BuiltinTyping t = rule_float(row, args);
   if (t.error.empty()) t.result = Type::scalar_of(Scalar::Bool);
@@ -728,7 +740,9 @@ const Builtin kTable[] = {
      .doc = "smallest integer >= x, in x's type (NumPy's ceil: a float stays a float, NaN and infinities as they are)"},
     FLOAT2("luda.math", hypot, "sqrt(x^2 + y^2) without overflow"),
     FLOAT2("luda.math", copysign, "|x| with the sign of y"),
-    FLOAT2("luda.math", nextafter, "the next representable value after x towards y"),
+    {.name = "luda.math.nextafter", .min_args = 2, .max_args = 2, .type = rule_float_exact,
+     .emit = "luda_nextafter($0, $1)", .args_doc = "(x, y)",
+     .doc = "the next representable value after x towards y (of x's type: a float16's neighbour for a float16)"},
     FLOAT2("luda.math", remainder, "x - n * y with n the integer nearest x / y, halves to even (IEEE's remainder: Python's math.remainder, C's remainder), exact"),
     {.name = "luda.math.fma", .min_args = 3, .max_args = 3, .type = rule_float, .emit = "fma{f}($0, $1, $2)",
      .args_doc = "(x, y, z)", .doc = "x * y + z, rounded once"},

@@ -93,6 +93,22 @@ constexpr std::string_view kHalfOps = R"prelude(#line 1 "luda_prelude_halves"
   template <class T> LUDA_INLINE bool luda_for_limit(H limit, int down, T* out) { return luda_for_limit<T>(luda_h2f(limit), down, out); }
 LUDA_HALF_OPS(luda_half)
 LUDA_HALF_OPS(luda_bfloat16)
+// The neighbour of x towards y: one step of the bits (sign and magnitude), as NumPy's
+// nextafter of float16.
+template <class H> LUDA_INLINE H luda_nextafter_half(H x, H y) {
+  const float fx = luda_h2f(x), fy = luda_h2f(y);
+  if (luda_is_nan(fx) || luda_is_nan(fy)) return luda_to_half<H>(fx + fy);
+  if (fx == fy) return y;
+  H r = x;
+  if (fx == 0) r.bits = (unsigned short)((fy > 0 ? 0u : 0x8000u) | 1u);
+  else if ((fx < fy) == (fx > 0)) ++r.bits;
+  else --r.bits;
+  return r;
+}
+LUDA_INLINE luda_half luda_nextafter(luda_half x, luda_half y) { return luda_nextafter_half(x, y); }
+LUDA_INLINE luda_bfloat16 luda_nextafter(luda_bfloat16 x, luda_bfloat16 y) { return luda_nextafter_half(x, y); }
+LUDA_INLINE float luda_nextafter(float x, float y) { return nextafterf(x, y); }
+LUDA_INLINE double luda_nextafter(double x, double y) { return nextafter(x, y); }
 // An element read through a volatile pointer (the reductions' partials, written by other
 // blocks): the new dtypes' structs field by field (C++ copies no volatile struct).
 template <class T> LUDA_INLINE T luda_volatile_load(const volatile T* p) {

@@ -257,6 +257,11 @@ describe("float16 and bfloat16 in kernels", function()
     assert.are.equal(1, luda.array({ 2, 1, 3 }, "float16"):argmin():item())
     assert.are.equal(3, luda.array({ 1, 0 / 0, 3 }, "float16"):nanmax():item())
     assert.are.equal(4, luda.array({ 1, 0 / 0, 3 }, "bfloat16"):nansum():item())
+    -- nextafter steps a 16-bit float's own bits (NumPy's float16 nextafter)
+    local h = luda.array({ 1, 2, 0, -0.0, 65504 }, "float16")
+    assert.are.same({ 1 + 2 ^ -10, 2 - 2 ^ -10, 2 ^ -24, -2 ^ -24, math.huge },
+      luda.nextafter(h, luda.array({ 9, -9, 1, -1, math.huge }, "float16")):totable())
+    assert.are.same({ 1 + 2 ^ -7 }, luda.nextafter(luda.array({ 1 }, "bfloat16"), 2):totable())
   end)
 end)
 

@@ -1,5 +1,5 @@
 #line 2 "golden.lua"
-extern "C" __global__ void add_kernel_877866b7(luda_Array<float, 1> x, luda_Array<float, 1> y, luda_Array<float, 1> out) {
+extern "C" __global__ void add_kernel_87786664(luda_Array<float, 1> x, luda_Array<float, 1> y, luda_Array<float, 1> out) {
 #line 3 "golden.lua"
   long long start = luda_grid1();
   long long stride = luda_gridsize1();

@@ -1,5 +1,5 @@
 #line 38 "golden.lua"
-extern "C" __global__ void lua_arith_5618bf74(luda_Array<int, 1> a, luda_Array<int, 1> b, luda_Array<int, 1> out) {
+extern "C" __global__ void lua_arith_5618b23b(luda_Array<int, 1> a, luda_Array<int, 1> b, luda_Array<int, 1> out) {
 #line 39 "golden.lua"
   long long i = luda_grid1();
 #line 40 "golden.lua"

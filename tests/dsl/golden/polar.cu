@@ -12,7 +12,7 @@ static __device__ polar_distance_17a4230f_result polar_distance_17a4230f(float r
 }
 
 #line 15 "golden.lua"
-extern "C" __global__ void polar_8a009f09(luda_Array<float, 1> rho1, luda_Array<float, 1> theta1, luda_Array<float, 1> rho2, luda_Array<float, 1> theta2, luda_Array<float, 1> dist, luda_Array<float, 1> angle) {
+extern "C" __global__ void polar_8a009aba(luda_Array<float, 1> rho1, luda_Array<float, 1> theta1, luda_Array<float, 1> rho2, luda_Array<float, 1> theta2, luda_Array<float, 1> dist, luda_Array<float, 1> angle) {
 #line 16 "golden.lua"
   long long i = luda_grid1();
 #line 17 "golden.lua"

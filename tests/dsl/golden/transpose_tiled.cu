@@ -1,5 +1,5 @@
 #line 22 "golden.lua"
-extern "C" __global__ void transpose_tiled_6855d01d(luda_Array<int, 2> a, luda_Array<int, 2> out, luda_BoundsRecord* luda_bounds) {
+extern "C" __global__ void transpose_tiled_6855f14e(luda_Array<int, 2> a, luda_Array<int, 2> out, luda_BoundsRecord* luda_bounds) {
 #line 23 "golden.lua"
   __shared__ int tile_storage[1056];
   luda_Array<int, 2> tile = {tile_storage, {32, 33}, {33, 1}};
