@@ -23,7 +23,6 @@
 #include "jit/kernel_args.h"
 #include "ops/array_math.h"
 #include "ops/linalg.h"
-#include "ops/routines.h"
 #include "ops/solver_libraries.h"
 
 namespace luda::ops {
@@ -50,6 +49,22 @@ NDArray diagonal_from(const NDArray& x, std::int64_t from) {
   shape.push_back(std::max<std::int64_t>(0, std::min(r, c) - from));
   strides.push_back(c + 1);
   return NDArray::view(x.buffer(), x.dtype(), shape, strides, x.offset() + (shape.back() > 0 ? from * (c + 1) : 0));
+}
+
+// routines.h's tril (lower) or triu of each matrix of x as a new C-contiguous array, its
+// mask made from two broadcast index vectors rather than a table of r x c offsets.
+NDArray triangle(const NDArray& x, bool lower, const Stream* stream) {
+  const std::int64_t r = x.shape()[x.shape().size() - 2], c = x.shape().back();
+  std::vector<std::int64_t> index(static_cast<std::size_t>(std::max(r, c)));
+  for (std::size_t i = 0; i < index.size(); ++i) index[i] = static_cast<std::int64_t>(i);
+  const NDArray i = NDArray::from_host(index.data(), {static_cast<std::int64_t>(index.size())}, DType::Int64, x.device());
+  const NDArray rows = NDArray::view(i.buffer(), DType::Int64, {r, 1}, {1, 0}, i.offset());
+  const NDArray cols = NDArray::view(i.buffer(), DType::Int64, {1, c}, {0, 1}, i.offset());
+  std::array<jit::KernelArg, 2> compare = {jit::KernelArg::of_array(rows), jit::KernelArg::of_array(cols)};
+  const NDArray keep = apply(lower ? "greater_equal" : "less_equal", compare, stream);
+  std::array<jit::KernelArg, 3> pick = {jit::KernelArg::of_array(keep), jit::KernelArg::of_array(x),
+                                        jit::KernelArg::of_int(0)};
+  return apply("where", pick, stream).contiguous(stream);
 }
 
 // Writes `value` into every element of x (any view), on the stream.
@@ -156,6 +171,8 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
   const DType t = b.dtype(), rt = real_dtype(t);
   const Shape stack = stack_shape(b);
   const std::int64_t count = stack_count(b, 2), ku = full ? M : N;
+  // The polar-decomposition SVD is for the thin factors: a full U is the Jacobi SVD's.
+  if (routine == SmallSvd::Gesvdp && full && M > N) routine = SmallSvd::Gesvdj;
   ColumnSvd out;
   out.s = NDArray::empty(stacked(stack, {N}), rt, dev, stream);
   NDArray u_rows, v_rows;  // column-major U_B (M x ku) and V_B or V_B^T (N x N)
@@ -265,7 +282,7 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
   return out;
 }
 
-// The SVD of a stack of tall column-major M x N matrices (M >= 2N, N > 0): QR, the SVD of
+// The SVD of a stack of tall column-major M x N matrices (M > N > 0): QR, the SVD of
 // R, then U_B = Q [U_R 0; 0 I].
 template <class T>
 ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bool uv, const SvdPlan& plan,
@@ -295,7 +312,7 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
   }
   // R, upper triangular, column-major: its rows-of-storage are b's first N columns' first
   // N elements, kept on and below their diagonal.
-  NDArray r = tril(corner(b, N, N), 0, stream).contiguous(stream);
+  NDArray r = triangle(corner(b, N, N), true, stream);
   const TallSvd how = full ? TallSvd::Ormqr : plan.tall;
   if (plan.debug)
     fmt::print(stderr, "luda svd: {} {} x {} matrices, QR first, U by {}\n", count, M, N,
@@ -352,7 +369,9 @@ ColumnSvd svd_by_columns(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
   const SvdPlan plan = svd_plan();
   return with_solver_type(b.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    if (M >= 2 * N && plan.tall != TallSvd::None) return svd_after_qr<T>(b, M, N, full, uv, plan, stream, who);
+    // A full U of a matrix that is not square comes from the QR too (Q's other columns).
+    if ((M >= 2 * N || (full && M > N)) && plan.tall != TallSvd::None)
+      return svd_after_qr<T>(b, M, N, full, uv, plan, stream, who);
     if (plan.debug) fmt::print(stderr, "luda svd: {} x {}, no QR first\n", M, N);
     return svd_by_routine<T>(b, M, N, full, uv, plan.small, plan, stream, who);
   });
@@ -430,9 +449,9 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
         nan[static_cast<std::size_t>(i)] = lapacke_found_nan(info, {4});
         if (info < 0 && !nan[static_cast<std::size_t>(i)]) fail("qr: LAPACKE geqrf: argument {} is invalid", -info);
       }
-      out.r = triu(corner(f, rrows, n), 0, stream).contiguous(stream);
+      out.r = triangle(corner(f, rrows, n), false, stream);
       if (q_wanted) {
-        out.q = NDArray::empty(stacked(stack, {m, qcols}), t, dev, stream);
+        out.q = NDArray::zeros(stacked(stack, {m, qcols}), t, dev, stream);  // LAPACKE reads every column
         corner(out.q, m, std::min(n, qcols)).assign(corner(f, m, std::min(n, qcols)));
         const int Q = as_lapack_int(qcols, "qr");
         for (std::int64_t i = 0; i < count; ++i) {
@@ -440,7 +459,7 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
           const int info =
               (lapacke().*LapackeTyped<T>::orgqr)(kRowMajor, M, Q, K, matrix<T>(out.q, i, m * qcols), Q,
                                                   matrix<T>(tau, i, k));
-          nan[static_cast<std::size_t>(i)] = lapacke_found_nan(info, {6});
+          nan[static_cast<std::size_t>(i)] = lapacke_found_nan(info, {5});
           if (info < 0 && !nan[static_cast<std::size_t>(i)]) fail("qr: LAPACKE orgqr: argument {} is invalid", -info);
         }
       }
@@ -472,7 +491,7 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
                                   info + i),
               "cusolverDnXgeqrf", "qr");
     }
-    out.r = triu(corner(swap_last(f), rrows, n), 0, stream).contiguous(stream);
+    out.r = triangle(corner(swap_last(f), rrows, n), false, stream);
     if (q_wanted) {
       // Q from the reflectors, in f itself when it has Q's shape.
       NDArray q = f;
