@@ -871,8 +871,15 @@ describe("bench/linalg.lua --smoke", function()
     local out, err, code = support.run_luda(support.quote(source .. "/bench/linalg.lua") .. " --smoke", nil, false,
                                             { LUDA_DEVICE = "cpu" })
     assert.are.same({ "", 0 }, { err, code })
-    for _, key in ipairs({ "matmul_f32_256_ms", "dot_f32_128_cpu_ms", "matmul_small_us" }) do
+    for _, key in ipairs({ "matmul_f32_256_ms", "dot_f32_128_cpu_ms", "matmul_small_us", "svd_f64_200x20_lapacke_ms",
+                           "svd_f64_20x20_lapacke_ms", "qr_f64_200x20_ms", "eigh_f64_64_ms" }) do
       assert.is_truthy(out:find("\n@@ " .. key .. " %d"), out)
+    end
+    -- the factors' accuracy it reports
+    for _, key in ipairs({ "svd_f64_200x20_lapacke_u_orth", "svd_f64_200x20_lapacke_v_orth", "svd_f64_200x20_lapacke_recon",
+                           "qr_f64_200x20_recon", "eigh_f64_64_resid" }) do
+      local v = tonumber(out:match("\n@@ " .. key .. " (%S+)"))
+      assert(v and v < 1e-12, key .. " is " .. tostring(v))
     end
   end)
 end)
