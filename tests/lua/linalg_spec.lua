@@ -884,14 +884,19 @@ describe("bench/linalg.lua --smoke", function()
   end)
 end)
 
--- The example at the top of docs/linalg.md runs as written.
+-- The examples of docs/linalg.md run as written and print what their comments say.
 describe("docs/linalg.md", function()
-  it("runs its first example", function()
+  it("runs its examples", function()
     local source = os.getenv("LUDA_SOURCE_DIR") or "."
     local text = support.read_file(source .. "/docs/linalg.md")
-    local code = assert(text:match("```lua\n(.-)```"), "no lua block in docs/linalg.md")
-    local out, err, status = support.run_luda("-", code, false, { LUDA_DEVICE = "cpu" })
-    assert.are.same({ "", 0 }, { err, status })
-    assert.is_truthy(out:find("^true\n"), out)
+    local printed = { "^true\n", "^true\n4\t4\n$" }
+    local n = 0
+    for code in text:gmatch("```lua\n(.-)```") do
+      n = n + 1
+      local out, err, status = support.run_luda("-", code, false, { LUDA_DEVICE = "cpu" })
+      assert.are.same({ "", 0 }, { err, status }, "example " .. n)
+      assert.is_truthy(out:find(printed[n]), "example " .. n .. " printed " .. out)
+    end
+    assert.are.equal(#printed, n)
   end)
 end)
