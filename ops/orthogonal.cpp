@@ -106,8 +106,13 @@ enum class TallSvd { Ormqr, Orgqr, None };
 
 struct SvdPlan {
   SmallSvd small = SmallSvd::Gesvdp;
+  bool small_given = false;  // LUDA_SVD_SMALL named it
   TallSvd tall = TallSvd::Ormqr;
   bool debug = false;
+  // The routine for matrices of n columns: without LUDA_SVD_SMALL, the Jacobi SVD below
+  // 32 columns, where its sweeps are cheap (and cuSOLVER's polar decomposition gains
+  // nothing).
+  SmallSvd small_for(std::int64_t n) const { return small_given || n >= 32 ? small : SmallSvd::Gesvdj; }
 };
 
 const char* name_of(SmallSvd s) {
@@ -119,6 +124,7 @@ const char* name_of(TallSvd t) { return t == TallSvd::Ormqr ? "ormqr" : t == Tal
 SvdPlan svd_plan() {
   SvdPlan p;
   const std::string_view small = env("LUDA_SVD_SMALL"), tall = env("LUDA_SVD_TALL");
+  p.small_given = !small.empty();
   if (small == "gesvdj") p.small = SmallSvd::Gesvdj;
   else if (small == "gesvd") p.small = SmallSvd::Gesvd;
   else if (!small.empty() && small != "gesvdp")
@@ -317,7 +323,7 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
   if (plan.debug)
     fmt::print(stderr, "luda svd: {} {} x {} matrices, QR first, U by {}\n", count, M, N,
                uv ? name_of(how) : "(no vectors)");
-  ColumnSvd small = svd_by_routine<T>(r, N, N, false, uv, plan.small, plan, stream, who);
+  ColumnSvd small = svd_by_routine<T>(r, N, N, false, uv, plan.small_for(N), plan, stream, who);
   if (const int failed = first_info(infos, stream); failed < 0)
     fail("{}: cusolverDnXgeqrf: argument {} is invalid", who, -failed);
   if (!uv) return small;
@@ -373,7 +379,7 @@ ColumnSvd svd_by_columns(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
     if ((M >= 2 * N || (full && M > N)) && plan.tall != TallSvd::None)
       return svd_after_qr<T>(b, M, N, full, uv, plan, stream, who);
     if (plan.debug) fmt::print(stderr, "luda svd: {} x {}, no QR first\n", M, N);
-    return svd_by_routine<T>(b, M, N, full, uv, plan.small, plan, stream, who);
+    return svd_by_routine<T>(b, M, N, full, uv, plan.small_for(N), plan, stream, who);
   });
 }
 

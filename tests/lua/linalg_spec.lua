@@ -709,8 +709,10 @@ describe("luda.linalg factorizations", function()
 
   on_devices("svd as numpy.linalg.svd: thin and full, tall and wide, stacks, empty matrices", function()
     for _, dtype in ipairs({ "float64", "float32" }) do
+      -- 40 columns and more: what a GPU gives cuSOLVER's polar-decomposition SVD, after a
+      -- QR (90 x 40) or alone (50 x 40)
       for _, shape in ipairs({ { 6, 3 }, { 3, 6 }, { 4, 4 }, { 1, 1 }, { 5, 1 }, { 1, 5 }, { 12, 3 }, { 3, 12 },
-                               { 7, 5 }, { 2, 2, 5, 3 }, { 2, 3, 8 } }) do
+                               { 7, 5 }, { 2, 2, 5, 3 }, { 2, 3, 8 }, { 90, 40 }, { 50, 40 }, { 40, 45 } }) do
         local h = H.random(dtype, shape, -1, 1)
         check_svd(H.to_array(h, dtype), h, dtype, dtype .. " " .. shape_text(shape))
       end
