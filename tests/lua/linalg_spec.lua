@@ -760,6 +760,14 @@ describe("luda.linalg factorizations", function()
     local r = mul(ha.data, x.data, 9, 4, 2)
     for k = 1, #r do r[k] = r[k] - hb.data[k] end
     assert(max_abs(mul(transposed(ha.data, 9, 4), r, 4, 9, 2)) <= 1e-12, "a^T (a x - b) is not 0")
+    -- A transposed a and a strided b: the same answer as their contiguous copies.
+    local at = H.to_array(H.random("float64", { 4, 9 }, -1, 1), "float64").T
+    local bs = H.to_array(H.random("float64", { 9, 6 }, -1, 1), "float64"):slice(":, ::3")
+    local x1, r1 = luda.linalg.lstsq(at, bs)
+    local x2, r2 = luda.linalg.lstsq(at:copy(), bs:copy())
+    H.check(x1, H.read(x2), H.rel(1e-12, 1), "lstsq of a transposed a")
+    H.check(r1, H.read(r2), H.rel(1e-12, 1), "lstsq residuals of a transposed a")
+    H.check(luda.linalg.pinv(at), H.read(luda.linalg.pinv(at:copy())), H.rel(1e-12, 1), "pinv of a transposed a")
     -- Empty systems as NumPy's.
     local e, res, rank, s = luda.linalg.lstsq(luda.random.random({ 3, 0 }), luda.full({ 3, 2 }, 2))
     assert.are.same({ { 0, 2 }, { 0 }, 0 }, { e.shape, s.shape, rank })
