@@ -80,7 +80,7 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
   if (b.ndim() == 0 || (vector ? b.shape()[0] : b.shape()[b.ndim() - 2]) != n)
     fail("solve: b of shape {} does not fit a of shape {}: it needs {} rows", shape_str(b.shape()),
          shape_str(a.shape()), n);
-  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()));
+  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()), "solve");
   const Shape stack_a(a.shape().begin(), a.shape().end() - 2);
   const Shape stack_b = vector ? Shape{} : Shape(b.shape().begin(), b.shape().end() - 2);
   Shape stack;
@@ -151,7 +151,7 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
 NDArray inv(const NDArray& a, const Stream* stream) {
   require_square(a, "inv");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "inv");
   NDArray eye = NDArray::zeros({n, n}, t, a.device(), stream);
   if (n > 0) {
     // The identity: ones on the diagonal, a view one element apart down each row.
@@ -171,7 +171,7 @@ NDArray det(const NDArray& a, const Stream* stream) {
   require_square(a, "det");
   refuse_recording("det");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "det");
   const Shape stack(a.shape().begin(), a.shape().end() - 2);
   if (n == 0) return NDArray::full(stack, Scalar::of_int(1, t), t, a.device(), stream);
   NDArray lu = a.astype(t, stream);  // the factorization overwrites it
@@ -214,7 +214,7 @@ NDArray cholesky(const NDArray& a, const Stream* stream) {
   require_square(a, "cholesky");
   refuse_recording("cholesky");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "cholesky");
   NDArray l = a.astype(t, stream);  // the factorization overwrites it
   const std::int64_t count = stack_count(l, 2);
   if (l.size() == 0) return l;

@@ -87,7 +87,7 @@ LstsqResult lstsq(const NDArray& a, const NDArray& b, std::optional<double> rcon
   refuse_recording("lstsq");
   const bool vector = b.ndim() == 1;
   const std::int64_t k = vector ? 1 : b.shape()[1];
-  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()));
+  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()), "lstsq");
   const Device dev = a.device();
   double cut = rcond.value_or(epsilon(t) * static_cast<double>(std::max(m, n)));
   if (cut < 0) cut = epsilon(t);  // LAPACK's meaning of a negative rcond: the machine precision
@@ -135,7 +135,7 @@ NDArray pinv(const NDArray& a, std::optional<double> rcond, std::optional<double
   if (rcond && rtol) fail("pinv: `rtol` and `rcond` can't be both set.");
   const double cut = rcond ? *rcond : rtol ? *rtol : 1e-15;
   const std::int64_t m = a.shape()[a.shape().size() - 2], n = a.shape().back();
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "pinv");
   if (m == 0 || n == 0) return NDArray::zeros(stacked(stack_shape(a), {n, m}), t, a.device(), stream);
   const SvdResult f = svd(a, false, true, stream, "pinv");
   const int last = f.s.ndim() - 1;

@@ -433,7 +433,7 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
   refuse_recording("qr");
   const bool complete = mode == "complete", q_wanted = mode != "r";
   const std::int64_t m = a.shape()[a.shape().size() - 2], n = a.shape().back(), k = std::min(m, n);
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), "qr");
   const Device dev = a.device();
   const Shape stack = stack_shape(a);
   const std::int64_t count = stack_count(a, 2);
@@ -535,7 +535,7 @@ EighResult eigh(const NDArray& a, std::string_view uplo, bool vectors, const Str
   if (uplo != "L" && uplo != "U") fail("{}: UPLO argument must be 'L' or 'U', got '{}'", who, uplo);
   refuse_recording(who);
   const std::int64_t n = a.shape().back(), count = stack_count(a, 2);
-  const DType t = solve_dtype(a.dtype()), rt = real_dtype(t);
+  const DType t = solve_dtype(a.dtype(), who), rt = real_dtype(t);
   const Device dev = a.device();
   const Shape stack = stack_shape(a);
   EighResult out;
@@ -598,7 +598,7 @@ SvdResult svd(const NDArray& a, bool full_matrices, bool compute_uv, const Strea
   require_matrices(a, who);
   refuse_recording(who);
   const std::int64_t m = a.shape()[a.shape().size() - 2], n = a.shape().back(), k = std::min(m, n);
-  const DType t = solve_dtype(a.dtype());
+  const DType t = solve_dtype(a.dtype(), who);
   const Device dev = a.device();
   const Shape stack = stack_shape(a);
   const std::int64_t count = stack_count(a, 2);

@@ -94,7 +94,11 @@ cudaDataType cuda_type(DType t) {
   throw InternalError(fmt::format("internal error: no cudaDataType for {}", dtype_name(t)));
 }
 
-DType solve_dtype(DType t) { return t == DType::Float32 ? DType::Float32 : DType::Float64; }
+DType solve_dtype(DType t, std::string_view who) {
+  if (t == DType::Float32 || t == DType::Float64) return t;
+  if (t == DType::Bool || is_integer(t)) return DType::Float64;
+  fail("{}: array type {} is unsupported in linalg", who, dtype_name(t));
+}
 DType real_dtype(DType t) { return t; }
 
 void require_matrices(const NDArray& a, std::string_view who) {

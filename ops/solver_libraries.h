@@ -183,8 +183,10 @@ struct LapackeTyped<double> {
 
 // ---- dtypes -----------------------------------------------------------------------
 
-// The dtype numpy.linalg's routines compute in: float32 stays, anything else is float64.
-DType solve_dtype(DType t);
+// The dtype numpy.linalg's routines compute in: float32 stays, bools and integers are
+// float64. Any other dtype (one with no row in the tables above) is refused as NumPy
+// refuses float16: "<who>: array type float16 is unsupported in linalg".
+DType solve_dtype(DType t, std::string_view who);
 // The dtype of the real values a routine gives for matrices of dtype t (singular values,
 // eigenvalues): t itself for the real dtypes.
 DType real_dtype(DType t);

@@ -56,9 +56,10 @@ TEST(SolverLibraries, LapackeNanCheckIsTheMatrixArgument) {
 }
 
 TEST(SolverLibraries, DtypesComputeAsNumpyLinalgDoes) {
-  EXPECT_EQ(solve_dtype(DType::Float32), DType::Float32);
-  EXPECT_EQ(solve_dtype(DType::Int32), DType::Float64);
-  EXPECT_EQ(solve_dtype(DType::Bool), DType::Float64);
+  EXPECT_EQ(solve_dtype(DType::Float32, "svd"), DType::Float32);
+  EXPECT_EQ(solve_dtype(DType::Int32, "svd"), DType::Float64);
+  EXPECT_EQ(solve_dtype(DType::UInt64, "svd"), DType::Float64);
+  EXPECT_EQ(solve_dtype(DType::Bool, "svd"), DType::Float64);
   EXPECT_EQ(with_solver_type(DType::Float32, [](auto zero) { return sizeof(zero); }), sizeof(float));
   EXPECT_EQ(with_solver_type(DType::Float64, [](auto zero) { return sizeof(zero); }), sizeof(double));
   EXPECT_THROW(with_solver_type(DType::Int8, [](auto zero) { return sizeof(zero); }), InternalError);
