@@ -581,10 +581,26 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
   if (ord.kind == Kind::Default || ord.kind == Kind::Fro)
     return un("sqrt", sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)),
                           {std::min(rows, cols), std::max(rows, cols)}, keepdims));
-  if (ord.kind == Kind::Nuc || std::abs(ord.p) == 2)
-    fail("norm: ord {} of a matrix needs its singular values, which luda does not compute yet; the norms of a matrix "
-         "it has are 'fro', 1, -1, inf and -inf",
-         ord.kind == Kind::Nuc ? std::string("'nuc'") : fmt::format("{}", ord.p));
+  if (ord.kind == Kind::Nuc || std::abs(ord.p) == 2) {
+    // The largest singular value (2), the smallest (-2) or their sum ("nuc"), of the
+    // matrices in axes rows and cols moved last.
+    std::vector<int> perm;
+    for (int d = 0; d < x.ndim(); ++d)
+      if (d != rows && d != cols) perm.push_back(d);
+    perm.push_back(rows);
+    perm.push_back(cols);
+    const NDArray s = svd(x.transpose(perm), false, false, stream, "norm").s;
+    const std::vector<int> last{s.ndim() - 1};
+    ReduceOptions from_zero;  // NumPy's max of no singular values is 0
+    from_zero.initial = jit::KernelArg::of_int(0);
+    NDArray r = ord.kind == Kind::Nuc ? reduce(Reduce::Sum, s, last, false, {}, stream)
+                : ord.p > 0           ? reduce(Reduce::Max, s, last, false, {}, stream, from_zero)
+                                      : reduce(Reduce::Min, s, last, false, {}, stream);
+    if (!keepdims) return r;
+    Shape shape = x.shape();
+    shape[static_cast<std::size_t>(rows)] = shape[static_cast<std::size_t>(cols)] = 1;
+    return r.reshape(shape);
+  }
   if (std::isinf(ord.p) || std::abs(ord.p) == 1) {
     // 1: the largest column sum of |x| (sum over the rows); inf: the largest row sum.
     const int summed = std::isinf(ord.p) ? cols : rows;
