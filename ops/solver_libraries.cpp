@@ -99,7 +99,6 @@ DType solve_dtype(DType t, std::string_view who) {
   if (t == DType::Bool || is_integer(t)) return DType::Float64;
   fail("{}: array type {} is unsupported in linalg", who, dtype_name(t));
 }
-DType real_dtype(DType t) { return t; }
 
 void require_matrices(const NDArray& a, std::string_view who) {
   if (!a.valid()) fail("{}: an empty handle", who);

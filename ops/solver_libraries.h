@@ -187,9 +187,6 @@ struct LapackeTyped<double> {
 // float64. Any other dtype (one with no row in the tables above) is refused as NumPy
 // refuses float16: "<who>: array type float16 is unsupported in linalg".
 DType solve_dtype(DType t, std::string_view who);
-// The dtype of the real values a routine gives for matrices of dtype t (singular values,
-// eigenvalues): t itself for the real dtypes.
-DType real_dtype(DType t);
 
 // f(T{}) with T the element type of dtype t's matrices (ORDER SOLVER DTYPES).
 template <class F>
