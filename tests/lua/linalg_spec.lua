@@ -172,6 +172,59 @@ describe("luda.matmul", function()
     check(strided, ha, hb, "float64", "a strided out=")
   end)
 
+  on_devices("multiplies float16, bfloat16 and complex matrices", function()
+    -- Eighths and small Gaussian integers: every product and partial sum is exact in the
+    -- float32 (or float64) sums, so the one rounding is the result's, to its dtype.
+    local function eighths(n) local t = {} for i = 1, n do t[i] = math.random(-32, 32) / 8 end return t end
+    for _, c in ipairs({ { 5, 7, 3 }, { 1, 9, 1 }, { 16, 33, 8 }, { 3, 0, 2 } }) do
+      local m, k, n = c[1], c[2], c[3]
+      for _, dtype in ipairs({ "float16", "bfloat16" }) do
+        local ha, hb = eighths(m * k), eighths(k * n)
+        local a = luda.array(ha, dtype):reshape(m, k)
+        local b = luda.array(hb, dtype):reshape(n, k):transpose()  -- a transposed operand
+        local got = luda.matmul(a, b)
+        assert.are.equal(dtype, got.dtype)
+        local flat = got:reshape(-1):totable()
+        for i = 0, m - 1 do
+          for j = 0, n - 1 do
+            local acc = 0
+            for p = 0, k - 1 do acc = acc + ha[i * k + p + 1] * hb[j * k + p + 1] end
+            assert.are.equal(luda[dtype](acc):value(), flat[i * n + j + 1], ("%s %dx%dx%d [%d,%d]"):format(dtype, m, k, n, i, j))
+          end
+        end
+      end
+      for _, dtype in ipairs({ "complex64", "complex128" }) do
+        local function gaussian(count)
+          local t, z = {}, {}
+          for i = 1, count do
+            t[i] = { math.random(-9, 9), math.random(-9, 9) }
+            z[i] = luda.complex(t[i][1], t[i][2])
+          end
+          return t, z
+        end
+        local ha, za = gaussian(m * k)
+        local hb, zb = gaussian(k * n)
+        local a, b = luda.array(za, dtype):reshape(m, k), luda.array(zb, dtype):reshape(k, n)
+        local got = (m > 1 and luda.matmul(a, b) or luda.matmul(a:reshape(-1), b)):reshape(-1):totable()
+        for i = 0, m - 1 do
+          for j = 0, n - 1 do
+            local re, im = 0, 0
+            for p = 0, k - 1 do
+              local x, y = ha[i * k + p + 1], hb[p * n + j + 1]
+              re, im = re + x[1] * y[1] - x[2] * y[2], im + x[1] * y[2] + x[2] * y[1]
+            end
+            local z = got[i * n + j + 1]
+            assert.are.same({ dtype, re, im }, { z.dtype, z.real, z.imag })
+          end
+        end
+      end
+    end
+    -- a stack of complex matrices against the same products one by one
+    local s = luda.array({ luda.complex(1, 2), luda.complex(0, -1), 3, luda.complex(2, 2) }, "complex64"):reshape(1, 2, 2)
+    local st = luda.matmul(luda.concatenate({ s, s, s }), s)
+    assert.are.equal(tostring(luda.matmul(s[0], s[0])), tostring(st[2]))
+  end)
+
   on_devices("refuses what NumPy refuses, naming both shapes", function()
     local a, b = luda.ones({ 4, 2 }), luda.ones({ 3, 5 })
     local where, err = here(), error_of(function() luda.matmul(a, b) end)
