@@ -49,8 +49,9 @@ NDArray triangle(const NDArray& x, std::int64_t k, const char* keep, std::string
   const NDArray d = NDArray::from_host(offsets.data(), {rows, cols}, DType::Int64, x.device());
   std::array<jit::KernelArg, 2> compare = {jit::KernelArg::of_array(d), jit::KernelArg::of_int(k)};
   const NDArray mask = apply(keep, compare, stream);
+  // A zero of x's dtype (a typed scalar, which promotes as x does): a bool x stays bool.
   std::array<jit::KernelArg, 3> pick = {jit::KernelArg::of_array(mask), jit::KernelArg::of_array(x),
-                                        jit::KernelArg::of_int(0)};
+                                        jit::KernelArg::of_typed(Scalar::of_int(0).cast(x.dtype()))};
   return apply("where", pick, stream);
 }
 
