@@ -170,6 +170,15 @@ NDArray flip(const NDArray& x, const std::optional<std::vector<int>>& axes) {
   return NDArray::view(x.buffer(), x.dtype(), x.shape(), strides, start);
 }
 
+NDArray moveaxis(const NDArray& x, int from, int to) {
+  LUDA_INTERNAL_CHECK(x.valid() && from >= 0 && from < x.ndim() && to >= 0 && to < x.ndim());
+  std::vector<int> order;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (d != from) order.push_back(d);
+  order.insert(order.begin() + to, from);
+  return x.transpose(order);
+}
+
 NDArray eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device) {
   if (n < 0 || m < 0) fail("eye: negative dimensions are not allowed ({} x {})", n, m);
   NDArray out = NDArray::zeros({n, m}, dtype, device);

@@ -37,6 +37,9 @@ NDArray vstack(std::span<const NDArray> arrays, const Stream* stream = nullptr);
 NDArray squeeze(const NDArray& x, const std::optional<std::vector<int>>& axes);
 NDArray expand_dims(const NDArray& x, int axis);
 NDArray flip(const NDArray& x, const std::optional<std::vector<int>>& axes);
+// NumPy's moveaxis for one axis: a view of x with axis `from` at position `to` (both
+// 0-based, in range), the other axes in their order.
+NDArray moveaxis(const NDArray& x, int from, int to);
 
 // n x m with ones on the k-th diagonal (above the main one when k > 0).
 NDArray eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device);
