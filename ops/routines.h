@@ -43,6 +43,8 @@ NDArray moveaxis(const NDArray& x, int from, int to);
 
 // n x m with ones on the k-th diagonal (above the main one when k > 0).
 NDArray eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device);
+// n x m with ones at and below the k-th diagonal, zeros above it (NumPy's tri).
+NDArray tri(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device);
 // NumPy's diag: a 1-D v as the k-th diagonal of a square matrix; the k-th diagonal of a
 // 2-D v, as a new array. "diag: Input must be 1- or 2-d."
 NDArray diag(const NDArray& v, std::int64_t k, const Stream* stream = nullptr);

@@ -5,7 +5,7 @@
 //   luda.identity(n [, dtype] [, {device=}]), luda.diag(v [, k]), luda.tril(x [, k]),
 //   luda.triu(x [, k]), luda.split, luda["repeat"] (luda.repeat_), luda.tile, luda.roll,
 //   luda.diff, luda.isclose, luda.allclose, luda.any, luda.all, luda.count_nonzero,
-//   luda.meshgrid; x:squeeze, x:flatten(), x:ravel(), x:flip, x:any, x:all;
+//   luda.meshgrid, luda.tri; x:squeeze, x:flatten(), x:ravel(), x:flip, x:any, x:all;
 //   luda.cumsum, cumprod, nancumsum, nancumprod (ops/cumulative.h), luda.sort, argsort and
 //   unique (ops/sorting.h); x:cumsum, x:cumprod, x:sort (in place), x:argsort. Where NumPy
 //   takes axis=None for the flattened array, `false` stands for it (nil is the default).
@@ -126,6 +126,19 @@ int l_identity(lua_State* L) {
 int l_diag(lua_State* L) {
   NDArray& v = check_array(L, 1, "diag");
   push_array(L, ops::diag(v, lua_isnoneornil(L, 2) ? 0 : check_integer(L, 2, "diag")));
+  return 1;
+}
+
+int l_tri(lua_State* L) {
+  const std::int64_t n = check_integer(L, 1, "tri");
+  int at = 2;
+  std::int64_t m = n, k = 0;
+  if (lua_type(L, at) == LUA_TNUMBER) m = check_integer(L, at++, "tri");
+  else if (lua_isnil(L, at) && lua_type(L, at + 1) == LUA_TNUMBER) ++at;  // tri(n, nil, k)
+  if (lua_type(L, at) == LUA_TNUMBER) k = check_integer(L, at++, "tri");
+  int options = 0;
+  const DType dtype = trailing_dtype(L, at, "tri", &options);
+  push_array(L, ops::tri(n, m, k, dtype, device_option(L, options, "tri")));
   return 1;
 }
 
@@ -401,7 +414,7 @@ void open_routines(lua_State* L) {
       {"diff", trampoline<l_diff>},               {"isclose", trampoline<l_isclose<false>>},
       {"allclose", trampoline<l_isclose<true>>},  {"any", trampoline<l_logical_reduce<0>>},
       {"all", trampoline<l_logical_reduce<1>>},   {"count_nonzero", trampoline<l_logical_reduce<2>>},
-      {"meshgrid", trampoline<l_meshgrid>},
+      {"meshgrid", trampoline<l_meshgrid>},       {"tri", trampoline<l_tri>},
       {"cumsum", trampoline<l_cumulative<ops::Cumulative::Sum>>},
       {"cumprod", trampoline<l_cumulative<ops::Cumulative::Prod>>},
       {"nancumsum", trampoline<l_cumulative<ops::Cumulative::NanSum>>},

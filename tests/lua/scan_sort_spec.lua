@@ -1,6 +1,6 @@
 -- NumPy's cumulative sums and products (luda.cumsum, cumprod, nancumsum, nancumprod,
 -- x:cumsum, x:cumprod), sort, argsort and unique (luda.sort, x:sort in place,
--- luda.argsort, x:argsort, luda.unique): against NumPy's own results
+-- luda.argsort, x:argsort, luda.unique), luda.tri and x:clip: against NumPy's own results
 -- on fixed inputs of every dtype (scan_sort_numpy.lua, written by scan_sort_numpy.py), and
 -- against the definitions written out in plain Lua on random data in every layout
 -- (transposed, strided, reversed, 0-d, size-1, empty), along every axis, in rows long
@@ -367,6 +367,32 @@ describe("scans and sorts", function()
     end
   end)
 
+  on_devices("tri and x:clip", function()
+    for _, c in ipairs({ { 3, 3, 0 }, { 2, 4, 1 }, { 4, 2, -1 }, { 3, 5, -3 }, { 0, 2, 0 }, { 1, 1, 5 } }) do
+      local n, m, k = c[1], c[2], c[3]
+      local want = H.fill({ n, m }, function(p)
+        local idx = H.unflatten({ n, m }, p)
+        return idx[2] - idx[1] <= k and 1 or 0
+      end)
+      local t = luda.tri(n, m, k)
+      assert.are.equal("float64", t.dtype)
+      H.check(t, want, H.exact, ("tri(%d, %d, %d)"):format(n, m, k))
+      H.check(luda.tri(n, m, k, "int8"), want, H.exact)
+    end
+    H.check(luda.tri(3), H.of({ { 1, 0, 0 }, { 1, 1, 0 }, { 1, 1, 1 } }), H.exact)
+    H.check(luda.tri(2, nil, 1, "bool"), H.of({ { true, true }, { true, true } }), H.exact)
+    assert.are.equal("int32", luda.tri(2, 3, luda.int32).dtype)
+    assert.are.equal("bool", luda.tri(2, "bool").dtype)
+    H.check(luda.tri(2, { device = "cpu" }), H.of({ { 1, 0 }, { 1, 1 } }), H.exact)
+    local h = H.random("float32", { 4, 5 })
+    local x = H.to_array(h, "float32")
+    H.check(x:clip(-10, 20), H.map(function(v) return math.min(math.max(v, -10), 20) end, h), H.exact, "x:clip")
+    H.check(x.T:clip(nil, 0), H.map(function(v) return math.min(v, 0) end, H.read(x.T)), H.exact, "x:clip, no lower bound")
+    local out = luda.empty({ 4, 5 }, "float32")
+    assert.are.equal(out, x:clip(0, 1, { out = out }))
+    H.check(out, H.map(function(v) return math.min(math.max(v, 0), 1) end, h), H.exact, "x:clip into out")
+  end)
+
   on_devices("docs/api.md's examples are true", function()
     local m = luda.array({ { 1, 2, 3 }, { 4, 5, 6 } })
     assert.are.equal("array([[ 1,  3,  6],\n       [ 4,  9, 15]])", tostring(luda.cumsum(m, 2)))
@@ -379,6 +405,7 @@ describe("scans and sorts", function()
                                                                   return_counts = true })
     assert.are.same({ "array([1, 2, 3])", "array([1, 3, 0])", "array([2, 0, 2, 1])", "array([1, 1, 2])" },
                     { tostring(u), tostring(i), tostring(inv), tostring(c) })
+    assert.are.equal("array([[1, 1, 0],\n       [1, 1, 1]], dtype=int32)", tostring(luda.tri(2, 3, 1, "int32")))
   end)
 
   on_devices("refuses what NumPy refuses, in its words", function()
@@ -396,5 +423,6 @@ describe("scans and sorts", function()
     H.raises("sort: unknown option 'kind'; expected stream", function() return luda.sort(a, -1, { kind = "stable" }) end)
     H.raises("unique: option 'return_index' must be a boolean, got 1", function() return luda.unique(a, { return_index = 1 }) end)
     H.raises("bad argument #2 to 'sort' (integer expected, got boolean)", function() return luda.sort(a, true) end)
+    H.raises("tri: negative dimensions are not allowed (-1 x -1)", function() return luda.tri(-1) end)
   end)
 end)
