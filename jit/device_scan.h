@@ -28,9 +28,9 @@ enum class ScanOp { Sum, Prod };
 
 // Scans each row of `data`, a C-contiguous 2-D array (rows, length) of an integer or float
 // dtype, in place, on `stream` (null: the device's default stream), on the device `data`
-// is on. Integers wrap on overflow (computed in unsigned arithmetic, as NumPy's do); floats
-// are combined in a tree order within each tile, so their rounding differs from a
-// sequential sum in the last bits.
+// is on. Integers wrap on overflow, as NumPy's do (they are combined as unsigned, whose
+// wrapping C++ defines); floats are combined in a tree order within each tile, so their
+// rounding differs from a sequential sum's in the last bits.
 void scan_rows(const NDArray& data, ScanOp op, const Stream* stream = nullptr);
 
 // The module of one dtype's scans (made once per process; compiled where it first runs),

@@ -231,7 +231,7 @@ describe("scans and sorts", function()
     end
   end)
 
-  on_devices("cumsum's options: dtype, out (returned, any layout), and the method", function()
+  on_devices("cumsum's options: dtype, out (returned, any layout), stream; the method", function()
     local h = H.random("int8", { 3, 50 })
     local x = H.to_array(h, "int8")
     -- int8 accumulates in int8 with dtype=, wrapping as NumPy's does.
@@ -256,8 +256,15 @@ describe("scans and sorts", function()
     H.check(y, H.of({ 0, 1, 3, 6, 10, 15 }), H.exact, "in place")
     -- a stream
     local s = luda.stream()
-    H.check(luda.cumsum(y, 1, { stream = s }), H.of({ 0, 1, 4, 10, 20, 35 }), H.exact, "on a stream")
+    local on_s = luda.cumsum(y, 1, { stream = s })
+    local sorted_on_s, order_on_s = luda.sort(y:slice("::-1"), -1, { stream = s }), luda.argsort(y, { stream = s })
+    local u, c = luda.unique(luda.array({ 2, 1, 2 }), { return_counts = true, stream = s })
     s:synchronize()
+    H.check(on_s, H.of({ 0, 1, 4, 10, 20, 35 }), H.exact, "cumsum on a stream")
+    H.check(sorted_on_s, H.of({ 0, 1, 3, 6, 10, 15 }), H.exact, "sort on a stream")
+    H.check(order_on_s, H.of({ 0, 1, 2, 3, 4, 5 }), H.exact, "argsort on a stream")
+    H.check(u, H.of({ 1, 2 }), H.exact, "unique on a stream")
+    H.check(c, H.of({ 1, 2 }), H.exact, "unique's counts on a stream")
   end)
 
   on_devices("long rows and many short rows take the multi-block paths", function()
