@@ -43,14 +43,15 @@ TEST(DeviceScanSort, EveryDtypeCompilesWithNvrtcForSm90) {
 }
 
 // The kernels run on each device: the cpu always, cuda:0 where there is one.
-class OnDevice : public ::testing::TestWithParam<const char*> {
+class ScanSortDevices : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     if (std::string(GetParam()) == "cuda") LUDA_REQUIRE_GPU();
   }
   Device device() const { return Device::parse(GetParam()); }
 };
-INSTANTIATE_TEST_SUITE_P(Devices, OnDevice, ::testing::Values("cpu", "cuda"));
+INSTANTIATE_TEST_SUITE_P(Devices, ScanSortDevices, ::testing::Values("cpu", "cuda"),
+                         [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
 
 template <class T>
 NDArray array_of(const std::vector<T>& v, const Shape& shape, DType t, Device device) {
@@ -138,7 +139,7 @@ std::vector<unsigned char> bools(std::mt19937& rng, std::size_t n) {
   return v;
 }
 
-TEST_P(OnDevice, SortsRowsStablyWithTheirPositions) {
+TEST_P(ScanSortDevices, SortsRowsStablyWithTheirPositions) {
   std::mt19937 rng(4242);
   check_sort<unsigned char>(DType::Bool, device(), rng, bools);
   check_sort<signed char>(DType::Int8, device(), rng, small_integers<signed char>);
@@ -148,7 +149,7 @@ TEST_P(OnDevice, SortsRowsStablyWithTheirPositions) {
   check_sort<double>(DType::Float64, device(), rng, floats<double>);
 }
 
-TEST_P(OnDevice, ScansRowsAgainstASequentialScan) {
+TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
   const Device device = this->device();
   {
     std::mt19937 rng(77);
