@@ -8,7 +8,8 @@
 //   and NumPy's names for luda's (luda.arcsin is luda.asin), each with an optional last {out = z, stream = s}; all-scalar operands give a Lua value.
 //   x:sum([axis] [, {keepdims =, dtype =, initial =, out =, stream =}]), prod max min mean
 //   argmax argmin and nansum nanprod nanmax nanmin nanmean nanargmax nanargmin, and
-//   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]), luda.matmul and x:matmul.
+//   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]), luda.matmul and x:matmul;
+//   x:clip(lo, hi), which is luda.clip(x, lo, hi).
 // Full reductions give 0-d arrays, as CuPy does (no wait for the device; x:sum():item()
 // reads the value).
 #include <algorithm>
@@ -366,6 +367,8 @@ void open_array_math(lua_State* L) {
   static const luaL_Reg array_methods[] = {
       {"matmul", l_matmul}, {"dot", l_dot}, {"trace", trampoline<l_trace>}, {nullptr, nullptr}};
   luaL_setfuncs(L, array_methods, 0);  // x:matmul(y), x:dot(y), x:trace()
+  LUDA_INTERNAL_CHECK(lua_getfield(L, module, "clip") == LUA_TFUNCTION);
+  lua_setfield(L, -2, "clip");  // x:clip(lo, hi) is luda.clip(x, lo, hi), as NumPy's ndarray.clip
   lua_settop(L, module);
 }
 
