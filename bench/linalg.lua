@@ -1,5 +1,6 @@
 -- Linear algebra on one device (bench/linalg.sh runs it beside CuPy and NumPy):
---   matmul of two n x n float32 matrices (n = 8192 on a GPU), in TFLOP/s;
+--   matmul of two n x n float32, float16 and bfloat16 matrices (n = 8192 on a GPU), in
+--   TFLOP/s;
 --   dot of two 2048 x 2048 float32 matrices, the CuPy guide's timing, on this device and on
 --   the cpu (OpenBLAS);
 --   the host's cost of a linear-algebra call: matmul of two 16 x 16 matrices back to back;
@@ -39,21 +40,29 @@ end
 
 if not svd_only then
   local n = smoke and 256 or (on_gpu and 8192 or 2048)
-  local a = luda.random.random({ n, n }):astype("float32")
-  local b = luda.random.random({ n, n }):astype("float32")
-  local c = luda.empty({ n, n }, "float32")
-  local ms = time(function() luda.matmul(a, b, { out = c }) end, smoke and 3 or 10)
-  -- A few elements against row-times-column sums of luda's own kernels.
-  for _, at in ipairs({ { 0, 0 }, { n - 1, n // 3 }, { n // 2, n - 1 } }) do
-    local i, j = at[1], at[2]
-    local row, col = a:slice(("%d:%d, :"):format(i, i + 1)), b:slice((":, %d:%d"):format(j, j + 1)):transpose()
-    local want = (row:astype("float64") * col:astype("float64")):sum():item()
-    local got = c:slice(("%d:%d, %d:%d"):format(i, i + 1, j, j + 1)):sum():item()
-    assert(math.abs(got - want) <= n * 2 ^ -22 * math.abs(want), ("matmul element (%d, %d) is %g, expected %g"):format(i, j, got, want))
+  -- float32 always; the 16-bit floats on a GPU (the cpu multiplies them through float32)
+  -- and in the smoke run. Each element's rounding: float32 sums of n products, then the
+  -- result's own rounding.
+  local unit = { float32 = 0, float16 = 2 ^ -11, bfloat16 = 2 ^ -8 }
+  for _, dtype in ipairs((on_gpu or smoke) and { "float32", "float16", "bfloat16" } or { "float32" }) do
+    local a = luda.random.random({ n, n }):astype(dtype)
+    local b = luda.random.random({ n, n }):astype(dtype)
+    local c = luda.empty({ n, n }, dtype)
+    local ms = time(function() luda.matmul(a, b, { out = c }) end, smoke and 3 or 10)
+    -- A few elements against row-times-column sums of luda's own kernels.
+    for _, at in ipairs({ { 0, 0 }, { n - 1, n // 3 }, { n // 2, n - 1 } }) do
+      local i, j = at[1], at[2]
+      local row, col = a:slice(("%d:%d, :"):format(i, i + 1)), b:slice((":, %d:%d"):format(j, j + 1)):transpose()
+      local want = (row:astype("float64") * col:astype("float64")):sum():item()
+      local got = c:slice(("%d:%d, %d:%d"):format(i, i + 1, j, j + 1)):astype("float64"):sum():item()
+      assert(math.abs(got - want) <= (n * 2 ^ -22 + unit[dtype]) * math.abs(want),
+        ("matmul %s element (%d, %d) is %g, expected %g"):format(dtype, i, j, got, want))
+    end
+    local tflops = 2 * n ^ 3 / (ms * 1e-3) / 1e12
+    local short = dtype == "float32" and "f32" or dtype == "float16" and "f16" or "bf16"
+    print(("matmul %d x %d %s on %s: %.3f ms, %.1f TFLOP/s"):format(n, n, dtype, dev.name, ms, tflops))
+    print(("@@ matmul_%s_%d_ms %.4f\n@@ matmul_%s_%d_tflops %.3f"):format(short, n, ms, short, n, tflops))
   end
-  local tflops = 2 * n ^ 3 / (ms * 1e-3) / 1e12
-  print(("matmul %d x %d float32 on %s: %.3f ms, %.1f TFLOP/s"):format(n, n, dev.name, ms, tflops))
-  print(("@@ matmul_f32_%d_ms %.4f\n@@ matmul_f32_%d_tflops %.3f"):format(n, ms, n, tflops))
 
   local m = smoke and 128 or 2048
   for _, where in ipairs(on_gpu and { "gpu", "cpu" } or { "cpu" }) do

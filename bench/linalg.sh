@@ -50,6 +50,17 @@ bars = []
 if "matmul_f32_8192_ms" in f and "cupy_matmul_f32_8192_ms" in f:
     share = f["cupy_matmul_f32_8192_ms"] / f["matmul_f32_8192_ms"]
     bars.append(("matmul 8192^2 float32 at least 0.95 of cuBLAS called directly (CuPy)", f"{share:.3f}", share >= 0.95))
+if "matmul_f16_8192_ms" in f and "cupy_matmul_f16_8192_ms" in f:
+    share = f["cupy_matmul_f16_8192_ms"] / f["matmul_f16_8192_ms"]
+    bars.append(("matmul 8192^2 float16 against cuBLAS called directly (CuPy)", f"{share:.3f}", share >= 0.95))
+if "matmul_bf16_8192_ms" in f and "torch_matmul_bf16_8192_ms" in f:
+    share = f["torch_matmul_bf16_8192_ms"] / f["matmul_bf16_8192_ms"]
+    bars.append(("matmul 8192^2 bfloat16 at least 0.95 of cuBLAS called directly (PyTorch)", f"{share:.3f}", share >= 0.95))
+# Dense peaks of an H100/H200 SXM (NVIDIA's datasheet): float32 without tensor cores, and
+# the 16-bit floats on tensor cores with float32 sums.
+for key, peak in (("matmul_f32_8192_tflops", 67.0), ("matmul_f16_8192_tflops", 989.0), ("matmul_bf16_8192_tflops", 989.0)):
+    if key in f:
+        print(f"{key}: {f[key]:.1f} TFLOP/s, {f[key] / peak:.2f} of the {peak:.0f} TFLOP/s peak")
 if "matmul_small_us" in f and "cupy_matmul_small_us" in f:
     ratio = f["matmul_small_us"] / f["cupy_matmul_small_us"]
     bars.append(("host cost of a linear-algebra call at most 1.5x CuPy's", f"{ratio:.2f}x", ratio <= 1.5))

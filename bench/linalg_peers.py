@@ -1,5 +1,6 @@
 """CuPy and NumPy on bench/linalg.lua's figures, timed as luda's are (median of runs, each
-waited for): matmul of two 8192 x 8192 float32 matrices (cuBLAS, as CuPy calls it), the
+waited for): matmul of two 8192 x 8192 float32 and float16 matrices (cuBLAS, as CuPy calls
+it) and bfloat16 ones (PyTorch, which calls cuBLAS for them), the
 CuPy guide's dot of two 2048 x 2048 float32 matrices on the GPU and in NumPy, the host's
 cost of a small matmul call, and cupy.linalg's svd (of luda's matrices), qr and eigh.
 Prints "@@ key value" lines for scripts.
@@ -22,6 +23,29 @@ c = cp.empty((n, n), cp.float32)
 ms = median_ms(lambda: cp.matmul(a, b, out=c), sync, 10)
 print(f"cupy matmul {n} x {n} float32: {ms:.3f} ms, {2 * n**3 / (ms * 1e-3) / 1e12:.1f} TFLOP/s")
 print(f"@@ cupy_matmul_f32_{n}_ms {ms:.4f}")
+a16, b16 = a.astype(cp.float16), b.astype(cp.float16)
+c16 = cp.empty((n, n), cp.float16)
+ms = median_ms(lambda: cp.matmul(a16, b16, out=c16), sync, 10)
+print(f"cupy matmul {n} x {n} float16: {ms:.3f} ms, {2 * n**3 / (ms * 1e-3) / 1e12:.1f} TFLOP/s")
+print(f"@@ cupy_matmul_f16_{n}_ms {ms:.4f}")
+del a16, b16, c16
+# CuPy has no bfloat16: PyTorch's matmul, which calls cuBLAS(Lt) for it.
+try:
+    import torch
+    ta = torch.rand((n, n), device="cuda", dtype=torch.bfloat16)
+    tb = torch.rand((n, n), device="cuda", dtype=torch.bfloat16)
+    tc = torch.empty((n, n), device="cuda", dtype=torch.bfloat16)
+    ms = median_ms(lambda: torch.matmul(ta, tb, out=tc), torch.cuda.synchronize, 10)
+    print(f"torch matmul {n} x {n} bfloat16: {ms:.3f} ms, {2 * n**3 / (ms * 1e-3) / 1e12:.1f} TFLOP/s")
+    print(f"@@ torch_matmul_bf16_{n}_ms {ms:.4f}")
+    ta16, tb16, tc16 = ta.half(), tb.half(), tc.half()
+    ms = median_ms(lambda: torch.matmul(ta16, tb16, out=tc16), torch.cuda.synchronize, 10)
+    print(f"torch matmul {n} x {n} float16: {ms:.3f} ms")
+    print(f"@@ torch_matmul_f16_{n}_ms {ms:.4f}")
+    del ta, tb, tc, ta16, tb16, tc16
+    torch.cuda.empty_cache()
+except ImportError:
+    print("no PyTorch: no bfloat16 peer")
 
 m = 2048
 x = cp.random.random((m, m)).astype(cp.float32)
