@@ -80,10 +80,24 @@ Shape broadcast_all(const std::vector<Shape>& shapes, std::string_view who) {
 }
 
 // Checks the items and reads x's basic part: everything up to the offsets.
-Plan plan_index(const NDArray& x, std::span<const Index> index, std::string_view who) {
+Plan plan_index(const NDArray& x, std::span<const Index> given, IndexMode mode, std::string_view who) {
   if (!x.valid()) fail("{}an empty array handle cannot be indexed", who);
   Plan p;
   p.x = x;
+  // A 0-d integer array is an integer that makes the index advanced, as NumPy reads it:
+  // checked against its axis even where the result has no elements (take's other modes
+  // leave it to the kernel, which wraps or clips).
+  std::vector<Index> index(given.begin(), given.end());
+  for (Index& item : index) {
+    if (mode != IndexMode::Raise) break;
+    const auto* a = std::get_if<NDArray>(&item);
+    if (!a || !a->valid() || a->ndim() != 0 || !is_integer(a->dtype())) continue;
+    GraphRecording::refuse_if_recording("indexing with an array");
+    const Scalar s = a->get({});
+    if (is_unsigned_integer(s.dtype) && s.v.u > static_cast<std::uint64_t>(kNoBadIndex)) continue;  // the kernel's check
+    item = s.to_int64();
+    p.advanced = true;
+  }
   int consumed = 0, ellipses = 0;
   for (const Index& item : index) {
     if (std::holds_alternative<std::int64_t>(item) || std::holds_alternative<Slice>(item)) {
@@ -104,6 +118,27 @@ Plan plan_index(const NDArray& x, std::span<const Index> index, std::string_view
   if (consumed > x.ndim())
     fail("{}too many indices for array: array is {}-dimensional, but {} were indexed", who, x.ndim(), consumed);
   const int whole = x.ndim() - consumed;  // the axes '...' stands for
+
+  // Masks against the axes they index, before the integers are checked (NumPy's order).
+  int at = 0;
+  for (const Index& item : index) {
+    if (std::holds_alternative<std::int64_t>(item) || std::holds_alternative<Slice>(item)) ++at;
+    else if (std::holds_alternative<Ellipsis>(item)) at += whole;
+    if (const auto* a = std::get_if<NDArray>(&item)) {
+      if (a->dtype() != DType::Bool) {
+        ++at;
+        continue;
+      }
+      for (int j = 0; j < a->ndim(); ++j) {
+        const std::int64_t have = x.shape()[static_cast<std::size_t>(at + j)], got = a->shape()[static_cast<std::size_t>(j)];
+        if (have != got)
+          fail("{}boolean index did not match indexed array along axis {}; size of axis is {} but size of "
+               "corresponding boolean axis is {}",
+               who, at + j, have, got);
+      }
+      at += a->ndim();
+    }
+  }
 
   // The basic index over x's axes (advanced ones whole), which checks the integers.
   std::vector<IndexItem> basic;
@@ -151,6 +186,7 @@ Plan plan_index(const NDArray& x, std::span<const Index> index, std::string_view
     } else if (std::holds_alternative<NewAxis>(item)) {
       basic_dim(1, 0);
     } else if (std::holds_alternative<Ellipsis>(item)) {
+      if (seen) separated = true;  // even standing for no axis, as NumPy counts it
       for (int k = 0; k < whole; ++k) view_dim();
     } else if (const bool* b = std::get_if<bool>(&item)) {
       advanced_item();
@@ -164,13 +200,6 @@ Plan plan_index(const NDArray& x, std::span<const Index> index, std::string_view
         continue;
       }
       if (a.dtype() == DType::Bool) {
-        for (int j = 0; j < a.ndim(); ++j) {
-          const std::int64_t have = x.shape()[static_cast<std::size_t>(ax + j)], got = a.shape()[static_cast<std::size_t>(j)];
-          if (have != got)
-            fail("{}boolean index did not match indexed array along axis {}; size of axis is {} but size of "
-                 "corresponding boolean axis is {}",
-                 who, ax + j, have, got);
-        }
         const std::vector<NDArray> columns = nonzero(a.to(x.device()));
         for (int j = 0; j < a.ndim(); ++j) {
           const auto at = static_cast<std::size_t>(vax + j);
@@ -182,7 +211,7 @@ Plan plan_index(const NDArray& x, std::span<const Index> index, std::string_view
       } else {
         const auto at = static_cast<std::size_t>(vax);
         p.arrays.push_back({a.to(x.device()), ax, v.shape()[at], v.strides()[at]});
-        p.shapes.push_back(a.shape());
+        if (a.ndim() > 0) p.shapes.push_back(a.shape());  // a 0-d one, as an integer, goes unnamed
         ++ax;
         ++vax;
       }
@@ -265,6 +294,14 @@ NDArray integer_indices(const NDArray& indices, std::string_view who) {
   return indices;
 }
 
+// The view a basic index gives. One with no elements starts at the buffer's start: the
+// offset the slices reached may lie past an empty buffer.
+NDArray basic_view(const Plan& p) {
+  std::int64_t n = 1;
+  for (std::int64_t e : p.shape) n *= e;
+  return NDArray::view(p.view.buffer(), p.view.dtype(), p.shape, p.strides, n > 0 ? p.view.offset() : 0);
+}
+
 }  // namespace
 
 bool is_basic(std::span<const Index> index) {
@@ -274,15 +311,15 @@ bool is_basic(std::span<const Index> index) {
 }
 
 NDArray get_item(const NDArray& x, std::span<const Index> index) {
-  Plan p = plan_index(x, index, "");
-  if (!p.advanced) return NDArray::view(p.view.buffer(), p.view.dtype(), p.shape, p.strides, p.view.offset());
+  Plan p = plan_index(x, index, IndexMode::Raise, "");
+  if (!p.advanced) return basic_view(p);
   return gather(p, IndexMode::Raise, "");
 }
 
 void set_item(const NDArray& x, std::span<const Index> index, const NDArray& value) {
-  Plan p = plan_index(x, index, "");
+  Plan p = plan_index(x, index, IndexMode::Raise, "");
   if (!p.advanced) {
-    NDArray::view(p.view.buffer(), p.view.dtype(), p.shape, p.strides, p.view.offset()).assign(value);
+    basic_view(p).assign(value);
     return;
   }
   place_and_offset(p, IndexMode::Raise, "");
@@ -318,7 +355,7 @@ NDArray take(const NDArray& x, const NDArray& indices, std::optional<int> axis, 
     fail("take: cannot do a non-empty take from an empty axes.");
   std::vector<Index> items(static_cast<std::size_t>(ax), Slice{});
   items.emplace_back(idx);
-  Plan p = plan_index(src, items, "take: ");
+  Plan p = plan_index(src, items, mode, "take: ");
   return gather(p, mode, "take: ");
 }
 
@@ -369,7 +406,7 @@ std::vector<NDArray> nonzero(const NDArray& x) {
   const std::int64_t n = where.shape()[0], nd = x.ndim();
   std::vector<NDArray> columns;
   for (std::int64_t k = 0; k < nd; ++k)
-    columns.push_back(NDArray::view(where.buffer(), DType::Int64, {n}, {nd}, where.offset() + k));
+    columns.push_back(NDArray::view(where.buffer(), DType::Int64, {n}, {nd}, where.offset() + (n > 0 ? k : 0)));
   return columns;
 }
 
