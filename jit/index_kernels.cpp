@@ -203,7 +203,7 @@ struct Kernels {
   std::shared_ptr<RawModule> module;
   std::map<std::string, std::shared_ptr<RawKernel>> by_name;
 };
-RawKernel& kernel(const std::string& name) {
+const Kernels& kernels() {
   static const Kernels kernels = [] {
     Kernels k;
     k.module = RawModule::create(module_source());
@@ -216,8 +216,12 @@ RawKernel& kernel(const std::string& name) {
     for (const std::string& n : names) k.by_name[n] = k.module->get_function(n);
     return k;
   }();
-  auto found = kernels.by_name.find(name);
-  LUDA_INTERNAL_CHECK(found != kernels.by_name.end());
+  return kernels;
+}
+
+RawKernel& kernel(const std::string& name) {
+  auto found = kernels().by_name.find(name);
+  LUDA_INTERNAL_CHECK(found != kernels().by_name.end());
   return *found->second;
 }
 
@@ -247,6 +251,8 @@ std::int64_t word_size(DType t) {
 KernelArg as_int(std::int64_t v) { return KernelArg::of_int(v); }
 
 }  // namespace
+
+RawModule& index_module() { return *kernels().module; }
 
 void index_offsets(const NDArray& off, const NDArray& index, std::span<const std::int64_t> index_strides,
                    std::span<const std::int64_t> target_shape, std::span<const std::int64_t> target_strides,

@@ -14,6 +14,8 @@
 
 namespace luda::jit {
 
+class RawModule;
+
 // What an index outside [-n, n) does: an error (NumPy's IndexError), wrap around (modulo
 // n), or clip to [0, n - 1] (numpy.take's mode=).
 enum class IndexMode { Raise, Wrap, Clip };
@@ -44,6 +46,9 @@ void gather(const NDArray& out, const NDArray& src, const NDArray& off, std::spa
 void scatter(const NDArray& dst, const NDArray& value, const NDArray& off, std::span<const std::int64_t> shape,
              std::span<const std::int64_t> dst_strides, std::span<const std::int64_t> off_strides,
              std::span<const std::int64_t> value_strides);
+
+// The module that holds the kernels (made at first use; tests compile it for an arch).
+RawModule& index_module();
 
 // NumPy's argwhere: the coordinates of x's nonzero elements in C order, an int64 array of
 // shape (count, x.ndim). Two passes with one wait between them: counts per chunk of
