@@ -71,7 +71,7 @@ __device__ void luda_offsets(i64* off, const void* index_v, i64 count, int ndim,
     const I v = index[at];
     i64 j;
     bool ok = true;
-    if ((I)-1 > (I)0) {  // unsigned: never negative
+    if ((I)-1 > (I)0 && sizeof(I) < 8) {  // unsigned: never negative (uint64 is read as int64, NumPy's cast)
       const unsigned long long u = (unsigned long long)v;
       if (u < (unsigned long long)n) j = (i64)u;
       else if (mode == 1) j = (i64)(u % (unsigned long long)n);

@@ -27,7 +27,8 @@ enum class IndexMode { Raise, Wrap, Clip };
 // `index_strides` (elements; 0 where it broadcasts) over off's shape. With `accumulate`, the
 // offset is added to what off holds. Under Raise, an index out of [-n, n) (n the target's
 // size) is not written: the least such p goes to bad[0] (int64, set to INT64_MAX by the
-// caller), which the caller reads back. Wrap and Clip need n > 0.
+// caller), which the caller reads back. Wrap and Clip need n > 0. A uint64 index is read
+// as the int64 of its bits, as NumPy casts index arrays to intp.
 void index_offsets(const NDArray& off, const NDArray& index, std::span<const std::int64_t> index_strides,
                    std::span<const std::int64_t> target_shape, std::span<const std::int64_t> target_strides,
                    IndexMode mode, bool accumulate, const NDArray& bad);

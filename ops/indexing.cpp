@@ -45,9 +45,8 @@ struct Plan {
   NDArray off;  // int64 of `broadcast` (or one 0 when there is no index array)
 };
 
-std::string value_text(const Scalar& s) {
-  return is_unsigned_integer(s.dtype) ? fmt::format("{}", s.v.u) : fmt::format("{}", s.to_int64());
-}
+// An index as the error names it: uint64 as the int64 it is read as.
+std::string value_text(const Scalar& s) { return fmt::format("{}", s.to_int64()); }
 
 Shape unravel(std::int64_t flat, const Shape& shape) {
   Shape c(shape.size());
@@ -93,9 +92,7 @@ Plan plan_index(const NDArray& x, std::span<const Index> given, IndexMode mode, 
     const auto* a = std::get_if<NDArray>(&item);
     if (!a || !a->valid() || a->ndim() != 0 || !is_integer(a->dtype())) continue;
     GraphRecording::refuse_if_recording("indexing with an array");
-    const Scalar s = a->get({});
-    if (is_unsigned_integer(s.dtype) && s.v.u > static_cast<std::uint64_t>(kNoBadIndex)) continue;  // the kernel's check
-    item = s.to_int64();
+    item = a->get({}).to_int64();  // uint64 as the int64 of its bits, as the kernel reads it
     p.advanced = true;
   }
   int consumed = 0, ellipses = 0;

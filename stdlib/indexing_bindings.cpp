@@ -71,6 +71,7 @@ ops::Index item_of(lua_State* L, int idx, int argno) {
     default: break;
   }
   if (NDArray* a = test_array(L, idx)) return *a;
+  if (Scalar* v = test_scalar(L, idx); v && is_integer(v->dtype)) return v->to_int64();  // luda.int32(2)
   if (auto* c = test_object<IndexConstant>(L, idx, kIndexConstantType)) {
     if (*c == IndexConstant::NewAxis) return ops::NewAxis{};
     return ops::Ellipsis{};
@@ -112,7 +113,8 @@ std::vector<ops::Index> key_index(lua_State* L, int idx, const NDArray& x) {
     lua_settop(L, first - 1);
     return items;
   }
-  if (lua_type(L, idx) == LUA_TBOOLEAN || test_array(L, idx) || test_object<IndexConstant>(L, idx, kIndexConstantType))
+  if (lua_type(L, idx) == LUA_TBOOLEAN || test_array(L, idx) || test_object<IndexConstant>(L, idx, kIndexConstantType) ||
+      test_scalar(L, idx))
     return {item_of(L, idx, 1)};
   fail("ndarray index must be an integer (0-based), an array, a boolean, luda.newaxis, luda.ellipsis, a table of "
        "x:slice's items, an index string or a field name, got {}",

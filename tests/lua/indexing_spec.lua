@@ -230,6 +230,11 @@ describe("indexing", function()
       assert.are.same({ 4, 0 }, x[luda.array({ 4, 0 }, dtype)]:totable(), dtype)
     end
     assert.are.same({ 50, 4 }, x[luda.array({ -1, -2 })]:totable())
+    assert.are.same({ { 5, 6 } }, X[{ luda.uint8(2), luda.newaxis }]:totable())
+    assert.are.equal(50, x[luda.int16(-1)]:item())
+    -- uint64 indices are read as int64, as NumPy casts them: 2^64 - 1 is -1
+    assert.are.same({ 50 }, x[luda.array({ -1 }):astype("uint64")]:totable())
+    assert.are.same({}, x[luda.array(-1):astype("uint64")].shape)
     -- empty index arrays and masks
     assert.are.same({ 0 }, x[luda.array({}, "int64")].shape)
     assert.are.same({ 0, 2 }, X[luda.zeros(0, "int32")].shape)
