@@ -127,7 +127,8 @@ Plan plan_index(const NDArray& x, std::span<const Index> given, IndexMode mode, 
         continue;
       }
       for (int j = 0; j < a->ndim(); ++j) {
-        const std::int64_t have = x.shape()[static_cast<std::size_t>(at + j)], got = a->shape()[static_cast<std::size_t>(j)];
+        const std::int64_t have = x.shape()[static_cast<std::size_t>(at + j)];
+        const std::int64_t got = a->shape()[static_cast<std::size_t>(j)];
         if (have != got)
           fail("{}boolean index did not match indexed array along axis {}; size of axis is {} but size of "
                "corresponding boolean axis is {}",
@@ -142,7 +143,8 @@ Plan plan_index(const NDArray& x, std::span<const Index> given, IndexMode mode, 
   for (const Index& item : index) {
     if (const auto* i = std::get_if<std::int64_t>(&item)) basic.emplace_back(*i);
     else if (const auto* s = std::get_if<Slice>(&item)) basic.emplace_back(*s);
-    else if (std::holds_alternative<Ellipsis>(item)) basic.insert(basic.end(), static_cast<std::size_t>(whole), Slice{});
+    else if (std::holds_alternative<Ellipsis>(item))
+      basic.insert(basic.end(), static_cast<std::size_t>(whole), Slice{});
     else if (const auto* a = std::get_if<NDArray>(&item))
       basic.insert(basic.end(), a->dtype() == DType::Bool ? static_cast<std::size_t>(a->ndim()) : 1, Slice{});
   }

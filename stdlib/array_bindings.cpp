@@ -216,7 +216,8 @@ void assign_value(lua_State* L, NDArray& dst, int idx, std::string_view fname) {
 int l_newindex(lua_State* L) {
   NDArray& a = check_array(L, 1, "index assignment");
   if (lua_type(L, 2) == LUA_TSTRING && is_field_key(string_at(L, 2)))
-    fail("cannot set field '{}': an ndarray's fields are read-only (reshape with x:reshape, change the dtype with x:astype)",
+    fail("cannot set field '{}': an ndarray's fields are read-only (reshape with x:reshape, change the dtype with "
+         "x:astype)",
          printable(string_at(L, 2)));
   if (lua_type(L, 2) != LUA_TNUMBER) {
     const std::vector<ops::Index> index = index_key(L, 2, a);

@@ -1,6 +1,7 @@
 // NumPy's indexing for Lua (ops/indexing.h): the index items x:slice and x[key] read,
 // luda.newaxis and luda.ellipsis, and luda.take, put, nonzero (also luda.where with one
-// argument, array_math_bindings.cpp), compress, flatnonzero, argwhere, with the methods x:take, x:put, x:nonzero, x:compress.
+// argument, array_math_bindings.cpp), compress, flatnonzero, argwhere, with the methods
+// x:take, x:put, x:nonzero, x:compress.
 #include <cctype>
 #include <string_view>
 #include <vector>
@@ -113,8 +114,8 @@ std::vector<ops::Index> key_index(lua_State* L, int idx, const NDArray& x) {
     lua_settop(L, first - 1);
     return items;
   }
-  if (lua_type(L, idx) == LUA_TBOOLEAN || test_array(L, idx) || test_object<IndexConstant>(L, idx, kIndexConstantType) ||
-      test_scalar(L, idx))
+  if (lua_type(L, idx) == LUA_TBOOLEAN || test_array(L, idx) || test_scalar(L, idx) ||
+      test_object<IndexConstant>(L, idx, kIndexConstantType))
     return {item_of(L, idx, 1)};
   fail("ndarray index must be an integer (0-based), an array, a boolean, luda.newaxis, luda.ellipsis, a table of "
        "x:slice's items, an index string or a field name, got {}",
