@@ -94,8 +94,11 @@ class IndexParser {
   // element -> list | int | 'True' | 'False'
   // The elements are all lists of one shape, or all values (NumPy's rectangular arrays).
   // Returns the list's shape; its values go to l in C order.
-  Shape list(List& l) {
+  Shape list(List& l, int depth = 1) {
     const std::size_t open = pos_ + 1;
+    // Before going deeper: an array has at most kMaxNdim axes, and the C stack is finite.
+    if (depth > kMaxNdim)
+      error_at(open, fmt::format("lists nested more than {} deep (the most axes an array may have)", kMaxNdim));
     ++pos_;  // '['
     std::int64_t count = 0;
     std::optional<Shape> inner;  // the elements' shape: () for values
@@ -103,7 +106,7 @@ class IndexParser {
     while (!peek(']')) {
       Shape shape;
       if (peek('[')) {
-        shape = list(l);
+        shape = list(l, depth + 1);
       } else {
         const std::size_t begin = pos_;
         std::optional<std::int64_t> v;

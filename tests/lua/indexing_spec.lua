@@ -372,6 +372,8 @@ describe("indexing", function()
     assert.are.equal(here() .. "slice: syntax error in \"[[0], 1]\" at column 1: a ragged nested list (the lists inside one list must all have one shape, or all be values)", error_of(function() return x["[[0], 1]"] end))
     assert.are.equal(here() .. "slice: syntax error in \"[0, x]\" at column 5: expected an integer, True, False or '[' but found 'x'", error_of(function() return x["[0, x]"] end))
     assert.are.equal(here() .. "slice: syntax error in \"Truth\" at column 1: expected an integer, ':', '...', '[', None, newaxis, True or False but found 'T'", error_of(function() return x:slice("Truth") end))
+    assert.are.equal(here() .. "slice: syntax error in \"" .. ("["):rep(65) .. "\" at column 65: lists nested more than 64 deep (the most axes an array may have)", error_of(function() return x[("["):rep(65)] end))
+    assert.are.equal(64, x[("["):rep(64) .. "2" .. ("]"):rep(64)].ndim)
     -- Errors leave the array as it was.
     assert.are.same({ 0, 1, 2 }, x:totable())
   end)
