@@ -118,6 +118,8 @@ int l_function(lua_State* L) {
   int n = split_options(L, 1, &options);
   if (n == 2 && name == "log") name = "log_base";
   if (n == 2 && name == "atan") name = "atan2";
+  // luda.where(condition) alone is NumPy's where(condition): nonzero.
+  if (name == "where" && n == 1 && !options) return push_nonzero(L, check_array(L, 1, "where"));
   int nin = ops::ufunc_inputs(name);
   if (n != nin) {
     if (fname == "log" || fname == "atan")

@@ -41,6 +41,7 @@ int open_module(lua_State* L) {
   open_array_math(L);  // after open_arrays: ndarray arithmetic, reductions, luda.exp and friends
   open_linalg(L);      // luda.linalg
   open_routines(L);  // luda.concatenate, luda.eye, x:ravel, ...
+  open_indexing(L);  // luda.take, luda.nonzero, luda.newaxis, x:take, ...
   open_link(L);  // luda.cuda.declare_device
   open_jit(L);
   open_graphs(L);  // luda.graph
