@@ -129,27 +129,15 @@ extern "C" __global__ void cumprod_carry_{4}(T* out, const T* sums, long long ro
 }
 
 
-// The kernel `name` of t's module, made once (a RawKernel keeps where it is loaded).
-RawKernel& function(DType t, const std::string& name) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<RawKernel>> kernels;
-  const std::string entry = fmt::format("{}_{}", name, dtype_name(t));
-  std::lock_guard lock(mutex);
-  auto& k = kernels[entry];
-  if (!k) k = scan_module(t)->get_function(entry);
-  return *k;
+DTypeModules& modules() {
+  static DTypeModules m(&source);
+  return m;
 }
+RawKernel& function(DType t, std::string_view name) { return modules().function(t, name); }
 
 }  // namespace
 
-std::shared_ptr<RawModule> scan_module(DType t) {
-  static std::mutex mutex;
-  static std::map<DType, std::shared_ptr<RawModule>> modules;
-  std::lock_guard lock(mutex);
-  auto& m = modules[t];
-  if (!m) m = RawModule::create(source(t));
-  return m;
-}
+std::shared_ptr<RawModule> scan_module(DType t) { return modules().module(t); }
 
 void scan_rows(const NDArray& data, ScanOp op, const Stream* stream) {
   LUDA_INTERNAL_CHECK(data.valid() && data.ndim() == 2 && data.is_c_contiguous());

@@ -139,27 +139,15 @@ extern "C" __global__ void argsort_merge_{6}(const E* kin, E* kout, const long l
 }
 
 
-// The kernel `name` of t's module, made once (a RawKernel keeps where it is loaded).
-RawKernel& function(DType t, std::string_view name) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<RawKernel>> kernels;
-  const std::string entry = fmt::format("{}_{}", name, dtype_name(t));
-  std::lock_guard lock(mutex);
-  auto& k = kernels[entry];
-  if (!k) k = sort_module(t)->get_function(entry);
-  return *k;
+DTypeModules& modules() {
+  static DTypeModules m(&source);
+  return m;
 }
+RawKernel& function(DType t, std::string_view name) { return modules().function(t, name); }
 
 }  // namespace
 
-std::shared_ptr<RawModule> sort_module(DType t) {
-  static std::mutex mutex;
-  static std::map<DType, std::shared_ptr<RawModule>> modules;
-  std::lock_guard lock(mutex);
-  auto& m = modules[t];
-  if (!m) m = RawModule::create(source(t));
-  return m;
-}
+std::shared_ptr<RawModule> sort_module(DType t) { return modules().module(t); }
 
 void sort_rows(const NDArray& keys, const NDArray& index, const Stream* stream) {
   LUDA_INTERNAL_CHECK(keys.valid() && keys.ndim() == 2 && keys.is_c_contiguous());
