@@ -44,7 +44,7 @@ if not svd_only then
   -- and in the smoke run. Each element's rounding: float32 sums of n products, then the
   -- result's own rounding.
   local unit = { float32 = 0, float16 = 2 ^ -11, bfloat16 = 2 ^ -8 }
-  for _, dtype in ipairs((on_gpu or smoke) and { "float32", "float16", "bfloat16" } or { "float32" }) do
+  local function bench_matmul(dtype)
     local a = luda.random.random({ n, n }):astype(dtype)
     local b = luda.random.random({ n, n }):astype(dtype)
     local c = luda.empty({ n, n }, dtype)
@@ -62,6 +62,12 @@ if not svd_only then
     local short = dtype == "float32" and "f32" or dtype == "float16" and "f16" or "bf16"
     print(("matmul %d x %d %s on %s: %.3f ms, %.1f TFLOP/s"):format(n, n, dtype, dev.name, ms, tflops))
     print(("@@ matmul_%s_%d_ms %.4f\n@@ matmul_%s_%d_tflops %.3f"):format(short, n, ms, short, n, tflops))
+  end
+  for _, dtype in ipairs((on_gpu or smoke) and { "float32", "float16", "bfloat16" } or { "float32" }) do
+    -- one dtype's failure is reported and the others still run
+    local ok, err = pcall(bench_matmul, dtype)
+    if not ok then print(("matmul %s failed: %s"):format(dtype, err)) end
+    if not ok and smoke then error(err) end
   end
 
   local m = smoke and 128 or 2048
