@@ -30,6 +30,41 @@ Type float_of(const Type& t) {
   return Type::scalar_of(Scalar::Float64, t.weak);
 }
 
+// The '|'-separated alternative for `nargs` arguments.
+std::string_view alternative(std::string_view templ, int index) {
+  for (int i = 0; i < index; ++i) {
+    auto bar = templ.find('|');
+    if (bar == std::string_view::npos) return templ;
+    templ.remove_prefix(bar + 1);
+  }
+  return templ.substr(0, templ.find('|'));
+}
+
+// Whether the row has a complex form for `nargs` arguments (Builtin::emit_complex).
+bool has_complex_form(const Builtin& row, std::size_t nargs) {
+  return !row.emit_complex.empty() && !alternative(row.emit_complex, static_cast<int>(nargs) - row.min_args).empty();
+}
+
+// A complex operand where the row has no complex form: the error, at the first one.
+BuiltinTyping no_complex(const Builtin& row, std::span<const BuiltinOperand> args) {
+  int at = -1;
+  for (std::size_t i = 0; i < args.size() && at < 0; ++i)
+    if (args[i].type.is_complex()) at = static_cast<int>(i);
+  return fail(fmt::format("{}{} is not defined for complex numbers (nor is NumPy's)", row.name,
+                          args.size() > 1 && row.min_args != row.max_args ? fmt::format(" with {} arguments", args.size()) : ""),
+              at);
+}
+
+// A 16-bit float's math: its operands converted to float32, the function of float32, the
+// value rounded back to the 16-bit type (NumPy computes float16's functions so).
+void in_float32(BuiltinTyping& t) {
+  const Type f32 = Type::scalar_of(Scalar::Float32);
+  for (Type& c : t.convert)
+    if (c.kind == Type::Kind::Scalar) c = f32;
+  t.operation = f32;
+  t.round_result = t.result.kind == Type::Kind::Scalar && is_half(t.result.scalar);
+}
+
 // All operands numbers, promoted together; the common type, or an error naming the first
 // operand that is not a number.
 std::optional<Type> common_number(const Builtin& row, std::span<const BuiltinOperand> args,
@@ -71,19 +106,28 @@ BuiltinTyping rule_int_limit(const Builtin& row, std::span<const BuiltinOperand>
 }
 
 // Float functions: integers become float64, float32 stays float32 (expf, never exp).
+// Complex operands: the complex form (emit_complex) in their common complex type.
 BuiltinTyping rule_float(const Builtin& row, std::span<const BuiltinOperand> args) {
   BuiltinTyping t;
   auto common = common_number(row, args, t);
   if (!common) return t;
+  if (common->is_complex()) {
+    if (!has_complex_form(row, args.size())) return no_complex(row, args);
+    t.result = t.operation = *common;
+    t.convert.assign(args.size(), *common);
+    return t;
+  }
   Type f = float_of(*common);
   t.result = t.operation = f;
   t.convert.assign(args.size(), f);
+  if (is_half(f.scalar)) in_float32(t);
   return t;
 }
 
 BuiltinTyping rule_float_predicate(const Builtin& row, std::span<const BuiltinOperand> args) {
   BuiltinTyping t = rule_float(row, args);
   if (t.error.empty()) t.result = Type::scalar_of(Scalar::Bool);
+  t.round_result = false;
   return t;
 }
 
@@ -93,21 +137,61 @@ BuiltinTyping rule_float_to_int(const Builtin& row, std::span<const BuiltinOpera
   BuiltinTyping t;
   auto common = common_number(row, args, t);
   if (!common) return t;
+  if (common->is_complex()) return no_complex(row, args);
   t.operation = *common;
   t.convert.assign(args.size(), *common);
   t.result = common->is_int() ? *common : Type::scalar_of(Scalar::Int64, common->weak);
+  if (is_half(common->scalar)) in_float32(t);
   return t;
 }
 
-// math.abs, math.min, math.max, math.fmod: the operands' common type.
+// math.abs, math.min, math.max, math.fmod: the operands' common type. Complex operands
+// take the row's complex form (min and max order them as NumPy 2 does: by the real parts,
+// then the imaginary ones), or are an error.
 BuiltinTyping rule_number(const Builtin& row, std::span<const BuiltinOperand> args) {
   BuiltinTyping t;
   auto common = common_number(row, args, t);
   if (!common) return t;
+  if (common->is_complex() && !has_complex_form(row, args.size())) return no_complex(row, args);
   t.result = t.operation = *common;
   t.convert.assign(args.size(), *common);
+  if (is_half(common->scalar)) in_float32(t);
   return t;
 }
+
+// math.abs: a complex's magnitude is real (NumPy's abs of complex64 is float32).
+BuiltinTyping rule_abs(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t = rule_number(row, args);
+  if (t.error.empty() && t.result.is_complex()) t.result = Type::scalar_of(real_part(t.result.scalar), t.result.weak);
+  return t;
+}
+
+// luda.real(x), luda.imag(x), luda.conj(x), luda.angle(x), as NumPy's: a complex's parts
+// (of its real type), its conjugate, its argument; a real number is its own real part and
+// conjugate, has an imaginary part of 0 in its type, and an angle of 0 or pi (atan2(0, x),
+// a float: float64 for an integer).
+enum class Part { Real, Imag, Conj, Angle };
+BuiltinTyping part(const Builtin& row, std::span<const BuiltinOperand> args, Part which) {
+  const BuiltinOperand& a = args[0];
+  if (!a.type.is_number()) return fail(fmt::format("{} expects a number, got {}", row.name, describe(a)), 0);
+  BuiltinTyping t;
+  if (a.type.is_complex()) {
+    t.operation = a.type;
+    t.result = which == Part::Conj ? a.type : Type::scalar_of(real_part(a.type.scalar), a.type.weak);
+    t.convert.assign(1, a.type);
+    return t;
+  }
+  t.result = t.operation = which == Part::Angle ? float_of(a.type) : a.type;
+  t.convert.assign(1, t.result);
+  if (which == Part::Angle && is_half(t.result.scalar)) in_float32(t);
+  if (a.constant && which != Part::Angle)
+    t.constant = which == Part::Imag ? convert_constant(Constant::of_int(0), Scalar::Int64, a.type.scalar) : *a.constant;
+  return t;
+}
+BuiltinTyping rule_real(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Real); }
+BuiltinTyping rule_imag(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Imag); }
+BuiltinTyping rule_conj(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Conj); }
+BuiltinTyping rule_angle(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Angle); }
 
 // luda.float32(x) and friends: a strong value of the row's type.
 BuiltinTyping rule_cast(const Builtin& row, std::span<const BuiltinOperand> args) {
@@ -118,6 +202,53 @@ BuiltinTyping rule_cast(const Builtin& row, std::span<const BuiltinOperand> args
   t.result = t.operation = Type::scalar_of(row.scalar);
   t.convert.assign(1, Type::void_());
   if (a.constant) t.constant = convert_constant(*a.constant, a.type.scalar, row.scalar);
+  return t;
+}
+
+// luda.complex64(x), luda.complex128(x): a conversion, as rule_cast; (re, im): the complex
+// of two real numbers, each converted to the parts' type.
+BuiltinTyping rule_complex_cast(const Builtin& row, std::span<const BuiltinOperand> args) {
+  if (args.size() == 1) return rule_cast(row, args);
+  for (std::size_t i = 0; i < 2; ++i)
+    if (!args[i].type.is_real())
+      return fail(fmt::format("{}(re, im) takes two real numbers, got {}", row.name, describe(args[i])), int(i));
+  BuiltinTyping t;
+  t.result = t.operation = Type::scalar_of(row.scalar);
+  t.convert.assign(2, Type::scalar_of(real_part(row.scalar)));
+  if (args[0].constant && args[1].constant) {
+    Constant c = convert_constant(*args[0].constant, args[0].type.scalar, row.scalar);
+    c.im = convert_constant(*args[1].constant, args[1].type.scalar, real_part(row.scalar)).f;
+    t.constant = c;
+  }
+  return t;
+}
+
+// luda.complex(re [, im]): Python's complex(re, im). Of Lua numbers and literals it is a
+// weak complex128, as Python's complex is to NumPy 2 (a complex64 array times
+// luda.complex(0, 1) stays complex64); of typed values, the complex that holds their
+// common type (float32 parts give complex64). One complex argument is itself.
+BuiltinTyping rule_complex(const Builtin& row, std::span<const BuiltinOperand> args) {
+  BuiltinTyping t;
+  if (args.size() == 1 && args[0].type.is_complex()) {
+    t.result = t.operation = args[0].type;
+    t.convert.assign(1, Type::void_());
+    return t;
+  }
+  auto common = common_number(row, args, t);
+  if (!common) return t;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (args[i].type.is_complex())
+      return fail(fmt::format("{}(re, im) takes two real numbers, got {}", row.name, describe(args[i])), int(i));
+  Type c = Type::scalar_of(common->weak ? Scalar::Complex128 : complex_of(common->scalar), common->weak);
+  t.result = t.operation = c;
+  t.convert.assign(args.size(), args.size() == 1 ? Type::void_() : Type::scalar_of(real_part(c.scalar)));
+  bool constant = true;
+  for (const BuiltinOperand& a : args) constant = constant && a.constant.has_value();
+  if (constant) {
+    Constant re = convert_constant(*args[0].constant, args[0].type.scalar, c.scalar);
+    if (args.size() == 2) re.im = convert_constant(*args[1].constant, args[1].type.scalar, real_part(c.scalar)).f;
+    t.constant = re;
+  }
   return t;
 }
 
@@ -391,6 +522,10 @@ using Atomic = Builtin::Atomic;
 
 #define FLOAT1(ns, n, what) \
   {.name = ns "." #n, .min_args = 1, .max_args = 1, .type = rule_float, .emit = #n "{f}($0)", .args_doc = "(x)", .doc = what}
+// A float function with a complex form: the prelude's luda_c<name> (dsl/prelude.cpp).
+#define CFLOAT1(ns, n, what) \
+  {.name = ns "." #n, .min_args = 1, .max_args = 1, .type = rule_float, .emit = #n "{f}($0)", \
+   .emit_complex = "luda_c" #n "($0)", .args_doc = "(x)", .doc = what}
 #define FLOAT2(ns, n, what) \
   {.name = ns "." #n, .min_args = 2, .max_args = 2, .type = rule_float, .emit = #n "{f}($0, $1)", .args_doc = "(x, y)", \
    .doc = what}
@@ -413,7 +548,14 @@ using Atomic = Builtin::Atomic;
    .doc = "converts to " #n " (integers wrap; floats truncate towards zero, saturate at the range, NaN gives 0)"}
 #define FLOAT_CAST(n, S) \
   {.name = "luda." #n, .min_args = 1, .max_args = 1, .type = rule_cast, .emit = "$C", .scalar = Scalar::S, .args_doc = "(x)", \
-   .doc = "converts to " #n " (rounds to nearest)"}
+   .doc = "converts to " #n " (rounds to nearest; a complex gives its real part)"}
+#define COMPLEX_CAST(n, S) \
+  {.name = "luda." #n, .min_args = 1, .max_args = 2, .type = rule_complex_cast, .emit = "$C|luda_cmake<$T>($0, $1)", \
+   .scalar = Scalar::S, .args_doc = "(x [, im])", \
+   .doc = "converts to " #n " (a real number gets the imaginary part 0); with two real numbers, the complex re + im i"}
+#define PART(n, rule, real, complex, what) \
+  {.name = "luda." #n, .min_args = 1, .max_args = 1, .type = rule, .emit = real, .emit_complex = complex, \
+   .args_doc = "(z)", .doc = what}
 
 enum : int { kAny = -1 };
 
@@ -527,27 +669,31 @@ const Builtin kTable[] = {
     {.name = "print", .max_args = kAny, .type = rule_print, .emit = "$P", .args_doc = "(...)",
      .doc = "device printf of numbers, bools and string literals, tab-separated, like Lua's print"},
     // ---- math (Lua's)
-    FLOAT1("math", sqrt, "square root"), FLOAT1("math", exp, "e^x"),
+    CFLOAT1("math", sqrt, "square root"), CFLOAT1("math", exp, "e^x"),
     {.name = "math.log", .min_args = 1, .max_args = 2, .type = rule_float, .emit = "log{f}($0)|luda_log_base($0, $1)",
-     .args_doc = "(x [, base])", .doc = "natural logarithm, or to the given base"},
-    FLOAT1("math", sin, "sine"), FLOAT1("math", cos, "cosine"), FLOAT1("math", tan, "tangent"),
-    FLOAT1("math", asin, "arc sine"), FLOAT1("math", acos, "arc cosine"),
+     .emit_complex = "luda_clog($0)|(luda_clog($0) / luda_clog($1))", .args_doc = "(x [, base])",
+     .doc = "natural logarithm, or to the given base"},
+    CFLOAT1("math", sin, "sine"), CFLOAT1("math", cos, "cosine"), CFLOAT1("math", tan, "tangent"),
+    CFLOAT1("math", asin, "arc sine"), CFLOAT1("math", acos, "arc cosine"),
     {.name = "math.atan", .min_args = 1, .max_args = 2, .type = rule_float, .emit = "atan{f}($0)|atan2{f}($0, $1)",
-     .args_doc = "(y [, x])", .doc = "arc tangent of y/x, in the right quadrant"},
+     .emit_complex = "luda_catan($0)|", .args_doc = "(y [, x])", .doc = "arc tangent of y/x, in the right quadrant"},
     {.name = "math.floor", .min_args = 1, .max_args = 1, .type = rule_float_to_int,
      .emit = "luda_ftoi<long long>(floor{f}($0))", .emit_int = "$0", .args_doc = "(x)",
      .doc = "largest integer <= x (int64 for a float x, saturated; NaN gives 0)"},
     {.name = "math.ceil", .min_args = 1, .max_args = 1, .type = rule_float_to_int,
      .emit = "luda_ftoi<long long>(ceil{f}($0))", .emit_int = "$0", .args_doc = "(x)",
      .doc = "smallest integer >= x (int64 for a float x, saturated; NaN gives 0)"},
-    {.name = "math.abs", .min_args = 1, .max_args = 1, .type = rule_number, .emit = "fabs{f}($0)",
-     .emit_int = "luda_abs($0)", .args_doc = "(x)", .doc = "absolute value, in x's type"},
+    {.name = "math.abs", .min_args = 1, .max_args = 1, .type = rule_abs, .emit = "fabs{f}($0)",
+     .emit_int = "luda_abs($0)", .emit_complex = "luda_cabs($0)", .args_doc = "(x)",
+     .doc = "absolute value, in x's type (a complex's magnitude, in its real type)"},
     {.name = "math.min", .min_args = 1, .max_args = 4, .type = rule_number,
      .emit = "$0|luda_min($0, $1)|luda_min(luda_min($0, $1), $2)|luda_min(luda_min(luda_min($0, $1), $2), $3)",
-     .args_doc = "(x, ...)", .doc = "the smallest argument (up to 4), compared as Lua does"},
+     .emit_complex = "$0|luda_min($0, $1)|luda_min(luda_min($0, $1), $2)|luda_min(luda_min(luda_min($0, $1), $2), $3)",
+     .args_doc = "(x, ...)", .doc = "the smallest argument (up to 4), compared as Lua does (complex: by real part, then imaginary part, as NumPy 2)"},
     {.name = "math.max", .min_args = 1, .max_args = 4, .type = rule_number,
      .emit = "$0|luda_max($0, $1)|luda_max(luda_max($0, $1), $2)|luda_max(luda_max(luda_max($0, $1), $2), $3)",
-     .args_doc = "(x, ...)", .doc = "the largest argument (up to 4), compared as Lua does"},
+     .emit_complex = "$0|luda_max($0, $1)|luda_max(luda_max($0, $1), $2)|luda_max(luda_max(luda_max($0, $1), $2), $3)",
+     .args_doc = "(x, ...)", .doc = "the largest argument (up to 4), compared as Lua does (complex: by real part, then imaginary part, as NumPy 2)"},
     {.name = "math.fmod", .min_args = 2, .max_args = 2, .type = rule_number, .emit = "luda_fmod($0, $1)",
      .args_doc = "(x, y)", .doc = "remainder of x / y rounded towards zero"},
     {.name = "math.deg", .min_args = 1, .max_args = 1, .type = rule_float, .emit = "($0 * 57.295779513082323{f})",
@@ -562,12 +708,12 @@ const Builtin kTable[] = {
     {.name = "math.mininteger", .form = F::Value, .type = rule_int_limit, .scalar = Scalar::Int64, .value = -1,
      .doc = "smallest int64"},
     // ---- luda.math (CUDA's float functions)
-    FLOAT1("luda.math", exp2, "2^x"), FLOAT1("luda.math", log2, "base-2 logarithm"),
-    FLOAT1("luda.math", log10, "base-10 logarithm"), FLOAT1("luda.math", log1p, "log(1 + x), exact near 0"),
-    FLOAT1("luda.math", expm1, "e^x - 1, exact near 0"), FLOAT1("luda.math", sinh, "hyperbolic sine"),
-    FLOAT1("luda.math", cosh, "hyperbolic cosine"), FLOAT1("luda.math", tanh, "hyperbolic tangent"),
-    FLOAT1("luda.math", asinh, "inverse hyperbolic sine"), FLOAT1("luda.math", acosh, "inverse hyperbolic cosine"),
-    FLOAT1("luda.math", atanh, "inverse hyperbolic tangent"),
+    CFLOAT1("luda.math", exp2, "2^x"), CFLOAT1("luda.math", log2, "base-2 logarithm"),
+    CFLOAT1("luda.math", log10, "base-10 logarithm"), CFLOAT1("luda.math", log1p, "log(1 + x), exact near 0"),
+    CFLOAT1("luda.math", expm1, "e^x - 1, exact near 0"), CFLOAT1("luda.math", sinh, "hyperbolic sine"),
+    CFLOAT1("luda.math", cosh, "hyperbolic cosine"), CFLOAT1("luda.math", tanh, "hyperbolic tangent"),
+    CFLOAT1("luda.math", asinh, "inverse hyperbolic sine"), CFLOAT1("luda.math", acosh, "inverse hyperbolic cosine"),
+    CFLOAT1("luda.math", atanh, "inverse hyperbolic tangent"),
     FLOAT1("luda.math", erf, "error function"), FLOAT1("luda.math", erfc, "1 - erf(x)"),
     FLOAT1("luda.math", lgamma, "log |gamma(x)|"), FLOAT1("luda.math", tgamma, "gamma(x)"),
     FLOAT1("luda.math", cbrt, "cube root"), FLOAT1("luda.math", rsqrt, "1 / sqrt(x)"),
@@ -587,15 +733,26 @@ const Builtin kTable[] = {
     {.name = "luda.math.fma", .min_args = 3, .max_args = 3, .type = rule_float, .emit = "fma{f}($0, $1, $2)",
      .args_doc = "(x, y, z)", .doc = "x * y + z, rounded once"},
     {.name = "luda.math.isnan", .min_args = 1, .max_args = 1, .type = rule_float_predicate, .emit = "isnan($0)",
-     .args_doc = "(x)", .doc = "whether x is NaN"},
+     .emit_complex = "luda_cisnan($0)", .args_doc = "(x)", .doc = "whether x is NaN (a complex: either part)"},
     {.name = "luda.math.isinf", .min_args = 1, .max_args = 1, .type = rule_float_predicate, .emit = "isinf($0)",
-     .args_doc = "(x)", .doc = "whether x is infinite"},
+     .emit_complex = "luda_cisinf($0)", .args_doc = "(x)", .doc = "whether x is infinite (a complex: either part)"},
     {.name = "luda.math.isfinite", .min_args = 1, .max_args = 1, .type = rule_float_predicate, .emit = "isfinite($0)",
-     .args_doc = "(x)", .doc = "whether x is neither infinite nor NaN"},
+     .emit_complex = "luda_cisfinite($0)", .args_doc = "(x)", .doc = "whether x is neither infinite nor NaN (a complex: both parts)"},
     // ---- luda: conversions (the names are also dtypes for cuda.shared.array)
     CAST(int8, Int8), CAST(int16, Int16), CAST(int32, Int32), CAST(int64, Int64), CAST(uint8, UInt8),
     CAST(uint16, UInt16), CAST(uint32, UInt32), CAST(uint64, UInt64), FLOAT_CAST(float32, Float32),
-    FLOAT_CAST(float64, Float64),
+    FLOAT_CAST(float64, Float64), FLOAT_CAST(float16, Float16), FLOAT_CAST(bfloat16, BFloat16),
+    COMPLEX_CAST(complex64, Complex64), COMPLEX_CAST(complex128, Complex128),
+    {.name = "luda.complex", .min_args = 1, .max_args = 2, .type = rule_complex, .emit = "$C|luda_cmake<$T>($0, $1)",
+     .args_doc = "(re [, im])",
+     .doc = "the complex re + im i, as Python's complex: of Lua numbers a weak complex128 (it takes a complex64 or float32 operand's precision), of typed values the complex of their type"},
+    // ---- luda: complex parts (NumPy's real, imag, conj, angle)
+    PART(real, rule_real, "$0", "($0).re", "the real part (a real number itself)"),
+    PART(imag, rule_imag, "luda_cvt<$T>(0)", "($0).im", "the imaginary part (0 for a real number, in its type)"),
+    PART(conj, rule_conj, "$0", "luda_cconj($0)", "the complex conjugate (a real number itself)"),
+    PART(conjugate, rule_conj, "$0", "luda_cconj($0)", "the complex conjugate, as luda.conj"),
+    PART(angle, rule_angle, "atan2{f}(0.0{f}, $0)", "luda_carg($0)",
+         "the argument, atan2(imag, real), in radians (a float: 0 or pi for a real number)"),
 };
 
 #undef FLOAT1
@@ -605,13 +762,16 @@ const Builtin kTable[] = {
 #undef SHFL
 #undef CAST
 #undef FLOAT_CAST
+#undef CFLOAT1
+#undef COMPLEX_CAST
+#undef PART
 
 }  // namespace
 
 std::span<const Builtin> builtin_table() { return kTable; }
 
 std::optional<Scalar> builtin_dtype(const Builtin& row) {
-  if (row.type == rule_cast) return row.scalar;
+  if (row.type == rule_cast || row.type == rule_complex_cast) return row.scalar;
   return std::nullopt;
 }
 
@@ -675,16 +835,6 @@ std::string builtin_reference_markdown() {
 
 namespace {
 
-// The '|'-separated alternative for `nargs` arguments.
-std::string_view alternative(std::string_view templ, int index) {
-  for (int i = 0; i < index; ++i) {
-    auto bar = templ.find('|');
-    if (bar == std::string_view::npos) return templ;
-    templ.remove_prefix(bar + 1);
-  }
-  return templ.substr(0, templ.find('|'));
-}
-
 // A C string literal's body for printf's format: escapes, and % doubled.
 std::string format_text(std::string_view text) {
   std::string out;
@@ -712,6 +862,12 @@ std::string emit_print(const BuiltinEmitArgs& args) {
     if (t.scalar == Scalar::Bool) {
       format += "%s";
       values += fmt::format(", ({}) ? \"true\" : \"false\"", args.operands[i]);
+    } else if (is_complex(t.scalar)) {  // as Python prints one: (1+2j)
+      format += "(%.14g%+.14gj)";
+      values += fmt::format(", (double)({0}).re, (double)({0}).im", args.operands[i]);
+    } else if (is_half(t.scalar)) {
+      format += "%.14g";
+      values += fmt::format(", (double)luda_h2f({})", args.operands[i]);
     } else if (is_float(t.scalar)) {
       format += "%.14g";
       values += fmt::format(", (double)({})", args.operands[i]);
@@ -730,6 +886,8 @@ std::string emit_print(const BuiltinEmitArgs& args) {
 
 std::string scalar_conversion(const std::string& text, Scalar from, Scalar to) {
   if (from == to) return text;
+  if (is_half(from) || is_half(to) || is_complex(from) || is_complex(to))
+    return fmt::format("luda_cvt<{}>({})", scalar_c_type(to), text);
   if (is_float(from) && is_integer(to)) return fmt::format("luda_ftoi<{}>({})", scalar_c_type(to), text);
   if (is_float(from) && to == Scalar::Bool) return fmt::format("luda_ftob({})", text);
   return fmt::format("({})({})", scalar_c_type(to), text);
@@ -738,6 +896,7 @@ std::string scalar_conversion(const std::string& text, Scalar from, Scalar to) {
 std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args) {
   bool on_ints = args.operation.kind == Type::Kind::Scalar && is_integer(args.operation.scalar);
   std::string_view templ = (on_ints && !row.emit_int.empty()) ? row.emit_int : row.emit;
+  if (args.operation.is_complex() && !row.emit_complex.empty()) templ = row.emit_complex;
   templ = alternative(templ, static_cast<int>(args.operands.size()) - row.min_args);
   bool f32 = args.operation.kind == Type::Kind::Scalar && args.operation.scalar == Scalar::Float32;
   std::string out;
@@ -782,6 +941,7 @@ std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args) {
       out += c;
     }
   }
+  if (args.round_result) return scalar_conversion(out, args.operation.scalar, args.result.scalar);
   return out;
 }
 

@@ -38,6 +38,9 @@ struct BuiltinTyping {
   std::vector<long long> shape;     // array allocations: the constant shape
   std::string error;                // non-empty: the use is wrong; what to say
   int error_operand = -1;           // which operand the caret points at (-1: the call)
+  // The work is done in `operation` (float32 for a 16-bit float's math, as NumPy does it)
+  // and its value converted to `result`'s type, rounding.
+  bool round_result = false;
 };
 
 struct Builtin;
@@ -75,6 +78,10 @@ struct Builtin {
   // separated by '|', starting at min_args.
   std::string_view emit = {};
   std::string_view emit_int = {};  // used instead when the operation is on integers ("" none)
+  // Used instead when the operation is on complex numbers; "" where the builtin has no
+  // complex form (NumPy's has none either: floor, fmod, hypot, ...), which is an error at
+  // the call. An empty alternative ("luda_clog($0)|") refuses that number of arguments.
+  std::string_view emit_complex = {};
   Scalar scalar = Scalar::Float64;  // rules that need one: the cast's target, a Value's type
   double value = 0;                 // Value constants (math.pi)
   Alloc alloc = Alloc::None;
@@ -128,6 +135,7 @@ struct BuiltinEmitArgs {
   std::string element;              // atomics: the addressed element (an lvalue)
   int values_from = 0;              // atomics: index of the first value operand
   Type result;
+  bool round_result = false;        // BuiltinTyping::round_result
 };
 std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args);
 

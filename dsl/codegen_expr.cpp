@@ -23,6 +23,16 @@ namespace luda::dsl {
 std::string cuda_literal(const Constant& c, Scalar type) {
   if (type == Scalar::Bool) return (c.kind == Constant::Kind::Bool ? c.b : c.i != 0) ? "true" : "false";
   Constant v = c.kind == Constant::Kind::Bool ? Constant::of_int(c.b) : c;
+  if (is_complex(type)) {
+    Scalar part = real_part(type);
+    Constant re = convert_constant(v, type, part), im = Constant::of_float(v.kind == Constant::Kind::Float ? v.im : 0);
+    return fmt::format("luda_cmake<{}>({}, {})", scalar_c_type(type), cuda_literal(re, part),
+                       cuda_literal(convert_constant(im, Scalar::Float64, part), part));
+  }
+  if (is_half(type)) {  // its bits: no conversion left for the compiler to fold
+    double d = v.kind == Constant::Kind::Float ? v.f : static_cast<double>(v.i);
+    return fmt::format("{}{{{:#06x}}}", scalar_c_type(type), half_bits(d, type));
+  }
   if (is_float(type)) {
     double d = v.kind == Constant::Kind::Float ? v.f : static_cast<double>(v.i);
     bool f32 = type == Scalar::Float32;
@@ -177,6 +187,12 @@ std::string Emitter::emit(const Expr& e) {
 std::string Emitter::field(const FieldExpr& e) {
   const ExprInfo& ei = info(e);
   if (ei.builtin) return builtin_value(ei);
+  if (e.field.text == "real" || e.field.text == "imag") {
+    const Type& t = info(*e.object).type;
+    if (t.is_complex()) return fmt::format("({}).{}", strip(emit(*e.object)), e.field.text == "real" ? "re" : "im");
+    if (e.field.text == "real") return emit(*e.object);
+    return fmt::format("luda_cvt<{}>(0)", scalar_c_type(t.scalar));
+  }
   LUDA_DSL_CHECK(e.field.text == "size");
   return "luda_size(" + emit(*e.object) + ")";
 }
@@ -275,6 +291,7 @@ BuiltinEmitArgs Emitter::builtin_args(const Builtin& row, const ExprInfo& ei, co
   const BuiltinTyping& t = ei.builtin_typing;
   b.result = t.result;
   b.operation = t.operation;
+  b.round_result = t.round_result;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const Expr& a = *args[i];
     const ExprInfo& ai = info(a);
@@ -492,6 +509,7 @@ std::string Emitter::binary_text(const BinaryExpr& e, const std::string& a, cons
         if (p == 2) return fmt::format("luda_pow2({})", strip(a));
         if (p == 3) return fmt::format("luda_pow3({})", strip(a));
       }
+      if (is_half(t.scalar) || is_complex(t.scalar)) return fmt::format("luda_pow({}, {})", strip(a), strip(b));
       return fmt::format("pow{}({}, {})", t.scalar == Scalar::Float32 ? "f" : "", strip(a), strip(b));
     }
     case BinaryOp::Eq: return fmt::format("({} == {})", a, b);

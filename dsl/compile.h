@@ -78,6 +78,8 @@ struct ExternalValue {
   double number = 0;
   bool boolean = false;
   Scalar scalar = Scalar::Float64;                   // Typed
+  double imag = 0;                                    // Typed complex: the imaginary part (`number` the real)
+  bool weak = false;                                  // Typed: luda.complex(re, im), a weak complex128
   std::map<std::string, ExternalValue> fields;        // Table (string keys; integer keys as "1", "2")
   FunctionSource function;                            // Function
   FunctionHandle handle = nullptr;                    // Function: for its own lookups
@@ -197,6 +199,6 @@ struct CudaKernel {
 CudaKernel compile_kernel(const KernelRequest& request, Environment& env);
 
 // The version of the generated code's prelude and conventions: part of every cache key.
-inline constexpr int kPreludeVersion = 4;
+inline constexpr int kPreludeVersion = 5;
 
 }  // namespace luda::dsl

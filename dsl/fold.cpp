@@ -11,7 +11,7 @@ using i64 = std::int64_t;
 
 Constant wrap(u64 bits, Scalar type) { return convert_constant(Constant::of_int(static_cast<i64>(bits)), Scalar::Int64, type); }
 
-double round_to(double v, Scalar type) { return type == Scalar::Float32 ? static_cast<double>(static_cast<float>(v)) : v; }
+double round_to(double v, Scalar type) { return round_constant(v, type); }
 
 bool less(const Constant& a, const Constant& b, Scalar type) {
   if (a.kind == Constant::Kind::Float) return a.f < b.f;
@@ -64,6 +64,12 @@ std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Consta
   switch (op) {
     case BinaryOp::Eq: return Constant::of_bool(a == b);
     case BinaryOp::Ne: return Constant::of_bool(!(a == b));
+    default: break;
+  }
+  // Complex arithmetic and order are the prelude's, at run time (their results may have
+  // an imaginary part, and the order looks at both parts).
+  if (is_complex(operand) || is_complex(result)) return std::nullopt;
+  switch (op) {
     case BinaryOp::Lt: return Constant::of_bool(less(a, b, operand));
     case BinaryOp::Le: return Constant::of_bool(!less(b, a, operand));
     case BinaryOp::Gt: return Constant::of_bool(less(b, a, operand));
@@ -100,6 +106,11 @@ std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Consta
 std::optional<Constant> fold_unary(UnaryOp op, const Constant& a, Scalar type) {
   switch (op) {
     case UnaryOp::Neg:
+      if (is_complex(type)) {
+        Constant r = Constant::of_float(-a.f);
+        r.im = -a.im;
+        return r;
+      }
       if (is_float(type)) return Constant::of_float(-a.f);
       return wrap(0 - static_cast<u64>(a.i), type);
     case UnaryOp::BNot: return wrap(~static_cast<u64>(a.i), type);

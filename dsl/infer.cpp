@@ -669,9 +669,9 @@ void FunctionTyper::numeric_for_head(const NumericForStat& f) {
     const Expr* parts[] = {f.start, f.limit, f.step};
     const ExprInfo* infos[] = {&start, &limit, &step};
     for (int i = 0; i < 3; ++i)
-      if (!infos[i]->type.is_number())
+      if (!infos[i]->type.is_real())
         throw error_node(parts[i] ? *parts[i] : static_cast<const Expr&>(*f.start), error_kind::type,
-                         fmt::format("'for' {} must be a number, got {}",
+                         fmt::format("'for' {} must be a real number, got {}",
                                      i == 0 ? "initial value" : i == 1 ? "limit" : "step", describe(*infos[i])));
     if (step.constant && ((step.constant->kind == Constant::Kind::Int && step.constant->i == 0) ||
                           (step.constant->kind == Constant::Kind::Float && step.constant->f == 0)))
@@ -685,6 +685,8 @@ void FunctionTyper::numeric_for_head(const NumericForStat& f) {
     } else {
       t = *promote(*promote(start.type, limit.type), step.type);
       if (!t.is_floating()) t = Type::scalar_of(Scalar::Float64, t.weak);
+      // A 16-bit float counter counts in float32 (each step rounded to float16 would stall).
+      if (is_half(t.scalar)) t = Type::scalar_of(Scalar::Float32, t.weak);
     }
     // An integer counter is strong (it must not be narrowed into a neighbour's int32); a
     // float loop over literals stays weak, so it does not pull float32 work into float64.

@@ -52,7 +52,10 @@ namespace {
 
 bool is_call(const Expr& e) { return e.is<CallExpr>() || e.is<MethodCallExpr>(); }
 
-Type float_of(const Type& t) { return t.is_floating() ? t : Type::scalar_of(Scalar::Float64, t.weak); }
+// The type `/` and `^` compute in: floats and complex as they are, integers in float64.
+Type float_of(const Type& t) {
+  return t.is_floating() || t.is_complex() ? t : Type::scalar_of(Scalar::Float64, t.weak);
+}
 
 std::string op_text(BinaryOp op) { return std::string(binary_op_text(op)); }
 
@@ -204,13 +207,18 @@ void FunctionTyper::external(const std::string& name, const ExternalValue& ext, 
       out.type = Type::scalar_of(Scalar::Bool);
       out.constant = Constant::of_bool(ext.boolean);
       return;
-    case K::Typed:
-      out.type = Type::scalar_of(ext.scalar);
-      out.constant = is_float(ext.scalar) ? Constant::of_float(ext.number)
+    case K::Typed: {
+      out.type = Type::scalar_of(ext.scalar, ext.weak);
+      bool inexact = is_float(ext.scalar) || is_complex(ext.scalar);
+      out.constant = inexact ? Constant::of_float(ext.number)
                      : ext.scalar == Scalar::Bool ? Constant::of_bool(ext.boolean)
                                                   : Constant::of_int(ext.integer);
-      if (is_float(ext.scalar)) out.constant = convert_constant(*out.constant, Scalar::Float64, ext.scalar);
+      out.constant->im = ext.imag;
+      if (inexact)
+        out.constant = convert_constant(*out.constant, is_complex(ext.scalar) ? Scalar::Complex128 : Scalar::Float64,
+                                        ext.scalar);
       return;
+    }
     case K::Table:
       out.symbol.kind = Symbol::Kind::Table;
       out.symbol.table = &ext;
@@ -293,8 +301,22 @@ void FunctionTyper::field_rule(const FieldExpr& e, const ExprInfo& object, ExprI
     default:
       throw error_node(e, error_kind::type, fmt::format("{} has no field '{}'", describe(object), name));
   }
+  // z.real and z.imag, as NumPy's: a complex's parts, in its real type; a real number is
+  // its own real part and has 0 for imaginary part.
+  if ((name == "real" || name == "imag") && object.type.is_number()) {
+    Scalar part = real_part(object.type.scalar);
+    out.type = Type::scalar_of(part, object.type.weak);
+    if (object.constant)
+      out.constant = name == "imag" ? convert_constant(Constant::of_float(object.constant->im), Scalar::Float64, part)
+                                    : convert_constant(*object.constant, object.type.scalar, part);
+    if (object.constant && name == "imag" && !object.type.is_complex())
+      out.constant = convert_constant(Constant::of_int(0), Scalar::Int64, part);
+    return;
+  }
   if (object.type.kind != Type::Kind::Array)
-    throw error_node(e, error_kind::type, fmt::format("cannot read field '{}' of {}", name, object.type.str()));
+    throw error_node(e, error_kind::type,
+                     fmt::format("cannot read field '{}' of {}{}", name, object.type.str(),
+                                 object.type.is_number() ? " (a number has the fields real and imag)" : ""));
   if (name == "shape") {
     out.symbol.kind = Symbol::Kind::Shape;
   } else if (name == "size") {
@@ -749,6 +771,11 @@ void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const Ex
     case BinaryOp::Div: case BinaryOp::Pow:
       if (!both(&Type::is_number))
         throw error_node(e, error_kind::type, fmt::format("cannot apply '{}' to {} and {}", op, a.type.str(), b.type.str()));
+      if ((e.op == BinaryOp::IDiv || e.op == BinaryOp::Mod) && (a.type.is_complex() || b.type.is_complex()))
+        throw error_node(e, error_kind::type,
+                         fmt::format("cannot apply '{}' to {} and {}: floor division and modulo are not defined for "
+                                     "complex numbers (NumPy's floor_divide and remainder are not either)",
+                                     op, a.type.str(), b.type.str()));
       out.operand = *promote(a.type, b.type);
       if (e.op == BinaryOp::Div || e.op == BinaryOp::Pow) {
         out.operand = float_of(out.operand);

@@ -1,5 +1,7 @@
 #include "dsl/prelude.h"
 
+#include "luda_float16_text.h"  // runtime/float16.h's text (generated)
+
 namespace luda::dsl {
 
 // Kept small on purpose: parsing it is part of every kernel's compile time. Functions
@@ -29,6 +31,303 @@ template <> struct luda_traits<float> { typedef float unsigned_type; typedef flo
 template <> struct luda_traits<double> { typedef double unsigned_type; typedef double arith_type; enum { is_signed_int = 0, is_int = 0, is_float = 1 }; };
 #define LUDA_INLINE static __device__ __forceinline__
 
+)prelude";
+
+
+// float16, bfloat16, complex64 and complex128, in NumPy's layouts: a 16-bit float's bits;
+// the real part, then the imaginary part. Plain aggregates, so that they live in arrays,
+// in __shared__ memory and in unions (the reductions' shuffles). The 16-bit floats compute
+// in float32 and round each result back, as NumPy computes them; their conversions are
+// runtime/float16.h's (below), which the host's copies use too, so that every device and
+// the host round alike.
+constexpr std::string_view kDtypes = R"prelude(struct luda_half { unsigned short bits; };
+struct luda_bfloat16 { unsigned short bits; };
+struct alignas(8) luda_complex64 { float re, im; };
+struct alignas(16) luda_complex128 { double re, im; };
+template <class T> struct luda_kind { enum { half = 0, complex = 0 }; };
+template <> struct luda_kind<luda_half> { enum { half = 1, complex = 0 }; };
+template <> struct luda_kind<luda_bfloat16> { enum { half = 1, complex = 0 }; };
+template <> struct luda_kind<luda_complex64> { enum { half = 0, complex = 1 }; };
+template <> struct luda_kind<luda_complex128> { enum { half = 0, complex = 1 }; };
+template <class A, class B> struct luda_same { enum { value = 0 }; };
+template <class A> struct luda_same<A, A> { enum { value = 1 }; };
+#define LUDA_F16_FN static __device__ __forceinline__
+)prelude";
+
+constexpr std::string_view kHalfConversions = R"prelude(#line 1 "luda_prelude_dtypes"
+LUDA_INLINE float luda_h2f(luda_half x) { return __uint_as_float(luda_f16_bits_to_f32_bits(x.bits)); }
+LUDA_INLINE float luda_h2f(luda_bfloat16 x) { return __uint_as_float(luda_bf16_bits_to_f32_bits(x.bits)); }
+// A 16-bit float from a real value: float32 and float64 round once, directly; integers
+// and bools go through float64, as the host converts them (runtime/dtype.h).
+template <class H, class F> LUDA_INLINE H luda_to_half(F x) {
+  H r;
+  if constexpr (luda_same<F, float>::value) {
+    r.bits = luda_same<H, luda_half>::value ? luda_f32_bits_to_f16_bits(__float_as_uint(x)) : luda_f32_bits_to_bf16_bits(__float_as_uint(x));
+  } else {
+    const unsigned long long d = (unsigned long long)__double_as_longlong((double)x);
+    r.bits = luda_same<H, luda_half>::value ? luda_f64_bits_to_f16_bits(d) : luda_f64_bits_to_bf16_bits(d);
+  }
+  return r;
+}
+)prelude";
+
+// The 16-bit floats' arithmetic and order: float32's, each result rounded back (NumPy's);
+// -x flips the sign bit, as NumPy's negative does.
+constexpr std::string_view kHalfOps = R"prelude(#line 1 "luda_prelude_halves"
+#define LUDA_HALF_OPS(H)                                                                   \
+  LUDA_INLINE H operator+(H a, H b) { return luda_to_half<H>(luda_h2f(a) + luda_h2f(b)); } \
+  LUDA_INLINE H operator-(H a, H b) { return luda_to_half<H>(luda_h2f(a) - luda_h2f(b)); } \
+  LUDA_INLINE H operator*(H a, H b) { return luda_to_half<H>(luda_h2f(a) * luda_h2f(b)); } \
+  LUDA_INLINE H operator/(H a, H b) { return luda_to_half<H>(luda_h2f(a) / luda_h2f(b)); } \
+  LUDA_INLINE H operator-(H a) { a.bits ^= 0x8000u; return a; }                            \
+  LUDA_INLINE bool operator==(H a, H b) { return luda_h2f(a) == luda_h2f(b); }             \
+  LUDA_INLINE bool operator!=(H a, H b) { return luda_h2f(a) != luda_h2f(b); }             \
+  LUDA_INLINE bool operator<(H a, H b) { return luda_h2f(a) < luda_h2f(b); }               \
+  LUDA_INLINE bool operator<=(H a, H b) { return luda_h2f(a) <= luda_h2f(b); }             \
+  LUDA_INLINE bool operator>(H a, H b) { return luda_h2f(a) > luda_h2f(b); }               \
+  LUDA_INLINE bool operator>=(H a, H b) { return luda_h2f(a) >= luda_h2f(b); }             \
+  LUDA_INLINE H luda_floordiv(H a, H b) { return luda_to_half<H>(floorf(luda_h2f(a) / luda_h2f(b))); } \
+  LUDA_INLINE H luda_mod(H a, H b) { return luda_to_half<H>(luda_mod(luda_h2f(a), luda_h2f(b))); }    \
+  LUDA_INLINE H luda_fmod(H a, H b) { return luda_to_half<H>(fmodf(luda_h2f(a), luda_h2f(b))); }       \
+  LUDA_INLINE H luda_pow(H a, H b) { return luda_to_half<H>(powf(luda_h2f(a), luda_h2f(b))); }         \
+  template <class T> LUDA_INLINE bool luda_for_limit(H limit, int down, T* out) { return luda_for_limit<T>(luda_h2f(limit), down, out); }
+LUDA_HALF_OPS(luda_half)
+LUDA_HALF_OPS(luda_bfloat16)
+// An element read through a volatile pointer (the reductions' partials, written by other
+// blocks): the new dtypes' structs field by field (C++ copies no volatile struct).
+template <class T> LUDA_INLINE T luda_volatile_load(const volatile T* p) {
+  if constexpr (luda_kind<T>::complex) {
+    T r;
+    r.re = p->re;
+    r.im = p->im;
+    return r;
+  } else if constexpr (luda_kind<T>::half) {
+    T r;
+    r.bits = p->bits;
+    return r;
+  } else {
+    return *p;
+  }
+}
+LUDA_INLINE float luda_pow(float a, float b) { return powf(a, b); }
+LUDA_INLINE double luda_pow(double a, double b) { return pow(a, b); }
+)prelude";
+
+// Complex arithmetic, order and functions. The operators compute as NumPy's loops do:
+// products by the schoolbook formula, quotients by Smith's algorithm (a zero divisor gives
+// inf or NaN), order by the real parts and then the imaginary ones (NumPy 2's; a NaN part
+// orders with nothing). The functions follow C99's branch cuts (Kahan's formulas, as
+// CPython's cmath writes them); complex64's compute in double and round, so that they are
+// as accurate as NumPy's complex64 (glibc's, in extended precision).
+constexpr std::string_view kComplex = R"prelude(#line 1 "luda_prelude_complex"
+template <class C> struct luda_cpart;
+template <> struct luda_cpart<luda_complex64> { typedef float type; };
+template <> struct luda_cpart<luda_complex128> { typedef double type; };
+template <class C> LUDA_INLINE C luda_cmake(typename luda_cpart<C>::type re, typename luda_cpart<C>::type im) { C r; r.re = re; r.im = im; return r; }
+LUDA_INLINE luda_complex128 luda_c128(double re, double im) { luda_complex128 r; r.re = re; r.im = im; return r; }
+LUDA_INLINE float luda_m_abs(float x) { return fabsf(x); }
+LUDA_INLINE double luda_m_abs(double x) { return fabs(x); }
+LUDA_INLINE bool luda_is_inf(float x) { return (__float_as_uint(x) & 0x7fffffffu) == 0x7f800000u; }
+LUDA_INLINE bool luda_is_inf(double x) { return ((unsigned long long)__double_as_longlong(x) & 0x7fffffffffffffffull) == 0x7ff0000000000000ull; }
+#define LUDA_COMPLEX_OPS(C, T)                                                                                  \
+  LUDA_INLINE C operator+(C a, C b) { return luda_cmake<C>(a.re + b.re, a.im + b.im); }                       \
+  LUDA_INLINE C operator-(C a, C b) { return luda_cmake<C>(a.re - b.re, a.im - b.im); }                       \
+  LUDA_INLINE C operator*(C a, C b) { return luda_cmake<C>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); } \
+  LUDA_INLINE C operator/(C a, C b) {                                                                         \
+    const T br = luda_m_abs(b.re), bi = luda_m_abs(b.im);                                                      \
+    if (br >= bi) {                                                                                            \
+      if (br == 0 && bi == 0) return luda_cmake<C>(a.re / br, a.im / br);                                      \
+      const T rat = b.im / b.re, scl = (T)1 / (b.re + b.im * rat);                                             \
+      return luda_cmake<C>((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);                              \
+    }                                                                                                          \
+    const T rat = b.re / b.im, scl = (T)1 / (b.im + b.re * rat);                                               \
+    return luda_cmake<C>((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);                                \
+  }                                                                                                            \
+  LUDA_INLINE C operator-(C a) { return luda_cmake<C>(-a.re, -a.im); }                                        \
+  LUDA_INLINE bool operator==(C a, C b) { return a.re == b.re && a.im == b.im; }                               \
+  LUDA_INLINE bool operator!=(C a, C b) { return !(a == b); }                                                  \
+  LUDA_INLINE bool luda_ordered(C a, C b) { return !luda_is_nan(a.im) && !luda_is_nan(b.im); }                 \
+  LUDA_INLINE bool operator<(C a, C b) { return (a.re < b.re && luda_ordered(a, b)) || (a.re == b.re && a.im < b.im); }   \
+  LUDA_INLINE bool operator<=(C a, C b) { return (a.re < b.re && luda_ordered(a, b)) || (a.re == b.re && a.im <= b.im); } \
+  LUDA_INLINE bool operator>(C a, C b) { return (a.re > b.re && luda_ordered(a, b)) || (a.re == b.re && a.im > b.im); }   \
+  LUDA_INLINE bool operator>=(C a, C b) { return (a.re > b.re && luda_ordered(a, b)) || (a.re == b.re && a.im >= b.im); } \
+  LUDA_INLINE T luda_cabs(C z) { return luda_m_hypot(z.re, z.im); }                                          \
+  LUDA_INLINE T luda_carg(C z) { return luda_m_atan2(z.im, z.re); }                                          \
+  LUDA_INLINE C luda_cconj(C z) { return luda_cmake<C>(z.re, -z.im); }                                        \
+  LUDA_INLINE bool luda_cisnan(C z) { return luda_is_nan(z.re) || luda_is_nan(z.im); }                        \
+  LUDA_INLINE bool luda_cisinf(C z) { return luda_is_inf(z.re) || luda_is_inf(z.im); }                        \
+  LUDA_INLINE bool luda_cisfinite(C z) { return !luda_cisnan(z) && !luda_cisinf(z); }
+LUDA_INLINE float luda_m_hypot(float x, float y) { return hypotf(x, y); }
+LUDA_INLINE double luda_m_hypot(double x, double y) { return hypot(x, y); }
+LUDA_INLINE float luda_m_atan2(float y, float x) { return atan2f(y, x); }
+LUDA_INLINE double luda_m_atan2(double y, double x) { return atan2(y, x); }
+LUDA_COMPLEX_OPS(luda_complex64, float)
+LUDA_COMPLEX_OPS(luda_complex128, double)
+
+// The functions, on complex128.
+#define LUDA_LN2 0.6931471805599453
+#define LUDA_LARGE 4.49423283715579e307        // DBL_MAX / 4: past it, |z| is scaled
+#define LUDA_SQRT_LARGE 6.703903964971299e153
+LUDA_INLINE double luda_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+LUDA_INLINE luda_complex128 luda_csqrt(luda_complex128 z) {
+  double a = z.re, b = z.im;
+  if (a == 0 && b == 0) return luda_c128(0.0, b);
+  if (luda_is_inf(b)) return luda_c128(luda_inf(), b);
+  if (luda_is_nan(a)) return luda_c128(a, a);
+  if (luda_is_inf(a)) return a < 0 ? luda_c128(fabs(b - b), copysign(a, b)) : luda_c128(a, copysign(b - b, b));
+  if (luda_is_nan(b)) return luda_c128(b, b);
+  double scale = 1;
+  if (fabs(a) >= LUDA_LARGE || fabs(b) >= LUDA_LARGE) { a *= 0.25; b *= 0.25; scale = 2; }
+  if (a >= 0) {
+    const double t = sqrt((a + hypot(a, b)) * 0.5);
+    return luda_c128(scale * t, scale * (b / (2 * t)));
+  }
+  const double t = sqrt((-a + hypot(a, b)) * 0.5);
+  return luda_c128(scale * (fabs(b) / (2 * t)), scale * copysign(t, b));
+}
+LUDA_INLINE luda_complex128 luda_cexp(luda_complex128 z) {
+  const double a = z.re, b = z.im;
+  if (b == 0) return luda_c128(exp(a), b);
+  if (luda_is_inf(b) || luda_is_nan(b)) {
+    if (luda_is_inf(a) && a < 0) return luda_c128(0.0, 0.0);
+    if (luda_is_inf(a)) return luda_c128(a, b - b);
+  }
+  if (a > 700) {  // e^a overflows where e^a cos b may not
+    const double h = exp(0.5 * a);
+    return luda_c128(h * cos(b) * h, h * sin(b) * h);
+  }
+  const double e = exp(a);
+  return luda_c128(e * cos(b), e * sin(b));
+}
+LUDA_INLINE luda_complex128 luda_clog(luda_complex128 z) {
+  const double ax = fabs(z.re), ay = fabs(z.im);
+  double re;
+  if (ax > LUDA_LARGE || ay > LUDA_LARGE) {
+    re = log(hypot(ax * 0.5, ay * 0.5)) + LUDA_LN2;
+  } else if (ax < 2.2250738585072014e-308 && ay < 2.2250738585072014e-308) {
+    re = ax > 0 || ay > 0 ? log(hypot(ax * 9007199254740992.0, ay * 9007199254740992.0)) - 53 * LUDA_LN2 : -luda_inf();
+  } else {
+    const double h = hypot(ax, ay);
+    if (0.71 <= h && h <= 1.73) {  // log1p near |z| = 1, where log(h) would lose the small result
+      const double am = ax > ay ? ax : ay, an = ax > ay ? ay : ax;
+      re = log1p((am - 1) * (am + 1) + an * an) / 2;
+    } else {
+      re = log(h);
+    }
+  }
+  return luda_c128(re, atan2(z.im, z.re));
+}
+LUDA_INLINE luda_complex128 luda_clog10(luda_complex128 z) { luda_complex128 r = luda_clog(z); return luda_c128(r.re * 0.4342944819032518, r.im * 0.4342944819032518); }
+LUDA_INLINE luda_complex128 luda_clog2(luda_complex128 z) { luda_complex128 r = luda_clog(z); return luda_c128(r.re * 1.4426950408889634, r.im * 1.4426950408889634); }
+LUDA_INLINE luda_complex128 luda_cexp2(luda_complex128 z) { return luda_cexp(luda_c128(z.re * LUDA_LN2, z.im * LUDA_LN2)); }
+// NumPy's expm1 and log1p of a complex (nc_expm1, nc_log1p).
+LUDA_INLINE luda_complex128 luda_cexpm1(luda_complex128 z) {
+  const double s = sin(z.im / 2);
+  return luda_c128(expm1(z.re) * cos(z.im) - 2 * s * s, exp(z.re) * sin(z.im));
+}
+LUDA_INLINE luda_complex128 luda_clog1p(luda_complex128 z) { return luda_c128(log(hypot(z.re + 1, z.im)), atan2(z.im, z.re + 1)); }
+LUDA_INLINE luda_complex128 luda_csinh(luda_complex128 z) {
+  if (z.im == 0) return luda_c128(sinh(z.re), z.im);
+  return luda_c128(sinh(z.re) * cos(z.im), cosh(z.re) * sin(z.im));
+}
+LUDA_INLINE luda_complex128 luda_ccosh(luda_complex128 z) {
+  if (z.im == 0) return luda_c128(cosh(z.re), copysign(0.0, z.re) * z.im);
+  return luda_c128(cosh(z.re) * cos(z.im), sinh(z.re) * sin(z.im));
+}
+LUDA_INLINE luda_complex128 luda_csin(luda_complex128 z) { luda_complex128 s = luda_csinh(luda_c128(-z.im, z.re)); return luda_c128(s.im, -s.re); }
+LUDA_INLINE luda_complex128 luda_ccos(luda_complex128 z) { return luda_ccosh(luda_c128(-z.im, z.re)); }
+// Kahan's tanh (as FreeBSD's ctanh): no overflow in sinh and cosh for large |re|.
+LUDA_INLINE luda_complex128 luda_ctanh(luda_complex128 z) {
+  const double x = z.re, y = z.im;
+  if (luda_is_nan(x)) return luda_c128(x, y == 0 ? y : x * y);
+  if (luda_is_inf(x)) return luda_c128(copysign(1.0, x), copysign(0.0, luda_is_inf(y) ? y : sin(y) * cos(y)));
+  if (luda_is_inf(y) || luda_is_nan(y)) return luda_c128(y - y, y - y);
+  if (fabs(x) >= 22) {
+    const double e = exp(-fabs(x));
+    return luda_c128(copysign(1.0, x), 4 * sin(y) * cos(y) * e * e);
+  }
+  const double t = tan(y), beta = 1 + t * t, s = sinh(x), rho = sqrt(1 + s * s), denom = 1 + beta * s * s;
+  return luda_c128(beta * rho * s / denom, t / denom);
+}
+LUDA_INLINE luda_complex128 luda_ctan(luda_complex128 z) { luda_complex128 t = luda_ctanh(luda_c128(-z.im, z.re)); return luda_c128(t.im, -t.re); }
+LUDA_INLINE luda_complex128 luda_casinh(luda_complex128 z) {
+  if (fabs(z.re) > LUDA_LARGE || fabs(z.im) > LUDA_LARGE) {
+    const double l = log(hypot(z.re / 2, z.im / 2)) + 2 * LUDA_LN2;
+    return luda_c128(z.im >= 0 ? copysign(l, z.re) : -copysign(l, -z.re), atan2(z.im, fabs(z.re)));
+  }
+  const luda_complex128 s1 = luda_csqrt(luda_c128(1 + z.im, -z.re)), s2 = luda_csqrt(luda_c128(1 - z.im, z.re));
+  return luda_c128(asinh(s1.re * s2.im - s2.re * s1.im), atan2(z.im, s1.re * s2.re - s1.im * s2.im));
+}
+LUDA_INLINE luda_complex128 luda_casin(luda_complex128 z) { luda_complex128 s = luda_casinh(luda_c128(-z.im, z.re)); return luda_c128(s.im, -s.re); }
+LUDA_INLINE luda_complex128 luda_cacos(luda_complex128 z) {
+  if (fabs(z.re) > LUDA_LARGE || fabs(z.im) > LUDA_LARGE) {
+    const double l = log(hypot(z.re / 2, z.im / 2)) + 2 * LUDA_LN2;
+    return luda_c128(atan2(fabs(z.im), z.re), z.re < 0 ? -copysign(l, z.im) : copysign(l, -z.im));
+  }
+  const luda_complex128 s1 = luda_csqrt(luda_c128(1 - z.re, -z.im)), s2 = luda_csqrt(luda_c128(1 + z.re, z.im));
+  return luda_c128(2 * atan2(s1.re, s2.re), asinh(s2.re * s1.im - s2.im * s1.re));
+}
+LUDA_INLINE luda_complex128 luda_cacosh(luda_complex128 z) {
+  if (fabs(z.re) > LUDA_LARGE || fabs(z.im) > LUDA_LARGE)
+    return luda_c128(log(hypot(z.re / 2, z.im / 2)) + 2 * LUDA_LN2, atan2(z.im, z.re));
+  const luda_complex128 s1 = luda_csqrt(luda_c128(z.re - 1, z.im)), s2 = luda_csqrt(luda_c128(z.re + 1, z.im));
+  return luda_c128(asinh(s1.re * s2.re + s1.im * s2.im), 2 * atan2(s1.im, s2.re));
+}
+// atanh(-z) = -atanh(z): computed for Re z >= 0.
+LUDA_INLINE luda_complex128 luda_catanh_right(luda_complex128 z) {
+  const double ay = fabs(z.im);
+  if (z.re > LUDA_SQRT_LARGE || ay > LUDA_SQRT_LARGE) {
+    const double h = hypot(z.re / 2, z.im / 2);
+    return luda_c128(z.re / 4 / h / h, -copysign(1.5707963267948966, -z.im));
+  }
+  if (z.re == 1 && ay < 1.4916681462400413e-154) {
+    if (ay == 0) return luda_c128(luda_inf(), z.im);
+    return luda_c128(-log(sqrt(ay) / sqrt(hypot(ay, 2.0))), copysign(atan2(2.0, -ay) / 2, z.im));
+  }
+  return luda_c128(log1p(4 * z.re / ((1 - z.re) * (1 - z.re) + ay * ay)) / 4,
+                   -atan2(-2 * z.im, (1 - z.re) * (1 + z.re) - ay * ay) / 2);
+}
+LUDA_INLINE luda_complex128 luda_catanh(luda_complex128 z) {
+  if (!(z.re < 0)) return luda_catanh_right(z);
+  const luda_complex128 r = luda_catanh_right(luda_c128(-z.re, -z.im));
+  return luda_c128(-r.re, -r.im);
+}
+LUDA_INLINE luda_complex128 luda_catan(luda_complex128 z) { luda_complex128 s = luda_catanh(luda_c128(-z.im, z.re)); return luda_c128(s.im, -s.re); }
+// complex64's: computed in complex128, rounded.
+#define LUDA_C64_VIA_C128(f) \
+  LUDA_INLINE luda_complex64 f(luda_complex64 z) { return luda_cvt<luda_complex64>(f(luda_cvt<luda_complex128>(z))); }
+LUDA_C64_VIA_C128(luda_csqrt) LUDA_C64_VIA_C128(luda_cexp) LUDA_C64_VIA_C128(luda_clog) LUDA_C64_VIA_C128(luda_clog10)
+LUDA_C64_VIA_C128(luda_clog2) LUDA_C64_VIA_C128(luda_cexp2) LUDA_C64_VIA_C128(luda_cexpm1) LUDA_C64_VIA_C128(luda_clog1p)
+LUDA_C64_VIA_C128(luda_csinh) LUDA_C64_VIA_C128(luda_ccosh) LUDA_C64_VIA_C128(luda_ctanh) LUDA_C64_VIA_C128(luda_csin)
+LUDA_C64_VIA_C128(luda_ccos) LUDA_C64_VIA_C128(luda_ctan) LUDA_C64_VIA_C128(luda_casinh) LUDA_C64_VIA_C128(luda_casin)
+LUDA_C64_VIA_C128(luda_cacos) LUDA_C64_VIA_C128(luda_cacosh) LUDA_C64_VIA_C128(luda_catanh) LUDA_C64_VIA_C128(luda_catan)
+// a ^ b, as NumPy's power: 1 for b = 0; 0 for a = 0 and a real b > 0 (else NaN); an
+// integer b of magnitude below 100 by repeated products in a's precision; else
+// exp(b log a) (C's cpow), complex64's in complex128.
+template <class C> LUDA_INLINE C luda_pow(C a, C b) {
+  typedef typename luda_cpart<C>::type T;
+  if (b.re == 0 && b.im == 0) return luda_cmake<C>((T)1, (T)0);
+  if (a.re == 0 && a.im == 0) {
+    if (b.re > 0 && b.im == 0) return luda_cmake<C>((T)0, (T)0);
+    const T nan = (T)__longlong_as_double(0x7ff8000000000000LL);
+    return luda_cmake<C>(nan, nan);
+  }
+  if (b.im == 0 && b.re > -100 && b.re < 100 && (T)(long long)b.re == b.re) {
+    long long n = (long long)b.re;
+    if (n == 1) return a;
+    if (n == 2) return a * a;
+    if (n == 3) return a * (a * a);
+    C r = luda_cmake<C>((T)1, (T)0), p = a;
+    for (long long m = n < 0 ? -n : n;; p = p * p) {
+      if (m & 1) r = r * p;
+      m >>= 1;
+      if (m == 0) break;
+    }
+    return n < 0 ? luda_cmake<C>((T)1, (T)0) / r : r;
+  }
+  const luda_complex128 a2 = luda_cvt<luda_complex128>(a), b2 = luda_cvt<luda_complex128>(b);
+  return luda_cvt<C>(luda_cexp(b2 * luda_clog(a2)));
+}
 )prelude";
 
 constexpr std::string_view kGpuBoundsFail = R"prelude(static __device__ __noinline__ void luda_fail(luda_BoundsRecord* r, int what, int line, int axis, long long index, long long extent) {
@@ -163,7 +462,36 @@ template <> struct luda_convert<bool, float, false> {
 template <> struct luda_convert<bool, double, false> {
   static __device__ __forceinline__ bool run(double x) { return luda_ftob(x); }
 };
-template <class T, class F> LUDA_INLINE T luda_cvt(F x) { return luda_convert<T, F>::run(x); }
+// The new dtypes: a complex to a real keeps its real part (NumPy's astype), to bool it
+// is true when either part is not 0; a real to a complex has 0 for its imaginary part; a
+// 16-bit float converts as its float32 value does, and to it as luda_to_half rounds.
+template <class T, class F> LUDA_INLINE T luda_cvt(F x) {
+  if constexpr (luda_same<T, F>::value) {
+    return x;
+  } else if constexpr (luda_kind<F>::complex) {
+    if constexpr (luda_kind<T>::complex) {
+      T r;
+      r.re = (decltype(r.re))x.re;
+      r.im = (decltype(r.im))x.im;
+      return r;
+    } else if constexpr (luda_same<T, bool>::value) {
+      return luda_ftob(x.re) || luda_ftob(x.im);
+    } else {
+      return luda_cvt<T>(x.re);
+    }
+  } else if constexpr (luda_kind<T>::complex) {
+    T r;
+    r.re = luda_cvt<decltype(r.re)>(x);
+    r.im = 0;
+    return r;
+  } else if constexpr (luda_kind<F>::half) {
+    return luda_cvt<T>(luda_h2f(x));
+  } else if constexpr (luda_kind<T>::half) {
+    return luda_to_half<T>(x);
+  } else {
+    return luda_convert<T, F>::run(x);
+  }
+}
 // An integer for loop's float limit as Lua's forlimit takes it: floored (ceiled counting
 // down), clipped to the counter type's range; false when the loop cannot run (a limit
 // beyond the range on the side the loop leaves from; NaN counts as below every integer).
@@ -296,18 +624,34 @@ constexpr std::string_view kTail = R"prelude(#line 1 "luda_generated"
 
 std::string prelude_with(std::string_view bounds_fail, std::string_view lane_and_shared) {
   std::string out;
-  out.reserve(kHead.size() + bounds_fail.size() + kCommonArithmetic.size() + lane_and_shared.size() +
-              kCommonAtomics.size() + kTail.size() + 160);
+  out.reserve(kHead.size() + kDtypes.size() + detail::kFloat16Text.size() + kHalfConversions.size() +
+              bounds_fail.size() + kCommonArithmetic.size() + kHalfOps.size() + kComplex.size() +
+              lane_and_shared.size() + kCommonAtomics.size() + kTail.size() + 240);
   out += kHead;
-  out += "// Run-time errors (an index out of range, a 'for' step of zero): the first thread to\n"
+  out += kDtypes;
+  out += "#line 1 \"luda_float16.h\"\n";
+  out += detail::kFloat16Text;
+  if (out.back() != '\n') out += '\n';
+  out += kHalfConversions;
+  out += "#line 1 \"luda_prelude_arithmetic\"\n"
+         "// Run-time errors (an index out of range, a 'for' step of zero): the first thread to\n"
          "// meet one fills the record, then every such thread exits (the host raises the error\n"
          "// after the launch).\n";
   out += bounds_fail;
   out += kCommonArithmetic;
+  out += kHalfOps;
+  out += kComplex;
   out += lane_and_shared;
   out += kCommonAtomics;
   out += kTail;
   return out;
+}
+
+std::string_view dtype_prelude() {
+  static const std::string text = "#define LUDA_INLINE static __device__ __forceinline__\n" + std::string(kDtypes) +
+                                  "#line 1 \"luda_float16.h\"\n" + std::string(detail::kFloat16Text) + "\n" +
+                                  std::string(kHalfConversions);
+  return text;
 }
 
 std::string_view cuda_prelude() {

@@ -1,9 +1,12 @@
 #include "dsl/types.h"
 
 #include <array>
+#include <bit>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "luda_float16_text.h"  // runtime/float16.h's functions, for constants (generated)
 
 namespace luda::dsl {
 namespace {
@@ -12,12 +15,12 @@ struct ScalarInfo {
   std::string_view name;
   const char* c_type;
   int bits;
-  bool is_signed;  // signed integers and floats
-  bool is_float;
+  bool is_signed;  // signed integers, floats and complex
+  bool is_float;   // real floats
 };
 
 // ORDER SCALAR
-constexpr std::array<ScalarInfo, 11> kScalars = {{
+constexpr std::array<ScalarInfo, kNumScalars> kScalars = {{
     {"bool", "bool", 8, false, false},
     {"int8", "signed char", 8, true, false},
     {"int16", "short", 16, true, false},
@@ -29,6 +32,10 @@ constexpr std::array<ScalarInfo, 11> kScalars = {{
     {"uint64", "unsigned long long", 64, false, false},
     {"float32", "float", 32, true, true},
     {"float64", "double", 64, true, true},
+    {"float16", "luda_half", 16, true, true},
+    {"bfloat16", "luda_bfloat16", 16, true, true},
+    {"complex64", "luda_complex64", 64, true, false},
+    {"complex128", "luda_complex128", 128, true, false},
 }};
 
 const ScalarInfo& info(Scalar s) { return kScalars[static_cast<std::size_t>(s)]; }
@@ -56,7 +63,17 @@ const char* scalar_c_type(Scalar s) { return info(s).c_type; }
 int scalar_bits(Scalar s) { return info(s).bits; }
 bool is_float(Scalar s) { return info(s).is_float; }
 bool is_signed(Scalar s) { return info(s).is_signed; }
-bool is_integer(Scalar s) { return s != Scalar::Bool && !info(s).is_float; }
+bool is_complex(Scalar s) { return s == Scalar::Complex64 || s == Scalar::Complex128; }
+bool is_integer(Scalar s) { return s != Scalar::Bool && !info(s).is_float && !is_complex(s); }
+bool is_half(Scalar s) { return s == Scalar::Float16 || s == Scalar::BFloat16; }
+Scalar compute_type(Scalar s) { return is_half(s) ? Scalar::Float32 : s; }
+Scalar real_part(Scalar s) {
+  return s == Scalar::Complex64 ? Scalar::Float32 : s == Scalar::Complex128 ? Scalar::Float64 : s;
+}
+Scalar complex_of(Scalar s) {
+  if (is_complex(s)) return s;
+  return s == Scalar::Float32 || is_half(s) ? Scalar::Complex64 : Scalar::Complex128;
+}
 
 std::string Type::str() const {
   switch (kind) {
@@ -76,9 +93,39 @@ std::string Type::str() const {
   return "?";
 }
 
+namespace {
+
+// NumPy 2's promotion of two real numbers where a 16-bit float takes part: the float
+// that holds both exactly (an int of less than half a float's width fits it: int8 in
+// float16, int16 in float32), float16 with bfloat16 in float32 (ml_dtypes' rule), and
+// bfloat16 with int8 or uint8 in bfloat16.
+Scalar numpy_real_promote(Scalar a, Scalar b) {
+  auto holding = [](Scalar i) {  // the least float NumPy gives an integer
+    return scalar_bits(i) <= 8 ? Scalar::Float16 : scalar_bits(i) <= 16 ? Scalar::Float32 : Scalar::Float64;
+  };
+  auto wider = [](Scalar x, Scalar y) {  // two real floats
+    if (x == y) return x;
+    if (scalar_bits(x) == scalar_bits(y)) return Scalar::Float32;  // float16 with bfloat16
+    return scalar_bits(x) > scalar_bits(y) ? x : y;
+  };
+  if (is_float(a) && is_float(b)) return wider(a, b);
+  Scalar f = is_float(a) ? a : b, i = is_float(a) ? b : a;
+  if (f == Scalar::BFloat16 && scalar_bits(i) <= 8) return f;
+  return wider(f, holding(i));
+}
+
+}  // namespace
+
 std::optional<Scalar> promote_scalar(Scalar a, Scalar b) {
   if (a == b) return a;
   if (a == Scalar::Bool || b == Scalar::Bool) return std::nullopt;
+  if (is_complex(a) || is_complex(b)) {
+    Scalar ra = real_part(a), rb = real_part(b);
+    if (is_integer(ra) || is_integer(rb) || is_half(ra) || is_half(rb))
+      return complex_of(ra == rb ? ra : numpy_real_promote(ra, rb));
+    return complex_of(scalar_bits(ra) >= scalar_bits(rb) ? ra : rb);
+  }
+  if (is_half(a) || is_half(b)) return numpy_real_promote(a, b);
   if (is_float(a) || is_float(b)) {
     if (is_float(a) && is_float(b)) return scalar_bits(a) >= scalar_bits(b) ? a : b;
     return is_float(a) ? a : b;
@@ -96,12 +143,22 @@ std::optional<Type> promote(const Type& a, const Type& b) {
   if ((a.scalar == Scalar::Bool) != (b.scalar == Scalar::Bool)) return std::nullopt;
   if (a.weak && b.weak) {
     if (a.scalar == Scalar::Bool) return Type::scalar_of(Scalar::Bool, true);
+    if (is_complex(a.scalar) || is_complex(b.scalar)) return Type::scalar_of(Scalar::Complex128, true);
     bool any_float = is_float(a.scalar) || is_float(b.scalar);
     return Type::scalar_of(any_float ? Scalar::Float64 : Scalar::Int64, true);
   }
   if (a.weak != b.weak) {
     const Type& strong = a.weak ? b : a;
     const Type& weak = a.weak ? a : b;
+    // A weak complex (luda.complex(re, im), as Python's complex): the strong operand's
+    // precision where it has one (float32 and the 16-bit floats give complex64), else a
+    // complex128 that stays weak, as a weak float meeting an int does (below).
+    if (is_complex(weak.scalar)) {
+      if (is_complex(strong.scalar)) return Type::scalar_of(strong.scalar);
+      if (is_float(strong.scalar) && strong.scalar != Scalar::Float64) return Type::scalar_of(Scalar::Complex64);
+      return Type::scalar_of(Scalar::Complex128, !is_float(strong.scalar));
+    }
+    if (is_complex(strong.scalar)) return Type::scalar_of(strong.scalar);
     // A weak float meeting a strong int: the int is not narrowed into a float32 and the
     // literal is not rounded, so the value is a float64, still weak, which lets it meet
     // a float32 later without pulling that into float64 (`x32 * (i * 0.5)` is float32).
@@ -156,14 +213,31 @@ double as_double(const Constant& c, Scalar from) {
 
 }  // namespace
 
+std::uint16_t half_bits(double d, Scalar s) {
+  using namespace detail::f16;
+  const auto bits = std::bit_cast<std::uint64_t>(d);
+  return s == Scalar::BFloat16 ? luda_f64_bits_to_bf16_bits(bits) : luda_f64_bits_to_f16_bits(bits);
+}
+
+double round_constant(double d, Scalar to) {
+  using namespace detail::f16;
+  switch (to) {
+    case Scalar::Float32: case Scalar::Complex64: return static_cast<double>(static_cast<float>(d));
+    case Scalar::Float16: return std::bit_cast<float>(luda_f16_bits_to_f32_bits(half_bits(d, to)));
+    case Scalar::BFloat16: return std::bit_cast<float>(luda_bf16_bits_to_f32_bits(half_bits(d, to)));
+    default: return d;
+  }
+}
+
 Constant convert_constant(const Constant& c, Scalar from, Scalar to) {
   if (to == Scalar::Bool) {
     if (c.kind == Constant::Kind::Bool) return c;
-    return Constant::of_bool(c.kind == Constant::Kind::Float ? c.f != 0 : c.i != 0);
+    return Constant::of_bool(c.kind == Constant::Kind::Float ? c.f != 0 || c.im != 0 : c.i != 0);
   }
-  if (is_float(to)) {
-    double d = as_double(c, from);
-    return Constant::of_float(to == Scalar::Float32 ? static_cast<double>(static_cast<float>(d)) : d);
+  if (is_float(to) || is_complex(to)) {
+    Constant r = Constant::of_float(round_constant(as_double(c, from), to));
+    if (is_complex(to) && is_complex(from)) r.im = round_constant(c.im, to);
+    return r;
   }
   if (c.kind == Constant::Kind::Bool) return Constant::of_int(c.b ? 1 : 0);
   if (c.kind == Constant::Kind::Int) return Constant::of_int(wrap_to(static_cast<std::uint64_t>(c.i), to));
@@ -185,7 +259,7 @@ Constant convert_constant(const Constant& c, Scalar from, Scalar to) {
 bool constant_fits(const Constant& c, Scalar from, Scalar to) {
   if ((c.kind == Constant::Kind::Bool) != (to == Scalar::Bool)) return false;
   if (to == Scalar::Bool) return true;
-  if (is_float(to)) {
+  if (is_float(to) || is_complex(to)) {
     // Every integer and float rounds into a float type; overflow to inf is IEEE's business.
     return true;
   }

@@ -12,7 +12,7 @@ void ArgBuffer::grow(std::size_t words) {
 }
 
 void put_scalar(ArgBuffer& out, const Scalar& value) {
-  unsigned char bytes[8] = {};
+  unsigned char bytes[16] = {};  // a complex128 takes 16
   value.store(bytes);
   out.put(bytes, itemsize(value.dtype));
 }

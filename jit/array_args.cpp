@@ -54,10 +54,10 @@ Scalar convert_scalar(std::string_view kernel, std::size_t index, std::string_vi
     case KernelArg::Kind::Int:
       if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe_arg(a)));
       if (!integer_fits(a.i, want)) throw error(fmt::format("{} does not fit in {}", a.i, dtype_name(want)));
-      return is_float(want) ? Scalar::of_float(static_cast<double>(a.i), want) : Scalar::of_int(a.i, want);
+      return is_inexact(want) ? Scalar::of_float(static_cast<double>(a.i), want) : Scalar::of_int(a.i, want);
     case KernelArg::Kind::Float:
       if (want == DType::Bool) throw error(fmt::format("got {}; pass true or false", describe_arg(a)));
-      if (is_float(want)) return Scalar::of_float(a.f, want);
+      if (is_inexact(want)) return Scalar::of_float(a.f, want);
       // As Lua does: a float with an exact integer value is that integer.
       if (std::isfinite(a.f) && a.f == std::floor(a.f) && a.f >= -0x1p63 && a.f < 0x1p63) {
         auto i = static_cast<std::int64_t>(a.f);

@@ -23,6 +23,7 @@
 namespace luda::jit {
 
 // One dsl scalar kind as a runtime dtype (ORDER SCALAR = ORDER DTYPE).
+static_assert(dsl::kNumScalars == kNumDTypes, "dsl::Scalar and DType list the same types (ORDER SCALAR)");
 inline DType dtype_of(dsl::Scalar s) { return static_cast<DType>(s); }
 inline dsl::Scalar scalar_of(DType t) { return static_cast<dsl::Scalar>(t); }
 

@@ -91,15 +91,17 @@ int call_device(std::string_view who, std::span<const KernelArg> args, std::span
 // The operand codes of a call's arguments into ops[0, args.size()): arrays by dtype, and
 // by ndim and C-contiguity too where `whole(k)` (an array passed whole); Lua numbers weak,
 // a Lua float taking the widest float dtype among the arrays (float64 with none); typed
-// scalars and booleans strong. Inline: every call builds its key with it.
+// scalars and booleans strong, but a weak complex (luda.complex(re, im)). Inline: every call builds its key with it.
 template <class Whole>
 void operand_codes(std::span<const KernelArg> args, Whole whole, OperandCode* ops) {
   auto widest = static_cast<std::uint8_t>(DType::Float64);
   bool any_float = false;
   for (const KernelArg& a : args)
     if (a.kind == KernelArg::Kind::Array && a.array->valid() && is_float(a.array->dtype()) &&
-        (!any_float || a.array->dtype() == DType::Float64)) {
-      widest = static_cast<std::uint8_t>(a.array->dtype());
+        (!any_float || a.array->dtype() != static_cast<DType>(widest))) {
+      // float16 with bfloat16 is float32 (promote_types).
+      widest = static_cast<std::uint8_t>(any_float ? promote_types(static_cast<DType>(widest), a.array->dtype())
+                                                   : a.array->dtype());
       any_float = true;
     }
   for (std::size_t k = 0; k < args.size(); ++k) {
@@ -117,7 +119,10 @@ void operand_codes(std::span<const KernelArg> args, Whole whole, OperandCode* op
           c.kind = OperandCode::Array;
         }
         break;
-      case KernelArg::Kind::Typed: c.scalar = static_cast<std::uint8_t>(a.typed.dtype); break;
+      case KernelArg::Kind::Typed:  // luda.complex(re, im) is weak, as Python's complex
+        c.scalar = static_cast<std::uint8_t>(a.typed.dtype);
+        if (a.typed.weak) c.flags = OperandCode::Weak;
+        break;
       case KernelArg::Kind::Bool: c.scalar = static_cast<std::uint8_t>(DType::Bool); break;
       case KernelArg::Kind::Int:
         c.scalar = static_cast<std::uint8_t>(DType::Int64);

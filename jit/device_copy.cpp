@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "dsl/prelude.h"
 #include "jit/raw_module.h"
 #include "runtime/error.h"
 
@@ -22,23 +23,7 @@ namespace {
 // The most axes a copy's layout keeps after merging (runtime/ndarray.h, copy_layout).
 constexpr int kMaxAxes = 8;
 
-// ORDER DTYPE
-const char* c_type(DType t) {
-  switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int8: return "signed char";
-    case DType::Int16: return "short";
-    case DType::Int32: return "int";
-    case DType::Int64: return "long long";
-    case DType::UInt8: return "unsigned char";
-    case DType::UInt16: return "unsigned short";
-    case DType::UInt32: return "unsigned int";
-    case DType::UInt64: return "unsigned long long";
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-  }
-  throw InternalError("bad dtype");
-}
+const char* c_type(DType t) { return dtype_c_type(t); }
 
 // An integer dtype's least and greatest values as C literals.
 template <class T>
@@ -66,27 +51,51 @@ std::pair<std::string, std::string> limits(DType t) {
 // "copy_float32_to_int32": the kernel's name, which graphs' nodes show.
 std::string entry(DType to, DType from) { return fmt::format("copy_{}_to_{}", dtype_name(from), dtype_name(to)); }
 
-// The kernel's source for one pair: an element's conversion, then a grid-stride loop
-// that finds each element's two byte offsets from its index.
-std::string source(DType to, DType from) {
-  // A bool is read as its byte, true for any nonzero one (whoever wrote it), as the host
-  // reads it.
-  std::string convert;
-  if (from == DType::Bool) {
-    convert = "return (To)(x != 0);";
-  } else if (to == DType::Bool) {
-    convert = "return x != (From)0;";
-  } else if (is_float(from) && !is_float(to)) {
+// The statements that convert `v`, a real value of C type `from` (a 16-bit float already
+// widened to float, a complex's real part), to To, as the host converts (runtime/dtype.h
+// convert_element): nonzero is true; floats to integers truncate and saturate, NaN giving
+// the minimum; 16-bit floats round once, from float32 or float64 (integers through float64).
+std::string real_to(DType to, std::string_view from, bool from_float) {
+  if (to == DType::Bool) return "return v != 0;";
+  if (is_float(to) && itemsize(to) == 2)
+    return std::string(from == "float" ? "return luda_to_half<To>(v);" : "return luda_to_half<To>((double)v);");
+  if (is_complex(to)) return fmt::format("To r;\n  r.re = ({0})v;\n  r.im = ({0})0;\n  return r;", to == DType::Complex64 ? "float" : "double");
+  if (from_float && !is_float(to)) {
     auto [lo, hi] = limits(to);
-    convert = fmt::format(
-        "double f = (double)x;\n"
+    return fmt::format(
+        "double f = (double)v;\n"
         "  if (f != f) return (To)({0});\n"
         "  if (f >= (double)({1})) return (To)({1});\n"
         "  if (f <= (double)({0})) return (To)({0});\n"
         "  return (To)f;",
         lo, hi);
+  }
+  return "return (To)v;";
+}
+
+// The kernel's source for one pair: an element's conversion, then a grid-stride loop
+// that finds each element's two byte offsets from its index.
+std::string source(DType to, DType from) {
+  // A bool is read as its byte, true for any nonzero one (whoever wrote it), as the host
+  // reads it. A complex converts to bool when either part is nonzero, to a complex part
+  // by part, to anything else as its real part does.
+  std::string convert;
+  if (to == from) {
+    convert = "return x;";
+  } else if (from == DType::Bool) {
+    convert = "const bool v = x != 0;\n  " + real_to(to, "bool", false);
+  } else if (is_complex(from) && to == DType::Bool) {
+    convert = "return x.re != 0 || x.im != 0;";
+  } else if (is_complex(from) && is_complex(to)) {
+    convert = fmt::format("To r;\n  r.re = ({0})x.re;\n  r.im = ({0})x.im;\n  return r;",
+                          to == DType::Complex64 ? "float" : "double");
+  } else if (is_complex(from)) {
+    const char* part = from == DType::Complex64 ? "float" : "double";
+    convert = fmt::format("const {} v = x.re;\n  {}", part, real_to(to, part, true));
+  } else if (is_float(from) && itemsize(from) == 2) {
+    convert = "const float v = luda_h2f(x);\n  " + real_to(to, "float", true);
   } else {
-    convert = "return (To)x;";
+    convert = fmt::format("const From v = x;\n  {}", real_to(to, c_type(from), is_float(from)));
   }
   std::string shape, dst, src;
   for (int k = 0; k < kMaxAxes; ++k) {
@@ -100,7 +109,8 @@ std::string source(DType to, DType from) {
     for (int k = 0; k < kMaxAxes; ++k) lists += fmt::format("{}{}{}", k ? ", " : "", a, k);
     lists += "};\n";
   }
-  return fmt::format(
+  return std::string(dsl::dtype_prelude()) + fmt::format(
+      "#line 1 \"luda_device_copy\"\n"
       "typedef {0} To;\n"
       "typedef {1} From;\n"
       "typedef {8} Source;\n"
@@ -133,6 +143,8 @@ RawKernel& kernel(DType to, DType from) {
 }
 
 }  // namespace
+
+std::string device_copy_source(DType to, DType from) { return source(to, from); }
 
 void device_assign(const NDArray& dst, const NDArray& src, CUstream stream) {
   if (dst.size() == 0) return;

@@ -6,6 +6,8 @@
 // and writes `dst`.
 #pragma once
 
+#include <string>
+
 #include "runtime/ndarray.h"
 
 namespace luda::jit {
@@ -16,5 +18,8 @@ namespace luda::jit {
 // Error for a layout of more than 8 axes that no merging reduces ("... has 9 axes that
 // step unevenly; ...").
 void device_assign(const NDArray& dst, const NDArray& src, CUstream stream = nullptr);
+
+// The copy kernel's CUDA C++ for one pair of dtypes (its entry: copy_<from>_to_<to>).
+std::string device_copy_source(DType to, DType from);
 
 }  // namespace luda::jit

@@ -55,7 +55,7 @@ std::vector<dsl::Type> argument_types(std::span<const KernelArg> args) {
   std::optional<dsl::Scalar> widest;
   for (const KernelArg& a : args)
     if (a.kind == KernelArg::Kind::Array && a.array && a.array->valid() && is_float(a.array->dtype()))
-      if (!widest || a.array->dtype() == DType::Float64) widest = scalar_of(a.array->dtype());
+      widest = scalar_of(widest ? promote_types(dtype_of(*widest), a.array->dtype()) : a.array->dtype());
   std::vector<dsl::Type> out;
   out.reserve(args.size());
   for (const KernelArg& a : args) {
@@ -65,7 +65,7 @@ std::vector<dsl::Type> argument_types(std::span<const KernelArg> args) {
         out.push_back(dsl::Type::array_of(scalar_of(x.dtype()), x.ndim(), x.is_c_contiguous()));
         break;
       }
-      case KernelArg::Kind::Typed: out.push_back(dsl::Type::scalar_of(scalar_of(a.typed.dtype))); break;
+      case KernelArg::Kind::Typed: out.push_back(dsl::Type::scalar_of(scalar_of(a.typed.dtype), a.typed.weak)); break;
       case KernelArg::Kind::Int: out.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64, true)); break;
       case KernelArg::Kind::Float:
         out.push_back(dsl::Type::scalar_of(widest.value_or(dsl::Scalar::Float64), true));

@@ -463,13 +463,14 @@ ArgBuffer& ReductionKind::Impl::pack(std::span<const KernelArg> inputs, std::spa
   // operands have very many axes.
   std::uint64_t stack_words[256];
   std::vector<std::uint64_t> heap_words;
-  const std::size_t most = std::max(nin * (1 + K + R), nout * (1 + K)) + 1;
+  const std::size_t most = std::max(nin * (2 + K + R), nout * (1 + K)) + 2;
   std::uint64_t* words = stack_words;
   if (most > std::size(stack_words)) {
     heap_words.resize(most);
     words = heap_words.data();
   }
   std::size_t used = 0;
+  bool wide = false;  // a complex128 scalar: the inputs' struct is 16-byte aligned
   std::size_t pointers[kMaxKindOperands];  // the words of `words` that hold data pointers
   std::size_t npointers = 0;
   auto put_marked = [&] {
@@ -490,11 +491,21 @@ ArgBuffer& ReductionKind::Impl::pack(std::span<const KernelArg> inputs, std::spa
       put_strides(layout.kept_strides[li], K);
       put_strides(layout.reduced_strides[li], R);
     } else {
-      words[used] = 0;
-      core.scalar_value(k, a, code.map_params[k].scalar).store(&words[used++]);
+      // The scalar's slot: a word, two 16-byte aligned ones for a complex128 (luda_k_in's
+      // alignas, jit/kind_templates.cpp).
+      const dsl::Scalar s = code.map_params[k].scalar;
+      const std::size_t n = dsl::scalar_bits(s) > 64 ? 2 : 1;
+      if (n == 2) {
+        if (used & 1) words[used++] = 0;
+        wide = true;
+      }
+      std::memset(words + used, 0, 8 * n);
+      core.scalar_value(k, a, s).store(&words[used]);
+      used += n;
     }
   }
   if (used == 0) words[used++] = 0;
+  if (wide && (used & 1)) words[used++] = 0;  // the struct's size is a multiple of 16
   put_marked();
   used = 0;
   for (std::size_t o = 0; o < nout; ++o) {

@@ -677,7 +677,7 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
     s += fmt::format("typedef {} luda_R;\n", c_of(c.reduce_type));
     s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ return luda_cvt<luda_R>({}()); }}\n", c.identity);
     s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return luda_cvt<luda_R>({}(a, b)); }}\n", c.reduce);
-    s += "LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) { return ((volatile luda_R*)p)[i]; }\n";
+    s += "LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) { return luda_volatile_load((volatile luda_R*)p + i); }\n";
   } else {
     // One field per reduction, each with its own identity and reduce.
     std::string fields, identity, reduce, partial, to_r;
@@ -686,7 +686,7 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
       fields += fmt::format(" {} v{};", c_of(a.type), k);
       identity += fmt::format(" r.v{} = luda_cvt<{}>({}());", k, c_of(a.type), a.identity);
       reduce += fmt::format(" r.v{0} = luda_cvt<{1}>({2}(a.v{0}, b.v{0}));", k, c_of(a.type), a.reduce);
-      partial += fmt::format(" r.v{0} = ((volatile luda_R*)p)[i].v{0};", k);
+      partial += fmt::format(" r.v{0} = luda_volatile_load(&((volatile luda_R*)p)[i].v{0});", k);
       to_r += fmt::format(" r.v{0} = luda_cvt<{1}>(t.v{0});", k, c_of(a.type));
     }
     s += fmt::format("struct luda_R {{{} }};\n", fields);
@@ -699,7 +699,8 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
     if (t.inputs[k].kind == Kind::Array)
       s += fmt::format(" alignas(8) luda_rop<const {}, {}, {}> a{};", c_of(t.inputs[k].dtype), K, R, k);
-    else s += fmt::format(" alignas(8) {} a{};", c_of(c.map_params[k].scalar), k);
+    else s += fmt::format(" alignas({}) {} a{};", dsl::scalar_bits(c.map_params[k].scalar) > 64 ? 16 : 8,
+                          c_of(c.map_params[k].scalar), k);
   }
   s += " };\nstruct luda_k_out {";
   for (std::size_t k = 0; k < t.outputs.size(); ++k) s += fmt::format(" luda_kop<{}, {}> o{};", c_of(t.outputs[k]), K, k);

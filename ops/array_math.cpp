@@ -36,8 +36,16 @@ struct UfuncDef {
   bool integral = false;
   // The name messages and the kernel use, where it differs (the steps of round).
   std::string_view shown = {};
+  // The text for complex operands, where it differs (sign is z / |z|, as NumPy 2's).
+  std::string_view on_complex = {};
   std::string_view who() const { return shown.empty() ? name : shown; }
 };
+
+// The operations NumPy does not define for complex numbers (floor_divide, remainder, the
+// rounding functions, atan2, hypot, ...); the bitwise ones (`integral`) neither.
+constexpr std::array<std::string_view, 22> kRealOnly = {
+    "floor_divide", "mod", "fmod", "atan2", "floor", "ceil", "trunc", "rint", "round_scaled", "round_coarse", "hypot",
+    "copysign", "nextafter", "erf", "erfc", "lgamma", "tgamma", "cbrt", "rsqrt", "deg2rad", "rad2deg", "fma"};
 
 // The texts of the bitwise and logical operations, on integers and on bools.
 constexpr std::string_view kAnd = "function(a, b) return a and b end";
@@ -122,10 +130,11 @@ constexpr std::array kUfuncs = {
     UfuncDef{"deg2rad", 1, "function(a) return math.rad(a) end", Bools::Refused},
     UfuncDef{"rad2deg", 1, "function(a) return math.deg(a) end", Bools::Refused},
     // NumPy's sign: -1, 0 or 1 in the operand's dtype; NaN stays NaN, -0.0 gives 0.0.
-    UfuncDef{"sign", 1,
-             "function(a) if a > 0 then return 1 elseif a < 0 then return -1 elseif a == 0 then return 0 end "
-             "return a end",
-             Bools::Refused},
+    UfuncDef{.name = "sign", .nin = 1,
+             .text = "function(a) if a > 0 then return 1 elseif a < 0 then return -1 elseif a == 0 then return 0 end "
+                     "return a end",
+             .bools = Bools::Refused,
+             .on_complex = "function(a) if a == 0 then return a end return a / math.abs(a) end"},
     UfuncDef{"square", 1, "function(a) return a * a end", Bools::Refused},
     // NumPy's integer reciprocal is C's 1 / x: 1 and -1 are their own, every other integer
     // gives 0 (0 too, where NumPy's is undefined).
@@ -153,6 +162,12 @@ constexpr std::array kUfuncs = {
     UfuncDef{"logical_or", 2, "function(a, b) return a ~= 0 or b ~= 0 end", Bools::Own, {}, kOr},
     UfuncDef{"logical_xor", 2, "function(a, b) return (a ~= 0) ~= (b ~= 0) end", Bools::Own, {}, kXor},
     UfuncDef{"logical_not", 1, "function(a) return a == 0 end", Bools::Own, {}, kNot},
+    // A complex's parts, conjugate and argument; a real number is its own real part and
+    // conjugate, with an imaginary part of 0 and an angle of 0 or pi (NumPy's).
+    UfuncDef{"real", 1, "function(a) return luda.real(a) end", Bools::Refused},
+    UfuncDef{"imag", 1, "function(a) return luda.imag(a) end", Bools::Refused},
+    UfuncDef{"conj", 1, "function(a) return luda.conj(a) end", Bools::Refused},
+    UfuncDef{"angle", 1, "function(a) return luda.angle(a) end", Bools::Refused},
 };
 
 constexpr auto kNames = [] {
@@ -172,7 +187,7 @@ const UfuncDef* find_ufunc(std::string_view name) {
 dsl::Type operand_type(const jit::KernelArg& a) {
   switch (a.kind) {
     case jit::KernelArg::Kind::Array: return dsl::Type::scalar_of(to_scalar_kind(a.array->dtype()));
-    case jit::KernelArg::Kind::Typed: return dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype));
+    case jit::KernelArg::Kind::Typed: return dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype), a.typed.weak);
     case jit::KernelArg::Kind::Int: return dsl::Type::scalar_of(dsl::Scalar::Int64, true);
     case jit::KernelArg::Kind::Float: return dsl::Type::scalar_of(dsl::Scalar::Float64, true);
     case jit::KernelArg::Kind::Bool: return dsl::Type::scalar_of(dsl::Scalar::Bool);
@@ -193,10 +208,15 @@ std::string bool_text(const UfuncDef& def) {
   return "function(p, q) local a, b = luda.uint8(p), luda.uint8(q)" + std::string(def.text.substr(head.size()));
 }
 
-// An operation's function source texts: its text, and those for integer and bool operands.
+// An operation's function source texts: its text, and those for integer, bool and complex
+// operands.
 struct UfuncSources {
-  dsl::FunctionSource text, on_ints, on_bools;
+  dsl::FunctionSource text, on_ints, on_bools, on_complex;
 };
+
+bool real_only(const UfuncDef& def) {
+  return def.integral || std::find(kRealOnly.begin(), kRealOnly.end(), def.name) != kRealOnly.end();
+}
 
 jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, std::span<const dsl::Type> inputs,
                             dsl::Target target) {
@@ -205,12 +225,18 @@ jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, st
   // where(c, x, y): c is read as a bool; x and y promote together.
   std::size_t first = def.bools == Bools::Allowed ? 1 : 0;
   dsl::Scalar common = numpy_result(inputs.subspan(first));
-  if (def.integral && dsl::is_float(common))
+  if (def.integral && (dsl::is_float(common) || dsl::is_complex(common)))
     fail("{} is not defined for {} operands, only integers and bools; convert them first (x:astype(\"int64\"))", who,
          dsl::scalar_name(common));
+  if (dsl::is_complex(common) && real_only(def))
+    fail("{} is not defined for {} operands (NumPy's is not supported for complex input types either); convert "
+         "them first (luda.real(x), x:astype(\"float64\"))",
+         who, dsl::scalar_name(common));
   bool as_uint8 = false;
   const dsl::FunctionSource* source = &sources.text;
-  if (common == dsl::Scalar::Bool) {
+  if (dsl::is_complex(common) && !def.on_complex.empty()) {
+    source = &sources.on_complex;
+  } else if (common == dsl::Scalar::Bool) {
     if (def.bools == Bools::Refused)
       fail("{} is not defined for bool operands; convert them first (x:astype(\"int64\"))", who);
     as_uint8 = def.bools == Bools::AsUInt8;
@@ -280,6 +306,8 @@ std::vector<std::string> input_names(int nin, bool where) {
 std::string literal(dsl::Scalar t, bool highest) {
   std::string_view name = dsl::scalar_name(t);
   if (dsl::is_float(t)) return fmt::format("luda.{}({}math.huge)", name, highest ? "" : "-");
+  // Complex numbers order by the real part, then the imaginary one: both parts infinite.
+  if (dsl::is_complex(t)) return fmt::format("luda.{0}({1}math.huge, {1}math.huge)", name, highest ? "" : "-");
   switch (t) {
     case dsl::Scalar::Int64: return highest ? "math.maxinteger" : "math.mininteger";
     case dsl::Scalar::UInt64: return highest ? "luda.uint64(-1)" : "luda.uint64(0)";
@@ -351,6 +379,9 @@ jit::ReductionCode reduction_code(const ReductionTexts& t, std::string_view name
   return code;
 }
 
+// Whether elements of `s` can be NaN: floats and complex numbers (the nan forms skip them).
+bool holds_nan(dsl::Scalar s) { return dsl::is_float(s) || dsl::is_complex(s); }
+
 // Is op a nan form, and the plain form it skips NaN for (NanSum -> Sum; Sum -> Sum).
 bool is_nan_form(Reduce op) { return op >= Reduce::NanSum; }
 Reduce plain_form(Reduce op) {
@@ -396,12 +427,13 @@ ReductionTexts reduction_texts(const KindSpec& k, std::span<const dsl::Type> inp
     LUDA_INTERNAL_CHECK(plain != Reduce::Argmax && plain != Reduce::Argmin);
     ReduceParts p = reduce_parts(plain, x);
     if (k.dtype) {
-      p.reduce_type = p.output = *k.dtype;
-      p.identity = zero(*k.dtype, plain == Reduce::Prod ? 1 : 0);
+      p.output = *k.dtype;
+      p.reduce_type = dsl::compute_type(*k.dtype);
+      p.identity = zero(p.reduce_type, plain == Reduce::Prod ? 1 : 0);
     }
     t.map = "function(a, _j) return a end";
     t.map_params = {dsl::Type::scalar_of(p.reduce_type)};
-    if (is_nan_form(*op) && dsl::is_float(x)) {
+    if (is_nan_form(*op) && holds_nan(x)) {
       t.map_params = {dsl::Type::scalar_of(x)};
       std::string_view r = dsl::scalar_name(p.reduce_type);
       if (plain == Reduce::Sum || plain == Reduce::Prod) {
@@ -424,14 +456,18 @@ ReductionTexts reduction_texts(const KindSpec& k, std::span<const dsl::Type> inp
     t.reduce_type = p.reduce_type;
     t.output = p.output;
   } else if (op) {  // mean; nanmean of integers and bools
-    dsl::Scalar r = k.dtype ? *k.dtype : dsl::is_float(x) ? x : dsl::Scalar::Float64;
+    // float16 and bfloat16 sum and divide in float32 (NumPy's mean of float16 does); a
+    // complex sum is divided by the count as its real type.
+    dsl::Scalar out = k.dtype ? *k.dtype : holds_nan(x) ? x : dsl::Scalar::Float64;
+    dsl::Scalar r = dsl::compute_type(out);
     t.map = "function(a, n, _j) return a end";
-    t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(r)};
+    t.map_params = {dsl::Type::scalar_of(r), dsl::Type::scalar_of(dsl::real_part(r))};
     t.reduce = kSum;
     t.post = "function(a, n) return a / n end";
     t.post_inputs = {1};
     t.identity = zero(r);
-    t.reduce_type = t.output = r;
+    t.reduce_type = r;
+    t.output = out;
   } else if (k.name == "argfirst" || k.name == "nanargfirst") {
     dsl::Scalar r = x == dsl::Scalar::Bool ? dsl::Scalar::UInt8 : x;
     if (k.name == "argfirst") {
@@ -528,8 +564,9 @@ jit::ElementwiseKind& ufunc(std::string_view name) {
   setup.out_read = {false};
   auto text = [](std::string_view t) { return source_text_function(std::string(t)); };
   std::string bools = def->bools == Bools::AsUInt8 ? bool_text(*def) : std::string(def->on_bools);
-  auto sources = std::make_shared<const UfuncSources>(UfuncSources{
-      text(def->text), text(def->on_ints.empty() ? def->text : def->on_ints), text(bools.empty() ? def->text : bools)});
+  auto sources = std::make_shared<const UfuncSources>(
+      UfuncSources{text(def->text), text(def->on_ints.empty() ? def->text : def->on_ints),
+                   text(bools.empty() ? def->text : bools), text(def->on_complex.empty() ? def->text : def->on_complex)});
   setup.frontend = [def, sources](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                                   dsl::Target target) { return ufunc_code(*def, *sources, inputs, target); };
   auto* kind = new jit::ElementwiseKind(std::move(setup));  // kept for the process (Registry)
@@ -629,7 +666,10 @@ ReduceParts reduce_parts(Reduce op, dsl::Scalar element) {
   switch (op) {
     case Reduce::Sum:
     case Reduce::Prod:
-      p.reduce_type = p.output = sum_type(element);
+      // float16 and bfloat16 accumulate in float32 and round once at the end, as NumPy's
+      // half reductions do.
+      p.output = sum_type(element);
+      p.reduce_type = dsl::compute_type(p.output);
       p.reduce = op == Reduce::Sum ? kSum : "function(a, b) return a * b end";
       p.identity = zero(p.reduce_type, op == Reduce::Sum ? 0 : 1);
       return p;
@@ -686,12 +726,14 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
   // The nan forms skip NaN, which only floats hold; on integers and bools they are the
   // plain forms (as NumPy's).
   Reduce plain = plain_form(op);
-  bool nan = is_nan_form(op) && dsl::is_float(to_scalar_kind(x.dtype()));
+  bool nan = is_nan_form(op) && holds_nan(to_scalar_kind(x.dtype()));
   std::optional<dsl::Scalar> dtype;
   if (options.dtype) {
     dtype = to_scalar_kind(*options.dtype);
-    if (plain == Reduce::Mean && !dsl::is_float(*dtype))
-      fail("{}: dtype must be a float dtype (float32 or float64), got {}", name, dsl::scalar_name(*dtype));
+    if (plain == Reduce::Mean && !holds_nan(*dtype))
+      fail("{}: dtype must be a float or complex dtype (float16, bfloat16, float32, float64, complex64 or complex128), "
+           "got {}",
+           name, dsl::scalar_name(*dtype));
     if (*dtype == dsl::Scalar::Bool)
       fail("{}: dtype bool is not supported; use an integer or float dtype", name);
   }
@@ -769,16 +811,30 @@ NDArray moment(bool root, bool nan, const NDArray& x, const std::optional<std::v
   if (!x.valid()) fail("{}: the array is an empty handle", name);
   dsl::Scalar element = to_scalar_kind(x.dtype());
   if (dtype && !dsl::is_float(to_scalar_kind(*dtype)))
-    fail("{}: dtype must be a float dtype (float32 or float64), got {}", name, dtype_name(*dtype));
-  nan = nan && dsl::is_float(element);
-  DType r = dtype ? *dtype : dsl::is_float(element) ? x.dtype() : DType::Float64;
+    fail("{}: dtype must be a float dtype (float16, bfloat16, float32 or float64), got {}", name, dtype_name(*dtype));
+  const bool complex = dsl::is_complex(element);
+  nan = nan && holds_nan(element);
+  // Real results: a complex array's are of its parts' type (NumPy's var of complex64 is
+  // float32), its mean complex.
+  DType r = dtype ? *dtype : dsl::is_float(element) ? x.dtype() : complex ? real_dtype(x.dtype()) : DType::Float64;
+  DType in = complex ? promote_types(x.dtype(), r) : r;
   auto arg = [](const NDArray& a) { return jit::KernelArg::of_array(a); };
-  // As NumPy computes them: the deviations from the mean, squared, summed in r.
-  NDArray mean = reduce(nan ? Reduce::NanMean : Reduce::Mean, x, axes, true, {}, stream, {r, std::nullopt});
+  // As NumPy computes them: the deviations from the mean, squared (|d|^2 = re^2 + im^2 for
+  // complex), summed in r.
+  NDArray mean = reduce(nan ? Reduce::NanMean : Reduce::Mean, x, axes, true, {}, stream, {in, std::nullopt});
   std::array<jit::KernelArg, 2> xm = {arg(x), arg(mean)};
   NDArray deviations = apply("subtract", xm, stream);
   std::array<jit::KernelArg, 1> d = {arg(deviations)};
-  NDArray squares = apply("square", d, stream);
+  NDArray squares;
+  if (complex) {
+    NDArray re = apply("real", d, stream), im = apply("imag", d, stream);
+    std::array<jit::KernelArg, 1> r = {arg(re)}, i = {arg(im)};
+    NDArray re2 = apply("square", r, stream), im2 = apply("square", i, stream);
+    std::array<jit::KernelArg, 2> both = {arg(re2), arg(im2)};
+    squares = apply("add", both, stream);
+  } else {
+    squares = apply("square", d, stream);
+  }
   NDArray sum = reduce(nan ? Reduce::NanSum : Reduce::Sum, squares, axes, keepdims, {}, stream, {r, std::nullopt});
   NDArray quotient;
   if (nan) {

@@ -123,25 +123,30 @@ jit::ElementCode element_code(const TypedFunction& typed, std::string_view who, 
 
 dsl::Type strong(const dsl::Type& t) {
   if (t.kind != dsl::Type::Kind::Scalar || !t.weak) return t;
+  if (dsl::is_complex(t.scalar)) return dsl::Type::scalar_of(dsl::Scalar::Complex128);
   return dsl::Type::scalar_of(dsl::is_float(t.scalar) ? dsl::Scalar::Float64 : dsl::Scalar::Int64);
 }
 
 dsl::Scalar numpy_result(std::span<const dsl::Type> operands) {
-  bool any_strong = false, weak_float = false;
+  bool any_strong = false, any_weak = false, weak_float = false, weak_complex = false;
   DType r = DType::Bool;
   for (const dsl::Type& t : operands) {
     if (t.kind != dsl::Type::Kind::Scalar) continue;
     if (t.weak) {
+      any_weak = true;
       weak_float = weak_float || dsl::is_float(t.scalar);
+      weak_complex = weak_complex || dsl::is_complex(t.scalar);
       continue;
     }
     r = any_strong ? promote_types(r, to_dtype(t.scalar)) : to_dtype(t.scalar);
     any_strong = true;
   }
-  bool any_weak = false;
-  for (const dsl::Type& t : operands) any_weak = any_weak || (t.kind == dsl::Type::Kind::Scalar && t.weak);
-  if (!any_strong) return weak_float ? dsl::Scalar::Float64 : dsl::Scalar::Int64;
-  if (weak_float && !is_float(r)) return dsl::Scalar::Float64;
+  if (!any_strong)
+    return weak_complex ? dsl::Scalar::Complex128 : weak_float ? dsl::Scalar::Float64 : dsl::Scalar::Int64;
+  // A weak complex (Python's complex) keeps a float's precision: float32 and the 16-bit
+  // floats give complex64.
+  if (weak_complex && !is_complex(r)) return is_float(r) ? dsl::complex_of(to_scalar_kind(r)) : dsl::Scalar::Complex128;
+  if (weak_float && !is_inexact(r)) return dsl::Scalar::Float64;
   if (any_weak && r == DType::Bool) return dsl::Scalar::Int64;
   return to_scalar_kind(r);
 }
@@ -153,32 +158,36 @@ bool can_cast_safe(dsl::Scalar from, dsl::Scalar to) {
 bool converts_without_loss(const dsl::Type& from, dsl::Scalar to) {
   if (from.kind != dsl::Type::Kind::Scalar) return false;
   if (!from.weak) return can_cast_safe(from.scalar, to);
-  if (dsl::is_float(from.scalar)) return dsl::is_float(to);
+  if (dsl::is_complex(from.scalar)) return dsl::is_complex(to);
+  if (dsl::is_float(from.scalar)) return dsl::is_float(to) || dsl::is_complex(to);
   return to != dsl::Scalar::Bool;
 }
 
 std::string describe_type(const dsl::Type& t) {
   if (t.kind == dsl::Type::Kind::Scalar && t.weak)
-    return dsl::is_float(t.scalar) ? "a Lua float" : "a Lua integer";
+    return dsl::is_complex(t.scalar) ? "a complex (luda.complex)" : dsl::is_float(t.scalar) ? "a Lua float" : "a Lua integer";
   if (t.kind == dsl::Type::Kind::Scalar) return std::string(dsl::scalar_name(t.scalar));
   return t.str();
 }
 
 dsl::Scalar sum_type(dsl::Scalar s) {
-  if (dsl::is_float(s)) return s;
+  if (dsl::is_float(s) || dsl::is_complex(s)) return s;
   if (s == dsl::Scalar::Bool || dsl::is_signed(s)) return dsl::Scalar::Int64;
   return dsl::Scalar::UInt64;
 }
 
 std::string map_with_index(const std::string& name, const std::string& callee, const std::vector<dsl::Type>& params,
-                           const std::string& result) {
+                           const std::string& result, bool convert) {
   std::string decl, args;
   for (std::size_t k = 0; k < params.size(); ++k) {
     decl += fmt::format("{}{} a{}", k ? ", " : "", dsl::scalar_c_type(params[k].scalar), k);
     args += fmt::format("{}a{}", k ? ", " : "", k);
   }
-  return fmt::format("static __device__ {} {}({}{}long long j) {{ (void)j; return {}({}); }}\n",
-                     result, name, decl, params.empty() ? "" : ", ", callee, args);
+  // One value converts to the accumulator's type (a float16 sum accumulates in float32).
+  std::string call = fmt::format("{}({})", callee, args);
+  if (convert) call = fmt::format("luda_cvt<{}>({})", result, call);
+  return fmt::format("static __device__ {} {}({}{}long long j) {{ (void)j; return {}; }}\n", result, name, decl,
+                     params.empty() ? "" : ", ", call);
 }
 
 // ---- the kinds' frontends ------------------------------------------------------------------
@@ -475,7 +484,8 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   code.weak_int_uses = value.weak_int_uses;
   code.map = value.c_name + "_j";
   code.functions += map_with_index(code.map, value.c_name, params,
-                                   nred == 1 ? dsl::scalar_c_type(parts[0].reduce_type) : value.c_name + "_result");
+                                   nred == 1 ? dsl::scalar_c_type(parts[0].reduce_type) : value.c_name + "_result",
+                                   nred == 1);
   code.map_params = params;
   code.reduce_type = parts[0].reduce_type;
   auto compile = [&](const dsl::FunctionSource& src, const std::string& part, std::vector<dsl::Type> ps) {

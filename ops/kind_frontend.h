@@ -63,13 +63,15 @@ std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_vie
 // function's return of `listed` expressions).
 jit::ElementCode element_code(const TypedFunction& f, std::string_view who, std::size_t listed = 0);
 
-// A weak type made strong as NumPy makes a Python scalar: int64, float64.
+// A weak type made strong as NumPy makes a Python scalar: int64, float64, complex128.
 dsl::Type strong(const dsl::Type& t);
 
 // NumPy 2's result dtype for operands (strong: arrays and typed scalars; weak: Lua
 // numbers, which take the strong operands' kind): the strong ones promote as
 // promote_types does; a weak integer then leaves it as it is (bool becomes int64); a weak
-// float makes an integer or bool result float64. All weak: int64, or float64 with a float.
+// float makes an integer or bool result float64; a weak complex (luda.complex) makes a
+// float result the complex of its precision (float32 -> complex64) and an integer or bool
+// one complex128. All weak: int64, or float64 with a float, complex128 with a complex.
 dsl::Scalar numpy_result(std::span<const dsl::Type> operands);
 
 // Whether NumPy's "safe" casting takes `from` to `to` (numpy.can_cast(from, to)).
@@ -81,14 +83,16 @@ bool converts_without_loss(const dsl::Type& from, dsl::Scalar to);
 // How a call's operand types read in messages: "float32", "a Lua integer", "a Lua float".
 std::string describe_type(const dsl::Type& t);
 
-// The dtype NumPy's sum and prod accumulate in: int64 for bool and signed integers,
-// uint64 for unsigned ones, a float's own type.
+// The dtype NumPy's sum and prod give: int64 for bool and signed integers, uint64 for
+// unsigned ones, a float's or complex's own type (float16 and bfloat16 accumulate in
+// float32 first: reduce_parts).
 dsl::Scalar sum_type(dsl::Scalar s);
 
 // "static __device__ R <name>(T0 a0, ..., long long j) { return <callee>(a0, ...); }" (R a
-// C type): a reduction's map (which takes the element index) over a function that does not.
+// C type): a reduction's map (which takes the element index) over a function that does not;
+// `convert`: the value converted to R (luda_cvt).
 std::string map_with_index(const std::string& name, const std::string& callee, const std::vector<dsl::Type>& params,
-                           const std::string& result);
+                           const std::string& result, bool convert = false);
 
 // ---- the kinds' frontends ------------------------------------------------------------------
 

@@ -111,7 +111,7 @@ void allocate_sized_outputs(const StringKindState& s, std::int64_t size, std::sp
       case jit::KernelArg::Kind::Int: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64, true)); break;
       case jit::KernelArg::Kind::Float: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Float64, true)); break;
       case jit::KernelArg::Kind::Bool: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Bool)); break;
-      case jit::KernelArg::Kind::Typed: types.push_back(dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype))); break;
+      case jit::KernelArg::Kind::Typed: types.push_back(dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype), a.typed.weak)); break;
     }
   }
   std::vector<std::optional<dsl::Scalar>> bound_outputs;

@@ -337,12 +337,12 @@ void open_array_math(lua_State* L) {
   lua_pushcclosure(L, trampoline<l_function>, 2);
   lua_setfield(L, module, "atan2");
   // NumPy's names where they differ from luda's, as the same functions.
-  static constexpr std::array<std::array<const char*, 2>, 17> aliases = {{
+  static constexpr std::array<std::array<const char*, 2>, 18> aliases = {{
       {"arcsin", "asin"}, {"arccos", "acos"}, {"arctan", "atan"}, {"arctan2", "atan2"},
       {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}, {"true_divide", "divide"},
       {"remainder", "mod"}, {"pow", "power"}, {"absolute", "abs"}, {"degrees", "rad2deg"},
       {"radians", "deg2rad"}, {"bitwise_not", "invert"}, {"bitwise_invert", "invert"},
-      {"bitwise_left_shift", "left_shift"}, {"bitwise_right_shift", "right_shift"},
+      {"bitwise_left_shift", "left_shift"}, {"bitwise_right_shift", "right_shift"}, {"conjugate", "conj"},
   }};
   for (const auto& [alias, name] : aliases) {
     LUDA_INTERNAL_CHECK(lua_getfield(L, module, name) == LUA_TFUNCTION);

@@ -27,7 +27,7 @@ std::optional<std::string> sample(const std::string& param, bool ints) {
   static const std::map<std::string, std::string> fixed = {
       {"a", "a"},      {"i", "m"},      {"v", "1"},    {"old", "0"},         {"mask", "0xffffffff"},
       {"pred", "m > 0"}, {"lane", "1"}, {"base", "0"}, {"offset", "1"},      {"n", "1"},
-      {"shape", "4"},  {"dtype", "luda.float32"},
+      {"shape", "4"},  {"dtype", "luda.float32"}, {"re", "f[0]"}, {"im", "2"},
   };
   if (auto it = fixed.find(param); it != fixed.end()) return it->second;
   if (param == "x" || param == "y" || param == "z" || param == "value") return ints ? "m" : "f[0]";

@@ -57,4 +57,50 @@ local function families(x, n, u, out)
   print("i =", i, "f =", f, m > 0, "100%")
 end)";
 
+
+// float16 / bfloat16 (h, with an int8 and a float32 array beside it) and complex (z, with
+// its real type r): every operator, conversion and function the kernel language gives
+// them, in one kernel each.
+inline constexpr const char* kHalfFamilies = R"(
+local function halves(h, i8, f, out, flags)
+  local i = cuda.grid(1)
+  local a, b = h[i], h[(i + 1) % #h]
+  local c = a + b - a * b / (b + 1.5) + -a + a ^ 2 + a ^ b + a // b + a % b
+  c = c + 0.25 + luda.float16(1) * 2 + i8[i] + luda.float16(f[i]) + luda.math.floor(a) + math.abs(a)
+  c = c + math.sqrt(math.abs(a)) + math.exp(a) + math.log(math.abs(b) + 1) + math.sin(a) + math.atan(a, b)
+  c = c + math.min(a, b) + math.max(a, b, c) + math.fmod(a, b) + luda.math.rint(a) + luda.math.hypot(a, b)
+  c = c + luda.real(a) + luda.imag(a) + luda.conj(a) + luda.angle(a) + a.real + a.imag + math.floor(a)
+  local bits = luda.int32(a) + luda.uint8(b) + luda.int64(c)
+  for q = a, b, 0.5 do c = c + q end
+  for k = 1, a do c = c + k end
+  local s = cuda.shared.array(32, "float16")
+  local l = cuda.local_array(4, luda.bfloat16)
+  s[i % 32] = a
+  l[0] = luda.bfloat16(c)
+  out[i] = c + s[0] + l[0] + bits
+  flags[i] = a < b and a <= b and a > b and a >= b and a == b and a ~= b and luda.math.isnan(a)
+  print("h =", a, c)
+end)";
+
+inline constexpr const char* kComplexFamilies = R"(
+local function complexes(z, r, out, re, flags)
+  local i = cuda.grid(1)
+  local a, b = z[i], z[(i + 1) % #z]
+  local c = a + b - a * b / (b + 1.5) + -a + a ^ 2 + a ^ b + a ^ r[i] + luda.complex(0, 1) * a + 2 * a
+  c = c + math.sqrt(a) + math.exp(a) + math.log(a) + math.log(a, b) + math.sin(a) + math.cos(a) + math.tan(a)
+  c = c + math.asin(a) + math.acos(a) + math.atan(a) + luda.math.sinh(a) + luda.math.cosh(a) + luda.math.tanh(a)
+  c = c + luda.math.asinh(a) + luda.math.acosh(a) + luda.math.atanh(a) + luda.math.log10(a) + luda.math.log2(a)
+  c = c + luda.math.exp2(a) + luda.math.expm1(a) + luda.math.log1p(a) + math.min(a, b) + math.max(a, b)
+  c = c + luda.complex64(r[i], 2) + luda.complex128(r[i]) + luda.conj(a) + luda.complex(r[i], r[i])
+  local m = math.abs(a) + luda.real(a) + luda.imag(b) + luda.angle(a) + a.real + b.imag
+  local t = cuda.local_array(4, "complex128")
+  t[0] = c
+  out[i] = t[0] + m
+  re[i] = luda.float32(c) + luda.float16(a) + luda.int32(a) + r[i]
+  if a < b or a <= b or a > b or a >= b or a == b or a ~= b or luda.math.isnan(a) or luda.math.isinf(b) or
+     luda.math.isfinite(c) then re[i] = 0 end
+  flags[i] = c
+  print("z =", a, m)
+end)";
+
 }  // namespace luda::dsl::testing

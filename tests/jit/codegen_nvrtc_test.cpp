@@ -265,6 +265,36 @@ TEST_F(CodegenNvrtc, EveryBuiltinFamilyCompiles) {
   }
 }
 
+// float16, bfloat16, complex64 and complex128 through every operator, conversion and
+// function the language gives them: the generated source compiles with NVRTC and includes
+// no CUDA header (the prelude defines the types and their conversions itself).
+TEST_F(CodegenNvrtc, NewDtypesCompileWithoutCudaHeaders) {
+  TestChunk halves(kHalfFamilies, "halves.lua");
+  TestChunk complexes(kComplexFamilies, "complexes.lua");
+  auto compile = [](TestChunk& c, const std::string& name, std::vector<Type> args, KernelOptions options) {
+    CudaKernel k = c.compile(name, std::move(args), options);
+    EXPECT_EQ(k.code.find("#include"), std::string::npos);
+    jit::CompileRequest req;
+    req.source = k.code;
+    req.program_name = name + ".cu";
+    req.arch = 90;
+    try {
+      jit::CompiledProgram p = jit::compile(req);
+      EXPECT_EQ(p.log.find("warning"), std::string::npos) << p.log;
+    } catch (const jit::CompileError& e) {
+      ADD_FAILURE() << e.what();
+    }
+    if (std::getenv("LUDA_SHOW_CUDA")) std::printf("%s\n", k.code.substr(k.code.find("luda_generated")).c_str());
+  };
+  for (Scalar h : {Scalar::Float16, Scalar::BFloat16})
+    for (bool bounds : {false, true})
+      compile(halves, "halves", {arr(h), arr(Scalar::Int8), arr(Scalar::Float32), arr(h), arr(Scalar::Bool)},
+              {.boundscheck = bounds});
+  compile(complexes, "complexes", {arr(Scalar::Complex64), arr(Scalar::Float32), arr(Scalar::Complex64), arr(Scalar::Float32), arr(Scalar::Bool)}, {});
+  compile(complexes, "complexes", {arr(Scalar::Complex128), arr(Scalar::Float64), arr(Scalar::Complex128), arr(Scalar::Float16), arr(Scalar::Bool)},
+          {.boundscheck = true});
+}
+
 // The budget: a first launch within 1.2x of NVRTC's own time for the source.
 // Measured here on a typical kernel; reported, and bounded loosely (a Debug build on a
 // busy machine): the front end must stay a small part of the compile.

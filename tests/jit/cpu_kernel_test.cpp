@@ -395,5 +395,60 @@ TEST_F(CpuKernelTest, RawSourceErrorsLeadWithTheUsersLine) {
             "cpu target calls a kernel through its one parameter list; give each its own name");
 }
 
+// The prelude's float16 and bfloat16 conversions in a cpu kernel round as the host's
+// (runtime/float16.h, the same text, behind astype) do, bit for bit: every one of the
+// 65536 patterns widened to float32, and float32 and float64 values at and around each
+// rounding tie (the midpoints between neighbours, one float step either side) narrowed.
+TEST_F(CpuKernelTest, HalfConversionsMatchTheHostForEveryPattern) {
+  dsl::testing::TestChunk chunk(R"(
+local function convert(h, x32, x64, w32, n16, m16)
+  local i = cuda.grid(1)
+  if i < #h then w32[i] = h[i] end
+  if i < #x32 then n16[i] = x32[i] end
+  if i < #x64 then m16[i] = x64[i] end
+end
+)", "convert.lua");
+  JitKernel::Setup setup;
+  const dsl::FunctionExpr& f = chunk.function("convert");
+  setup.function = chunk.source_of(f);
+  setup.handle = &f;
+  setup.name = "convert";
+  setup.param_names = {"h", "x32", "x64", "w32", "n16", "m16"};
+  setup.cache = cache_.get();
+  JitKernel k(std::move(setup), chunk.env);
+  for (DType half : {DType::Float16, DType::BFloat16}) {
+    std::vector<std::uint16_t> bits(65536);
+    for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<std::uint16_t>(i);
+    NDArray h = host(bits, half);
+    NDArray widened = h.astype(DType::Float32);
+    // Ties and their neighbours, from each finite value and the next one up.
+    std::vector<float> x32;
+    std::vector<double> x64;
+    const float* w = static_cast<const float*>(widened.data());
+    for (std::size_t i = 0; i + 1 < bits.size(); ++i) {
+      if (!std::isfinite(w[i]) || !std::isfinite(w[i + 1]) || (i & 0x7fff) == 0x7fff) continue;
+      float mid = (w[i] + w[i + 1]) / 2;  // exact: one bit more than the 16-bit float has
+      x32.insert(x32.end(), {w[i], mid, std::nextafter(mid, -INFINITY), std::nextafter(mid, INFINITY)});
+      double mid64 = (static_cast<double>(w[i]) + w[i + 1]) / 2;
+      x64.insert(x64.end(), {mid64, std::nextafter(mid64, -INFINITY), std::nextafter(mid64, INFINITY)});
+    }
+    x32.insert(x32.end(), {INFINITY, -INFINITY, NAN, 3.4e38f, 65519.99f, 65520.0f, 1e-30f});
+    x64.insert(x64.end(), {INFINITY, -INFINITY, NAN, 1e300, 65519.999999, 65520.0, 1e-300, 3.3961e38});
+    NDArray X32 = host(x32, DType::Float32), X64 = host(x64, DType::Float64);
+    NDArray w32 = NDArray::empty({65536}, DType::Float32, Device::cpu());
+    NDArray n16 = NDArray::empty(X32.shape(), half, Device::cpu()), m16 = NDArray::empty(X64.shape(), half, Device::cpu());
+    std::vector<KernelArg> args = {KernelArg::of_array(h),   KernelArg::of_array(X32), KernelArg::of_array(X64),
+                                   KernelArg::of_array(w32), KernelArg::of_array(n16), KernelArg::of_array(m16)};
+    k.launch(config((static_cast<long long>(x32.size()) + 255) / 256, 256), args);
+    auto same = [](const NDArray& a, const NDArray& b) {
+      return std::memcmp(a.data(), b.data(), static_cast<std::size_t>(a.size()) * itemsize(a.dtype())) == 0;
+    };
+    // NaN patterns widen with their payloads; compare the bits.
+    EXPECT_TRUE(same(w32, widened)) << dtype_name(half) << " widened";
+    EXPECT_TRUE(same(n16, X32.astype(half))) << "float32 to " << dtype_name(half);
+    EXPECT_TRUE(same(m16, X64.astype(half))) << "float64 to " << dtype_name(half);
+  }
+}
+
 }  // namespace
 }  // namespace luda::jit

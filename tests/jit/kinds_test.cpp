@@ -940,5 +940,43 @@ TEST(KindTemplatesNvrtc, SeveralAccumulatorsCompileInEveryTemplate) {
   }
 }
 
+// float16, bfloat16, complex64 and complex128 operands through every template: 16-byte
+// vector loads of 8, 2 and 1 elements, struct elements shuffled by the reductions and read
+// back as volatile partials.
+TEST(KindTemplatesNvrtc, NewDtypesCompileInEveryTemplate) {
+  for (Scalar d : {Scalar::Float16, Scalar::BFloat16, Scalar::Complex64, Scalar::Complex128}) {
+    SCOPED_TRACE(dsl::scalar_name(d));
+    const int vector = 16 / (dsl::scalar_bits(d) / 8);
+    ElementCode code = element_code({d, d, d}, d, "a0 * a1 + a2");
+    ElementwiseTemplate t;
+    t.inputs = {operand(KindOperand::Kind::Array, d), operand(KindOperand::Kind::Array, d), operand(KindOperand::Kind::Scalar, d)};
+    t.outputs = {d};
+    t.out_read = {false};
+    t.vector = vector;
+    t.noalias = true;
+    EXPECT_NE(ptx_of(elementwise_source(code, t, "axpb")).find(".entry"), std::string::npos);
+    t.contiguous = false;
+    t.vector = 1;
+    t.ndim = 2;
+    EXPECT_NE(ptx_of(elementwise_source(code, t, "axpb")).find(".entry"), std::string::npos);
+    std::string zero = fmt::format("luda_cvt<{}>(0)", c_of(d));
+    ReductionCode r = reduction_code(d, 2, "a0 * a1", "a + b", "a + a1", zero, {1});
+    ReductionTemplate rt;
+    rt.inputs = {operand(KindOperand::Kind::Array, d), operand(KindOperand::Kind::Scalar, d)};
+    rt.outputs = {d};
+    for (auto [s, v, warp] : {std::tuple{ReductionStrategy::Rows, vector, false}, std::tuple{ReductionStrategy::Rows, 1, true},
+                              std::tuple{ReductionStrategy::Columns, vector, false},
+                              std::tuple{ReductionStrategy::General, 1, false}}) {
+      rt.strategy = s;
+      rt.vector = v;
+      rt.warp = warp;
+      std::string ptx = ptx_of(reduction_source(r, rt, "dot"));
+      if (s != ReductionStrategy::Columns) {
+        EXPECT_NE(ptx.find("shfl.sync.down"), std::string::npos);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace luda::jit
