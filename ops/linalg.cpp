@@ -480,7 +480,13 @@ NDArray vdot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stre
   require(x, y, "vdot");
   if (x.size() != y.size())
     fail("vdot: x has {} elements and y {}; vdot needs as many in each", x.size(), y.size());
-  return vector_dot(as_shape(x, {x.size()}, stream), as_shape(y, {y.size()}, stream), std::move(out), stream, "vdot");
+  // NumPy's vdot conjugates its first operand when that is complex.
+  NDArray flat = as_shape(x, {x.size()}, stream);
+  if (is_complex(flat.dtype())) {
+    std::array<jit::KernelArg, 1> in = {jit::KernelArg::of_array(flat)};
+    flat = apply("conj", in, stream);
+  }
+  return vector_dot(flat, as_shape(y, {y.size()}, stream), std::move(out), stream, "vdot");
 }
 
 NDArray inner(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {

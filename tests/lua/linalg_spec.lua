@@ -270,6 +270,12 @@ describe("luda.matmul", function()
     local flat_w = { shape = { 2, 3 }, data = hw.data }
     want, bound = contract(v, flat_w, { 0, 1 }, { 0, 1 })
     close(luda.vdot(arr(hv), arr(hw)), want, bound, 6, "vdot")
+    -- a complex x is conjugated (NumPy's vdot), dot and inner take it as it is
+    local zx = luda.array({ luda.complex(1, 2), luda.complex(3, -1) }, "complex64")
+    local zy = luda.array({ luda.complex(2, 1), luda.complex(0, 4) }, "complex64")
+    local vd, d = luda.vdot(zx, zy):item(), luda.dot(zx, zy):item()
+    -- (1-2i)(2+i) + (3+i)(4i) = 4-3i + (-4+12i) = 0+9i; (1+2i)(2+i) + (3-i)(4i) = 5i + (4+12i) = 4+17i
+    assert.are.same({ 0, 9, 4, 17 }, { vd.real, vd.imag, d.real, d.imag })
     -- inner: both last axes
     local hi, hj = f64({ 2, 3, 4 }), f64({ 5, 4 })
     want, bound = contract(hi, hj, { 2 }, { 1 })
