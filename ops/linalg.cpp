@@ -6,6 +6,7 @@
 #include <array>
 #include <climits>
 #include <cmath>
+#include <complex>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -26,15 +27,30 @@ namespace {
 // ---- the libraries ------------------------------------------------------------------
 
 
-// cuBLAS's entry points that luda calls: the typed GEMMs CuPy calls too, one matrix or a
+// cuBLAS's entry points that luda calls: the GEMM of any element type, one matrix or a
 // strided batch.
-#define LUDA_CUBLAS_FUNCTIONS(X)                                                                 \
-  X(cublasCreate_v2) X(cublasSetStream_v2) X(cublasGetStatusString) X(cublasSgemm_v2) X(cublasDgemm_v2) \
-  X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)
+#define LUDA_CUBLAS_FUNCTIONS(X)                                                 \
+  X(cublasCreate_v2) X(cublasSetStream_v2) X(cublasGetStatusString) X(cublasGemmEx) \
+  X(cublasGemmStridedBatchedEx)
+
+// The GEMMs' C signatures (C++ code also sees cuBLAS's inline overloads of these names
+// that take a cudaDataType compute type, so decltype(&::cublasGemmEx) would be ambiguous).
+using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using GemmStridedBatchedExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                                  const void*, const void*, cudaDataType, int, long long, const void*,
+                                                  cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                                  long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+using cublasCreate_v2_type = decltype(&::cublasCreate_v2);
+using cublasSetStream_v2_type = decltype(&::cublasSetStream_v2);
+using cublasGetStatusString_type = decltype(&::cublasGetStatusString);
+using cublasGemmEx_type = GemmExFn;
+using cublasGemmStridedBatchedEx_type = GemmStridedBatchedExFn;
 
 struct Cublas {
   SharedLibrary lib;
-#define LUDA_CUBLAS_MEMBER(name) decltype(&::name) name = nullptr;
+#define LUDA_CUBLAS_MEMBER(name) name##_type name = nullptr;
   LUDA_CUBLAS_FUNCTIONS(LUDA_CUBLAS_MEMBER)
 #undef LUDA_CUBLAS_MEMBER
 };
@@ -53,7 +69,7 @@ Cublas load_cublas() {
       "set LUDA_CUBLAS to the path of libcublas.so (from the CUDA toolkit, version 12 or 13), or install the "
       "toolkit's libraries");
   std::size_t k = 0;
-#define LUDA_CUBLAS_SET(name) c.name = reinterpret_cast<decltype(&::name)>(c.lib.symbols[k++]);
+#define LUDA_CUBLAS_SET(name) c.name = reinterpret_cast<name##_type>(c.lib.symbols[k++]);
   LUDA_CUBLAS_FUNCTIONS(LUDA_CUBLAS_SET)
 #undef LUDA_CUBLAS_SET
   return c;
@@ -87,13 +103,17 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                        int);
+// cblas_cgemm and cblas_zgemm: alpha and beta by address, matrices untyped.
+using ComplexGemm = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
+                             const void*, void*, int);
 struct Openblas {
   SharedLibrary lib;
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
+  ComplexGemm cgemm = nullptr, zgemm = nullptr;
 };
 Openblas load_openblas() {
-  static constexpr const char* kSymbols[] = {"cblas_sgemm", "cblas_dgemm"};
+  static constexpr const char* kSymbols[] = {"cblas_sgemm", "cblas_dgemm", "cblas_cgemm", "cblas_zgemm"};
   Openblas o;
   o.lib = open_library("OpenBLAS",
                        library_candidates({"LUDA_OPENBLAS", "libopenblas.so", false,
@@ -103,6 +123,8 @@ Openblas load_openblas() {
                        "of libopenblas.so.0");
   o.sgemm = reinterpret_cast<Sgemm>(o.lib.symbols[0]);
   o.dgemm = reinterpret_cast<Dgemm>(o.lib.symbols[1]);
+  o.cgemm = reinterpret_cast<ComplexGemm>(o.lib.symbols[2]);
+  o.zgemm = reinterpret_cast<ComplexGemm>(o.lib.symbols[3]);
   return o;
 }
 const Openblas& openblas() { return load_once(&load_openblas); }
@@ -194,21 +216,31 @@ void gemm(const Operand& a, const Operand& b, std::int64_t a_off, std::int64_t b
   const int lda = as_int(a.ld, "a leading dimension"), ldb = as_int(b.ld, "a leading dimension");
   if (c.device().is_cpu()) {
     const Openblas& blas = openblas();
+    const int ta = a.rows ? kNoTrans : kTrans, tb = b.rows ? kNoTrans : kTrans;
+    const std::complex<double> one(1), zero(0);
+    const std::complex<float> one32(1), zero32(0);
     for (std::int64_t i = 0; i < count; ++i) {
-      const int ta = a.rows ? kNoTrans : kTrans, tb = b.rows ? kNoTrans : kTrans;
-      if (t == DType::Float32)
-        blas.sgemm(kRowMajor, ta, tb, M, N, K, 1.0f, reinterpret_cast<const float*>(pa + i * a_step * size), lda,
-                   reinterpret_cast<const float*>(pb + i * b_step * size), ldb, 0.0f,
-                   reinterpret_cast<float*>(pc + i * m * n * size), N);
-      else
-        blas.dgemm(kRowMajor, ta, tb, M, N, K, 1.0, reinterpret_cast<const double*>(pa + i * a_step * size), lda,
-                   reinterpret_cast<const double*>(pb + i * b_step * size), ldb, 0.0,
-                   reinterpret_cast<double*>(pc + i * m * n * size), N);
+      const std::byte *ai = pa + i * a_step * size, *bi = pb + i * b_step * size;
+      std::byte* ci = pc + i * m * n * size;
+      switch (t) {
+        case DType::Float32:
+          blas.sgemm(kRowMajor, ta, tb, M, N, K, 1.0f, reinterpret_cast<const float*>(ai), lda,
+                     reinterpret_cast<const float*>(bi), ldb, 0.0f, reinterpret_cast<float*>(ci), N);
+          break;
+        case DType::Float64:
+          blas.dgemm(kRowMajor, ta, tb, M, N, K, 1.0, reinterpret_cast<const double*>(ai), lda,
+                     reinterpret_cast<const double*>(bi), ldb, 0.0, reinterpret_cast<double*>(ci), N);
+          break;
+        case DType::Complex64: blas.cgemm(kRowMajor, ta, tb, M, N, K, &one32, ai, lda, bi, ldb, &zero32, ci, N); break;
+        case DType::Complex128: blas.zgemm(kRowMajor, ta, tb, M, N, K, &one, ai, lda, bi, ldb, &zero, ci, N); break;
+        default: throw InternalError("gemm: no CBLAS routine for " + std::string(dtype_name(t)));
+      }
     }
     return;
   }
   // Column-major cuBLAS computes C^T = B^T A^T: a matrix stored by rows is its transpose
-  // stored by columns.
+  // stored by columns. 16-bit floats multiply into float32 sums (CUBLAS_COMPUTE_32F, as
+  // CuPy and PyTorch ask); alpha and beta are of the compute type.
   const Cublas& cb = cublas();
   Handle& h = handle_for(c.device().index, "matmul");
   std::lock_guard lock(h.mutex);
@@ -216,29 +248,38 @@ void gemm(const Operand& a, const Operand& b, std::int64_t a_off, std::int64_t b
   check(cb.cublasSetStream_v2(h.handle, reinterpret_cast<cudaStream_t>(stream ? stream->handle() : nullptr)),
         "cublasSetStream", "matmul");
   const cublasOperation_t ob = b.rows ? CUBLAS_OP_N : CUBLAS_OP_T, oa = a.rows ? CUBLAS_OP_N : CUBLAS_OP_T;
+  cudaDataType type;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  switch (t) {
+    case DType::Float16: type = CUDA_R_16F; break;
+    case DType::BFloat16: type = CUDA_R_16BF; break;
+    case DType::Float32: type = CUDA_R_32F; break;
+    case DType::Float64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
+    case DType::Complex64: type = CUDA_C_32F; break;
+    case DType::Complex128: type = CUDA_C_64F; compute = CUBLAS_COMPUTE_64F; break;
+    default: throw InternalError("gemm: no cuBLAS type for " + std::string(dtype_name(t)));
+  }
+  // 1 and 0 as the compute type reads them: a float, a double, or a complex's two parts.
+  const double one64[2] = {1, 0}, zero64[2] = {0, 0};
+  const float one32[2] = {1, 0}, zero32[2] = {0, 0};
+  const void* one = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(one64) : one32;
+  const void* zero = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(zero64) : zero32;
   // One call for a matrix, strided batches for a stack (at most INT_MAX matrices a call).
-  auto run = [&](auto one, auto single, auto batched) {
-    using T = decltype(one);
-    const T zero = 0;
-    if (count == 1) {
-      check(single(h.handle, ob, oa, N, M, K, &one, reinterpret_cast<const T*>(pb), ldb, reinterpret_cast<const T*>(pa),
-                   lda, &zero, reinterpret_cast<T*>(pc), N),
-            "cublas gemm", "matmul");
-      return;
-    }
-    for (std::int64_t done = 0; done < count;) {
-      const std::int64_t now = std::min<std::int64_t>(count - done, INT_MAX);
-      check(batched(h.handle, ob, oa, N, M, K, &one, reinterpret_cast<const T*>(pb + done * b_step * size), ldb, b_step,
-                    reinterpret_cast<const T*>(pa + done * a_step * size), lda, a_step, &zero,
-                    reinterpret_cast<T*>(pc + done * m * n * size), N, m * n, static_cast<int>(now)),
-            "cublas gemmStridedBatched", "matmul");
-      done += now;
-    }
-  };
-  if (t == DType::Float32)
-    run(1.0f, cb.cublasSgemm_v2, cb.cublasSgemmStridedBatched);
-  else
-    run(1.0, cb.cublasDgemm_v2, cb.cublasDgemmStridedBatched);
+  if (count == 1) {
+    check(cb.cublasGemmEx(h.handle, ob, oa, N, M, K, one, pb, type, ldb, pa, type, lda, zero, pc, type, N, compute,
+                          CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx", "matmul");
+    return;
+  }
+  for (std::int64_t done = 0; done < count;) {
+    const std::int64_t now = std::min<std::int64_t>(count - done, INT_MAX);
+    check(cb.cublasGemmStridedBatchedEx(h.handle, ob, oa, N, M, K, one, pb + done * b_step * size, type, ldb, b_step,
+                                        pa + done * a_step * size, type, lda, a_step, zero,
+                                        pc + done * m * n * size, type, N, m * n, static_cast<int>(now), compute,
+                                        CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx", "matmul");
+    done += now;
+  }
 }
 
 // A view of x with its 1-D operand made a matrix: a row (first operand) or a column.
@@ -330,7 +371,11 @@ NDArray matmul(const NDArray& a, const NDArray& b, NDArray out, const Stream* st
                                     : NDArray::empty(full, dtype, a.device(), stream);
   if (k == 0) {
     c.fill(Scalar::of_int(0, dtype));
-  } else if (dtype != DType::Float32 && dtype != DType::Float64) {
+  } else if (a.device().is_cpu() && (dtype == DType::Float16 || dtype == DType::BFloat16)) {
+    // CBLAS has no 16-bit GEMM: float32 products, rounded once at the end (as NumPy's
+    // float16 matmul sums in float32).
+    c.assign(matmul(A.astype(DType::Float32, stream), B.astype(DType::Float32, stream), {}, stream));
+  } else if (!is_inexact(dtype)) {
     matmul_kernels(A.dtype() == dtype ? A : A.astype(dtype, stream), B.dtype() == dtype ? B : B.astype(dtype, stream),
                    c, stream);
   } else {
@@ -435,8 +480,9 @@ NDArray vdot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stre
   require(x, y, "vdot");
   if (x.size() != y.size())
     fail("vdot: x has {} elements and y {}; vdot needs as many in each", x.size(), y.size());
+  // NumPy's vdot conjugates its first operand when that is complex.
   NDArray flat = as_shape(x, {x.size()}, stream);
-  if (is_complex(flat.dtype())) {  // NumPy's vdot conjugates its first argument
+  if (is_complex(flat.dtype())) {
     std::array<jit::KernelArg, 1> in = {jit::KernelArg::of_array(flat)};
     flat = apply("conj", in, stream);
   }
@@ -588,10 +634,26 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
   if (ord.kind == Kind::Default || ord.kind == Kind::Fro)
     return un("sqrt", sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)),
                           {std::min(rows, cols), std::max(rows, cols)}, keepdims));
-  if (ord.kind == Kind::Nuc || std::abs(ord.p) == 2)
-    fail("norm: ord {} of a matrix needs its singular values, which luda does not compute yet; the norms of a matrix "
-         "it has are 'fro', 1, -1, inf and -inf",
-         ord.kind == Kind::Nuc ? std::string("'nuc'") : fmt::format("{}", ord.p));
+  if (ord.kind == Kind::Nuc || std::abs(ord.p) == 2) {
+    // The largest singular value (2), the smallest (-2) or their sum ("nuc"), of the
+    // matrices in axes rows and cols moved last.
+    std::vector<int> perm;
+    for (int d = 0; d < x.ndim(); ++d)
+      if (d != rows && d != cols) perm.push_back(d);
+    perm.push_back(rows);
+    perm.push_back(cols);
+    const NDArray s = svd(x.transpose(perm), false, false, stream, "norm").s;
+    const std::vector<int> last{s.ndim() - 1};
+    ReduceOptions from_zero;  // NumPy's max of no singular values is 0
+    from_zero.initial = jit::KernelArg::of_int(0);
+    NDArray r = ord.kind == Kind::Nuc ? reduce(Reduce::Sum, s, last, false, {}, stream)
+                : ord.p > 0           ? reduce(Reduce::Max, s, last, false, {}, stream, from_zero)
+                                      : reduce(Reduce::Min, s, last, false, {}, stream);
+    if (!keepdims) return r;
+    Shape shape = x.shape();
+    shape[static_cast<std::size_t>(rows)] = shape[static_cast<std::size_t>(cols)] = 1;
+    return r.reshape(shape);
+  }
   if (std::isinf(ord.p) || std::abs(ord.p) == 1) {
     // 1: the largest column sum of |x| (sum over the rows); inf: the largest row sum.
     const int summed = std::isinf(ord.p) ? cols : rows;

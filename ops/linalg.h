@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/ndarray.h"
@@ -64,11 +65,67 @@ NDArray inv(const NDArray& a, const Stream* stream = nullptr);
 NDArray det(const NDArray& a, const Stream* stream = nullptr);
 NDArray cholesky(const NDArray& a, const Stream* stream = nullptr);
 
+// numpy.linalg's orthogonal factorizations of stacks of matrices (the last two axes),
+// on cuSOLVER (GPU) and LAPACKE (cpu): float32 stays float32, every other dtype computes in
+// float64. Empty matrices give NumPy's shapes (full_matrices and "complete" give
+// identities where the factor is square). Errors, NumPy's texts after the routine's name:
+//   "svd: 1-dimensional array given. Array must be at least two-dimensional",
+//   "svd: SVD did not converge" (also for a NaN in the input),
+//   "eigh: Last 2 dimensions of the array must be square, got shape (2, 3)",
+//   "eigh: Eigenvalues did not converge", "qr: Unrecognized mode 'raw2'".
+//
+// qr: mode "reduced" (Q m x k, R k x n, k = min(m, n)), "complete" (Q m x m, R m x n) or
+// "r" (R alone, k x n; q is left invalid). A NaN gives NaN factors, as NumPy's.
+struct QrResult {
+  NDArray q, r;
+};
+QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream = nullptr);
+// eigh (vectors) and eigvalsh: the eigenvalues in ascending order and the eigenvectors as
+// columns, of the symmetric matrices whose lower ("L") or upper ("U") triangle a holds.
+struct EighResult {
+  NDArray w, v;
+};
+EighResult eigh(const NDArray& a, std::string_view uplo, bool vectors, const Stream* stream = nullptr);
+// svd: a = u @ diag(s) @ vh, s descending; with compute_uv, u is m x m and vh n x n when
+// full_matrices, else m x k and k x n. Without compute_uv only s is valid. `who` names
+// the routine in errors (norm, pinv and matrix_rank call it too). On a GPU a tall matrix
+// (m >= 2n, or a wide one's transpose) is factored by QR first; LUDA_SVD_SMALL and
+// LUDA_SVD_TALL choose the cuSOLVER routines (docs/linalg.md).
+struct SvdResult {
+  NDArray u, s, vh;
+};
+SvdResult svd(const NDArray& a, bool full_matrices, bool compute_uv, const Stream* stream = nullptr,
+              std::string_view who = "svd");
+
+// numpy.linalg.lstsq: x minimizing |b - a x| (the least-norm one where a is rank
+// deficient), for one m x n matrix a and b of shape (m,) or (m, k); singular values at
+// most rcond times the largest count as zero (default: the dtype's epsilon times
+// max(m, n)). residuals: the squared norm of each column of b - a x when the rank is n
+// and m > n, else empty; rank; s, a's singular values. On the cpu LAPACKE's gelsd; on a
+// GPU the SVD above. Errors: "lstsq: 3-dimensional array given. Array must be
+// two-dimensional", "lstsq: Incompatible dimensions", "lstsq: SVD did not converge in
+// Linear Least Squares".
+struct LstsqResult {
+  NDArray x, residuals;
+  std::int64_t rank = 0;
+  NDArray s;
+};
+LstsqResult lstsq(const NDArray& a, const NDArray& b, std::optional<double> rcond, const Stream* stream = nullptr);
+// numpy.linalg.pinv: the pseudo-inverse of each matrix of a stack, from its SVD, with
+// singular values at most rcond times the largest taken as zero (NumPy 2's default 1e-15;
+// rtol, NumPy's newer name, instead; not both: "pinv: `rtol` and `rcond` can't be both set.").
+NDArray pinv(const NDArray& a, std::optional<double> rcond, std::optional<double> rtol, const Stream* stream = nullptr);
+// numpy.linalg.matrix_rank: the count of singular values above tol (default: the largest
+// times rtol, whose default is max(m, n) times the dtype's epsilon), per matrix of a stack,
+// as int64; for a 0-d or 1-D a, 1 unless every element is 0.
+NDArray matrix_rank(const NDArray& a, std::optional<double> tol, std::optional<double> rtol,
+                    const Stream* stream = nullptr);
+
 // numpy.linalg.norm: over `axes` (0-based; one axis: a vector norm, two: a matrix norm;
 // none: every element as one vector, or the matrix norm of a 2-D x when `ord` is given).
 // Vector ords: 2 (the default), 1, inf, -inf, 0 (the count of nonzeros), any p. Matrix
-// ords: "fro" (the default), 1, -1, inf, -inf; 2, -2 and "nuc" need the singular values,
-// which luda does not compute yet ("norm: ord 2 of a matrix needs its singular values...").
+// ords: "fro" (the default), 1, -1, inf, -inf, and from the singular values 2 (the
+// largest), -2 (the smallest) and "nuc" (their sum).
 // Floats keep float32; other dtypes give float64.
 struct NormOrd {
   enum class Kind { Default, Number, Fro, Nuc } kind = Kind::Default;

@@ -38,19 +38,27 @@ NDArray diagonal_view(const NDArray& x, std::int64_t k) {
   return NDArray::view(x.buffer(), x.dtype(), shape, strides, start);
 }
 
+// A rows x cols bool array: whether each element's column minus row passes `keep` (a
+// comparison ufunc) against k.
+NDArray diagonal_mask(std::int64_t rows, std::int64_t cols, std::int64_t k, const char* keep, Device device,
+                      const Stream* stream) {
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) offsets[static_cast<std::size_t>(i * cols + j)] = j - i;
+  const NDArray d = NDArray::from_host(offsets.data(), {rows, cols}, DType::Int64, device);
+  std::array<jit::KernelArg, 2> compare = {jit::KernelArg::of_array(d), jit::KernelArg::of_int(k)};
+  return apply(keep, compare, stream);
+}
+
 // x with the elements whose column minus row fails `keep` against k replaced by zeros.
 NDArray triangle(const NDArray& x, std::int64_t k, const char* keep, std::string_view who, const Stream* stream) {
   if (!x.valid()) fail("{}: an empty handle", who);
   if (x.ndim() < 2) fail("{}: x must be at least 2-dimensional, got a {}-d array", who, x.ndim());
   const std::int64_t rows = x.shape()[x.shape().size() - 2], cols = x.shape().back();
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(rows * cols));
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) offsets[static_cast<std::size_t>(i * cols + j)] = j - i;
-  const NDArray d = NDArray::from_host(offsets.data(), {rows, cols}, DType::Int64, x.device());
-  std::array<jit::KernelArg, 2> compare = {jit::KernelArg::of_array(d), jit::KernelArg::of_int(k)};
-  const NDArray mask = apply(keep, compare, stream);
+  const NDArray mask = diagonal_mask(rows, cols, k, keep, x.device(), stream);
+  // A zero of x's dtype (a typed scalar, which promotes as x does): a bool x stays bool.
   std::array<jit::KernelArg, 3> pick = {jit::KernelArg::of_array(mask), jit::KernelArg::of_array(x),
-                                        jit::KernelArg::of_int(0)};
+                                        jit::KernelArg::of_typed(Scalar::of_int(0).cast(x.dtype()))};
   return apply("where", pick, stream);
 }
 
@@ -169,12 +177,27 @@ NDArray flip(const NDArray& x, const std::optional<std::vector<int>>& axes) {
   return NDArray::view(x.buffer(), x.dtype(), x.shape(), strides, start);
 }
 
+NDArray moveaxis(const NDArray& x, int from, int to) {
+  LUDA_INTERNAL_CHECK(x.valid() && from >= 0 && from < x.ndim() && to >= 0 && to < x.ndim());
+  std::vector<int> order;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (d != from) order.push_back(d);
+  order.insert(order.begin() + to, from);
+  return x.transpose(order);
+}
+
 NDArray eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device) {
   if (n < 0 || m < 0) fail("eye: negative dimensions are not allowed ({} x {})", n, m);
   NDArray out = NDArray::zeros({n, m}, dtype, device);
   NDArray d = diagonal_view(out, k);
   if (d.size() > 0) d.fill(Scalar::of_int(1, dtype));
   return out;
+}
+
+NDArray tri(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device) {
+  if (n < 0 || m < 0) fail("tri: negative dimensions are not allowed ({} x {})", n, m);
+  const NDArray mask = diagonal_mask(n, m, k, "less_equal", device, nullptr);
+  return dtype == DType::Bool ? mask : mask.astype(dtype);
 }
 
 NDArray diag(const NDArray& v, std::int64_t k, const Stream* stream) {

@@ -37,9 +37,14 @@ NDArray vstack(std::span<const NDArray> arrays, const Stream* stream = nullptr);
 NDArray squeeze(const NDArray& x, const std::optional<std::vector<int>>& axes);
 NDArray expand_dims(const NDArray& x, int axis);
 NDArray flip(const NDArray& x, const std::optional<std::vector<int>>& axes);
+// NumPy's moveaxis for one axis: a view of x with axis `from` at position `to` (both
+// 0-based, in range), the other axes in their order.
+NDArray moveaxis(const NDArray& x, int from, int to);
 
 // n x m with ones on the k-th diagonal (above the main one when k > 0).
 NDArray eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device);
+// n x m with ones at and below the k-th diagonal, zeros above it (NumPy's tri).
+NDArray tri(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype, Device device);
 // NumPy's diag: a 1-D v as the k-th diagonal of a square matrix; the k-th diagonal of a
 // 2-D v, as a new array. "diag: Input must be 1- or 2-d."
 NDArray diag(const NDArray& v, std::int64_t k, const Stream* stream = nullptr);

@@ -1,6 +1,7 @@
 #include "ops/slice_syntax.h"
 
 #include <cctype>
+#include <cstdint>
 #include <limits>
 #include <optional>
 
@@ -10,12 +11,15 @@
 namespace luda::ops {
 namespace {
 
+bool word_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
 class IndexParser {
  public:
-  explicit IndexParser(std::string_view text) : text_(text) {}
+  IndexParser(std::string_view text, Device device) : text_(text), device_(device) {}
 
   // items -> [item {',' item} [',']]
-  std::vector<IndexItem> parse(int ndim) {
+  std::vector<Index> parse() {
     skip_space();
     while (pos_ < text_.size()) {
       item();
@@ -25,23 +29,47 @@ class IndexParser {
       ++pos_;
       skip_space();
     }
-    return expand(ndim);
+    return std::move(items_);
   }
 
  private:
-  // item -> '...' | [int] ':' [int] [':' [int]] | int
+  // A list's values as they are read, in C order.
+  struct List {
+    std::vector<std::int64_t> values;
+    bool all_bools = true;
+  };
+
+  // item -> '...' | 'None' | 'newaxis' | 'True' | 'False' | list | [int] ':' [int] [':' [int]] | int
   void item() {
+    expected_after_item_ = "','";
     if (text_.substr(pos_, 3) == "...") {
-      if (ellipsis_at_) error_at(pos_ + 1, "an index can have only one '...'");
-      ellipsis_at_ = items_.size() + 1;
+      if (ellipsis_) error_at(pos_ + 1, "an index can have only one '...'");
+      ellipsis_ = true;
       pos_ += 3;
-      expected_after_item_ = "','";
+      items_.emplace_back(Ellipsis{});
+      return;
+    }
+    if (pos_ < text_.size() && word_start(text_[pos_])) {
+      const std::size_t begin = pos_;
+      std::string_view w = word();
+      if (w == "None" || w == "newaxis") items_.emplace_back(NewAxis{});
+      else if (w == "True" || w == "False") items_.emplace_back(w == "True");
+      else {
+        pos_ = begin;
+        error(kItemStart);
+      }
+      return;
+    }
+    if (peek('[')) {
+      List l;
+      const Shape shape = list(l);
+      items_.emplace_back(array_of(l, shape));
       return;
     }
     std::optional<std::int64_t> start = integer();
     skip_space();
     if (!peek(':')) {
-      if (!start) error("an integer, ':' or '...'");
+      if (!start) error(kItemStart);
       items_.emplace_back(*start);
       expected_after_item_ = "':' or ','";
       return;
@@ -60,6 +88,72 @@ class IndexParser {
       expected_after_item_ = step ? "','" : "an integer or ','";
     }
     items_.emplace_back(s);
+  }
+
+  // list -> '[' [element {',' element} [',']] ']'
+  // element -> list | int | 'True' | 'False'
+  // The elements are all lists of one shape, or all values (NumPy's rectangular arrays).
+  // Returns the list's shape; its values go to l in C order.
+  Shape list(List& l, int depth = 1) {
+    const std::size_t open = pos_ + 1;
+    // Before going deeper: an array has at most kMaxNdim axes, and the C stack is finite.
+    if (depth > kMaxNdim)
+      error_at(open, fmt::format("lists nested more than {} deep (the most axes an array may have)", kMaxNdim));
+    ++pos_;  // '['
+    std::int64_t count = 0;
+    std::optional<Shape> inner;  // the elements' shape: () for values
+    skip_space();
+    while (!peek(']')) {
+      Shape shape;
+      if (peek('[')) {
+        shape = list(l, depth + 1);
+      } else {
+        const std::size_t begin = pos_;
+        std::optional<std::int64_t> v;
+        bool is_bool = false;
+        if (pos_ < text_.size() && word_start(text_[pos_])) {
+          std::string_view w = word();
+          is_bool = w == "True" || w == "False";
+          if (is_bool) v = w == "True";
+          else pos_ = begin;
+        } else {
+          v = integer();
+        }
+        if (!v) error(count == 0 ? "an integer, True, False, '[' or ']'" : "an integer, True, False or '['");
+        l.values.push_back(*v);
+        l.all_bools = l.all_bools && is_bool;
+      }
+      if (inner && *inner != shape) error_at(open, kRagged);
+      inner = shape;
+      ++count;
+      skip_space();
+      if (peek(',')) {
+        ++pos_;
+        skip_space();
+      } else if (!peek(']')) {
+        error("',' or ']'");
+      }
+    }
+    ++pos_;  // ']'
+    Shape shape{count};
+    if (inner) shape.insert(shape.end(), inner->begin(), inner->end());
+    return shape;
+  }
+
+  Index array_of(const List& l, const Shape& shape) {
+    const bool bools = l.all_bools && !l.values.empty();
+    if (bools) {
+      std::vector<unsigned char> bytes(l.values.begin(), l.values.end());
+      return NDArray::from_host(bytes.data(), shape, DType::Bool, device_);
+    }
+    if (l.values.empty()) return NDArray::empty(shape, DType::Int64, device_);
+    return NDArray::from_host(l.values.data(), shape, DType::Int64, device_);
+  }
+
+  std::string_view word() {
+    const std::size_t begin = pos_;
+    while (pos_ < text_.size() && word_char(text_[pos_])) ++pos_;
+    return text_.substr(begin, pos_ - begin);
   }
 
   // int -> ['+' | '-'] digit {digit}
@@ -86,17 +180,6 @@ class IndexParser {
     return static_cast<std::int64_t>(value);
   }
 
-  std::vector<IndexItem> expand(int ndim) {
-    if (!ellipsis_at_) return std::move(items_);
-    std::vector<IndexItem> out;
-    std::size_t at = ellipsis_at_ - 1;
-    out.insert(out.end(), items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(at));
-    int whole = ndim - static_cast<int>(items_.size());
-    for (int i = 0; i < whole; ++i) out.emplace_back(Slice{});
-    out.insert(out.end(), items_.begin() + static_cast<std::ptrdiff_t>(at), items_.end());
-    return out;
-  }
-
   bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
   void skip_space() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -111,18 +194,23 @@ class IndexParser {
     fail("slice: syntax error in \"{}\" at column {}: {}", printable(text_), column, what);
   }
 
+  static constexpr std::string_view kItemStart = "an integer, ':', '...', '[', None, newaxis, True or False";
+  static constexpr std::string_view kRagged =
+      "a ragged nested list (the lists inside one list must all have one shape, or all be values)";
+
   std::string_view text_;
+  Device device_;
   std::size_t pos_ = 0;
-  std::vector<IndexItem> items_;
-  std::size_t ellipsis_at_ = 0;  // 1 + position of "..." among the items; 0 when none
+  std::vector<Index> items_;
+  bool ellipsis_ = false;
   std::size_t step_column_ = 0;  // column of the last integer read
   std::string_view expected_after_item_ = "','";
 };
 
 }  // namespace
 
-std::vector<IndexItem> parse_index_string(std::string_view text, int ndim) {
-  return IndexParser(text).parse(ndim);
+std::vector<Index> parse_index_string(std::string_view text, Device device) {
+  return IndexParser(text, device).parse();
 }
 
 }  // namespace luda::ops

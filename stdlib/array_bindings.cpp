@@ -1,11 +1,11 @@
 // The ndarray userdata: fields (shape, strides, dtype, ndim, size, device, T, itemsize,
-// nbytes), 0-based element indexing x[i] (a number for 1-D, a view for N-d), #x, tostring
+// nbytes), 0-based element indexing x[i] (a number for 1-D, a view for N-d) and NumPy's
+// indexing x[key] with any other key (stdlib/indexing_bindings.cpp), #x, tostring
 // (NumPy's repr; a CUDA array prints the same repr, as CuPy does), and the methods get,
 // copy_to_host, to, totable, item, reshape, transpose, slice, copy, astype, fill.
 #include <cstring>
 #include <vector>
 
-#include "ops/slice_syntax.h"
 #include "runtime/format.h"
 #include "runtime/graph.h"
 #include "stdlib/bindings.h"
@@ -13,12 +13,14 @@
 namespace luda::lua {
 namespace {
 
-// An index key: an integer, or a float with an integral value.
-std::int64_t index_key(lua_State* L, int idx) {
+// A number key: an integer, or a float with an integral value.
+std::int64_t integer_key(lua_State* L, int idx) {
   int isnum = 0;
-  lua_Integer i = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &isnum) : 0;
+  lua_Integer i = lua_tointegerx(L, idx, &isnum);
   if (!isnum)
-    fail("ndarray index must be an integer (0-based) or a field name, got {}", describe(L, idx));
+    fail("ndarray index must be an integer (0-based), an array, a boolean, luda.newaxis, luda.ellipsis, a table of "
+         "x:slice's items, an index string or a field name, got {}",
+         describe(L, idx));
   return i;
 }
 
@@ -132,62 +134,11 @@ int l_transpose(lua_State* L) {
   return 1;
 }
 
-// A slice table holds start, stop and step at keys 1 to 3 and nothing else: a fourth
-// entry or a named one is a mistake, never silently dropped.
-void check_slice_table(lua_State* L, int idx) {
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_pop(L, 1);
-    int isint = 0;
-    lua_Integer k = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
-    if (!isint || k < 1 || k > 3) {
-      std::string key = lua_type(L, -1) == LUA_TSTRING ? describe(L, -1) : "[" + describe(L, -1) + "]";
-      fail("slice: a slice table is {{start, stop, step}}, but argument #{} also has key {}", idx - 1, key);
-    }
-  }
-}
-
-// x:slice(item, ...): each item an integer index (0-based, drops the axis) or a table
-// {start, stop, step} (nil parts take the ends), or one NumPy-style string "1:5, ::2".
+// x:slice(item, ...) or x:slice(text): NumPy's x[item, ...] (ops/indexing.h), a view for
+// integers, slices, newaxis and '...', a new array when an array or a boolean is among them.
 int l_slice(lua_State* L) {
   NDArray& a = check_array(L, 1, "slice");
-  int top = lua_gettop(L);
-  std::vector<IndexItem> items;
-  if (top == 2 && lua_type(L, 2) == LUA_TSTRING) {
-    std::size_t length = 0;
-    const char* text = lua_tolstring(L, 2, &length);
-    items = ops::parse_index_string({text, length}, a.ndim());  // all of it: a "\0" is an error, not an end
-  } else {
-    for (int i = 2; i <= top; ++i) {
-      if (lua_type(L, i) == LUA_TNUMBER) {
-        items.emplace_back(check_integer(L, i, "slice"));
-      } else if (lua_type(L, i) == LUA_TTABLE) {
-        check_slice_table(L, i);
-        Slice s;
-        std::optional<std::int64_t> parts[3];
-        for (int k = 0; k < 3; ++k) {
-          lua_rawgeti(L, i, k + 1);
-          if (!lua_isnil(L, -1))
-            parts[k] = to_integer(L, -1, "slice", fmt::format("{}[{}] of argument #{}",
-                                                              k == 0 ? "start" : k == 1 ? "stop" : "step",
-                                                              k + 1, i - 1));
-          lua_pop(L, 1);
-        }
-        s.start = parts[0];
-        s.stop = parts[1];
-        if (parts[2]) {
-          if (*parts[2] == 0) fail("slice: slice step cannot be zero (argument #{})", i - 1);
-          s.step = *parts[2];
-        }
-        items.emplace_back(s);
-      } else if (lua_type(L, i) == LUA_TSTRING) {
-        arg_error(L, i, "slice", "a slice string must be the only argument, as in x:slice(\"1:5, ::2\")");
-      } else {
-        type_error(L, i, "slice", "integer, {start, stop, step} table or slice string");
-      }
-    }
-  }
-  push_array(L, a.index(items));
+  push_array(L, ops::get_item(a, slice_args(L, 2, lua_gettop(L), a)));
   return 1;
 }
 
@@ -230,12 +181,16 @@ void push_field(lua_State* L, const NDArray& a, std::string_view key, int method
 // __index (upvalue 1: the methods table)
 int l_index(lua_State* L) {
   NDArray& a = check_array(L, 1, "index");
-  if (lua_type(L, 2) == LUA_TSTRING) {
+  if (lua_type(L, 2) == LUA_TSTRING && is_field_key(string_at(L, 2))) {
     check_upvalue_table(L, 1);  // the methods
     push_field(L, a, string_at(L, 2), lua_upvalueindex(1));
     return 1;
   }
-  std::int64_t i = index_key(L, 2);
+  if (lua_type(L, 2) != LUA_TNUMBER) {
+    push_array(L, ops::get_item(a, index_key(L, 2, a)));
+    return 1;
+  }
+  std::int64_t i = integer_key(L, 2);
   if (a.ndim() == 1) {
     std::int64_t at[1] = {i};
     push_scalar_value(L, a.get(at));
@@ -260,10 +215,21 @@ void assign_value(lua_State* L, NDArray& dst, int idx, std::string_view fname) {
 // __newindex: x[i] = v. 1-D: v a number; N-d: v is assigned to the row x[i].
 int l_newindex(lua_State* L) {
   NDArray& a = check_array(L, 1, "index assignment");
-  if (lua_type(L, 2) == LUA_TSTRING)
-    fail("cannot set field '{}': an ndarray's fields are read-only (reshape with x:reshape, change the dtype with x:astype)",
-         lua_tostring(L, 2));
-  std::int64_t i = index_key(L, 2);
+  if (lua_type(L, 2) == LUA_TSTRING && is_field_key(string_at(L, 2)))
+    fail("cannot set field '{}': an ndarray's fields are read-only (reshape with x:reshape, change the dtype with "
+         "x:astype)",
+         printable(string_at(L, 2)));
+  if (lua_type(L, 2) != LUA_TNUMBER) {
+    const std::vector<ops::Index> index = index_key(L, 2, a);
+    if (ops::is_basic(index)) {
+      NDArray view = ops::get_item(a, index);
+      assign_value(L, view, 3, "x[index] = v");
+    } else {
+      ops::set_item(a, index, index_value(L, 3, a, "x[index] = v"));
+    }
+    return 0;
+  }
+  std::int64_t i = integer_key(L, 2);
   std::string fname = fmt::format("x[{}] = v", i);
   if (a.ndim() == 1) {
     std::int64_t at[1] = {i};

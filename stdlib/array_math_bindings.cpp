@@ -8,7 +8,8 @@
 //   and NumPy's names for luda's (luda.arcsin is luda.asin), each with an optional last {out = z, stream = s}; all-scalar operands give a Lua value.
 //   x:sum([axis] [, {keepdims =, dtype =, initial =, out =, stream =}]), prod max min mean
 //   argmax argmin and nansum nanprod nanmax nanmin nanmean nanargmax nanargmin, and
-//   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]), luda.matmul and x:matmul.
+//   luda.sum(x, ...) and friends; luda.dot(x, y [, {out =, stream =}]), luda.matmul and x:matmul;
+//   x:clip(lo, hi), which is luda.clip(x, lo, hi).
 // Full reductions give 0-d arrays, as CuPy does (no wait for the device; x:sum():item()
 // reads the value).
 #include <algorithm>
@@ -117,6 +118,8 @@ int l_function(lua_State* L) {
   int n = split_options(L, 1, &options);
   if (n == 2 && name == "log") name = "log_base";
   if (n == 2 && name == "atan") name = "atan2";
+  // luda.where(condition) alone is NumPy's where(condition): nonzero.
+  if (name == "where" && n == 1 && !options) return push_nonzero(L, check_array(L, 1, "where"));
   int nin = ops::ufunc_inputs(name);
   if (n != nin) {
     if (fname == "log" || fname == "atan")
@@ -276,59 +279,6 @@ int l_tensordot(lua_State* L) {
   return 1;
 }
 
-// luda.linalg.inv(a), det(a), cholesky(a): one array in, one out.
-using Unary = NDArray (*)(const NDArray&, const Stream*);
-template <Unary Op, const char* Name>
-int l_unary(lua_State* L) {
-  NDArray& a = check_array(L, 1, Name);
-  int options = lua_isnoneornil(L, 2) ? 0 : 2;
-  if (options) check_table(L, 2, Name);
-  CallOptions o = read_call_options(L, options, Name, {"stream"});
-  push_array(L, Op(a, o.stream));
-  return 1;
-}
-constexpr char kInv[] = "inv", kDet[] = "det", kCholesky[] = "cholesky", kSolve[] = "solve";
-
-// luda.linalg.solve(a, b [, {stream=}])
-int l_solve(lua_State* L) {
-  NDArray& a = check_array(L, 1, kSolve);
-  NDArray& b = check_array(L, 2, kSolve);
-  int options = lua_isnoneornil(L, 3) ? 0 : 3;
-  if (options) check_table(L, 3, kSolve);
-  CallOptions o = read_call_options(L, options, kSolve, {"stream"});
-  push_array(L, ops::solve(a, b, o.stream));
-  return 1;
-}
-
-// luda.linalg.norm(x [, ord] [, axis] [, {keepdims=}]): ord nil, a number (math.huge for
-// inf), "fro" or "nuc"; axis one (1-based) or a pair {a, b}.
-int l_norm(lua_State* L) {
-  NDArray& x = check_array(L, 1, "norm");
-  ops::NormOrd ord;
-  if (lua_type(L, 2) == LUA_TNUMBER) {
-    ord.kind = ops::NormOrd::Kind::Number;
-    ord.p = lua_tonumber(L, 2);
-  } else if (lua_type(L, 2) == LUA_TSTRING) {
-    const std::string_view name = string_at(L, 2);
-    if (name != "fro" && name != "nuc") fail("norm: Invalid norm order '{}' (the names are 'fro' and 'nuc')", name);
-    ord.kind = name == "fro" ? ops::NormOrd::Kind::Fro : ops::NormOrd::Kind::Nuc;
-  } else if (!lua_isnoneornil(L, 2)) {
-    fail("norm: ord must be a number, 'fro' or 'nuc', got {}", describe(L, 2));
-  }
-  std::optional<std::vector<int>> axes;
-  int options = 4;
-  if (lua_istable(L, 3) && !test_array(L, 3) && lua_rawlen(L, 3) == 0 && lua_isnone(L, 4)) {
-    options = 3;
-  } else if (!lua_isnoneornil(L, 3)) {
-    axes = array_axes(L, 3, x.ndim(), "norm");
-  }
-  check_options(L, options, "norm", {"keepdims"});
-  const bool keepdims = push_option(L, options, "keepdims") != LUA_TNIL && lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  push_array(L, ops::norm(x, ord, axes, keepdims));
-  return 1;
-}
-
 // luda.trace(x [, offset [, axis1 [, axis2]]]) and x:trace(...): axes 1-based, 1 and 2 by default.
 int l_trace(lua_State* L) {
   NDArray& x = check_array(L, 1, "trace");
@@ -413,22 +363,14 @@ void open_array_math(lua_State* L) {
       {nullptr, nullptr},
   };
   luaL_setfuncs(L, linalg, 0);
-  static const luaL_Reg linalg_module[] = {
-      {"solve", trampoline<l_solve>},
-      {"inv", trampoline<l_unary<ops::inv, kInv>>},
-      {"det", trampoline<l_unary<ops::det, kDet>>},
-      {"cholesky", trampoline<l_unary<ops::cholesky, kCholesky>>},
-      {"norm", trampoline<l_norm>},
-      {nullptr, nullptr},
-  };
-  luaL_newlib(L, linalg_module);
-  lua_setfield(L, module, "linalg");  // luda.linalg.solve, ...
   luaL_getmetatable(L, kArrayType);
   lua_getfield(L, -1, "__index");
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
   static const luaL_Reg array_methods[] = {
       {"matmul", l_matmul}, {"dot", l_dot}, {"trace", trampoline<l_trace>}, {nullptr, nullptr}};
   luaL_setfuncs(L, array_methods, 0);  // x:matmul(y), x:dot(y), x:trace()
+  LUDA_INTERNAL_CHECK(lua_getfield(L, module, "clip") == LUA_TFUNCTION);
+  lua_setfield(L, -2, "clip");  // x:clip(lo, hi) is luda.clip(x, lo, hi), as NumPy's ndarray.clip
   lua_settop(L, module);
 }
 

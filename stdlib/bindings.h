@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "ops/indexing.h"
 #include "runtime/launch.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
@@ -25,6 +26,7 @@ void open_kernels(lua_State* L);             // kernel_bindings.cpp
 void open_random(lua_State* L);              // random_bindings.cpp: luda.random (after open_kinds)
 void open_link(lua_State* L);                // link_bindings.cpp: luda.cuda.declare_device
 void open_routines(lua_State* L);            // routine_bindings.cpp: concatenate, eye, ... (after open_arrays)
+void open_indexing(lua_State* L);            // indexing_bindings.cpp: take, put, nonzero, ... (after open_arrays)
 void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records
                                              // the builtin namespaces by identity)
 
@@ -46,6 +48,23 @@ inline NDArray& check_array(lua_State* L, int arg, std::string_view fname) {
 // but t[1] has 2".
 NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Device device,
                          std::string_view fname);
+
+// ---- indexing (indexing_bindings.cpp) ------------------------------------------------
+
+// Whether a string key of x[key] names a field or method (it starts with a name other
+// than None, newaxis, True or False) rather than being an index in NumPy's syntax.
+bool is_field_key(std::string_view key);
+// The index of x:slice's arguments at first..last: integers, {start, stop, step} tables,
+// arrays, booleans, luda.newaxis and luda.ellipsis, or one string in NumPy's syntax.
+std::vector<ops::Index> slice_args(lua_State* L, int first, int last, const NDArray& x);
+// The index of x[key] for a key at idx that is not a number: an index string, a table of
+// x:slice's arguments, or one item (an array, a boolean, luda.newaxis, luda.ellipsis).
+std::vector<ops::Index> index_key(lua_State* L, int idx, const NDArray& x);
+// The value of x[index] = v at idx as an array: an array as it is, a nested table as x's
+// dtype, a number, boolean or typed scalar as a 0-d array of x's dtype on x's device.
+NDArray index_value(lua_State* L, int idx, const NDArray& x, std::string_view fname);
+// Pushes ops::nonzero(x), one array per axis; returns how many (luda.nonzero, luda.where).
+int push_nonzero(lua_State* L, const NDArray& x);
 
 // ---- scalars ------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ inline constexpr int kMaxKindArgs = 32;
 
 void open_kinds(lua_State* L);        // kind_bindings.cpp
 void open_array_math(lua_State* L);   // array_math_bindings.cpp (after open_arrays)
+void open_linalg(lua_State* L);       // linalg_bindings.cpp: luda.linalg
 
 // The Lua value at idx as an operand: an ndarray (not copied: the value stays on the
 // stack through the call), a Lua integer or float (weak), a boolean, a typed scalar.

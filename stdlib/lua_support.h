@@ -160,6 +160,7 @@ inline constexpr char kScalarType[] = "scalar";
 inline constexpr char kKernelType[] = "raw_kernel";
 inline constexpr char kModuleType[] = "raw_module";
 inline constexpr char kDeclaredType[] = "declared_device";
+inline constexpr char kIndexConstantType[] = "index_constant";  // luda.newaxis, luda.ellipsis
 
 // A C++ object stored in a full userdata. The type is told by `tag`, the address of its
 // type name, written when the userdata is made: a script can give a userdata any

@@ -5,14 +5,20 @@
 //   luda.identity(n [, dtype] [, {device=}]), luda.diag(v [, k]), luda.tril(x [, k]),
 //   luda.triu(x [, k]), luda.split, luda["repeat"] (luda.repeat_), luda.tile, luda.roll,
 //   luda.diff, luda.isclose, luda.allclose, luda.any, luda.all, luda.count_nonzero,
-//   luda.meshgrid; x:squeeze, x:flatten(), x:ravel(), x:flip, x:any, x:all.
+//   luda.meshgrid, luda.tri; x:squeeze, x:flatten(), x:ravel(), x:flip, x:any, x:all;
+//   luda.cumsum, cumprod, nancumsum, nancumprod (ops/cumulative.h), luda.sort, argsort and
+//   unique (ops/sorting.h); x:cumsum, x:cumprod, x:sort (in place), x:argsort. Where NumPy
+//   takes axis=None for the flattened array, `false` stands for it (nil is the default).
 #include <algorithm>
 #include <optional>
 #include <string_view>
 #include <vector>
 
+#include "ops/cumulative.h"
 #include "ops/routines.h"
+#include "ops/sorting.h"
 #include "stdlib/bindings.h"
+#include "stdlib/kind_bindings.h"
 
 namespace luda::lua {
 namespace {
@@ -120,6 +126,19 @@ int l_identity(lua_State* L) {
 int l_diag(lua_State* L) {
   NDArray& v = check_array(L, 1, "diag");
   push_array(L, ops::diag(v, lua_isnoneornil(L, 2) ? 0 : check_integer(L, 2, "diag")));
+  return 1;
+}
+
+int l_tri(lua_State* L) {
+  const std::int64_t n = check_integer(L, 1, "tri");
+  int at = 2;
+  std::int64_t m = n, k = 0;
+  if (lua_type(L, at) == LUA_TNUMBER) m = check_integer(L, at++, "tri");
+  else if (lua_isnil(L, at) && lua_type(L, at + 1) == LUA_TNUMBER) ++at;  // tri(n, nil, k)
+  if (lua_type(L, at) == LUA_TNUMBER) k = check_integer(L, at++, "tri");
+  int options = 0;
+  const DType dtype = trailing_dtype(L, at, "tri", &options);
+  push_array(L, ops::tri(n, m, k, dtype, device_option(L, options, "tri")));
   return 1;
 }
 
@@ -268,6 +287,117 @@ int l_meshgrid(lua_State* L) {
   return static_cast<int>(grids.size());
 }
 
+// The axis at idx of a routine that takes NumPy's axis=None: an integer (1-based, negative
+// from the end), false for the flattened array (None), nil for `fallback`.
+std::optional<int> axis_or_flat(lua_State* L, int idx, const NDArray& x, std::string_view who,
+                                std::optional<int> fallback) {
+  if (lua_isnoneornil(L, idx)) return fallback;
+  if (lua_isboolean(L, idx) && !lua_toboolean(L, idx)) return std::nullopt;
+  if (x.ndim() == 0 && lua_type(L, idx) == LUA_TNUMBER)
+    fail("{}: axis {} is out of range for a 0-d array (it has no axes; axis false takes the flattened array)", who,
+         describe(L, idx));
+  return axis_arg(L, idx, x.ndim(), who, fmt::format(" for a {}-d array", x.ndim()));
+}
+
+// Where a routine's options table is, after the array (1) and an optional axis (2): 2 when
+// that is a table, else 3; 0 when there is none. Nothing may follow it.
+int options_at(lua_State* L, std::string_view who, std::string_view call) {
+  const int at = lua_istable(L, 2) && !test_array(L, 2) ? 2 : 3;
+  for (int extra = at + 1; extra <= lua_gettop(L); ++extra)
+    if (!lua_isnil(L, extra))
+      fail("{}: argument {} ({}) comes after the options table; the call is {}", who, extra, describe(L, extra), call);
+  if (lua_isnoneornil(L, at)) return 0;
+  check_table(L, at, who);
+  return at;
+}
+
+// luda.cumsum(x [, axis] [, {dtype=, out=, stream=}]) and cumprod, nancumsum, nancumprod,
+// x:cumsum, x:cumprod: the flattened array by default (NumPy's axis=None).
+template <ops::Cumulative Op>
+int l_cumulative(lua_State* L) {
+  const std::string_view who = ops::cumulative_name(Op);
+  NDArray& x = check_array(L, 1, who);
+  const int options = options_at(L, who, fmt::format("{}(x [, axis] [, {{dtype =, out =, stream =}}])", who));
+  const std::optional<int> axis = options == 2 ? std::nullopt : axis_or_flat(L, 2, x, who, std::nullopt);
+  const CallOptions o = read_call_options(L, options, who, {"dtype", "out", "stream"});
+  std::optional<DType> dtype;
+  if (o.dtype) dtype = check_dtype(L, o.dtype, who);
+  NDArray out;
+  if (o.out) {
+    NDArray* given = test_array(L, o.out);
+    if (!given) fail("{}: option 'out' must be an ndarray, got {}", who, describe(L, o.out));
+    out = *given;
+  }
+  NDArray result = ops::cumulative(Op, x, axis, dtype, std::move(out), o.stream);
+  if (o.out) lua_pushvalue(L, o.out);
+  else push_array(L, std::move(result));
+  return 1;
+}
+
+// luda.sort(x [, axis] [, {stream=}]) (a new array), x:sort (in place; returns x),
+// luda.argsort and x:argsort: along the last axis by default, the flattened array for
+// false.
+enum class SortCall { Sort, InPlace, Argsort };
+template <SortCall Which>
+int l_sort(lua_State* L) {
+  const char* who = Which == SortCall::Argsort ? "argsort" : "sort";
+  NDArray& x = check_array(L, 1, who);
+  const int options =
+      options_at(L, who, fmt::format("{}(x [, axis] [, {{stream =}}])", Which == SortCall::InPlace ? "x:sort" : who));
+  std::optional<int> axis = x.ndim() - 1;
+  if (options != 2) axis = axis_or_flat(L, 2, x, who, axis);
+  const CallOptions o = read_call_options(L, options, who, {"stream"});
+  if (axis && *axis < 0) {  // the default axis of a 0-d array
+    if (Which == SortCall::Argsort) {
+      axis = std::nullopt;  // NumPy's argsort of a 0-d array is [0]
+    } else {
+      fail("{}: axis -1 is out of range for a 0-d array (it has no axes; axis false sorts the flattened array)", who);
+    }
+  }
+  if (Which == SortCall::InPlace) {
+    if (!axis) fail("x:sort: axis false (the flattened array) cannot sort in place; use luda.sort(x, false)");
+    ops::sort_in_place(x, *axis, o.stream);
+    lua_pushvalue(L, 1);
+  } else {
+    push_array(L, Which == SortCall::Sort ? ops::sort(x, axis, o.stream) : ops::argsort(x, axis, o.stream));
+  }
+  return 1;
+}
+
+// luda.unique(x [, {return_index=, return_inverse=, return_counts=, equal_nan=, stream=}]):
+// the values, then the ones asked for in NumPy's order.
+int l_unique(lua_State* L) {
+  NDArray& x = check_array(L, 1, "unique");
+  const int options = lua_isnoneornil(L, 2) ? 0 : 2;
+  if (options) check_table(L, 2, "unique");
+  if (lua_gettop(L) > 2)
+    fail("unique: argument 3 ({}) comes after the options table; the call is unique(x [, {{return_index =, "
+         "return_inverse =, return_counts =, equal_nan =, stream =}}])",
+         describe(L, 3));
+  const CallOptions o =
+      read_call_options(L, options, "unique", {"return_index", "return_inverse", "return_counts", "equal_nan", "stream"});
+  auto flag = [&](const char* key, bool fallback) {
+    if (push_option(L, options, key) == LUA_TNIL) {
+      lua_pop(L, 1);
+      return fallback;
+    }
+    if (!lua_isboolean(L, -1)) fail("unique: option '{}' must be a boolean, got {}", key, describe(L, -1));
+    const bool on = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return on;
+  };
+  const bool index = flag("return_index", false), inverse = flag("return_inverse", false);
+  const bool counts = flag("return_counts", false), equal_nan = flag("equal_nan", true);
+  ops::Unique u = ops::unique(x, index, inverse, counts, equal_nan, o.stream);
+  int n = 0;
+  for (NDArray* a : {&u.values, &u.index, &u.inverse, &u.counts}) {
+    if (!a->valid()) continue;
+    push_array(L, std::move(*a));
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace
 
 void open_routines(lua_State* L) {
@@ -284,7 +414,15 @@ void open_routines(lua_State* L) {
       {"diff", trampoline<l_diff>},               {"isclose", trampoline<l_isclose<false>>},
       {"allclose", trampoline<l_isclose<true>>},  {"any", trampoline<l_logical_reduce<0>>},
       {"all", trampoline<l_logical_reduce<1>>},   {"count_nonzero", trampoline<l_logical_reduce<2>>},
-      {"meshgrid", trampoline<l_meshgrid>},       {nullptr, nullptr},
+      {"meshgrid", trampoline<l_meshgrid>},       {"tri", trampoline<l_tri>},
+      {"cumsum", trampoline<l_cumulative<ops::Cumulative::Sum>>},
+      {"cumprod", trampoline<l_cumulative<ops::Cumulative::Prod>>},
+      {"nancumsum", trampoline<l_cumulative<ops::Cumulative::NanSum>>},
+      {"nancumprod", trampoline<l_cumulative<ops::Cumulative::NanProd>>},
+      {"sort", trampoline<l_sort<SortCall::Sort>>},
+      {"argsort", trampoline<l_sort<SortCall::Argsort>>},
+      {"unique", trampoline<l_unique>},
+      {nullptr, nullptr},
   };
   luaL_setfuncs(L, functions, 0);
   const int module = lua_gettop(L);
@@ -294,7 +432,12 @@ void open_routines(lua_State* L) {
   static const luaL_Reg methods[] = {
       {"squeeze", trampoline<l_squeeze>}, {"ravel", trampoline<l_ravel>}, {"flatten", trampoline<l_flatten>},
       {"flip", trampoline<l_flip>},       {"any", trampoline<l_logical_reduce<0>>},
-      {"all", trampoline<l_logical_reduce<1>>}, {nullptr, nullptr},
+      {"all", trampoline<l_logical_reduce<1>>},
+      {"cumsum", trampoline<l_cumulative<ops::Cumulative::Sum>>},
+      {"cumprod", trampoline<l_cumulative<ops::Cumulative::Prod>>},
+      {"sort", trampoline<l_sort<SortCall::InPlace>>},
+      {"argsort", trampoline<l_sort<SortCall::Argsort>>},
+      {nullptr, nullptr},
   };
   luaL_setfuncs(L, methods, 0);
   lua_settop(L, module);

@@ -23,25 +23,6 @@ local function elements(case)
   return t
 end
 
--- Nested tables of `shape` from a flat list.
-local function nest(flat, shape)
-  if #shape == 0 then return flat[1] end
-  local pos = 0
-  local function build(d)
-    local t = {}
-    for i = 1, shape[d] do
-      if d == #shape then
-        pos = pos + 1
-        t[i] = flat[pos]
-      else
-        t[i] = build(d + 1)
-      end
-    end
-    return t
-  end
-  return build(1)
-end
-
 local function same_number(a, b)
   return a == b or (a ~= a and b ~= b)
 end

@@ -172,6 +172,59 @@ describe("luda.matmul", function()
     check(strided, ha, hb, "float64", "a strided out=")
   end)
 
+  on_devices("multiplies float16, bfloat16 and complex matrices", function()
+    -- Eighths and small Gaussian integers: every product and partial sum is exact in the
+    -- float32 (or float64) sums, so the one rounding is the result's, to its dtype.
+    local function eighths(n) local t = {} for i = 1, n do t[i] = math.random(-32, 32) / 8 end return t end
+    for _, c in ipairs({ { 5, 7, 3 }, { 1, 9, 1 }, { 16, 33, 8 }, { 3, 0, 2 } }) do
+      local m, k, n = c[1], c[2], c[3]
+      for _, dtype in ipairs({ "float16", "bfloat16" }) do
+        local ha, hb = eighths(m * k), eighths(k * n)
+        local a = luda.array(ha, dtype):reshape(m, k)
+        local b = luda.array(hb, dtype):reshape(n, k):transpose()  -- a transposed operand
+        local got = luda.matmul(a, b)
+        assert.are.equal(dtype, got.dtype)
+        local flat = got:reshape(-1):totable()
+        for i = 0, m - 1 do
+          for j = 0, n - 1 do
+            local acc = 0
+            for p = 0, k - 1 do acc = acc + ha[i * k + p + 1] * hb[j * k + p + 1] end
+            assert.are.equal(luda[dtype](acc):value(), flat[i * n + j + 1], ("%s %dx%dx%d [%d,%d]"):format(dtype, m, k, n, i, j))
+          end
+        end
+      end
+      for _, dtype in ipairs({ "complex64", "complex128" }) do
+        local function gaussian(count)
+          local t, z = {}, {}
+          for i = 1, count do
+            t[i] = { math.random(-9, 9), math.random(-9, 9) }
+            z[i] = luda.complex(t[i][1], t[i][2])
+          end
+          return t, z
+        end
+        local ha, za = gaussian(m * k)
+        local hb, zb = gaussian(k * n)
+        local a, b = luda.array(za, dtype):reshape(m, k), luda.array(zb, dtype):reshape(k, n)
+        local got = (m > 1 and luda.matmul(a, b) or luda.matmul(a:reshape(-1), b)):reshape(-1):totable()
+        for i = 0, m - 1 do
+          for j = 0, n - 1 do
+            local re, im = 0, 0
+            for p = 0, k - 1 do
+              local x, y = ha[i * k + p + 1], hb[p * n + j + 1]
+              re, im = re + x[1] * y[1] - x[2] * y[2], im + x[1] * y[2] + x[2] * y[1]
+            end
+            local z = got[i * n + j + 1]
+            assert.are.same({ dtype, re, im }, { z.dtype, z.real, z.imag })
+          end
+        end
+      end
+    end
+    -- a stack of complex matrices against the same products one by one
+    local s = luda.array({ luda.complex(1, 2), luda.complex(0, -1), 3, luda.complex(2, 2) }, "complex64"):reshape(1, 2, 2)
+    local st = luda.matmul(luda.concatenate({ s, s, s }), s)
+    assert.are.equal(tostring(luda.matmul(s[0], s[0])), tostring(st[2]))
+  end)
+
   on_devices("refuses what NumPy refuses, naming both shapes", function()
     local a, b = luda.ones({ 4, 2 }), luda.ones({ 3, 5 })
     local where, err = here(), error_of(function() luda.matmul(a, b) end)
@@ -217,6 +270,12 @@ describe("luda.matmul", function()
     local flat_w = { shape = { 2, 3 }, data = hw.data }
     want, bound = contract(v, flat_w, { 0, 1 }, { 0, 1 })
     close(luda.vdot(arr(hv), arr(hw)), want, bound, 6, "vdot")
+    -- a complex x is conjugated (NumPy's vdot), dot and inner take it as it is
+    local zx = luda.array({ luda.complex(1, 2), luda.complex(3, -1) }, "complex64")
+    local zy = luda.array({ luda.complex(2, 1), luda.complex(0, 4) }, "complex64")
+    local vd, d = luda.vdot(zx, zy):item(), luda.dot(zx, zy):item()
+    -- (1-2i)(2+i) + (3+i)(4i) = 4-3i + (-4+12i) = 0+9i; (1+2i)(2+i) + (3-i)(4i) = 5i + (4+12i) = 4+17i
+    assert.are.same({ 0, 9, 4, 17 }, { vd.real, vd.imag, d.real, d.imag })
     -- inner: both last axes
     local hi, hj = f64({ 2, 3, 4 }), f64({ 5, 4 })
     want, bound = contract(hi, hj, { 2 }, { 1 })
@@ -434,7 +493,6 @@ describe("luda.linalg", function()
     H.check(luda.linalg.norm(x, "fro", { 1, 2 }, { keepdims = true }), { shape = { 1, 1 }, data = { vnorm(h.data, 2) } }, ok)
     assert.are.equal("float32", luda.linalg.norm(x:astype("float32")).dtype)
     assert.are.equal("float64", luda.linalg.norm(luda.arange(4)).dtype)
-    H.raises("norm: ord 2 of a matrix needs its singular values, which luda does not compute yet; the norms of a matrix it has are 'fro', 1, -1, inf and -inf", function() return luda.linalg.norm(x, 2) end)
     H.raises("norm: Invalid norm order 'fro' for vectors", function() return luda.linalg.norm(x, "fro", 1) end)
   end)
 
@@ -450,6 +508,430 @@ describe("luda.linalg", function()
   end)
 end)
 
+-- ---- qr, eigh, svd, lstsq, pinv, matrix_rank and the singular-value norms ----------------
+-- Checked against what defines them, in plain Lua over float64: Q R = a with Q orthonormal
+-- and R upper triangular; a v = w v with v orthonormal and w ascending; U diag(S) Vh = a
+-- with U and V orthonormal and S descending; eigenvalues and singular values against a
+-- Jacobi eigenvalue iteration written here; lstsq and pinv against NumPy's answers stored
+-- by tests/lua/linalg_numpy.py.
+local numpy = require "linalg_numpy"
+
+-- Matrix s (0-based) of a host stack of r x c matrices, as a row-major list.
+local function nth(h, s, r, c)
+  local out = {}
+  for k = 1, r * c do out[k] = h.data[s * r * c + k] end
+  return out
+end
+local function mul(a, b, r, p, c)  -- (r x p) times (p x c)
+  local out = {}
+  for i = 0, r - 1 do
+    for j = 0, c - 1 do
+      local acc = 0
+      for k = 0, p - 1 do acc = acc + a[i * p + k + 1] * b[k * c + j + 1] end
+      out[i * c + j + 1] = acc
+    end
+  end
+  return out
+end
+local function transposed(a, r, c)
+  local out = {}
+  for i = 0, r - 1 do for j = 0, c - 1 do out[j * r + i + 1] = a[i * c + j + 1] end end
+  return out
+end
+local function max_diff(x, y)
+  local d = 0
+  for k = 1, #x do d = math.max(d, math.abs(x[k] - y[k])) end
+  return d
+end
+local function max_abs(x)
+  local d = 0
+  for k = 1, #x do d = math.max(d, math.abs(x[k])) end
+  return d
+end
+-- The largest |Q^T Q - I| of an r x c matrix whose columns should be orthonormal.
+local function orthonormality(q, r, c)
+  local g = mul(transposed(q, r, c), q, c, r, c)
+  for i = 0, c - 1 do g[i * c + i + 1] = g[i * c + i + 1] - 1 end
+  return max_abs(g)
+end
+-- The eigenvalues of a symmetric n x n matrix, ascending, by cyclic Jacobi rotations.
+local function jacobi_eigenvalues(a, n)
+  local m = { table.unpack(a) }
+  local function at(i, j) return m[i * n + j + 1] end
+  for _ = 1, 100 do
+    local off = 0
+    for i = 0, n - 1 do for j = 0, n - 1 do if i ~= j then off = off + at(i, j) ^ 2 end end end
+    if off < 1e-30 * (1 + max_abs(m) ^ 2) then break end
+    for p = 0, n - 2 do
+      for q = p + 1, n - 1 do
+        if at(p, q) ~= 0 then
+          local theta = (at(q, q) - at(p, p)) / (2 * at(p, q))
+          local t = (theta >= 0 and 1 or -1) / (math.abs(theta) + math.sqrt(theta * theta + 1))
+          local c = 1 / math.sqrt(t * t + 1)
+          local sn = t * c
+          for k = 0, n - 1 do  -- columns p and q
+            local kp, kq = at(k, p), at(k, q)
+            m[k * n + p + 1], m[k * n + q + 1] = c * kp - sn * kq, sn * kp + c * kq
+          end
+          for k = 0, n - 1 do  -- rows p and q
+            local pk, qk = at(p, k), at(q, k)
+            m[p * n + k + 1], m[q * n + k + 1] = c * pk - sn * qk, sn * pk + c * qk
+          end
+        end
+      end
+    end
+  end
+  local w = {}
+  for i = 0, n - 1 do w[i + 1] = at(i, i) end
+  table.sort(w)
+  return w
+end
+-- The singular values of an r x c matrix, descending: the square roots of A^T A's
+-- eigenvalues (or A A^T's, the smaller).
+local function singular_values(a, r, c)
+  local g = r >= c and mul(transposed(a, r, c), a, c, r, c) or mul(a, transposed(a, r, c), r, c, r)
+  local w = jacobi_eigenvalues(g, math.min(r, c))
+  local s = {}
+  for i = #w, 1, -1 do s[#s + 1] = math.sqrt(math.max(w[i], 0)) end
+  return s
+end
+
+local TOL = { float64 = 1e-12, float32 = 4e-5 }
+local function shape_of(x) return "(" .. table.concat(x.shape, ", ") .. ")" end
+local function stack_of(shape) return { table.unpack(shape, 1, #shape - 2) } end
+local function with_tail(stack, ...)
+  local s = { table.unpack(stack) }
+  for _, e in ipairs({ ... }) do s[#s + 1] = e end
+  return s
+end
+
+-- Every mode of qr on `a` (host data h), matrix by matrix.
+local function check_qr(a, h, dtype, what)
+  local m, n = h.shape[#h.shape - 1], h.shape[#h.shape]
+  local k, stack = math.min(m, n), stack_of(h.shape)
+  local tol = TOL[dtype] * math.max(m, n)
+  local reduced
+  for _, mode in ipairs({ "reduced", "complete", "r" }) do
+    local q, r = luda.linalg.qr(a, mode)
+    if mode == "r" then q, r = nil, q end
+    local rows, cols = mode == "complete" and m or k, mode == "complete" and m or k
+    local w = what .. " mode " .. mode
+    assert.are.same(with_tail(stack, rows, n), r.shape, w .. " R's shape")
+    assert.are.equal(dtype, r.dtype, w)
+    local hr = H.read(r)
+    if mode == "reduced" then reduced = hr end
+    if mode == "r" then assert(max_diff(hr.data, reduced.data) <= tol, w .. ": R differs from the reduced mode's") end
+    local hq = q and H.read(q)
+    if q then assert.are.same(with_tail(stack, m, cols), q.shape, w .. " Q's shape") end
+    for s = 0, H.size_of(stack) - 1 do
+      local A, R = nth(h, s, m, n), nth(hr, s, rows, n)
+      for i = 0, rows - 1 do
+        for j = 0, math.min(i, n) - 1 do assert.are.equal(0, R[i * n + j + 1], w .. " R below the diagonal") end
+      end
+      if q then
+        local Q = nth(hq, s, m, cols)
+        local o = orthonormality(Q, m, cols)
+        assert(o <= tol, ("%s: Q^T Q is off the identity by %g"):format(w, o))
+        local d = max_diff(mul(Q, R, m, cols, n), A)
+        assert(d <= tol, ("%s: Q R is off a by %g"):format(w, d))
+      end
+    end
+  end
+end
+
+-- eigh and eigvalsh of `a`, whose `uplo` triangle holds the symmetric matrices `sym`.
+local function check_eigh(a, sym, uplo, dtype, what)
+  local n, stack = sym.shape[#sym.shape], stack_of(sym.shape)
+  local w, v = luda.linalg.eigh(a, uplo)
+  assert.are.same(with_tail(stack, n), w.shape, what)
+  assert.are.same(with_tail(stack, n, n), v.shape, what)
+  assert.are.equal(dtype, w.dtype, what)
+  local hw, hv, hvals = H.read(w), H.read(v), H.read(luda.linalg.eigvalsh(a, uplo))
+  for s = 0, H.size_of(stack) - 1 do
+    local A, V, W = nth(sym, s, n, n), nth(hv, s, n, n), nth(hw, s, n, 1)
+    local scale = math.max(1, max_abs(A)) * n
+    local tol = TOL[dtype] * scale
+    for i = 2, n do assert(W[i - 1] <= W[i], what .. ": eigenvalues not ascending") end
+    local want = jacobi_eigenvalues(A, n)
+    assert(max_diff(W, want) <= tol, ("%s: eigenvalues off by %g"):format(what, max_diff(W, want)))
+    assert(max_diff(nth(hvals, s, n, 1), W) <= tol, what .. ": eigvalsh differs from eigh")
+    local AV, VW = mul(A, V, n, n, n), {}
+    for i = 0, n - 1 do for j = 0, n - 1 do VW[i * n + j + 1] = V[i * n + j + 1] * W[j + 1] end end
+    assert(max_diff(AV, VW) <= tol, ("%s: a v - v w is %g"):format(what, max_diff(AV, VW)))
+    assert(orthonormality(V, n, n) <= tol, what .. ": eigenvectors not orthonormal")
+  end
+end
+
+-- svd of `a` (host data h), thin and full, and its singular values alone.
+local function check_svd(a, h, dtype, what)
+  local m, n = h.shape[#h.shape - 1], h.shape[#h.shape]
+  local k, stack = math.min(m, n), stack_of(h.shape)
+  for _, full in ipairs({ true, false }) do
+    local w = what .. (full and " full" or " thin")
+    local u, s, vh = luda.linalg.svd(a, { full_matrices = full })
+    local uc, vr = full and m or k, full and n or k
+    assert.are.same(with_tail(stack, m, uc), u.shape, w .. " U")
+    assert.are.same(with_tail(stack, k), s.shape, w .. " S")
+    assert.are.same(with_tail(stack, vr, n), vh.shape, w .. " Vh")
+    assert.are.equal(dtype, s.dtype, w)
+    local hu, hs, hvh = H.read(u), H.read(s), H.read(vh)
+    local values = H.read(luda.linalg.svd(a, { compute_uv = false }))
+    for i = 0, H.size_of(stack) - 1 do
+      local A, U, S, Vh = nth(h, i, m, n), nth(hu, i, m, uc), nth(hs, i, k, 1), nth(hvh, i, vr, n)
+      local want = singular_values(A, m, n)
+      local tol = TOL[dtype] * math.max(1, want[1] or 0) * math.max(m, n)
+      for j = 1, k do
+        assert(S[j] >= 0 and (j == 1 or S[j] <= S[j - 1]), w .. ": singular values not descending")
+        -- squared, as the reference has them (its square roots of rounding-sized
+        -- eigenvalues are not the singular values' accuracy)
+        local d = math.abs(S[j] ^ 2 - want[j] ^ 2)
+        assert(d <= tol * math.max(1, want[1]), ("%s: singular value %d is %.17g, expected %.17g"):format(w, j, S[j], want[j]))
+      end
+      assert(max_diff(nth(values, i, k, 1), S) <= tol, w .. ": compute_uv = false gives other values")
+      assert(orthonormality(U, m, uc) <= tol, w .. ": U not orthonormal")
+      assert(orthonormality(transposed(Vh, vr, n), n, vr) <= tol, w .. ": Vh's rows not orthonormal")
+      local US = {}  -- U[:, :k] diag(S)
+      for r = 0, m - 1 do for c = 0, k - 1 do US[r * k + c + 1] = U[r * uc + c + 1] * S[c + 1] end end
+      local d = max_diff(mul(US, { table.unpack(Vh, 1, k * n) }, m, k, n), A)
+      assert(d <= tol, ("%s: U S Vh is off a by %g"):format(w, d))
+    end
+  end
+end
+
+-- A random symmetric stack (float32 values exact), and its ndarray with the other
+-- triangle filled with noise the routine must not read.
+local function symmetric(shape, dtype, uplo)
+  local h = H.random(dtype, shape, -1, 1)
+  local n = shape[#shape]
+  local sym, noisy = { shape = shape, data = {} }, { shape = shape, data = {} }
+  for s = 0, H.size_of(stack_of(shape)) - 1 do
+    for i = 0, n - 1 do
+      for j = 0, n - 1 do
+        local lo, hi = math.max(i, j), math.min(i, j)
+        local v = h.data[s * n * n + lo * n + hi + 1]
+        local at = s * n * n + i * n + j + 1
+        sym.data[at] = v
+        local kept = (uplo == "L" and i >= j) or (uplo == "U" and i <= j)
+        noisy.data[at] = kept and v or 7 + math.random()
+      end
+    end
+  end
+  return sym, H.to_array(noisy, dtype)
+end
+
+describe("luda.linalg factorizations", function()
+  before_each(function() math.randomseed(1616) end)
+
+  on_devices("qr as numpy.linalg.qr: every mode, stacks, transposes, empty matrices", function()
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      for _, shape in ipairs({ { 5, 3 }, { 3, 5 }, { 4, 4 }, { 1, 1 }, { 6, 1 }, { 1, 6 }, { 2, 3, 5, 3 }, { 2, 3, 6 } }) do
+        local h = H.random(dtype, shape, -1, 1)
+        check_qr(H.to_array(h, dtype), h, dtype, dtype .. " " .. shape_text(shape))
+      end
+      local t = H.to_array(H.random(dtype, { 3, 6 }, -1, 1), dtype).T  -- 6 x 3, by columns
+      check_qr(t, H.read(t), dtype, dtype .. " transposed")
+      local strided = H.to_array(H.random(dtype, { 8, 7 }, -1, 1), dtype):slice("::2, 1::2")
+      check_qr(strided, H.read(strided), dtype, dtype .. " strided")
+    end
+    local ints = H.integers({ 4, 3 }, -5, 5)
+    local q, r = luda.linalg.qr(H.to_array(ints, "int32"))
+    assert.are.same({ "float64", "float64" }, { q.dtype, r.dtype })
+    check_qr(H.to_array(ints, "int32"), ints, "float64", "int32")
+    -- Empty: NumPy's shapes; a complete Q of no columns' reflectors is the identity.
+    for _, c in ipairs({ { { 0, 3 }, { 0, 0 }, { 0, 3 }, { 0, 0 }, { 0, 3 } }, { { 3, 0 }, { 3, 0 }, { 0, 0 }, { 3, 3 }, { 3, 0 } },
+                         { { 2, 0, 3 }, { 2, 0, 0 }, { 2, 0, 3 }, { 2, 0, 0 }, { 2, 0, 3 } } }) do
+      local a = luda.zeros(c[1])
+      local q1, r1 = luda.linalg.qr(a)
+      local q2, r2 = luda.linalg.qr(a, "complete")
+      assert.are.same({ c[2], c[3], c[4], c[5] }, { q1.shape, r1.shape, q2.shape, r2.shape }, shape_text(c[1]))
+    end
+    H.check(luda.linalg.qr(luda.zeros({ 3, 0 }), "complete"), H.of({ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } }), H.exact)
+  end)
+
+  on_devices("eigh and eigvalsh as numpy.linalg's: one triangle read, ascending, stacks", function()
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      for _, shape in ipairs({ { 1, 1 }, { 4, 4 }, { 9, 9 }, { 3, 5, 5 } }) do
+        for _, uplo in ipairs({ "L", "U" }) do
+          local sym, a = symmetric(shape, dtype, uplo)
+          check_eigh(a, sym, uplo, dtype, dtype .. " " .. shape_text(shape) .. " UPLO " .. uplo)
+        end
+      end
+      local sym, a = symmetric({ 5, 5 }, dtype, "U")
+      check_eigh(a.T, sym, "L", dtype, dtype .. " transposed")  -- the upper triangle of a is the lower of a.T
+    end
+    local sym = { shape = { 2, 2 }, data = { 2, 1, 1, 2 } }
+    check_eigh(luda.array({ { 2, 1 }, { 1, 2 } }, "int64"), sym, "l", "float64", "int64, UPLO in lower case")
+    local w, v = luda.linalg.eigh(luda.zeros({ 2, 0, 0 }))
+    assert.are.same({ { 2, 0 }, { 2, 0, 0 } }, { w.shape, v.shape })
+    assert.are.same({ 0 }, luda.linalg.eigvalsh(luda.zeros({ 0, 0 })).shape)
+  end)
+
+  on_devices("svd as numpy.linalg.svd: thin and full, tall and wide, stacks, empty matrices", function()
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      -- 40 columns and more: what a GPU gives cuSOLVER's polar-decomposition SVD, after a
+      -- QR (90 x 40) or alone (50 x 40)
+      for _, shape in ipairs({ { 6, 3 }, { 3, 6 }, { 4, 4 }, { 1, 1 }, { 5, 1 }, { 1, 5 }, { 12, 3 }, { 3, 12 },
+                               { 7, 5 }, { 2, 2, 5, 3 }, { 2, 3, 8 }, { 90, 40 }, { 50, 40 }, { 40, 45 } }) do
+        local h = H.random(dtype, shape, -1, 1)
+        check_svd(H.to_array(h, dtype), h, dtype, dtype .. " " .. shape_text(shape))
+      end
+      local t = H.to_array(H.random(dtype, { 3, 9 }, -1, 1), dtype).T
+      check_svd(t, H.read(t), dtype, dtype .. " transposed")
+    end
+    -- Rank-deficient: the zero singular values come out zero to rounding.
+    local h = { shape = { 6, 4 }, data = {} }
+    for i = 0, 5 do for j = 0, 3 do h.data[i * 4 + j + 1] = (i + 1) * (j % 2 + 1) + (j == 3 and i or 0) end end
+    check_svd(H.to_array(h, "float64"), h, "float64", "rank 2")
+    local ints = H.integers({ 3, 4 }, -9, 9)
+    assert.are.equal("float64", luda.linalg.svdvals(H.to_array(ints, "int16")).dtype)
+    H.check(luda.linalg.svdvals(H.to_array(ints, "int16")), H.of(singular_values(ints.data, 3, 4)), H.rel(1e-12, 1))
+    -- Empty: NumPy's shapes, identities where full_matrices asks for a square factor.
+    local u, s, vh = luda.linalg.svd(luda.zeros({ 3, 0 }))
+    assert.are.same({ { 3, 3 }, { 0 }, { 0, 0 } }, { u.shape, s.shape, vh.shape })
+    H.check(u, H.of({ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } }), H.exact, "U of a 3 x 0 matrix")
+    u, s, vh = luda.linalg.svd(luda.zeros({ 2, 0, 3 }), { full_matrices = false })
+    assert.are.same({ { 2, 0, 0 }, { 2, 0 }, { 2, 0, 3 } }, { u.shape, s.shape, vh.shape })
+  end)
+
+  on_devices("lstsq as numpy.linalg.lstsq, against NumPy's answers", function()
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      for _, c in ipairs(numpy.lstsq) do
+        local m, n = c.a.shape[1], c.a.shape[2]
+        local deficient = c.rank < math.min(m, n)
+        -- float32's default cutoff is float32's epsilon (NumPy computes in float64): only
+        -- an explicit rcond decides a float32 rank the same way.
+        if dtype == "float64" or not deficient or c.rcond then
+          local what = dtype .. " " .. c.name
+          local x, residuals, rank, s = luda.linalg.lstsq(H.to_array(c.a, dtype), H.to_array(c.b, dtype), c.rcond)
+          assert.are.same({ dtype, dtype, dtype }, { x.dtype, residuals.dtype, s.dtype }, what)
+          assert.are.equal(c.rank, rank, what .. ": rank")
+          assert.are.equal("integer", math.type(rank), what)
+          local tol = dtype == "float64" and 1e-10 or 1e-4
+          H.check(x, c.x, H.rel(tol, 1), what .. ": x")
+          H.check(residuals, c.residuals, H.rel(tol, 1), what .. ": residuals")
+          H.check(s, c.s, H.rel(tol, 1), what .. ": s")
+        end
+      end
+    end
+    -- The normal equations a^T (a x - b) = 0 of a full-rank system, in plain Lua.
+    local ha, hb = H.random("float64", { 9, 4 }, -1, 1), H.random("float64", { 9, 2 }, -1, 1)
+    local x = H.read((luda.linalg.lstsq(H.to_array(ha, "float64"), H.to_array(hb, "float64"))))
+    local r = mul(ha.data, x.data, 9, 4, 2)
+    for k = 1, #r do r[k] = r[k] - hb.data[k] end
+    assert(max_abs(mul(transposed(ha.data, 9, 4), r, 4, 9, 2)) <= 1e-12, "a^T (a x - b) is not 0")
+    -- A transposed a and a strided b: the same answer as their contiguous copies.
+    local at = H.to_array(H.random("float64", { 4, 9 }, -1, 1), "float64").T
+    local bs = H.to_array(H.random("float64", { 9, 6 }, -1, 1), "float64"):slice(":, ::3")
+    local x1, r1 = luda.linalg.lstsq(at, bs)
+    local x2, r2 = luda.linalg.lstsq(at:copy(), bs:copy())
+    H.check(x1, H.read(x2), H.rel(1e-12, 1), "lstsq of a transposed a")
+    H.check(r1, H.read(r2), H.rel(1e-12, 1), "lstsq residuals of a transposed a")
+    H.check(luda.linalg.pinv(at), H.read(luda.linalg.pinv(at:copy())), H.rel(1e-12, 1), "pinv of a transposed a")
+    -- Empty systems as NumPy's.
+    local e, res, rank, s = luda.linalg.lstsq(luda.random.random({ 3, 0 }), luda.full({ 3, 2 }, 2))
+    assert.are.same({ { 0, 2 }, { 0 }, 0 }, { e.shape, s.shape, rank })
+    H.check(res, H.of({ 12, 12 }), H.exact, "residuals of a 3 x 0 system")
+    e, res, rank = luda.linalg.lstsq(luda.random.random({ 0, 2 }), luda.ones({ 0, 3 }))
+    H.check(e, H.of({ { 0, 0, 0 }, { 0, 0, 0 } }), H.exact, "x of a 0 x 2 system")
+    assert.are.same({ { 0 }, 0 }, { res.shape, rank })
+    e, res = luda.linalg.lstsq(luda.random.random({ 3, 2 }), luda.ones({ 3, 0 }))
+    assert.are.same({ { 2, 0 }, { 0 } }, { e.shape, res.shape })
+  end)
+
+  on_devices("pinv and matrix_rank as numpy.linalg's", function()
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      local tol = dtype == "float64" and 1e-10 or 1e-4
+      for _, c in ipairs(numpy.pinv) do
+        -- float32 computes in float32, where NumPy's default cutoff (1e-15) keeps the
+        -- rounding-sized singular values of a rank-deficient matrix: only cutoffs given
+        -- decide alike.
+        if dtype == "float64" or c.rcond or not c.name:match("^rank") then
+          H.check(luda.linalg.pinv(H.to_array(c.a, dtype), c.rcond), c.pinv, H.rel(tol, 1), dtype .. " " .. c.name)
+        end
+      end
+      -- a pinv(a) a = a, on a stack
+      local h = H.random(dtype, { 2, 5, 3 }, -1, 1)
+      local p = H.read(luda.linalg.pinv(H.to_array(h, dtype)))
+      assert.are.same({ 2, 3, 5 }, p.shape)
+      for s = 0, 1 do
+        local A, P = nth(h, s, 5, 3), nth(p, s, 3, 5)
+        assert(max_diff(mul(mul(A, P, 5, 3, 5), A, 5, 5, 3), A) <= tol * 10, dtype .. ": a pinv(a) a ~= a")
+      end
+    end
+    local last = numpy.pinv[#numpy.pinv]
+    local a = H.to_array(last.a, "float64")
+    H.check(luda.linalg.pinv(a, nil, { rtol = last.rcond }), last.pinv, H.rel(1e-12, 1), "rtol as rcond")
+    assert.are.same({ 2, 4, 0 }, luda.linalg.pinv(luda.zeros({ 2, 0, 4 })).shape)
+    -- matrix_rank: products of r rank-one terms have rank r.
+    local function rank_r(m, n, r)
+      local h = { shape = { m, n }, data = {} }
+      for k = 1, m * n do h.data[k] = 0 end
+      for _ = 1, r do
+        local u, v = H.integers({ m }, -4, 4).data, H.integers({ n }, -4, 4).data
+        for i = 0, m - 1 do for j = 0, n - 1 do h.data[i * n + j + 1] = h.data[i * n + j + 1] + u[i + 1] * v[j + 1] end end
+      end
+      return h
+    end
+    local stack = { shape = { 3, 6, 5 }, data = {} }
+    for r = 1, 3 do for _, v in ipairs(rank_r(6, 5, r).data) do stack.data[#stack.data + 1] = v end end
+    for _, dtype in ipairs({ "float64", "float32" }) do
+      local ranks = luda.linalg.matrix_rank(H.to_array(stack, dtype))
+      assert.are.equal("int64", ranks.dtype)
+      H.check(ranks, H.of({ 1, 2, 3 }), H.exact, dtype .. " ranks of a stack")
+      H.check(luda.linalg.matrix_rank(H.to_array(H.random(dtype, { 4, 7 }, -1, 1), dtype)), H.of(4), H.exact, dtype .. " full rank")
+    end
+    local d = luda.array({ { 4, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1e-3 } })
+    H.check(luda.linalg.matrix_rank(d), H.of(3), H.exact, "default tolerance")
+    H.check(luda.linalg.matrix_rank(d, 1e-2), H.of(2), H.exact, "tol")
+    H.check(luda.linalg.matrix_rank(d, nil, { rtol = 0.5 }), H.of(1), H.exact, "rtol")
+    H.check(luda.linalg.matrix_rank(luda.ones(3)), H.of(1), H.exact, "1-D")
+    H.check(luda.linalg.matrix_rank(luda.zeros({ 3 })), H.of(0), H.exact, "1-D zeros")
+    H.check(luda.linalg.matrix_rank(luda.zeros({ 0, 3 })), H.of(0), H.exact, "empty")
+  end)
+
+  on_devices("norm 2, -2 and 'nuc' from the singular values", function()
+    local h = H.random("float64", { 2, 4, 3 }, -2, 2)
+    local x = H.to_array(h, "float64")
+    local tol = H.rel(1e-12, 1)
+    local big, small, nuc = {}, {}, {}
+    for s = 0, 1 do
+      local sv = singular_values(nth(h, s, 4, 3), 4, 3)
+      big[s + 1], small[s + 1], nuc[s + 1] = sv[1], sv[3], sv[1] + sv[2] + sv[3]
+    end
+    H.check(luda.linalg.norm(x, 2, { 2, 3 }), H.of(big), tol, "ord 2")
+    H.check(luda.linalg.norm(x, -2, { 2, 3 }), H.of(small), tol, "ord -2")
+    H.check(luda.linalg.norm(x, "nuc", { 2, 3 }), H.of(nuc), tol, "nuc")
+    H.check(luda.linalg.norm(x, 2, { 3, 2 }), H.of(big), tol, "axes swapped")
+    H.check(luda.linalg.norm(x, "nuc", { 2, 3 }, { keepdims = true }), { shape = { 2, 1, 1 }, data = nuc }, tol, "keepdims")
+    local m = H.to_array({ shape = { 4, 3 }, data = nth(h, 0, 4, 3) }, "float32")
+    assert.are.equal("float32", luda.linalg.norm(m, 2).dtype)
+    H.check(luda.linalg.norm(m, 2), H.of(big[1]), H.rel(1e-5), "float32 ord 2")
+    H.check(luda.linalg.norm(luda.ones({ 2, 0 }), 2), H.of(0), H.exact, "ord 2 of an empty matrix")
+    H.check(luda.linalg.norm(luda.ones({ 2, 0 }), "nuc"), H.of(0), H.exact, "nuc of an empty matrix")
+  end)
+
+  on_devices("raises numpy.linalg's errors for the factorizations", function()
+    H.raises("svd: 1-dimensional array given. Array must be at least two-dimensional", function() return luda.linalg.svd(luda.ones(3)) end)
+    H.raises("qr: 1-dimensional array given. Array must be at least two-dimensional", function() return luda.linalg.qr(luda.ones(3)) end)
+    H.raises("eigh: Last 2 dimensions of the array must be square, got shape (2, 3)", function() return luda.linalg.eigh(luda.ones({ 2, 3 })) end)
+    H.raises("eigvalsh: Last 2 dimensions of the array must be square, got shape (3, 2)", function() return luda.linalg.eigvalsh(luda.ones({ 3, 2 })) end)
+    H.raises("eigh: UPLO argument must be 'L' or 'U', got 'X'", function() return luda.linalg.eigh(luda.eye(2), "X") end)
+    H.raises("qr: Unrecognized mode 'full'", function() return luda.linalg.qr(luda.eye(2), "full") end)
+    H.raises("lstsq: 3-dimensional array given. Array must be two-dimensional", function() return luda.linalg.lstsq(luda.ones({ 2, 3, 3 }), luda.ones({ 2, 3 })) end)
+    H.raises("lstsq: Incompatible dimensions: a of shape (3, 3) has 3 rows, b of shape (4,) has 4", function() return luda.linalg.lstsq(luda.ones({ 3, 3 }), luda.ones(4)) end)
+    H.raises("pinv: `rtol` and `rcond` can't be both set.", function() return luda.linalg.pinv(luda.eye(2), 0.1, { rtol = 0.1 }) end)
+    H.raises("svd: unknown option 'hermitian'; expected full_matrices, compute_uv, stream", function() return luda.linalg.svd(luda.eye(2), { hermitian = true }) end)
+    H.raises("svd: option 'full_matrices' must be a boolean, got 0", function() return luda.linalg.svd(luda.eye(2), { full_matrices = 0 }) end)
+    local nan = luda.array({ { 0 / 0, 1 }, { 1, 1 } })
+    H.raises("svd: SVD did not converge", function() return luda.linalg.svd(nan) end)
+    H.raises("norm: SVD did not converge", function() return luda.linalg.norm(nan, 2) end)
+    H.raises("lstsq: SVD did not converge in Linear Least Squares", function() return luda.linalg.lstsq(nan, luda.ones(2)) end)
+    H.raises("qr: a call of LAPACK cannot be recorded in a graph yet", function() return luda.graph(function(x) return luda.linalg.qr(x) end, luda.eye(2)) end)
+    -- usable after the errors
+    H.check(luda.linalg.svdvals(luda.eye(2)), H.of({ 1, 1 }), H.exact)
+  end)
+end)
+
 -- The benchmark's Lua part at small sizes on the cpu (bench/linalg.sh runs it at full size
 -- on a GPU): it checks matmul's elements before it reports a figure.
 describe("bench/linalg.lua --smoke", function()
@@ -458,20 +940,32 @@ describe("bench/linalg.lua --smoke", function()
     local out, err, code = support.run_luda(support.quote(source .. "/bench/linalg.lua") .. " --smoke", nil, false,
                                             { LUDA_DEVICE = "cpu" })
     assert.are.same({ "", 0 }, { err, code })
-    for _, key in ipairs({ "matmul_f32_256_ms", "dot_f32_128_cpu_ms", "matmul_small_us" }) do
+    for _, key in ipairs({ "matmul_f32_256_ms", "dot_f32_128_cpu_ms", "matmul_small_us", "svd_f64_200x20_lapacke_ms",
+                           "svd_f64_20x20_lapacke_ms", "qr_f64_200x20_ms", "eigh_f64_64_ms" }) do
       assert.is_truthy(out:find("\n@@ " .. key .. " %d"), out)
+    end
+    -- the factors' accuracy it reports
+    for _, key in ipairs({ "svd_f64_200x20_lapacke_u_orth", "svd_f64_200x20_lapacke_v_orth", "svd_f64_200x20_lapacke_recon",
+                           "qr_f64_200x20_recon", "eigh_f64_64_resid" }) do
+      local v = tonumber(out:match("\n@@ " .. key .. " (%S+)"))
+      assert(v and v < 1e-12, key .. " is " .. tostring(v))
     end
   end)
 end)
 
--- The example at the top of docs/linalg.md runs as written.
+-- The examples of docs/linalg.md run as written and print what their comments say.
 describe("docs/linalg.md", function()
-  it("runs its first example", function()
+  it("runs its examples", function()
     local source = os.getenv("LUDA_SOURCE_DIR") or "."
     local text = support.read_file(source .. "/docs/linalg.md")
-    local code = assert(text:match("```lua\n(.-)```"), "no lua block in docs/linalg.md")
-    local out, err, status = support.run_luda("-", code, false, { LUDA_DEVICE = "cpu" })
-    assert.are.same({ "", 0 }, { err, status })
-    assert.is_truthy(out:find("^true\n"), out)
+    local printed = { "^true\n", "^true\n4\t4\n$" }
+    local n = 0
+    for code in text:gmatch("```lua\n(.-)```") do
+      n = n + 1
+      local out, err, status = support.run_luda("-", code, false, { LUDA_DEVICE = "cpu" })
+      assert.are.same({ "", 0 }, { err, status }, "example " .. n)
+      assert.is_truthy(out:find(printed[n]), "example " .. n .. " printed " .. out)
+    end
+    assert.are.equal(#printed, n)
   end)
 end)

@@ -130,6 +130,9 @@ describe("array routines", function()
     end
     local stack = luda.ones({ 2, 3, 3 }, "int8")
     assert.are.equal("int8", luda.tril(stack).dtype)
+    local bools = luda.ones({ 2, 3 }, "bool")
+    assert.are.equal("bool", luda.tril(bools).dtype)
+    H.check(luda.triu(bools, 1), H.of({ { false, true, true }, { false, false, true } }), H.exact, "triu of bools")
     H.check(luda.tril(stack):sum(), H.of(12), H.exact, "tril of a stack")
   end)
 
