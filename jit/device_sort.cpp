@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsl/prelude.h"
 #include "jit/kernel_grid.h"
 #include "runtime/error.h"
 
@@ -23,7 +24,13 @@ constexpr int kThreads = 256;
 // as true for any nonzero one (whoever wrote it), as the host reads it.
 std::string source(DType t) {
   const bool boolean = t == DType::Bool;
-  return fmt::format(
+  // float16 and bfloat16 compare by their float32 values (the prelude's dtype part
+  // converts), NaN last as for the other floats.
+  const bool half = is_float(t) && itemsize(t) == 2;
+  const char* less = half       ? "luda_h2f(a) < luda_h2f(b) || (luda_h2f(a) == luda_h2f(a) && luda_h2f(b) != luda_h2f(b))"
+                     : is_float(t) ? "a < b || (a == a && b != b)"
+                                   : "a < b";
+  return std::string(half ? dsl::dtype_prelude() : "") + fmt::format(
       R"(typedef {0} E;
 typedef {1} K;
 #define LUDA_TILE {2}
@@ -135,7 +142,7 @@ extern "C" __global__ void argsort_merge_{6}(const E* kin, E* kout, const long l
 }}
 )",
       dtype_c_type(t), boolean ? "unsigned char" : dtype_c_type(t), kSortTile, kThreads,
-      boolean ? "(K)(k != 0)" : "k", is_float(t) ? "a < b || (a == a && b != b)" : "a < b", dtype_name(t));
+      boolean ? "(K)(k != 0)" : "k", less, dtype_name(t));
 }
 
 

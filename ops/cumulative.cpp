@@ -45,12 +45,19 @@ NDArray cumulative(Cumulative op, const NDArray& x, std::optional<int> axis, std
   // The elements in the scan's order, converted: C order, with `axis` moved last.
   const int last = x.ndim() - 1;
   const NDArray ordered = axis ? moveaxis(source, *axis, last) : source;
-  NDArray work = NDArray::empty(ordered.shape(), acc, x.device(), stream);
+  // float16 and bfloat16 scan in float32, each result rounded once (as their sums are).
+  const DType scan = is_float(acc) && itemsize(acc) == 2 ? DType::Float32 : acc;
+  NDArray work = NDArray::empty(ordered.shape(), scan, x.device(), stream);
   work.assign_on(ordered, stream ? stream->handle() : nullptr);
   const std::int64_t len = axis ? x.shape()[static_cast<std::size_t>(*axis)] : x.size();
   if (x.size() > 0)
     jit::scan_rows(work.reshape({x.size() / len, len}), sum ? jit::ScanOp::Sum : jit::ScanOp::Prod, stream);
-  const NDArray result = axis ? moveaxis(work, last, *axis) : work.reshape({x.size()});
+  NDArray result = axis ? moveaxis(work, last, *axis) : work.reshape({x.size()});
+  if (scan != acc) {
+    NDArray rounded = NDArray::empty(result.shape(), acc, x.device(), stream);
+    rounded.assign_on(result, stream ? stream->handle() : nullptr);
+    result = rounded;
+  }
   if (out.valid()) {
     if (out.dtype() != acc || out.shape() != result.shape())
       fail("{}: out is a {} array of shape {}, but the result is {} of shape {}; pass an array of that dtype and shape",
