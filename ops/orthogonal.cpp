@@ -178,19 +178,19 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
   const Device dev = b.device();
   const DType t = b.dtype(), rt = real_dtype(t);
   const Shape stack = stack_shape(b);
+  full = full && uv;  // singular values alone: the thin problem
   const std::int64_t count = stack_count(b, 2), ku = full ? M : N;
   // The polar-decomposition SVD is for the thin factors: a full U is the Jacobi SVD's.
   if (routine == SmallSvd::Gesvdp && full && M > N) routine = SmallSvd::Gesvdj;
   ColumnSvd out;
   out.s = NDArray::empty(stacked(stack, {N}), rt, dev, stream);
-  NDArray u_rows, v_rows;  // column-major U_B (M x ku) and V_B or V_B^T (N x N)
-  if (uv) {
-    u_rows = NDArray::empty(stacked(stack, {ku, M}), t, dev, stream);
-    v_rows = NDArray::empty(stacked(stack, {N, N}), t, dev, stream);
-  }
-  T* const no_vectors = nullptr;
-  auto U = [&](std::int64_t i) { return uv ? matrix<T>(u_rows, i, ku * M) : no_vectors; };
-  auto V = [&](std::int64_t i) { return uv ? matrix<T>(v_rows, i, N * N) : no_vectors; };
+  // Column-major U_B (M x ku) and V_B or V_B^T (N x N). Made for the singular values alone
+  // too: cuSOLVER's Jacobi SVD asked for no vectors and given no U and V faulted on an
+  // H200 (CUDA 13), so every routine gets both.
+  NDArray u_rows = NDArray::empty(stacked(stack, {ku, M}), t, dev, stream);
+  NDArray v_rows = NDArray::empty(stacked(stack, {N, N}), t, dev, stream);
+  auto U = [&](std::int64_t i) { return matrix<T>(u_rows, i, ku * M); };
+  auto V = [&](std::int64_t i) { return matrix<T>(v_rows, i, N * N); };
   auto A = [&](std::int64_t i) { return matrix<T>(b, i, M * N); };
   auto S = [&](std::int64_t i) { return matrix<Real<T>>(out.s, i, N); };
   const cusolverEigMode_t jobz = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;

@@ -304,7 +304,11 @@ describe("complex64 and complex128 in kernels", function()
       for _, name in ipairs(names) do
         local got = luda[name](z)
         assert.are.equal(dtype, got.dtype, name)
-        assert_close(flat(got), R[name], dtype, 8, dtype .. " " .. name)
+        -- NumPy's log1p and expm1 of a complex are log(hypot(1 + re, im)) and exp(z) - 1:
+        -- near |1 + z| = 1 (or z = 0) their error is one rounding of 1, not of the result,
+        -- and the GPU's log and exp round other bits than the host's
+        local ulps = (name == "log1p" or name == "expm1") and 64 or 8
+        assert_close(flat(got), R[name], dtype, ulps, dtype .. " " .. name)
       end
       -- in cuda.jit, by the kernel language's names
       local k = cuda.jit(function(x, o)
