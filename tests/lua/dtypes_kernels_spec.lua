@@ -24,15 +24,7 @@ local function array(values, dtype)
   return luda.array(t, dtype)
 end
 
--- An element read back as {re, im} (a real one's im is 0).
-local function parts(v)
-  if type(v) == "userdata" then
-    if v.dtype:match("complex") then return { v.real, v.imag } end
-    return parts(v:value())
-  end
-  if type(v) == "boolean" then return { v and 1 or 0, 0 } end
-  return { v, 0 }
-end
+local parts = require("hostref").parts
 
 local function flat(x) return x:reshape(-1):totable() end
 

@@ -27,16 +27,7 @@ local function same_number(a, b)
   return a == b or (a ~= a and b ~= b)
 end
 
--- A value read from an array as a pair {re, im} (a real's im is 0).
-local parts
-function parts(v)
-  if type(v) == "userdata" then
-    if v.dtype:match("complex") then return { v.real, v.imag } end
-    return parts(v:value())
-  end
-  if type(v) == "boolean" then return { v and 1 or 0, 0 } end
-  return { v, 0 }
-end
+local parts = require("hostref").parts
 
 describe("float16, bfloat16 and complex dtypes", function()
   on_devices("print as NumPy prints them", function()

@@ -341,4 +341,15 @@ function M.raises(message, fn)
   end
 end
 
+-- An element read back from an array as {re, im}: a complex typed scalar's parts, a
+-- real value and 0 (a boolean as 1 or 0).
+function M.parts(v)
+  if type(v) == "userdata" then
+    if v.dtype:match("complex") then return { v.real, v.imag } end
+    return M.parts(v:value())
+  end
+  if type(v) == "boolean" then return { v and 1 or 0, 0 } end
+  return { v, 0 }
+end
+
 return M
