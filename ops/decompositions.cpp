@@ -2,7 +2,8 @@
 // the cpu, both loaded with dlopen at their first use. LAPACKE takes row-major matrices;
 // cuSOLVER column-major ones, where a row-major matrix is its transpose, which the calls
 // below use instead of copying (an LU of a^T solves with a by the transposed solve, and a
-// symmetric matrix is its own transpose).
+// Hermitian matrix's transpose is its conjugate, whose Cholesky factor, read by rows, is
+// the matrix's own: for a^T = U^H U, a = U^T conj(U) = L L^H with L = U^T).
 #include <cusolverDn.h>
 
 #include <algorithm>
@@ -25,6 +26,48 @@ namespace {
 
 using namespace solvers;
 
+// LAPACKE's row-major getrf, gesv and potrf of n x n matrices of dtype t (float32,
+// float64, complex64, complex128).
+int lapacke_getrf(DType t, lapack_int n, void* m, lapack_int* piv) {
+  const Lapacke& l = lapacke();
+  switch (t) {
+    case DType::Float32: return l.sgetrf(kRowMajor, n, n, static_cast<float*>(m), n, piv);
+    case DType::Float64: return l.dgetrf(kRowMajor, n, n, static_cast<double*>(m), n, piv);
+    case DType::Complex64: return l.cgetrf(kRowMajor, n, n, static_cast<ComplexFloat*>(m), n, piv);
+    case DType::Complex128: return l.zgetrf(kRowMajor, n, n, static_cast<ComplexDouble*>(m), n, piv);
+    default: break;
+  }
+  throw InternalError(fmt::format("internal error: no getrf for {}", dtype_name(t)));
+}
+
+int lapacke_gesv(DType t, lapack_int n, lapack_int k, void* a, lapack_int* piv, void* b) {
+  const Lapacke& l = lapacke();
+  switch (t) {
+    case DType::Float32: return l.sgesv(kRowMajor, n, k, static_cast<float*>(a), n, piv, static_cast<float*>(b), k);
+    case DType::Float64: return l.dgesv(kRowMajor, n, k, static_cast<double*>(a), n, piv, static_cast<double*>(b), k);
+    case DType::Complex64:
+      return l.cgesv(kRowMajor, n, k, static_cast<ComplexFloat*>(a), n, piv, static_cast<ComplexFloat*>(b), k);
+    case DType::Complex128:
+      return l.zgesv(kRowMajor, n, k, static_cast<ComplexDouble*>(a), n, piv, static_cast<ComplexDouble*>(b), k);
+    default: break;
+  }
+  throw InternalError(fmt::format("internal error: no gesv for {}", dtype_name(t)));
+}
+
+// LAPACKE converts the row-major matrix to LAPACK's layout itself, so 'L' is a's lower
+// triangle and the factor L with a = L L^H (L L^T when real).
+int lapacke_potrf_lower(DType t, lapack_int n, void* m) {
+  const Lapacke& l = lapacke();
+  switch (t) {
+    case DType::Float32: return l.spotrf(kRowMajor, 'L', n, static_cast<float*>(m), n);
+    case DType::Float64: return l.dpotrf(kRowMajor, 'L', n, static_cast<double*>(m), n);
+    case DType::Complex64: return l.cpotrf(kRowMajor, 'L', n, static_cast<ComplexFloat*>(m), n);
+    case DType::Complex128: return l.zpotrf(kRowMajor, 'L', n, static_cast<ComplexDouble*>(m), n);
+    default: break;
+  }
+  throw InternalError(fmt::format("internal error: no potrf for {}", dtype_name(t)));
+}
+
 // LU of each matrix of the C-contiguous stack `lu` (n x n each), in place; pivots (1-based,
 // int64 on a GPU, int32 on the cpu) into `pivots` (..., n). Returns the first info.
 int lu_in_place(NDArray& lu, NDArray& pivots, const Stream* stream, std::string_view who) {
@@ -37,11 +80,7 @@ int lu_in_place(NDArray& lu, NDArray& pivots, const Stream* stream, std::string_
     int first = 0;
     for (std::int64_t i = 0; i < count; ++i) {
       void* m = base + i * n * n * size;
-      const int info = t == DType::Float32
-                           ? lapacke().sgetrf(kRowMajor, static_cast<lapack_int>(n), static_cast<lapack_int>(n),
-                                              static_cast<float*>(m), static_cast<lapack_int>(n), piv + i * n)
-                           : lapacke().dgetrf(kRowMajor, static_cast<lapack_int>(n), static_cast<lapack_int>(n),
-                                              static_cast<double*>(m), static_cast<lapack_int>(n), piv + i * n);
+      const int info = lapacke_getrf(t, static_cast<lapack_int>(n), m, piv + i * n);
       if (info < 0) fail("{}: LAPACKE getrf: argument {} is invalid", who, -info);
       if (!first) first = info;
     }
@@ -80,7 +119,7 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
   if (b.ndim() == 0 || (vector ? b.shape()[0] : b.shape()[b.ndim() - 2]) != n)
     fail("solve: b of shape {} does not fit a of shape {}: it needs {} rows", shape_str(b.shape()),
          shape_str(a.shape()), n);
-  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()), "solve");
+  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()), "solve", true);
   const Shape stack_a(a.shape().begin(), a.shape().end() - 2);
   const Shape stack_b = vector ? Shape{} : Shape(b.shape().begin(), b.shape().end() - 2);
   Shape stack;
@@ -116,11 +155,7 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
     auto* piv = static_cast<lapack_int*>(pivots.data());
     for (std::int64_t i = 0; i < count; ++i) {
       const auto N = static_cast<lapack_int>(n), K = static_cast<lapack_int>(k);
-      const int info = t == DType::Float32
-                           ? lapacke().sgesv(kRowMajor, N, K, reinterpret_cast<float*>(pa + i * n * n * size), N,
-                                             piv + i * n, reinterpret_cast<float*>(px + i * n * k * size), K)
-                           : lapacke().dgesv(kRowMajor, N, K, reinterpret_cast<double*>(pa + i * n * n * size), N,
-                                             piv + i * n, reinterpret_cast<double*>(px + i * n * k * size), K);
+      const int info = lapacke_gesv(t, N, K, pa + i * n * n * size, piv + i * n, px + i * n * k * size);
       if (info > 0) fail("solve: Singular matrix");
       if (info < 0) fail("solve: LAPACKE gesv: argument {} is invalid", -info);
     }
@@ -151,7 +186,7 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
 NDArray inv(const NDArray& a, const Stream* stream) {
   require_square(a, "inv");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype(), "inv");
+  const DType t = solve_dtype(a.dtype(), "inv", true);
   NDArray eye = NDArray::zeros({n, n}, t, a.device(), stream);
   if (n > 0) {
     // The identity: ones on the diagonal, a view one element apart down each row.
@@ -171,7 +206,7 @@ NDArray det(const NDArray& a, const Stream* stream) {
   require_square(a, "det");
   refuse_recording("det");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype(), "det");
+  const DType t = solve_dtype(a.dtype(), "det", true);
   const Shape stack(a.shape().begin(), a.shape().end() - 2);
   if (n == 0) return NDArray::full(stack, Scalar::of_int(1, t), t, a.device(), stream);
   NDArray lu = a.astype(t, stream);  // the factorization overwrites it
@@ -214,7 +249,7 @@ NDArray cholesky(const NDArray& a, const Stream* stream) {
   require_square(a, "cholesky");
   refuse_recording("cholesky");
   const std::int64_t n = a.shape().back();
-  const DType t = solve_dtype(a.dtype(), "cholesky");
+  const DType t = solve_dtype(a.dtype(), "cholesky", true);
   NDArray l = a.astype(t, stream);  // the factorization overwrites it
   const std::int64_t count = stack_count(l, 2);
   if (l.size() == 0) return l;
@@ -224,12 +259,12 @@ NDArray cholesky(const NDArray& a, const Stream* stream) {
   if (a.device().is_cpu()) {
     for (std::int64_t i = 0; i < count && !failed; ++i) {
       const auto N = static_cast<lapack_int>(n);
-      failed = t == DType::Float32 ? lapacke().spotrf(kRowMajor, 'L', N, reinterpret_cast<float*>(base + i * n * n * size), N)
-                                   : lapacke().dpotrf(kRowMajor, 'L', N, reinterpret_cast<double*>(base + i * n * n * size), N);
+      failed = lapacke_potrf_lower(t, N, base + i * n * n * size);
     }
   } else {
     // Row-major memory read by columns is a^T, whose upper triangle is a's lower one: the
-    // upper factor U of it, read by rows, is L.
+    // upper factor U of it, read by rows, is L. For a complex a, a^T is conj(a) = U^H U,
+    // so a = U^T conj(U) = L L^H with the same L = U^T: no conjugation is needed.
     const Cusolver& cs = cusolver();
     SolverSession s(a.device(), stream, "cholesky");
     NDArray infos = infos_for(count, a.device(), stream);

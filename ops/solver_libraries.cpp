@@ -89,13 +89,15 @@ cudaDataType cuda_type(DType t) {
   switch (t) {
     case DType::Float32: return CUDA_R_32F;
     case DType::Float64: return CUDA_R_64F;
+    case DType::Complex64: return CUDA_C_32F;
+    case DType::Complex128: return CUDA_C_64F;
     default: break;
   }
   throw InternalError(fmt::format("internal error: no cudaDataType for {}", dtype_name(t)));
 }
 
-DType solve_dtype(DType t, std::string_view who) {
-  if (t == DType::Float32 || t == DType::Float64) return t;
+DType solve_dtype(DType t, std::string_view who, bool complex) {
+  if (t == DType::Float32 || t == DType::Float64 || (complex && is_complex(t))) return t;
   if (t == DType::Bool || is_integer(t)) return DType::Float64;
   fail("{}: array type {} is unsupported in linalg", who, dtype_name(t));
 }

@@ -12,6 +12,7 @@
 
 #include <cusolverDn.h>
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -118,7 +119,17 @@ struct RealOf {
   using type = T;
 };
 template <class T>
+struct RealOf<std::complex<T>> {
+  using type = T;
+};
+template <class T>
 using Real = typename RealOf<T>::type;
+
+// LAPACKE's lapack_complex_float and lapack_complex_double are C's float _Complex and
+// double _Complex, laid out as std::complex<float> and std::complex<double>, which the
+// declarations below take in their place.
+using ComplexFloat = std::complex<float>;
+using ComplexDouble = std::complex<double>;
 
 // LAPACKE's row-major interfaces, declared here since luda includes no LAPACK header.
 template <class T>
@@ -145,7 +156,10 @@ using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack
   X(sgesv, Gesv<float>) X(dgesv, Gesv<double>) X(sgetrf, Getrf<float>) X(dgetrf, Getrf<double>)    \
   X(spotrf, Potrf<float>) X(dpotrf, Potrf<double>) X(sgeqrf, Geqrf<float>) X(dgeqrf, Geqrf<double>) \
   X(sorgqr, Orgqr<float>) X(dorgqr, Orgqr<double>) X(ssyevd, Syevd<float>) X(dsyevd, Syevd<double>) \
-  X(sgesdd, Gesdd<float>) X(dgesdd, Gesdd<double>) X(sgelsd, Gelsd<float>) X(dgelsd, Gelsd<double>)
+  X(sgesdd, Gesdd<float>) X(dgesdd, Gesdd<double>) X(sgelsd, Gelsd<float>) X(dgelsd, Gelsd<double>)   \
+  X(cgesv, Gesv<ComplexFloat>) X(zgesv, Gesv<ComplexDouble>)                                       \
+  X(cgetrf, Getrf<ComplexFloat>) X(zgetrf, Getrf<ComplexDouble>)                                   \
+  X(cpotrf, Potrf<ComplexFloat>) X(zpotrf, Potrf<ComplexDouble>)
 
 struct Lapacke {
   SharedLibrary lib;
@@ -183,10 +197,11 @@ struct LapackeTyped<double> {
 
 // ---- dtypes -----------------------------------------------------------------------
 
-// The dtype numpy.linalg's routines compute in: float32 stays, bools and integers are
-// float64. Any other dtype (one with no row in the tables above) is refused as NumPy
-// refuses float16: "<who>: array type float16 is unsupported in linalg".
-DType solve_dtype(DType t, std::string_view who);
+// The dtype numpy.linalg's routines compute in: float32 and float64 stay, bools and
+// integers are float64, and complex64 and complex128 stay where `complex` (the routine
+// computes in them). Any other dtype is refused as NumPy refuses float16: "<who>: array
+// type float16 is unsupported in linalg".
+DType solve_dtype(DType t, std::string_view who, bool complex = false);
 
 // f(T{}) with T the element type of dtype t's matrices (ORDER SOLVER DTYPES).
 template <class F>

@@ -383,6 +383,75 @@ local function matrix(h, s, n)
   return out
 end
 
+
+-- Plain-Lua complex numbers as { re, im } and matrices of them as flat row-major tables.
+local function cmul(x, y) return { x[1] * y[1] - x[2] * y[2], x[1] * y[2] + x[2] * y[1] } end
+local function csub(x, y) return { x[1] - y[1], x[2] - y[2] } end
+local function cdiv(x, y)
+  local d = y[1] * y[1] + y[2] * y[2]
+  return { (x[1] * y[1] + x[2] * y[2]) / d, (x[2] * y[1] - x[1] * y[2]) / d }
+end
+local function cmat_mul(a, b, r, p, c)  -- (r x p) times (p x c)
+  local out = {}
+  for i = 0, r - 1 do
+    for j = 0, c - 1 do
+      local acc = { 0, 0 }
+      for k = 0, p - 1 do
+        local t = cmul(a[i * p + k + 1], b[k * c + j + 1])
+        acc = { acc[1] + t[1], acc[2] + t[2] }
+      end
+      out[i * c + j + 1] = acc
+    end
+  end
+  return out
+end
+local function cadjoint(a, r, c)  -- (r x c) to its conjugate transpose (c x r)
+  local out = {}
+  for i = 0, r - 1 do
+    for j = 0, c - 1 do out[j * r + i + 1] = { a[i * c + j + 1][1], -a[i * c + j + 1][2] } end
+  end
+  return out
+end
+local function cdet(a, n)  -- Gaussian elimination with partial pivoting
+  local m, d = {}, { 1, 0 }
+  for k = 1, n * n do m[k] = { a[k][1], a[k][2] } end
+  local function abs2(z) return z[1] * z[1] + z[2] * z[2] end
+  for c = 0, n - 1 do
+    local p = c
+    for r = c + 1, n - 1 do if abs2(m[r * n + c + 1]) > abs2(m[p * n + c + 1]) then p = r end end
+    if abs2(m[p * n + c + 1]) == 0 then return { 0, 0 } end
+    if p ~= c then
+      for j = 0, n - 1 do m[p * n + j + 1], m[c * n + j + 1] = m[c * n + j + 1], m[p * n + j + 1] end
+      d = { -d[1], -d[2] }
+    end
+    d = cmul(d, m[c * n + c + 1])
+    for r = c + 1, n - 1 do
+      local f = cdiv(m[r * n + c + 1], m[c * n + c + 1])
+      for j = c, n - 1 do m[r * n + j + 1] = csub(m[r * n + j + 1], cmul(f, m[c * n + j + 1])) end
+    end
+  end
+  return d
+end
+-- A luda array of complex `dtype` from { re, im } pairs, and its elements back as pairs.
+local function to_complex(h, shape, dtype)
+  local z = {}
+  for k, v in ipairs(h) do z[k] = luda.complex(v[1], v[2]) end
+  return luda.array(z, dtype):reshape(table.unpack(shape))
+end
+local function pairs_of(x)
+  local out = {}
+  for k, z in ipairs(x:reshape(-1):totable()) do out[k] = { z.real, z.imag } end
+  return out
+end
+local function check_pairs(got, want, tol, what)
+  assert.are.equal(#want, #got, what)
+  for k = 1, #want do
+    local dr, di = got[k][1] - want[k][1], got[k][2] - want[k][2]
+    assert(math.sqrt(dr * dr + di * di) <= tol, ("%s [%d]: got %s%+gi, want %s%+gi"):format(
+      what, k, got[k][1], got[k][2], want[k][1], want[k][2]))
+  end
+end
+
 describe("luda.linalg", function()
   before_each(function() math.randomseed(1515) end)
 
@@ -449,6 +518,75 @@ describe("luda.linalg", function()
     -- Empty and 0 x 0
     H.check(luda.linalg.det(luda.zeros({ 0, 0 })), H.of(1), H.exact, "det of 0 x 0")
     assert.are.same({ 2, 0, 0 }, luda.linalg.inv(luda.zeros({ 2, 0, 0 })).shape)
+  end)
+
+  on_devices("solve, inv, det and cholesky of complex64 and complex128 matrices", function()
+    -- Gaussian-integer matrices: a well conditioned a, right-hand sides b and a lower L0
+    -- with a positive diagonal, whose L0 L0^H is Hermitian positive definite with L0 its
+    -- Cholesky factor.
+    local ha = { { 4, 1 }, { 1, -1 }, { 0, 2 }, { 2, 0 }, { -1, 0 }, { 5, -2 }, { 1, 1 }, { 0, 3 }, { 1, 0 },
+                 { 3, 2 }, { 6, 0 }, { -2, 1 }, { 0, -1 }, { 2, 2 }, { 1, 0 }, { 4, 3 } }
+    local hb = { { 1, 0 }, { 0, 1 }, { 2, -1 }, { -3, 2 }, { 0, 0 }, { 1, 1 }, { 5, 0 }, { 0, -4 } }
+    local hl = { { 2, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 }, { 1, 1 }, { 3, 0 }, { 0, 0 }, { 0, 0 },
+                 { 0, -1 }, { 2, 1 }, { 1, 0 }, { 0, 0 }, { -1, 2 }, { 0, 1 }, { 1, -1 }, { 2, 0 } }
+    local n = 4
+    local hp = cmat_mul(hl, cadjoint(hl, n, n), n, n, n)
+    local eye = {}
+    for k = 0, n * n - 1 do eye[k + 1] = { k // n == k % n and 1 or 0, 0 } end
+    for _, dtype in ipairs({ "complex64", "complex128" }) do
+      local tol = dtype == "complex128" and 1e-12 or 1e-4
+      local a, b = to_complex(ha, { n, n }, dtype), to_complex(hb, { n, 2 }, dtype)
+      -- solve: a x = b
+      local x = luda.linalg.solve(a, b)
+      assert.are.equal(dtype, x.dtype)
+      check_pairs(cmat_mul(ha, pairs_of(x), n, n, 2), hb, tol * 10, dtype .. " solve")
+      local v = luda.linalg.solve(a, b:slice(":, 1"))
+      assert.are.same({ n }, v.shape)
+      check_pairs(cmat_mul(ha, pairs_of(v), n, n, 1), cmat_mul(hb, { { 0, 0 }, { 1, 0 } }, n, 2, 1), tol * 10,
+                  dtype .. " solve of a vector")
+      -- inv: a inv(a) = I
+      local ai = luda.linalg.inv(a)
+      assert.are.equal(dtype, ai.dtype)
+      check_pairs(cmat_mul(ha, pairs_of(ai), n, n, n), eye, tol * 10, dtype .. " inv")
+      -- det: complex, as the elimination's
+      local d = luda.linalg.det(a)
+      assert.are.equal(dtype, d.dtype)
+      local want = cdet(ha, n)
+      check_pairs(pairs_of(d:reshape(1)), { want }, tol * math.sqrt(want[1] ^ 2 + want[2] ^ 2), dtype .. " det")
+      -- cholesky: L0 itself, zero above the diagonal, L L^H = a
+      local l = luda.linalg.cholesky(to_complex(hp, { n, n }, dtype))
+      assert.are.equal(dtype, l.dtype)
+      local hl_got = pairs_of(l)
+      check_pairs(hl_got, hl, tol * 10, dtype .. " cholesky factor")
+      for i = 0, n - 1 do
+        for j = i + 1, n - 1 do assert.are.same({ 0, 0 }, hl_got[i * n + j + 1], dtype .. " cholesky above the diagonal") end
+      end
+      check_pairs(cmat_mul(hl_got, cadjoint(hl_got, n, n), n, n, n), hp, tol * 100, dtype .. " cholesky L L^H")
+      -- only the lower triangle is read, as NumPy's
+      local junk = {}
+      for k = 1, n * n do junk[k] = (k - 1) % n > (k - 1) // n and { 99, -7 } or hp[k] end
+      check_pairs(pairs_of(luda.linalg.cholesky(to_complex(junk, { n, n }, dtype))), hl, tol * 10,
+                  dtype .. " cholesky of the lower triangle")
+      -- stacks, a transposed operand
+      local stack = luda.stack({ a, a.T })
+      local dets = pairs_of(luda.linalg.det(stack))
+      check_pairs(dets, { want, want }, tol * math.sqrt(want[1] ^ 2 + want[2] ^ 2), dtype .. " det of a stack")
+      local xs = luda.linalg.solve(stack, b)
+      check_pairs(cmat_mul(ha, pairs_of(xs[0]), n, n, 2), hb, tol * 10, dtype .. " solve of a stack")
+      check_pairs(cmat_mul(pairs_of(a.T), pairs_of(xs[1]), n, n, 2), hb, tol * 10, dtype .. " solve of a.T")
+    end
+    -- mixed dtypes promote as NumPy's: complex64 with float64 is complex128
+    local x = luda.linalg.solve(to_complex(ha, { n, n }, "complex64"), luda.ones({ n }, "float64"))
+    assert.are.equal("complex128", x.dtype)
+    -- errors in NumPy's words
+    local singular = to_complex({ { 1, 1 }, { 2, 2 }, { 2, 2 }, { 4, 4 } }, { 2, 2 }, "complex128")
+    local at, e = here(), error_of(function() return luda.linalg.inv(singular) end)
+    assert.are.equal(at .. "inv: Singular matrix", e)
+    check_pairs(pairs_of(luda.linalg.det(singular):reshape(1)), { { 0, 0 } }, 0, "det of a singular matrix")
+    at, e = here(), error_of(function() return luda.linalg.cholesky(singular) end)
+    assert.are.equal(at .. "cholesky: Matrix is not positive definite", e)
+    assert.are.same({ 2, 0, 0 }, luda.linalg.inv(luda.zeros({ 2, 0, 0 }, "complex64")).shape)
+    check_pairs(pairs_of(luda.linalg.det(luda.zeros({ 0, 0 }, "complex64")):reshape(1)), { { 1, 0 } }, 0, "det of 0 x 0")
   end)
 
   on_devices("norm of vectors and matrices as numpy.linalg.norm's", function()

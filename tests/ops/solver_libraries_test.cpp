@@ -60,10 +60,15 @@ TEST(SolverLibraries, DtypesComputeAsNumpyLinalgDoes) {
   EXPECT_EQ(solve_dtype(DType::Int32, "svd"), DType::Float64);
   EXPECT_EQ(solve_dtype(DType::UInt64, "svd"), DType::Float64);
   EXPECT_EQ(solve_dtype(DType::Bool, "svd"), DType::Float64);
+  EXPECT_EQ(solve_dtype(DType::Complex64, "solve", true), DType::Complex64);
+  EXPECT_EQ(solve_dtype(DType::Complex128, "solve", true), DType::Complex128);
+  EXPECT_THROW(solve_dtype(DType::Complex64, "svd"), Error);
   EXPECT_EQ(with_solver_type(DType::Float32, [](auto zero) { return sizeof(zero); }), sizeof(float));
   EXPECT_EQ(with_solver_type(DType::Float64, [](auto zero) { return sizeof(zero); }), sizeof(double));
   EXPECT_THROW(with_solver_type(DType::Int8, [](auto zero) { return sizeof(zero); }), InternalError);
   EXPECT_EQ(cuda_type(DType::Float64), CUDA_R_64F);
+  EXPECT_EQ(cuda_type(DType::Complex64), CUDA_C_32F);
+  EXPECT_EQ(cuda_type(DType::Complex128), CUDA_C_64F);
 }
 
 }  // namespace
