@@ -433,7 +433,7 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
   refuse_recording("qr");
   const bool complete = mode == "complete", q_wanted = mode != "r";
   const std::int64_t m = a.shape()[a.shape().size() - 2], n = a.shape().back(), k = std::min(m, n);
-  const DType t = solve_dtype(a.dtype(), "qr");
+  const DType t = solve_dtype(a.dtype(), "qr", true);
   const Device dev = a.device();
   const Shape stack = stack_shape(a);
   const std::int64_t count = stack_count(a, 2);
@@ -444,8 +444,11 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
     if (q_wanted) out.q = identities(stacked(stack, {m, qcols}), t, dev, stream);
     return out;
   }
-  with_solver_type(t, [&](auto zero) {
+  // A complex a needs no conjugation here: both libraries factor a itself (LAPACKE
+  // converts the layout, cuSOLVER gets a copy by columns), and ungqr forms a unitary Q.
+  with_solver_type<true>(t, [&](auto zero) {
     using T = decltype(zero);
+    using E = typename CusolverTyped<T>::element;
     NDArray tau = NDArray::empty(stacked(stack, {k}), t, dev, stream);
     if (dev.is_cpu()) {
       NDArray f = working_copy(a, t, stream);  // row-major m x n each
@@ -510,14 +513,15 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
       const int M = as_lapack_int(m, "qr"), Q = as_lapack_int(qcols, "qr"), K = static_cast<int>(k);
       SolverSession s(dev, stream, "qr");
       int lwork = 0;
-      check((cs.*CusolverTyped<T>::orgqr_bufferSize)(s.handle(), M, Q, K, matrix<T>(q, 0, 0), M,
-                                                     matrix<T>(tau, 0, 0), &lwork),
+      check((cs.*CusolverTyped<T>::orgqr_bufferSize)(s.handle(), M, Q, K, reinterpret_cast<E*>(matrix<T>(q, 0, 0)), M,
+                                                     reinterpret_cast<E*>(matrix<T>(tau, 0, 0)), &lwork),
             "cusolverDn<t>orgqr_bufferSize", "qr");
       Workspace w;
       w.reserve(dev, static_cast<std::size_t>(lwork) * sizeof(T), 0, stream);
       for (std::int64_t i = 0; i < count; ++i)
-        check((cs.*CusolverTyped<T>::orgqr)(s.handle(), M, Q, K, matrix<T>(q, i, m * qcols), M, matrix<T>(tau, i, k),
-                                            static_cast<T*>(w.device->data()), lwork, info + i),
+        check((cs.*CusolverTyped<T>::orgqr)(s.handle(), M, Q, K, reinterpret_cast<E*>(matrix<T>(q, i, m * qcols)), M,
+                                            reinterpret_cast<E*>(matrix<T>(tau, i, k)),
+                                            static_cast<E*>(w.device->data()), lwork, info + i),
               "cusolverDn<t>orgqr", "qr");
       out.q = swap_last(q);
     }

@@ -40,6 +40,7 @@ namespace luda::ops::solvers {
   X(cusolverDnXgeqrf_bufferSize) X(cusolverDnXgeqrf)                                                   \
   X(cusolverDnSorgqr_bufferSize) X(cusolverDnSorgqr) X(cusolverDnDorgqr_bufferSize) X(cusolverDnDorgqr) \
   X(cusolverDnSormqr_bufferSize) X(cusolverDnSormqr) X(cusolverDnDormqr_bufferSize) X(cusolverDnDormqr) \
+  X(cusolverDnCungqr_bufferSize) X(cusolverDnCungqr) X(cusolverDnZungqr_bufferSize) X(cusolverDnZungqr) \
   X(cusolverDnXsyevd_bufferSize) X(cusolverDnXsyevd)                                                   \
   X(cusolverDnXgesvd_bufferSize) X(cusolverDnXgesvd)                                                   \
   X(cusolverDnXgesvdp_bufferSize) X(cusolverDnXgesvdp)                                                 \
@@ -60,11 +61,15 @@ const Cusolver& cusolver();
 void check(cusolverStatus_t s, const char* call, std::string_view who);
 
 // cuSOLVER's typed routines that have no 64-bit X form, for element type T (ORDER SOLVER
-// DTYPES). Called as (cusolver().*CusolverTyped<T>::orgqr)(...).
+// DTYPES), which take pointers to `element` (cuComplex, cuDoubleComplex for the complex
+// types, laid out as std::complex). Called as (cusolver().*CusolverTyped<T>::orgqr)(...).
+// The complex rows have only what their routines use so far; their orgqr is ungqr (a
+// unitary Q).
 template <class T>
 struct CusolverTyped;
 template <>
 struct CusolverTyped<float> {
+  using element = float;
   static constexpr auto orgqr_bufferSize = &Cusolver::cusolverDnSorgqr_bufferSize;
   static constexpr auto orgqr = &Cusolver::cusolverDnSorgqr;
   static constexpr auto ormqr_bufferSize = &Cusolver::cusolverDnSormqr_bufferSize;
@@ -74,12 +79,25 @@ struct CusolverTyped<float> {
 };
 template <>
 struct CusolverTyped<double> {
+  using element = double;
   static constexpr auto orgqr_bufferSize = &Cusolver::cusolverDnDorgqr_bufferSize;
   static constexpr auto orgqr = &Cusolver::cusolverDnDorgqr;
   static constexpr auto ormqr_bufferSize = &Cusolver::cusolverDnDormqr_bufferSize;
   static constexpr auto ormqr = &Cusolver::cusolverDnDormqr;
   static constexpr auto gesvdj_bufferSize = &Cusolver::cusolverDnDgesvdj_bufferSize;
   static constexpr auto gesvdj = &Cusolver::cusolverDnDgesvdj;
+};
+template <>
+struct CusolverTyped<std::complex<float>> {
+  using element = cuComplex;
+  static constexpr auto orgqr_bufferSize = &Cusolver::cusolverDnCungqr_bufferSize;
+  static constexpr auto orgqr = &Cusolver::cusolverDnCungqr;
+};
+template <>
+struct CusolverTyped<std::complex<double>> {
+  using element = cuDoubleComplex;
+  static constexpr auto orgqr_bufferSize = &Cusolver::cusolverDnZungqr_bufferSize;
+  static constexpr auto orgqr = &Cusolver::cusolverDnZungqr;
 };
 
 // A device's handle and parameters, made at first use and kept for the process.
@@ -159,7 +177,9 @@ using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack
   X(sgesdd, Gesdd<float>) X(dgesdd, Gesdd<double>) X(sgelsd, Gelsd<float>) X(dgelsd, Gelsd<double>)   \
   X(cgesv, Gesv<ComplexFloat>) X(zgesv, Gesv<ComplexDouble>)                                       \
   X(cgetrf, Getrf<ComplexFloat>) X(zgetrf, Getrf<ComplexDouble>)                                   \
-  X(cpotrf, Potrf<ComplexFloat>) X(zpotrf, Potrf<ComplexDouble>)
+  X(cpotrf, Potrf<ComplexFloat>) X(zpotrf, Potrf<ComplexDouble>)                                   \
+  X(cgeqrf, Geqrf<ComplexFloat>) X(zgeqrf, Geqrf<ComplexDouble>)                                   \
+  X(cungqr, Orgqr<ComplexFloat>) X(zungqr, Orgqr<ComplexDouble>)
 
 struct Lapacke {
   SharedLibrary lib;
@@ -175,7 +195,8 @@ const Lapacke& lapacke();
 bool lapacke_found_nan(int info, std::initializer_list<int> matrix_args);
 
 // LAPACKE's routines for element type T (ORDER SOLVER DTYPES), called as
-// (lapacke().*LapackeTyped<T>::geqrf)(...).
+// (lapacke().*LapackeTyped<T>::geqrf)(...). The complex rows have only what their routines
+// use so far; their orgqr is ungqr (a unitary Q).
 template <class T>
 struct LapackeTyped;
 template <>
@@ -194,6 +215,16 @@ struct LapackeTyped<double> {
   static constexpr auto gesdd = &Lapacke::dgesdd;
   static constexpr auto gelsd = &Lapacke::dgelsd;
 };
+template <>
+struct LapackeTyped<ComplexFloat> {
+  static constexpr auto geqrf = &Lapacke::cgeqrf;
+  static constexpr auto orgqr = &Lapacke::cungqr;
+};
+template <>
+struct LapackeTyped<ComplexDouble> {
+  static constexpr auto geqrf = &Lapacke::zgeqrf;
+  static constexpr auto orgqr = &Lapacke::zungqr;
+};
 
 // ---- dtypes -----------------------------------------------------------------------
 
@@ -203,13 +234,19 @@ struct LapackeTyped<double> {
 // type float16 is unsupported in linalg".
 DType solve_dtype(DType t, std::string_view who, bool complex = false);
 
-// f(T{}) with T the element type of dtype t's matrices (ORDER SOLVER DTYPES).
-template <class F>
+// f(T{}) with T the element type of dtype t's matrices (ORDER SOLVER DTYPES): float and
+// double, and with `Complex` (for a routine whose Typed rows have complex entries)
+// std::complex<float> and std::complex<double> too.
+template <bool Complex = false, class F>
 decltype(auto) with_solver_type(DType t, F&& f) {
   switch (t) {
     case DType::Float32: return f(float{});
     case DType::Float64: return f(double{});
     default: break;
+  }
+  if constexpr (Complex) {
+    if (t == DType::Complex64) return f(ComplexFloat{});
+    if (t == DType::Complex128) return f(ComplexDouble{});
   }
   throw InternalError(fmt::format("internal error: no solver element type for {}", dtype_name(t)));
 }

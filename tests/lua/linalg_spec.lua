@@ -886,6 +886,44 @@ describe("luda.linalg factorizations", function()
     H.check(luda.linalg.qr(luda.zeros({ 3, 0 }), "complete"), H.of({ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } }), H.exact)
   end)
 
+  on_devices("qr of complex64 and complex128 matrices: Q unitary, Q R = a, every mode", function()
+    local tall = { { 1, 2 }, { 0, -1 }, { 3, 0 }, { 2, 2 }, { -1, 1 }, { 0, 4 }, { 1, 0 }, { 5, -3 }, { 2, 1 },
+                   { 0, 0 }, { 1, -2 }, { -3, 1 } }  -- 4 x 3
+    for _, dtype in ipairs({ "complex64", "complex128" }) do
+      local tol = dtype == "complex128" and 1e-12 or 1e-4
+      for _, shape in ipairs({ { 4, 3 }, { 3, 4 } }) do
+        local m, n = shape[1], shape[2]
+        local a = to_complex(tall, shape, dtype)
+        local ha = pairs_of(a)
+        for _, mode in ipairs({ "reduced", "complete" }) do
+          local what = ("%s %dx%d %s"):format(dtype, m, n, mode)
+          local q, r = luda.linalg.qr(a, mode)
+          assert.are.equal(dtype, q.dtype, what)
+          assert.are.equal(dtype, r.dtype, what)
+          local k = q.shape[2]
+          assert.are.same({ m, k }, q.shape, what)
+          assert.are.same({ k, n }, r.shape, what)
+          local hq, hr = pairs_of(q), pairs_of(r)
+          for i = 0, k - 1 do
+            for j = 0, math.min(i, n) - 1 do assert.are.same({ 0, 0 }, hr[i * n + j + 1], what .. " R below the diagonal") end
+          end
+          local eye = {}
+          for e = 0, k * k - 1 do eye[e + 1] = { e // k == e % k and 1 or 0, 0 } end
+          check_pairs(cmat_mul(cadjoint(hq, m, k), hq, k, m, k), eye, tol * 10, what .. " Q^H Q")
+          check_pairs(cmat_mul(hq, hr, m, k, n), ha, tol * 100, what .. " Q R")
+        end
+        local r = luda.linalg.qr(a, "r")
+        check_pairs(pairs_of(r), pairs_of(select(2, luda.linalg.qr(a))), 0, dtype .. " mode r")
+      end
+      -- a stack: each matrix as on its own
+      local a = to_complex(tall, { 4, 3 }, dtype)
+      local qs, rs = luda.linalg.qr(luda.stack({ a, a * luda.complex(0, 1) }))
+      assert.are.same({ 2, 4, 3 }, qs.shape)
+      check_pairs(cmat_mul(pairs_of(qs[1]), pairs_of(rs[1]), 4, 3, 3), pairs_of(a * luda.complex(0, 1)), tol * 100,
+                  dtype .. " qr of a stack")
+    end
+  end)
+
   on_devices("eigh and eigvalsh as numpy.linalg's: one triangle read, ascending, stacks", function()
     for _, dtype in ipairs({ "float64", "float32" }) do
       for _, shape in ipairs({ { 1, 1 }, { 4, 4 }, { 9, 9 }, { 3, 5, 5 } }) do
