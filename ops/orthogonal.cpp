@@ -539,7 +539,7 @@ EighResult eigh(const NDArray& a, std::string_view uplo, bool vectors, const Str
   if (uplo != "L" && uplo != "U") fail("{}: UPLO argument must be 'L' or 'U', got '{}'", who, uplo);
   refuse_recording(who);
   const std::int64_t n = a.shape().back(), count = stack_count(a, 2);
-  const DType t = solve_dtype(a.dtype(), who), rt = real_dtype(t);
+  const DType t = solve_dtype(a.dtype(), who, true), rt = real_dtype(t);
   const Device dev = a.device();
   const Shape stack = stack_shape(a);
   EighResult out;
@@ -549,7 +549,9 @@ EighResult eigh(const NDArray& a, std::string_view uplo, bool vectors, const Str
     if (vectors) out.v = v;
     return out;
   }
-  with_solver_type(t, [&](auto zero) {
+  // A complex a is Hermitian: heevd on the cpu, Xsyevd with CUDA_C types on a GPU, the
+  // eigenvalues real (rt) either way.
+  with_solver_type<true>(t, [&](auto zero) {
     using T = decltype(zero);
     if (dev.is_cpu()) {
       const int N = as_lapack_int(n, who);
@@ -568,7 +570,8 @@ EighResult eigh(const NDArray& a, std::string_view uplo, bool vectors, const Str
       return;
     }
     // Row-major a is a^T to cuSOLVER: its lower triangle is the upper one there. The
-    // eigenvectors come back as columns, which are rows of storage.
+    // eigenvectors come back as columns, which are rows of storage. A Hermitian a's a^T is
+    // conj(a), with the same eigenvalues and the conjugate eigenvectors: conjugated back.
     const cublasFillMode_t fill = uplo == "L" ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const cudaDataType ct = cuda_type(t), crt = cuda_type(rt);
@@ -591,7 +594,13 @@ EighResult eigh(const NDArray& a, std::string_view uplo, bool vectors, const Str
     const int failed = first_info(infos, stream);
     if (failed > 0) fail("{}: Eigenvalues did not converge", who);
     if (failed < 0) fail("{}: cusolverDnXsyevd: argument {} is invalid", who, -failed);
-    if (vectors) out.v = swap_last(v);
+    if (vectors) {
+      out.v = swap_last(v);
+      if (is_complex(t)) {
+        std::array<jit::KernelArg, 1> in = {jit::KernelArg::of_array(out.v)};
+        out.v = apply("conj", in, stream);
+      }
+    }
   });
   return out;
 }

@@ -179,7 +179,8 @@ using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack
   X(cgetrf, Getrf<ComplexFloat>) X(zgetrf, Getrf<ComplexDouble>)                                   \
   X(cpotrf, Potrf<ComplexFloat>) X(zpotrf, Potrf<ComplexDouble>)                                   \
   X(cgeqrf, Geqrf<ComplexFloat>) X(zgeqrf, Geqrf<ComplexDouble>)                                   \
-  X(cungqr, Orgqr<ComplexFloat>) X(zungqr, Orgqr<ComplexDouble>)
+  X(cungqr, Orgqr<ComplexFloat>) X(zungqr, Orgqr<ComplexDouble>)                                   \
+  X(cheevd, Syevd<ComplexFloat>) X(zheevd, Syevd<ComplexDouble>)
 
 struct Lapacke {
   SharedLibrary lib;
@@ -196,7 +197,7 @@ bool lapacke_found_nan(int info, std::initializer_list<int> matrix_args);
 
 // LAPACKE's routines for element type T (ORDER SOLVER DTYPES), called as
 // (lapacke().*LapackeTyped<T>::geqrf)(...). The complex rows have only what their routines
-// use so far; their orgqr is ungqr (a unitary Q).
+// use so far; their orgqr is ungqr (a unitary Q) and their syevd heevd (Hermitian).
 template <class T>
 struct LapackeTyped;
 template <>
@@ -219,11 +220,13 @@ template <>
 struct LapackeTyped<ComplexFloat> {
   static constexpr auto geqrf = &Lapacke::cgeqrf;
   static constexpr auto orgqr = &Lapacke::cungqr;
+  static constexpr auto syevd = &Lapacke::cheevd;
 };
 template <>
 struct LapackeTyped<ComplexDouble> {
   static constexpr auto geqrf = &Lapacke::zgeqrf;
   static constexpr auto orgqr = &Lapacke::zungqr;
+  static constexpr auto syevd = &Lapacke::zheevd;
 };
 
 // ---- dtypes -----------------------------------------------------------------------

@@ -942,6 +942,54 @@ describe("luda.linalg factorizations", function()
     assert.are.same({ 0 }, luda.linalg.eigvalsh(luda.zeros({ 0, 0 })).shape)
   end)
 
+  on_devices("eigh and eigvalsh of complex64 and complex128 Hermitian matrices", function()
+    local hb = { { 1, 2 }, { 0, -1 }, { 3, 0 }, { 2, 2 }, { -1, 1 }, { 0, 4 }, { 1, 0 }, { 5, -3 }, { 2, 1 },
+                 { 0, 0 }, { 1, -2 }, { -3, 1 }, { 2, 0 }, { 1, 1 }, { -2, -1 }, { 0, 3 } }
+    local n = 4
+    local hh = {}  -- b + b^H: Hermitian
+    local bh = cadjoint(hb, n, n)
+    for k = 1, n * n do hh[k] = { hb[k][1] + bh[k][1], hb[k][2] + bh[k][2] } end
+    local trace = 0
+    for i = 0, n - 1 do trace = trace + hh[i * n + i + 1][1] end
+    for _, dtype in ipairs({ "complex64", "complex128" }) do
+      local tol = dtype == "complex128" and 1e-12 or 1e-4
+      local real = dtype == "complex128" and "float64" or "float32"
+      for _, uplo in ipairs({ "L", "U" }) do
+        local what = dtype .. " UPLO=" .. uplo
+        -- the other triangle holds junk, which is not read
+        local given = {}
+        for k = 0, n * n - 1 do
+          local i, j = k // n, k % n
+          given[k + 1] = ((uplo == "L" and j > i) or (uplo == "U" and i > j)) and { 50, -9 } or hh[k + 1]
+        end
+        local a = to_complex(given, { n, n }, dtype)
+        local w, v = luda.linalg.eigh(a, uplo)
+        assert.are.equal(real, w.dtype, what)
+        assert.are.equal(dtype, v.dtype, what)
+        local hw, hv = w:totable(), pairs_of(v)
+        local sum = 0
+        for i = 1, n do
+          sum = sum + hw[i]
+          if i > 1 then assert(hw[i - 1] <= hw[i], what .. " ascending") end
+        end
+        assert(math.abs(sum - trace) <= tol * 100, what .. " sum of the eigenvalues")
+        local vw = {}
+        for k = 0, n * n - 1 do vw[k + 1] = { hv[k + 1][1] * hw[k % n + 1], hv[k + 1][2] * hw[k % n + 1] } end
+        check_pairs(cmat_mul(hh, hv, n, n, n), vw, tol * 200, what .. " a v = v diag(w)")
+        local eye = {}
+        for k = 0, n * n - 1 do eye[k + 1] = { k // n == k % n and 1 or 0, 0 } end
+        check_pairs(cmat_mul(cadjoint(hv, n, n), hv, n, n, n), eye, tol * 10, what .. " V^H V")
+        local wv = luda.linalg.eigvalsh(a, uplo)
+        assert.are.equal(real, wv.dtype, what)
+        for i = 1, n do assert(math.abs(wv:totable()[i] - hw[i]) <= tol * 100, what .. " eigvalsh") end
+      end
+      -- a stack: the second matrix -a, eigenvalues negated and reversed
+      local a = to_complex(hh, { n, n }, dtype)
+      local ws = luda.linalg.eigvalsh(luda.stack({ a, -a })):totable()
+      for i = 1, n do assert(math.abs(ws[2][i] + ws[1][n + 1 - i]) <= tol * 100, dtype .. " eigvalsh of a stack") end
+    end
+  end)
+
   on_devices("svd as numpy.linalg.svd: thin and full, tall and wide, stacks, empty matrices", function()
     for _, dtype in ipairs({ "float64", "float32" }) do
       -- 40 columns and more: what a GPU gives cuSOLVER's polar-decomposition SVD, after a
