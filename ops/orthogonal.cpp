@@ -189,9 +189,10 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
   // H200 (CUDA 13), so every routine gets both.
   NDArray u_rows = NDArray::empty(stacked(stack, {ku, M}), t, dev, stream);
   NDArray v_rows = NDArray::empty(stacked(stack, {N, N}), t, dev, stream);
-  auto U = [&](std::int64_t i) { return matrix<T>(u_rows, i, ku * M); };
-  auto V = [&](std::int64_t i) { return matrix<T>(v_rows, i, N * N); };
-  auto A = [&](std::int64_t i) { return matrix<T>(b, i, M * N); };
+  using E = typename CusolverTyped<T>::element;
+  auto U = [&](std::int64_t i) { return reinterpret_cast<E*>(matrix<T>(u_rows, i, ku * M)); };
+  auto V = [&](std::int64_t i) { return reinterpret_cast<E*>(matrix<T>(v_rows, i, N * N)); };
+  auto A = [&](std::int64_t i) { return reinterpret_cast<E*>(matrix<T>(b, i, M * N)); };
   auto S = [&](std::int64_t i) { return matrix<Real<T>>(out.s, i, N); };
   const cusolverEigMode_t jobz = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const int econ = full ? 0 : 1;
@@ -216,7 +217,7 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
       w.reserve(dev, static_cast<std::size_t>(jacobi_lwork) * sizeof(T), 0, stream);
     }
     check((cs.*CusolverTyped<T>::gesvdj)(s.handle(), jobz, econ, m, n, A(i), m, S(i), U(i), m, V(i), n,
-                                         static_cast<T*>(w.device->data()), jacobi_lwork, info + i, jacobi->get()),
+                                         static_cast<E*>(w.device->data()), jacobi_lwork, info + i, jacobi->get()),
           "cusolverDn<t>gesvdj", who);
   };
 
@@ -284,8 +285,13 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
   if (failed < 0) fail("{}: cusolverDn {}: argument {} is invalid", who, name_of(routine), -failed);
   if (uv) {
     out.ub = swap_last(u_rows);
-    // gesvdj and gesvdp give V, whose columns are V^T's rows; gesvd gives V^T.
+    // gesvdj and gesvdp give V, whose columns are V^T's rows (conjugated, V^H's); gesvd
+    // gives V^T (V^H).
     out.vbt = routine == SmallSvd::Gesvd ? swap_last(v_rows) : v_rows;
+    if (routine != SmallSvd::Gesvd && is_complex(t)) {
+      std::array<jit::KernelArg, 1> in = {jit::KernelArg::of_array(v_rows)};
+      out.vbt = apply("conj", in, stream);
+    }
   }
   return out;
 }
@@ -301,6 +307,10 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
   const std::int64_t count = stack_count(b, 2);
   const cudaDataType ct = cuda_type(t);
   const Cusolver& cs = cusolver();
+  using E = typename CusolverTyped<T>::element;
+  auto at = [](const NDArray& x, std::int64_t i, std::int64_t elements) {
+    return reinterpret_cast<E*>(matrix<T>(x, i, elements));
+  };
   NDArray tau = NDArray::empty(stacked(stack, {N}), t, dev, stream);
   NDArray infos = infos_for(count, dev, stream);
   int* info = static_cast<int*>(infos.data());
@@ -334,14 +344,13 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
   if (how == TallSvd::Orgqr) {
     SolverSession s(dev, stream, who);
     int lwork = 0;
-    check((cs.*CusolverTyped<T>::orgqr_bufferSize)(s.handle(), m, n, n, matrix<T>(b, 0, 0), m, matrix<T>(tau, 0, 0),
-                                                   &lwork),
+    check((cs.*CusolverTyped<T>::orgqr_bufferSize)(s.handle(), m, n, n, at(b, 0, 0), m, at(tau, 0, 0), &lwork),
           "cusolverDn<t>orgqr_bufferSize", who);
     Workspace w;
     w.reserve(dev, static_cast<std::size_t>(lwork) * sizeof(T), 0, stream);
     for (std::int64_t i = 0; i < count; ++i)
-      check((cs.*CusolverTyped<T>::orgqr)(s.handle(), m, n, n, matrix<T>(b, i, M * N), m, matrix<T>(tau, i, N),
-                                          static_cast<T*>(w.device->data()), lwork, info + i),
+      check((cs.*CusolverTyped<T>::orgqr)(s.handle(), m, n, n, at(b, i, M * N), m, at(tau, i, N),
+                                          static_cast<E*>(w.device->data()), lwork, info + i),
             "cusolverDn<t>orgqr", who);
   } else {
     // C = [U_R 0; 0 I] (M x ku, column-major), then C = Q C.
@@ -353,15 +362,14 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
     const int k = as_lapack_int(ku, who);
     int lwork = 0;
     check((cs.*CusolverTyped<T>::ormqr_bufferSize)(s.handle(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, m, k, n,
-                                                   matrix<T>(b, 0, 0), m, matrix<T>(tau, 0, 0), matrix<T>(c, 0, 0), m,
-                                                   &lwork),
+                                                   at(b, 0, 0), m, at(tau, 0, 0), at(c, 0, 0), m, &lwork),
           "cusolverDn<t>ormqr_bufferSize", who);
     Workspace w;
     w.reserve(dev, static_cast<std::size_t>(lwork) * sizeof(T), 0, stream);
     for (std::int64_t i = 0; i < count; ++i)
-      check((cs.*CusolverTyped<T>::ormqr)(s.handle(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, m, k, n, matrix<T>(b, i, M * N), m,
-                                          matrix<T>(tau, i, N), matrix<T>(c, i, ku * M), m,
-                                          static_cast<T*>(w.device->data()), lwork, info + i),
+      check((cs.*CusolverTyped<T>::ormqr)(s.handle(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, m, k, n, at(b, i, M * N), m,
+                                          at(tau, i, N), at(c, i, ku * M), m, static_cast<E*>(w.device->data()), lwork,
+                                          info + i),
             "cusolverDn<t>ormqr", who);
     out.ub = swap_last(c);
   }
@@ -375,7 +383,7 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
 ColumnSvd svd_by_columns(NDArray& b, std::int64_t M, std::int64_t N, bool full, bool uv, const Stream* stream,
                          std::string_view who) {
   const SvdPlan plan = svd_plan();
-  return with_solver_type(b.dtype(), [&](auto zero) {
+  return with_solver_type<true>(b.dtype(), [&](auto zero) {
     using T = decltype(zero);
     // A full U of a matrix that is not square comes from the QR too (Q's other columns).
     if ((M >= 2 * N || (full && M > N)) && plan.tall != TallSvd::None)
@@ -611,7 +619,7 @@ SvdResult svd(const NDArray& a, bool full_matrices, bool compute_uv, const Strea
   require_matrices(a, who);
   refuse_recording(who);
   const std::int64_t m = a.shape()[a.shape().size() - 2], n = a.shape().back(), k = std::min(m, n);
-  const DType t = solve_dtype(a.dtype(), who);
+  const DType t = solve_dtype(a.dtype(), who, true);
   const Device dev = a.device();
   const Shape stack = stack_shape(a);
   const std::int64_t count = stack_count(a, 2);
@@ -627,7 +635,9 @@ SvdResult svd(const NDArray& a, bool full_matrices, bool compute_uv, const Strea
   }
   if (dev.is_cpu()) {
     NDArray w = working_copy(a, t, stream);
-    out = with_solver_type(t, [&](auto zero) { return svd_lapacke<decltype(zero)>(w, m, n, full, compute_uv, who); });
+    out = with_solver_type<true>(t, [&](auto zero) {
+      return svd_lapacke<decltype(zero)>(w, m, n, full, compute_uv, who);
+    });
   } else {
     // B = A (tall) or A^T (wide), M x N with M >= N, column-major; A^T's columns are A's
     // rows, so a wide A is already stored so.
@@ -636,7 +646,8 @@ SvdResult svd(const NDArray& a, bool full_matrices, bool compute_uv, const Strea
     ColumnSvd f = svd_by_columns(b, std::max(m, n), k, full, compute_uv, stream, who);
     out.s = f.s;
     if (compute_uv) {
-      // A = U_B S V_B^T, or A = B^T = V_B S U_B^T.
+      // A = U_B S V_B^T, or A = B^T = V_B S U_B^T. Complex: B = U_B S V_B^H, and B^T =
+      // conj(V_B) S U_B^T, conj(V_B) being (V_B^H)^T: the same views.
       out.u = tall ? f.ub : swap_last(f.vbt);
       out.vh = tall ? f.vbt : swap_last(f.ub);
     }

@@ -41,6 +41,8 @@ namespace luda::ops::solvers {
   X(cusolverDnSorgqr_bufferSize) X(cusolverDnSorgqr) X(cusolverDnDorgqr_bufferSize) X(cusolverDnDorgqr) \
   X(cusolverDnSormqr_bufferSize) X(cusolverDnSormqr) X(cusolverDnDormqr_bufferSize) X(cusolverDnDormqr) \
   X(cusolverDnCungqr_bufferSize) X(cusolverDnCungqr) X(cusolverDnZungqr_bufferSize) X(cusolverDnZungqr) \
+  X(cusolverDnCunmqr_bufferSize) X(cusolverDnCunmqr) X(cusolverDnZunmqr_bufferSize) X(cusolverDnZunmqr) \
+  X(cusolverDnCgesvdj_bufferSize) X(cusolverDnCgesvdj) X(cusolverDnZgesvdj_bufferSize) X(cusolverDnZgesvdj) \
   X(cusolverDnXsyevd_bufferSize) X(cusolverDnXsyevd)                                                   \
   X(cusolverDnXgesvd_bufferSize) X(cusolverDnXgesvd)                                                   \
   X(cusolverDnXgesvdp_bufferSize) X(cusolverDnXgesvdp)                                                 \
@@ -63,8 +65,7 @@ void check(cusolverStatus_t s, const char* call, std::string_view who);
 // cuSOLVER's typed routines that have no 64-bit X form, for element type T (ORDER SOLVER
 // DTYPES), which take pointers to `element` (cuComplex, cuDoubleComplex for the complex
 // types, laid out as std::complex). Called as (cusolver().*CusolverTyped<T>::orgqr)(...).
-// The complex rows have only what their routines use so far; their orgqr is ungqr (a
-// unitary Q).
+// The complex rows' orgqr and ormqr are ungqr and unmqr (a unitary Q).
 template <class T>
 struct CusolverTyped;
 template <>
@@ -92,12 +93,20 @@ struct CusolverTyped<std::complex<float>> {
   using element = cuComplex;
   static constexpr auto orgqr_bufferSize = &Cusolver::cusolverDnCungqr_bufferSize;
   static constexpr auto orgqr = &Cusolver::cusolverDnCungqr;
+  static constexpr auto ormqr_bufferSize = &Cusolver::cusolverDnCunmqr_bufferSize;
+  static constexpr auto ormqr = &Cusolver::cusolverDnCunmqr;
+  static constexpr auto gesvdj_bufferSize = &Cusolver::cusolverDnCgesvdj_bufferSize;
+  static constexpr auto gesvdj = &Cusolver::cusolverDnCgesvdj;
 };
 template <>
 struct CusolverTyped<std::complex<double>> {
   using element = cuDoubleComplex;
   static constexpr auto orgqr_bufferSize = &Cusolver::cusolverDnZungqr_bufferSize;
   static constexpr auto orgqr = &Cusolver::cusolverDnZungqr;
+  static constexpr auto ormqr_bufferSize = &Cusolver::cusolverDnZunmqr_bufferSize;
+  static constexpr auto ormqr = &Cusolver::cusolverDnZunmqr;
+  static constexpr auto gesvdj_bufferSize = &Cusolver::cusolverDnZgesvdj_bufferSize;
+  static constexpr auto gesvdj = &Cusolver::cusolverDnZgesvdj;
 };
 
 // A device's handle and parameters, made at first use and kept for the process.
@@ -180,7 +189,8 @@ using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack
   X(cpotrf, Potrf<ComplexFloat>) X(zpotrf, Potrf<ComplexDouble>)                                   \
   X(cgeqrf, Geqrf<ComplexFloat>) X(zgeqrf, Geqrf<ComplexDouble>)                                   \
   X(cungqr, Orgqr<ComplexFloat>) X(zungqr, Orgqr<ComplexDouble>)                                   \
-  X(cheevd, Syevd<ComplexFloat>) X(zheevd, Syevd<ComplexDouble>)
+  X(cheevd, Syevd<ComplexFloat>) X(zheevd, Syevd<ComplexDouble>)                                   \
+  X(cgesdd, Gesdd<ComplexFloat>) X(zgesdd, Gesdd<ComplexDouble>)
 
 struct Lapacke {
   SharedLibrary lib;
@@ -221,12 +231,14 @@ struct LapackeTyped<ComplexFloat> {
   static constexpr auto geqrf = &Lapacke::cgeqrf;
   static constexpr auto orgqr = &Lapacke::cungqr;
   static constexpr auto syevd = &Lapacke::cheevd;
+  static constexpr auto gesdd = &Lapacke::cgesdd;
 };
 template <>
 struct LapackeTyped<ComplexDouble> {
   static constexpr auto geqrf = &Lapacke::zgeqrf;
   static constexpr auto orgqr = &Lapacke::zungqr;
   static constexpr auto syevd = &Lapacke::zheevd;
+  static constexpr auto gesdd = &Lapacke::zgesdd;
 };
 
 // ---- dtypes -----------------------------------------------------------------------

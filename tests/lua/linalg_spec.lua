@@ -1017,6 +1017,62 @@ describe("luda.linalg factorizations", function()
     assert.are.same({ { 2, 0, 0 }, { 2, 0 }, { 2, 0, 3 } }, { u.shape, s.shape, vh.shape })
   end)
 
+  on_devices("svd of complex64 and complex128 matrices: U S V^H = a, tall and wide, thin and full", function()
+    local h = { { 1, 2 }, { 0, -1 }, { 3, 0 }, { 2, 2 }, { -1, 1 }, { 0, 4 }, { 1, 0 }, { 5, -3 }, { 2, 1 },
+                { 0, 0 }, { 1, -2 }, { -3, 1 } }
+    local function identity(k)
+      local eye = {}
+      for e = 0, k * k - 1 do eye[e + 1] = { e // k == e % k and 1 or 0, 0 } end
+      return eye
+    end
+    for _, dtype in ipairs({ "complex64", "complex128" }) do
+      local tol = dtype == "complex128" and 1e-12 or 1e-4
+      local real = dtype == "complex128" and "float64" or "float32"
+      for _, shape in ipairs({ { 4, 3 }, { 3, 4 } }) do
+        local m, n = shape[1], shape[2]
+        local k = math.min(m, n)
+        local a = to_complex(h, shape, dtype)
+        local ha = pairs_of(a)
+        for _, full in ipairs({ false, true }) do
+          local what = ("%s %dx%d full=%s"):format(dtype, m, n, tostring(full))
+          local u, sv, vh = luda.linalg.svd(a, { full_matrices = full })
+          assert.are.equal(real, sv.dtype, what)
+          assert.are.equal(dtype, u.dtype, what)
+          assert.are.equal(dtype, vh.dtype, what)
+          local uc, vr = full and m or k, full and n or k
+          assert.are.same({ m, uc }, u.shape, what)
+          assert.are.same({ vr, n }, vh.shape, what)
+          local hu, hs, hv = pairs_of(u), sv:totable(), pairs_of(vh)
+          for i = 2, k do assert(hs[i - 1] >= hs[i], what .. " descending") end
+          check_pairs(cmat_mul(cadjoint(hu, m, uc), hu, uc, m, uc), identity(uc), tol * 10, what .. " U^H U")
+          check_pairs(cmat_mul(hv, cadjoint(hv, vr, n), vr, n, vr), identity(vr), tol * 10, what .. " Vh Vh^H")
+          -- U[:, :k] diag(S) Vh[:k, :]
+          local us, vk = {}, {}
+          for i = 0, m - 1 do
+            for j = 0, k - 1 do
+              local z = hu[i * uc + j + 1]
+              us[i * k + j + 1] = { z[1] * hs[j + 1], z[2] * hs[j + 1] }
+            end
+          end
+          for i = 0, k * n - 1 do vk[i + 1] = hv[i + 1] end
+          check_pairs(cmat_mul(us, vk, m, k, n), ha, tol * 100, what .. " U S Vh")
+        end
+        local hs = luda.linalg.svd(a, { compute_uv = false }):totable()
+        local ws = luda.linalg.svdvals(a):totable()
+        local _, sv = luda.linalg.svd(a)
+        for i = 1, k do
+          assert(math.abs(hs[i] - sv:totable()[i]) <= tol * 100, dtype .. " singular values alone")
+          assert(math.abs(ws[i] - hs[i]) <= tol * 100, dtype .. " svdvals")
+        end
+      end
+      -- a stack; the singular values of i a are a's
+      local a = to_complex(h, { 4, 3 }, dtype)
+      local s2 = luda.linalg.svdvals(luda.stack({ a, a * luda.complex(0, 1) })):totable()
+      for i = 1, 3 do assert(math.abs(s2[1][i] - s2[2][i]) <= tol * 100, dtype .. " svdvals of a stack") end
+      assert.are.equal(3, luda.linalg.matrix_rank(a):item())
+    end
+  end)
+
   on_devices("lstsq as numpy.linalg.lstsq, against NumPy's answers", function()
     for _, dtype in ipairs({ "float64", "float32" }) do
       for _, c in ipairs(numpy.lstsq) do
