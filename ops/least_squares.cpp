@@ -30,8 +30,19 @@ NDArray apply2(std::string_view name, const KernelArg& x, const KernelArg& y, co
 }
 KernelArg arg(const NDArray& x) { return KernelArg::of_array(x); }
 
+// The machine epsilon of t's real parts.
 double epsilon(DType t) {
-  return t == DType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  return real_dtype(t) == DType::Float32 ? std::numeric_limits<float>::epsilon()
+                                         : std::numeric_limits<double>::epsilon();
+}
+
+// The conjugate transpose of each matrix of x: the view with the last two axes swapped,
+// conjugated (a new array) when complex.
+NDArray adjoint(const NDArray& x, const Stream* stream) {
+  const NDArray swapped = swap_last(x);
+  if (!is_complex(x.dtype())) return swapped;
+  std::array<KernelArg, 1> in = {KernelArg::of_array(swapped)};  // the argument refers to it
+  return apply("conj", in, stream);
 }
 
 // x with a size-1 axis appended (a view of a C-contiguous x).
@@ -43,9 +54,12 @@ NDArray column(const NDArray& x) {
   return NDArray::view(x.buffer(), x.dtype(), shape, strides, x.offset());
 }
 
-// The sum over axis 0 of x's squares.
+// The sum over axis 0 of x's squared magnitudes, real for a complex x (|x| |x|, which is
+// x x exactly for a real x).
 NDArray squares_down(const NDArray& x, const Stream* stream) {
-  return reduce(Reduce::Sum, apply2("multiply", arg(x), arg(x), stream), std::vector<int>{0}, false, {}, stream);
+  std::array<KernelArg, 1> in = {arg(x)};
+  const NDArray mag = is_complex(x.dtype()) ? apply("abs", in, stream) : x;
+  return reduce(Reduce::Sum, apply2("multiply", arg(mag), arg(mag), stream), std::vector<int>{0}, false, {}, stream);
 }
 
 // LAPACKE's gelsd: x (n x k), the rank and the singular values, for one matrix.
@@ -87,7 +101,7 @@ LstsqResult lstsq(const NDArray& a, const NDArray& b, std::optional<double> rcon
   refuse_recording("lstsq");
   const bool vector = b.ndim() == 1;
   const std::int64_t k = vector ? 1 : b.shape()[1];
-  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()), "lstsq");
+  const DType t = solve_dtype(promote_types(a.dtype(), b.dtype()), "lstsq", true);
   const Device dev = a.device();
   double cut = rcond.value_or(epsilon(t) * static_cast<double>(std::max(m, n)));
   if (cut < 0) cut = epsilon(t);  // LAPACK's meaning of a negative rcond: the machine precision
@@ -100,7 +114,7 @@ LstsqResult lstsq(const NDArray& a, const NDArray& b, std::optional<double> rcon
     r.x = NDArray::zeros({n, k}, t, dev, stream);
     if (n == 0 && m > 0) r.residuals = squares_down(b2, stream);
   } else if (dev.is_cpu()) {
-    r = with_solver_type(t, [&](auto zero) { return lstsq_lapacke<decltype(zero)>(a, b2, cut, t); });
+    r = with_solver_type<true>(t, [&](auto zero) { return lstsq_lapacke<decltype(zero)>(a, b2, cut, t); });
   } else {
     SvdResult f;
     try {
@@ -118,11 +132,11 @@ LstsqResult lstsq(const NDArray& a, const NDArray& b, std::optional<double> rcon
       r.rank += kept;
     }
     NDArray scale = NDArray::from_host(inverse.data(), {static_cast<std::int64_t>(s.size())}, DType::Float64, dev);
-    if (t != DType::Float64) scale = scale.astype(t, stream);
+    if (real_dtype(t) != DType::Float64) scale = scale.astype(real_dtype(t), stream);
     r.s = f.s;
-    // x = V diag(1/s) U^T b over the singular values kept.
-    const NDArray utb = matmul(swap_last(f.u), b2, {}, stream);
-    r.x = matmul(swap_last(f.vh), apply2("multiply", arg(utb), arg(column(scale)), stream), {}, stream);
+    // x = V diag(1/s) U^H b over the singular values kept (U^T, V = vh^T when real).
+    const NDArray utb = matmul(adjoint(f.u, stream), b2, {}, stream);
+    r.x = matmul(adjoint(f.vh, stream), apply2("multiply", arg(utb), arg(column(scale)), stream), {}, stream);
     if (r.rank == n && m > n) r.residuals = squares_down(apply2("subtract", arg(b2), arg(matmul(a.astype(t, stream), r.x, {}, stream)), stream), stream);
   }
   if (!r.residuals.valid()) r.residuals = NDArray::empty({0}, real_dtype(t), dev, stream);
@@ -135,7 +149,7 @@ NDArray pinv(const NDArray& a, std::optional<double> rcond, std::optional<double
   if (rcond && rtol) fail("pinv: `rtol` and `rcond` can't be both set.");
   const double cut = rcond ? *rcond : rtol ? *rtol : 1e-15;
   const std::int64_t m = a.shape()[a.shape().size() - 2], n = a.shape().back();
-  const DType t = solve_dtype(a.dtype(), "pinv");
+  const DType t = solve_dtype(a.dtype(), "pinv", true);
   if (m == 0 || n == 0) return NDArray::zeros(stacked(stack_shape(a), {n, m}), t, a.device(), stream);
   const SvdResult f = svd(a, false, true, stream, "pinv");
   const int last = f.s.ndim() - 1;
@@ -144,8 +158,9 @@ NDArray pinv(const NDArray& a, std::optional<double> rcond, std::optional<double
   const NDArray reciprocal = apply2("divide", KernelArg::of_int(1), arg(f.s), stream);
   std::array<KernelArg, 3> pick = {arg(kept), arg(reciprocal), KernelArg::of_int(0)};
   const NDArray inverse = apply("where", pick, stream);
-  // V diag(1/s) U^T
-  return matmul(swap_last(f.vh), apply2("multiply", arg(column(inverse)), arg(swap_last(f.u)), stream), {}, stream);
+  // V diag(1/s) U^H (U^T when real)
+  return matmul(adjoint(f.vh, stream), apply2("multiply", arg(column(inverse)), arg(adjoint(f.u, stream)), stream), {},
+                stream);
 }
 
 NDArray matrix_rank(const NDArray& a, std::optional<double> tol, std::optional<double> rtol, const Stream* stream) {

@@ -190,7 +190,8 @@ using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack
   X(cgeqrf, Geqrf<ComplexFloat>) X(zgeqrf, Geqrf<ComplexDouble>)                                   \
   X(cungqr, Orgqr<ComplexFloat>) X(zungqr, Orgqr<ComplexDouble>)                                   \
   X(cheevd, Syevd<ComplexFloat>) X(zheevd, Syevd<ComplexDouble>)                                   \
-  X(cgesdd, Gesdd<ComplexFloat>) X(zgesdd, Gesdd<ComplexDouble>)
+  X(cgesdd, Gesdd<ComplexFloat>) X(zgesdd, Gesdd<ComplexDouble>)                                   \
+  X(cgelsd, Gelsd<ComplexFloat>) X(zgelsd, Gelsd<ComplexDouble>)
 
 struct Lapacke {
   SharedLibrary lib;
@@ -206,8 +207,8 @@ const Lapacke& lapacke();
 bool lapacke_found_nan(int info, std::initializer_list<int> matrix_args);
 
 // LAPACKE's routines for element type T (ORDER SOLVER DTYPES), called as
-// (lapacke().*LapackeTyped<T>::geqrf)(...). The complex rows have only what their routines
-// use so far; their orgqr is ungqr (a unitary Q) and their syevd heevd (Hermitian).
+// (lapacke().*LapackeTyped<T>::geqrf)(...). The complex rows' orgqr is ungqr (a unitary
+// Q) and their syevd heevd (Hermitian).
 template <class T>
 struct LapackeTyped;
 template <>
@@ -232,6 +233,7 @@ struct LapackeTyped<ComplexFloat> {
   static constexpr auto orgqr = &Lapacke::cungqr;
   static constexpr auto syevd = &Lapacke::cheevd;
   static constexpr auto gesdd = &Lapacke::cgesdd;
+  static constexpr auto gelsd = &Lapacke::cgelsd;
 };
 template <>
 struct LapackeTyped<ComplexDouble> {
@@ -239,6 +241,7 @@ struct LapackeTyped<ComplexDouble> {
   static constexpr auto orgqr = &Lapacke::zungqr;
   static constexpr auto syevd = &Lapacke::zheevd;
   static constexpr auto gesdd = &Lapacke::zgesdd;
+  static constexpr auto gelsd = &Lapacke::zgelsd;
 };
 
 // ---- dtypes -----------------------------------------------------------------------

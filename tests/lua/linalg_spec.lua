@@ -1073,6 +1073,59 @@ describe("luda.linalg factorizations", function()
     end
   end)
 
+  on_devices("lstsq and pinv of complex64 and complex128 matrices", function()
+    local h = { { 1, 2 }, { 0, -1 }, { 3, 0 }, { 2, 2 }, { -1, 1 }, { 0, 4 }, { 1, 0 }, { 5, -3 }, { 2, 1 },
+                { 0, 0 }, { 1, -2 }, { -3, 1 } }
+    local hb = { { 1, 0 }, { 0, 1 }, { 2, -1 }, { -3, 2 }, { 0, 0 }, { 1, 1 }, { 5, 0 }, { 0, -4 } }
+    local function identity(k)
+      local eye = {}
+      for e = 0, k * k - 1 do eye[e + 1] = { e // k == e % k and 1 or 0, 0 } end
+      return eye
+    end
+    for _, dtype in ipairs({ "complex64", "complex128" }) do
+      local tol = dtype == "complex128" and 1e-12 or 1e-4
+      local real = dtype == "complex128" and "float64" or "float32"
+      for _, shape in ipairs({ { 4, 3 }, { 3, 4 } }) do
+        local m, n = shape[1], shape[2]
+        local what = ("%s %dx%d"):format(dtype, m, n)
+        local a = to_complex(h, shape, dtype)
+        local ha = pairs_of(a)
+        -- pinv: a p a = a, and p a = I for full column rank (a tall)
+        local p = luda.linalg.pinv(a)
+        assert.are.equal(dtype, p.dtype, what)
+        assert.are.same({ n, m }, p.shape, what)
+        local hp = pairs_of(p)
+        check_pairs(cmat_mul(cmat_mul(ha, hp, m, n, m), ha, m, m, n), ha, tol * 100, what .. " a pinv(a) a")
+        if m > n then check_pairs(cmat_mul(hp, ha, n, m, n), identity(n), tol * 100, what .. " pinv(a) a") end
+        -- lstsq: the normal equations a^H (a x - b) = 0; residuals |b - a x|^2 when tall
+        local b = to_complex({ table.unpack(hb, 1, m * 2) }, { m, 2 }, dtype)
+        local x, residuals, rank, sv = luda.linalg.lstsq(a, b)
+        assert.are.equal(dtype, x.dtype, what)
+        assert.are.same({ n, 2 }, x.shape, what)
+        assert.are.equal(real, sv.dtype, what)
+        assert.are.equal(real, residuals.dtype, what)
+        assert.are.equal(math.min(m, n), rank, what)
+        local hx = pairs_of(x)
+        local ax = cmat_mul(ha, hx, m, n, 2)
+        local r = {}
+        for k = 1, m * 2 do r[k] = csub(ax[k], pairs_of(b)[k]) end
+        local zeros = {}
+        for k = 1, n * 2 do zeros[k] = { 0, 0 } end
+        check_pairs(cmat_mul(cadjoint(ha, m, n), r, n, m, 2), zeros, tol * 1000, what .. " normal equations")
+        if m > n then
+          local hr = residuals:totable()
+          for j = 0, 1 do
+            local want = 0
+            for i = 0, m - 1 do want = want + r[i * 2 + j + 1][1] ^ 2 + r[i * 2 + j + 1][2] ^ 2 end
+            assert(math.abs(hr[j + 1] - want) <= tol * 1000 * (1 + want), what .. " residuals")
+          end
+        else
+          assert.are.same({ 0 }, residuals.shape, what)
+        end
+      end
+    end
+  end)
+
   on_devices("lstsq as numpy.linalg.lstsq, against NumPy's answers", function()
     for _, dtype in ipairs({ "float64", "float32" }) do
       for _, c in ipairs(numpy.lstsq) do
