@@ -4,9 +4,10 @@
 // LAPACKE takes the row-major stacks as they are. cuSOLVER reads column-major matrices: a
 // C-contiguous stack of shape (..., c, r) holds r x c column-major matrices, so the calls
 // below keep their operands in such stacks ("by columns") and hand their results back as
-// views with the last two axes swapped, without a copy. (These are the real identities:
-// complex matrices need conjugate transposes there, V^H for V^T, and a row-major Hermitian
-// matrix is conj(a) by columns.)
+// views with the last two axes swapped, without a copy. Complex matrices take conjugate
+// transposes where the real ones take transposes (V^H for V^T), and a row-major
+// Hermitian matrix read by columns is conj(a): eigh and svd conjugate what they read
+// back so.
 //
 // The SVD of a tall matrix on a GPU (m >= 2n, after transposing a wide one) is a QR first,
 // A = Q R, then the SVD of the small n x n R = U_R S V^T, and U = Q U_R: Householder QR

@@ -140,7 +140,7 @@ constexpr int kRowMajor = 101;  // LAPACK_ROW_MAJOR
 using lapack_int = int;         // Debian's LAPACKE: 32-bit integers (LP64)
 
 // The real type of element type T's magnitudes (singular values, eigenvalues): T itself
-// for the real types (ORDER SOLVER DTYPES).
+// for the real types, the parts' type for std::complex (ORDER SOLVER DTYPES).
 template <class T>
 struct RealOf {
   using type = T;

@@ -66,6 +66,9 @@ TEST(SolverLibraries, DtypesComputeAsNumpyLinalgDoes) {
   EXPECT_EQ(with_solver_type(DType::Float32, [](auto zero) { return sizeof(zero); }), sizeof(float));
   EXPECT_EQ(with_solver_type(DType::Float64, [](auto zero) { return sizeof(zero); }), sizeof(double));
   EXPECT_THROW(with_solver_type(DType::Int8, [](auto zero) { return sizeof(zero); }), InternalError);
+  EXPECT_THROW(with_solver_type(DType::Complex64, [](auto zero) { return sizeof(zero); }), InternalError);
+  EXPECT_EQ(with_solver_type<true>(DType::Complex64, [](auto zero) { return sizeof(zero); }), 2 * sizeof(float));
+  EXPECT_EQ(with_solver_type<true>(DType::Complex128, [](auto zero) { return sizeof(zero); }), 2 * sizeof(double));
   EXPECT_EQ(cuda_type(DType::Float64), CUDA_R_64F);
   EXPECT_EQ(cuda_type(DType::Complex64), CUDA_C_32F);
   EXPECT_EQ(cuda_type(DType::Complex128), CUDA_C_64F);
