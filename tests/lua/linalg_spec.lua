@@ -1017,14 +1017,18 @@ describe("luda.linalg factorizations", function()
     assert.are.same({ { 2, 0, 0 }, { 2, 0 }, { 2, 0, 3 } }, { u.shape, s.shape, vh.shape })
   end)
 
+  -- Twelve Gaussian integers, the elements of the complex svd, lstsq and pinv cases, and
+  -- the k x k identity as {re, im} pairs.
+  local COMPLEX_12 = { { 1, 2 }, { 0, -1 }, { 3, 0 }, { 2, 2 }, { -1, 1 }, { 0, 4 }, { 1, 0 }, { 5, -3 }, { 2, 1 },
+                       { 0, 0 }, { 1, -2 }, { -3, 1 } }
+  local function identity(k)
+    local eye = {}
+    for e = 0, k * k - 1 do eye[e + 1] = { e // k == e % k and 1 or 0, 0 } end
+    return eye
+  end
+
   on_devices("svd of complex64 and complex128 matrices: U S V^H = a, tall and wide, thin and full", function()
-    local h = { { 1, 2 }, { 0, -1 }, { 3, 0 }, { 2, 2 }, { -1, 1 }, { 0, 4 }, { 1, 0 }, { 5, -3 }, { 2, 1 },
-                { 0, 0 }, { 1, -2 }, { -3, 1 } }
-    local function identity(k)
-      local eye = {}
-      for e = 0, k * k - 1 do eye[e + 1] = { e // k == e % k and 1 or 0, 0 } end
-      return eye
-    end
+    local h = COMPLEX_12
     for _, dtype in ipairs({ "complex64", "complex128" }) do
       local tol = dtype == "complex128" and 1e-12 or 1e-4
       local real = dtype == "complex128" and "float64" or "float32"
@@ -1074,14 +1078,8 @@ describe("luda.linalg factorizations", function()
   end)
 
   on_devices("lstsq and pinv of complex64 and complex128 matrices", function()
-    local h = { { 1, 2 }, { 0, -1 }, { 3, 0 }, { 2, 2 }, { -1, 1 }, { 0, 4 }, { 1, 0 }, { 5, -3 }, { 2, 1 },
-                { 0, 0 }, { 1, -2 }, { -3, 1 } }
+    local h = COMPLEX_12
     local hb = { { 1, 0 }, { 0, 1 }, { 2, -1 }, { -3, 2 }, { 0, 0 }, { 1, 1 }, { 5, 0 }, { 0, -4 } }
-    local function identity(k)
-      local eye = {}
-      for e = 0, k * k - 1 do eye[e + 1] = { e // k == e % k and 1 or 0, 0 } end
-      return eye
-    end
     for _, dtype in ipairs({ "complex64", "complex128" }) do
       local tol = dtype == "complex128" and 1e-12 or 1e-4
       local real = dtype == "complex128" and "float64" or "float32"
