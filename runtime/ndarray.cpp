@@ -20,6 +20,11 @@ namespace {
 
 // ---- element conversion -------------------------------------------------------------
 
+// Room for any one element: complex128's 16 bytes are the most.
+constexpr std::size_t kElementBytes = 16;
+static_assert(kElementBytes >= itemsize(DType::Complex128) && kNumDTypes == 15,
+              "a new dtype: check that kElementBytes holds its elements");
+
 // Converts n elements, `dst_step`/`src_step` bytes apart.
 using RunFn = void (*)(std::byte* dst, std::int64_t dst_step, const std::byte* src,
                        std::int64_t src_step, std::int64_t n);
@@ -682,7 +687,7 @@ void NDArray::record_assign(GraphRecording& g, const NDArray& src, bool bytes_al
 void NDArray::fill(Scalar value) {
   require_valid(*this, "fill");
   if (size() == 0) return;
-  std::array<std::byte, 8> bytes{};
+  std::array<std::byte, kElementBytes> bytes{};
   value.cast(dtype_).store(bytes.data());
   const bool zero = std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
   if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
@@ -734,14 +739,14 @@ Scalar NDArray::get(std::span<const std::int64_t> index) const {
   GraphRecording::refuse_if_recording("reading an element of an array");
   void* p = element_address(index);
   if (device().is_cpu()) return Scalar::load(p, dtype_);
-  std::array<std::byte, 8> bytes{};
+  std::array<std::byte, kElementBytes> bytes{};
   copy_bytes(Device::cpu(), bytes.data(), device(), p, itemsize(dtype_));
   return Scalar::load(bytes.data(), dtype_);
 }
 
 void NDArray::set(std::span<const std::int64_t> index, Scalar value) {
   void* p = element_address(index);
-  std::array<std::byte, 8> bytes{};
+  std::array<std::byte, kElementBytes> bytes{};
   value.cast(dtype_).store(bytes.data());
   if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
     const auto item = static_cast<std::int64_t>(itemsize(dtype_));

@@ -92,9 +92,12 @@ ArgKey key_of(lua_State* L, int idx) {
     k.strides = a->strides();
     k.device = a->device();
   } else if (Scalar* s = test_scalar(L, idx)) {
-    unsigned char bytes[9] = {};
+    constexpr std::size_t most = 16;  // complex128's bytes, the most an element has
+    static_assert(itemsize(DType::Complex128) == most && kNumDTypes == 15);
+    unsigned char bytes[most + 2] = {};  // the value, its dtype, whether it is weak
     s->store(bytes);
-    bytes[8] = static_cast<unsigned char>(s->dtype);
+    bytes[most] = static_cast<unsigned char>(s->dtype);
+    bytes[most + 1] = s->weak;
     k.text.assign(reinterpret_cast<const char*>(bytes), sizeof bytes);
   } else if (k.type == LUA_TNUMBER) {
     unsigned char bytes[9] = {};

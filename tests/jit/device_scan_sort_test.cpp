@@ -64,7 +64,7 @@ template <class T>
 std::vector<T> values_of(const NDArray& a) {
   const std::vector<std::byte> bytes = a.to_host_bytes();
   std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
   return v;
 }
 
