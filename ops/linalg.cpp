@@ -26,7 +26,6 @@ namespace {
 
 // ---- the libraries ------------------------------------------------------------------
 
-
 // cuBLAS's entry points that luda calls: the GEMM of any element type, one matrix or a
 // strided batch.
 #define LUDA_CUBLAS_FUNCTIONS(X)                                                 \
@@ -35,18 +34,16 @@ namespace {
 
 // The GEMMs' C signatures (C++ code also sees cuBLAS's inline overloads of these names
 // that take a cudaDataType compute type, so decltype(&::cublasGemmEx) would be ambiguous).
-using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+using cublasGemmEx_type = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                                     const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
                                     cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-using GemmStridedBatchedExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+using cublasGemmStridedBatchedEx_type = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                                                   const void*, const void*, cudaDataType, int, long long, const void*,
                                                   cudaDataType, int, long long, const void*, void*, cudaDataType, int,
                                                   long long, int, cublasComputeType_t, cublasGemmAlgo_t);
 using cublasCreate_v2_type = decltype(&::cublasCreate_v2);
 using cublasSetStream_v2_type = decltype(&::cublasSetStream_v2);
 using cublasGetStatusString_type = decltype(&::cublasGetStatusString);
-using cublasGemmEx_type = GemmExFn;
-using cublasGemmStridedBatchedEx_type = GemmStridedBatchedExFn;
 
 struct Cublas {
   SharedLibrary lib;
