@@ -663,13 +663,6 @@ std::string prelude_with(std::string_view bounds_fail, std::string_view lane_and
   return out;
 }
 
-std::string_view dtype_prelude() {
-  static const std::string text = "#define LUDA_INLINE static __device__ __forceinline__\n" + std::string(kDtypes) +
-                                  "#line 1 \"luda_float16.h\"\n" + std::string(detail::kFloat16Text) + "\n" +
-                                  std::string(kHalfConversions);
-  return text;
-}
-
 std::string_view cuda_prelude() {
   static const std::string text = prelude_with(kGpuBoundsFail, kGpuLaneAndShared);
   return text;

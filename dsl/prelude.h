@@ -16,12 +16,6 @@ namespace luda::dsl {
 
 std::string_view cuda_prelude();
 
-// The new dtypes' part of the prelude alone, for kernels written without the rest (the
-// device copies, jit/device_copy.h): the structs luda_half, luda_bfloat16,
-// luda_complex64 and luda_complex128, runtime/float16.h's conversions, luda_h2f(h) and
-// luda_to_half<H>(x). Self-contained: it defines LUDA_INLINE itself.
-std::string_view dtype_prelude();
-
 // The prelude with a target's own definitions of its two GPU-only pieces (the cpu target,
 // jit/cpu_prelude.h, gives plain C++ ones; everything else is shared text):
 //   bounds_fail:     static void luda_fail(luda_BoundsRecord*, int what, int line, int axis,

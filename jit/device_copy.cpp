@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "dsl/prelude.h"
 #include "jit/raw_module.h"
 #include "runtime/error.h"
 
@@ -109,12 +108,12 @@ std::string source(DType to, DType from) {
     for (int k = 0; k < kMaxAxes; ++k) lists += fmt::format("{}{}{}", k ? ", " : "", a, k);
     lists += "};\n";
   }
-  return std::string(dsl::dtype_prelude()) + fmt::format(
+  return fmt::format(
       "#line 1 \"luda_device_copy\"\n"
       "typedef {0} To;\n"
       "typedef {1} From;\n"
       "typedef {8} Source;\n"
-      "__device__ __forceinline__ To luda_convert(From x) {{\n  {2}\n}}\n"
+      "__device__ __forceinline__ To luda_copy_element(From x) {{\n  {2}\n}}\n"
       "extern \"C\" __global__ void {7}(To* dst, const Source* src, long long count, int axes{3}{4}{5}) {{\n"
       "{6}"
       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
@@ -126,7 +125,7 @@ std::string source(DType to, DType from) {
       "      to += c * d[k];\n"
       "      at += c * s[k];\n"
       "    }}\n"
-      "    *(To*)((char*)dst + to) = luda_convert(*(const From*)((const char*)src + at));\n"
+      "    *(To*)((char*)dst + to) = luda_copy_element(*(const From*)((const char*)src + at));\n"
       "  }}\n"
       "}}\n",
       c_type(to), from == DType::Bool ? "unsigned char" : c_type(from), convert, shape, dst, src, lists,

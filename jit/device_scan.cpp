@@ -20,6 +20,8 @@ constexpr int kThreads = 256;  // a block; each thread scans kScanTile / kThread
 // The module of one dtype: the tile scans and the pass that adds the tiles' prefixes, for
 // sums and products. Integers are combined as unsigned long long, where overflow wraps
 // (signed overflow is undefined in C++), and converted back, which wraps to the dtype.
+// Complex values combine by the prelude's operators (NumPy's schoolbook product), which
+// their module gets for naming luda's complex types (jit/kernel_reflection.h).
 std::string source(DType t) {
   const std::string name(dtype_name(t));
   return fmt::format(
@@ -62,7 +64,7 @@ __device__ void luda_scan_tiles(const T* in, T* out, T* sums, long long rows, lo
     // The thread's own elements, scanned in order; a row's first element starts over.
     const int first = t * LUDA_ITEMS;
     const int last = (int)min((long long)(first + LUDA_ITEMS), count);
-    T acc = 0;
+    T acc{{}};
     int starts = 0;
     for (int i = first; i < last; ++i) {{
       const bool row_start = (start + i) % len == 0;
@@ -125,7 +127,7 @@ extern "C" __global__ void cumprod_carry_{4}(T* out, const T* sums, long long ro
   luda_add_prefix<1>(out, sums, rows, len);
 }}
 )",
-      dtype_c_type(t), is_float(t) ? dtype_c_type(t) : "unsigned long long", kScanTile, kThreads, name);
+      dtype_c_type(t), is_float(t) || is_complex(t) ? dtype_c_type(t) : "unsigned long long", kScanTile, kThreads, name);
 }
 
 
@@ -141,7 +143,7 @@ std::shared_ptr<RawModule> scan_module(DType t) { return modules().module(t); }
 
 void scan_rows(const NDArray& data, ScanOp op, const Stream* stream) {
   LUDA_INTERNAL_CHECK(data.valid() && data.ndim() == 2 && data.is_c_contiguous());
-  LUDA_INTERNAL_CHECK(is_integer(data.dtype()) || is_float(data.dtype()));
+  LUDA_INTERNAL_CHECK(is_integer(data.dtype()) || is_float(data.dtype()) || is_complex(data.dtype()));
   const long long rows = data.shape()[0], len = data.shape()[1];
   if (rows == 0 || len == 0) return;
   const DType t = data.dtype();

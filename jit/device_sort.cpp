@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "dsl/prelude.h"
 #include "jit/kernel_grid.h"
 #include "runtime/error.h"
 
@@ -24,13 +23,21 @@ constexpr int kThreads = 256;
 // as true for any nonzero one (whoever wrote it), as the host reads it.
 std::string source(DType t) {
   const bool boolean = t == DType::Bool;
-  // float16 and bfloat16 compare by their float32 values (the prelude's dtype part
-  // converts), NaN last as for the other floats.
+  // float16 and bfloat16 compare by their float32 values, NaN last as for the other
+  // floats; complex values as NumPy's CLT: lexicographically, with those holding a NaN
+  // last (R + Rj, R + nanj, nan + Rj, nan + nanj). The new dtypes' C types are luda's
+  // own, which their module's prelude defines (jit/kernel_reflection.h, names_luda_types).
   const bool half = is_float(t) && itemsize(t) == 2;
-  const char* less = half       ? "luda_h2f(a) < luda_h2f(b) || (luda_h2f(a) == luda_h2f(a) && luda_h2f(b) != luda_h2f(b))"
-                     : is_float(t) ? "a < b || (a == a && b != b)"
-                                   : "a < b";
-  return std::string(half ? dsl::dtype_prelude() : "") + fmt::format(
+  const char* less =
+      half ? "luda_h2f(a) < luda_h2f(b) || (luda_h2f(a) == luda_h2f(a) && luda_h2f(b) != luda_h2f(b))"
+      : is_complex(t)
+          ? "a.re < b.re ? a.im == a.im || b.im != b.im\n"
+            "       : a.re > b.re ? b.im != b.im && a.im == a.im\n"
+            "       : a.re == b.re || (a.re != a.re && b.re != b.re) ? a.im < b.im || (b.im != b.im && a.im == a.im)\n"
+            "       : b.re != b.re"
+      : is_float(t) ? "a < b || (a == a && b != b)"
+                    : "a < b";
+  return fmt::format(
       R"(typedef {0} E;
 typedef {1} K;
 #define LUDA_TILE {2}
@@ -158,7 +165,8 @@ std::shared_ptr<RawModule> sort_module(DType t) { return modules().module(t); }
 
 void sort_rows(const NDArray& keys, const NDArray& index, const Stream* stream) {
   LUDA_INTERNAL_CHECK(keys.valid() && keys.ndim() == 2 && keys.is_c_contiguous());
-  LUDA_INTERNAL_CHECK(keys.dtype() == DType::Bool || is_integer(keys.dtype()) || is_float(keys.dtype()));
+  LUDA_INTERNAL_CHECK(keys.dtype() == DType::Bool || is_integer(keys.dtype()) || is_float(keys.dtype()) ||
+                      is_complex(keys.dtype()));
   const bool with_index = index.valid();
   LUDA_INTERNAL_CHECK(!with_index || (index.dtype() == DType::Int64 && index.shape() == keys.shape() &&
                                       index.is_c_contiguous()));

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <memory>
 
@@ -84,10 +85,37 @@ std::string west_const(std::string s) {
 
 }  // namespace
 
-std::string reflection_support(bool cpu) {
+bool names_luda_types(std::string_view source) {
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::string_view name : {"luda_half", "luda_bfloat16", "luda_complex64", "luda_complex128"}) {
+    for (std::size_t at = source.find(name); at != std::string_view::npos; at = source.find(name, at + 1)) {
+      const std::size_t end = at + name.size();
+      if ((at == 0 || !word_char(source[at - 1])) && (end == source.size() || !word_char(source[end]))) return true;
+    }
+  }
+  return false;
+}
+
+std::string reflection_support(bool cpu, bool luda_types) {
   std::string out = "\n#line 1 \"luda_reflection\"\n";
   out += "template <class luda_T> struct luda_r_scalar { enum { code = 0 }; };\n";
   out += scalar_codes();
+  auto row = [&](std::string_view c_type, DType t) {
+    out += fmt::format("template <> struct luda_r_scalar<{}> {{ enum {{ code = {} }}; }};\n", c_type, code_of(t));
+  };
+  if (luda_types) {
+    row("luda_half", DType::Float16);
+    row("luda_bfloat16", DType::BFloat16);
+    row("luda_complex64", DType::Complex64);
+    row("luda_complex128", DType::Complex128);
+  }
+  if (!cpu) {
+    out += "#ifdef __CUDA_FP16_TYPES_EXIST__\n";
+    row("__half", DType::Float16);
+    out += "#endif\n#ifdef __CUDA_BF16_TYPES_EXIST__\n";
+    row("__nv_bfloat16", DType::BFloat16);
+    out += "#endif\n";
+  }
   out += fmt::format(R"(template <class luda_T> struct luda_r_pointee {{ typedef luda_T type; enum {{ flags = {0} }}; }};
 template <class luda_T> struct luda_r_pointee<const luda_T> {{ typedef luda_T type; enum {{ flags = {0} | {1} }}; }};
 template <class luda_T> struct luda_r_pointee<volatile luda_T> {{ typedef luda_T type; enum {{ flags = {0} }}; }};

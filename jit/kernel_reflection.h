@@ -21,7 +21,15 @@ namespace luda::jit {
 
 // The templates, after the user's source (`cpu`: with the cpu target's call shim). Text
 // starting with a #line directive, so that a failure inside it names luda_reflection.
-std::string reflection_support(bool cpu);
+// CUDA's __half and __nv_bfloat16 read as float16 and bfloat16 where the source included
+// their headers; `luda_types`: luda's own C types (names_luda_types) read as their dtypes.
+std::string reflection_support(bool cpu, bool luda_types = false);
+
+// Whether a raw source names luda's C types luda_half, luda_bfloat16, luda_complex64 or
+// luda_complex128 (a word of it, wherever it stands). Such a source is compiled after
+// luda's kernel prelude, which defines them, their arithmetic and their conversions
+// (docs/kinds.md, raw_kernel and raw_module).
+bool names_luda_types(std::string_view source);
 
 // The NVRTC name expression whose lowered name spells `kernel`'s parameter list (`kernel`
 // as get_function names it: "add", "scale<float>", "ns::k").

@@ -9,6 +9,7 @@
 
 #include <fmt/ranges.h>
 
+#include "dsl/prelude.h"
 #include "jit/cpu_prelude.h"
 #include "jit/kernel_reflection.h"
 #include "jit/nvrtc_diagnostics.h"
@@ -298,7 +299,12 @@ std::optional<KernelSignature> RawModule::reflected(const std::map<std::string, 
 }
 
 std::string RawModule::cuda_code() const {
-  return reflected_.empty() ? source_ : source_ + reflection_support(false);
+  const bool types = names_luda_types(source_);
+  std::string code;
+  if (types) code = fmt::format("{}#line 1 \"{}\"\n", dsl::cuda_prelude(), program_name_);
+  code += source_;
+  if (!reflected_.empty()) code += reflection_support(false, types);
+  return code;
 }
 
 CompiledProgram RawModule::compile_locked(int arch, bool cubin) const {
@@ -500,9 +506,10 @@ std::string cpu_entry_name(const std::string& kernel) {
 }  // namespace
 
 std::string RawModule::cpu_source() const {
-  std::string out(cpu_cuda_subset());
+  const bool types = names_luda_types(source_);
+  std::string out(types ? cpu_generated_prelude() : cpu_cuda_subset());
   out += cpu_raw_source(source_, program_name_);
-  out += reflection_support(true);
+  out += reflection_support(true, types);
   out += "#line 1 \"luda_cpu_entry\"\n";
   // A cooperative module's kernels may wait at the grid barrier: fibers, every block resident.
   int fibers = cooperative_ || raw_source_needs_fibers(source_) ? 1 : 0;

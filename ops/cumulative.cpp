@@ -26,16 +26,16 @@ NDArray cumulative(Cumulative op, const NDArray& x, std::optional<int> axis, std
   if (!x.valid()) fail("{}: the array is an empty handle", name);
   LUDA_INTERNAL_CHECK(!axis || (*axis >= 0 && *axis < x.ndim()));
   const DType t = x.dtype();
-  if (t != DType::Bool && !is_integer(t) && !is_float(t)) fail("{}: {} arrays are not supported", name, dtype_name(t));
+  if (t != DType::Bool && !is_integer(t) && !is_float(t) && !is_complex(t)) fail("{}: {} arrays are not supported", name, dtype_name(t));
   if (dtype && *dtype == DType::Bool) fail("{}: dtype bool is not supported; use an integer or float dtype", name);
   const DType acc = dtype ? *dtype
-                    : is_float(t)             ? t
+                    : is_float(t) || is_complex(t) ? t
                     : is_unsigned_integer(t)  ? DType::UInt64
                                               : DType::Int64;
   const bool sum = op == Cumulative::Sum || op == Cumulative::NanSum;
   // NumPy's nancumsum and nancumprod: NaN replaced by the operation's identity first.
   NDArray source = x;
-  if ((op == Cumulative::NanSum || op == Cumulative::NanProd) && is_float(t)) {
+  if ((op == Cumulative::NanSum || op == Cumulative::NanProd) && (is_float(t) || is_complex(t))) {
     const std::array<jit::KernelArg, 1> element = {jit::KernelArg::of_array(x)};
     const NDArray nan = apply("isnan", element, stream);
     const std::array<jit::KernelArg, 3> pick = {jit::KernelArg::of_array(nan), jit::KernelArg::of_int(sum ? 0 : 1),

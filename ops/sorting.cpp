@@ -19,7 +19,7 @@ CUstream handle(const Stream* stream) { return stream ? stream->handle() : nullp
 void require_sortable(const NDArray& x, std::string_view who) {
   if (!x.valid()) fail("{}: the array is an empty handle", who);
   const DType t = x.dtype();
-  if (t != DType::Bool && !is_integer(t) && !is_float(t)) fail("{}: {} arrays are not supported", who, dtype_name(t));
+  if (t != DType::Bool && !is_integer(t) && !is_float(t) && !is_complex(t)) fail("{}: {} arrays are not supported", who, dtype_name(t));
 }
 
 // x's elements as the rows the sort kernels take: a C-contiguous copy with `axis` moved

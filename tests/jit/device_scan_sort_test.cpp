@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -22,11 +23,11 @@
 namespace luda::jit {
 namespace {
 
-// Every dtype the kernels sort (float16 and bfloat16 by their float32 values); the scans
-// take float16 and bfloat16 as float32 (ops/cumulative.cpp).
-constexpr DType kAll[] = {DType::Bool,   DType::Int8,   DType::Int16,  DType::Int32,   DType::Int64,
-                          DType::UInt8,  DType::UInt16, DType::UInt32, DType::UInt64,  DType::Float32,
-                          DType::Float64, DType::Float16, DType::BFloat16};
+// Every dtype the kernels sort (float16 and bfloat16 by their float32 values, complex
+// lexicographically); the scans take float16 and bfloat16 as float32 (ops/cumulative.cpp).
+constexpr DType kAll[] = {DType::Bool,    DType::Int8,     DType::Int16,     DType::Int32,     DType::Int64,
+                          DType::UInt8,   DType::UInt16,   DType::UInt32,    DType::UInt64,    DType::Float32,
+                          DType::Float64, DType::Float16,  DType::BFloat16,  DType::Complex64, DType::Complex128};
 
 TEST(DeviceScanSort, EveryDtypeCompilesWithNvrtcForSm90) {
   for (DType t : kAll) {
@@ -68,11 +69,29 @@ std::vector<T> values_of(const NDArray& a) {
   return v;
 }
 
-// NumPy's order: NaN after every number.
+template <class T>
+struct is_complex : std::false_type {};
+template <class F>
+struct is_complex<std::complex<F>> : std::true_type {};
+
+// NumPy's order: NaN after every number; complex values lexicographically, those with a
+// NaN part last, in the order R + nanj, nan + Rj, nan + nanj (npysort's CLT).
 template <class T>
 bool numpy_less(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return a < b || (!std::isnan(a) && std::isnan(b));
-  else return a < b;
+  if constexpr (is_complex<T>::value) {
+    const bool an = std::isnan(a.real()), bn = std::isnan(b.real());
+    const bool ain = std::isnan(a.imag()), bin = std::isnan(b.imag());
+    if (an != bn) return bn;                 // a real NaN goes after every real number
+    if (!an && a.real() != b.real()) {       // both real parts numbers, and different
+      if (ain != bin) return bin;            // an imaginary NaN goes after
+      return a.real() < b.real();
+    }
+    return numpy_less(a.imag(), b.imag());   // equal (or both NaN) real parts
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return a < b || (!std::isnan(a) && std::isnan(b));
+  } else {
+    return a < b;
+  }
 }
 
 // Rows of each length around the tile sizes (packed rows, one tile, several, a partial
@@ -136,6 +155,13 @@ std::vector<T> floats(std::mt19937& rng, std::size_t n) {
   }
   return v;
 }
+// Complex values whose parts are floats(): ties in either part, NaN in either or both.
+std::vector<std::complex<double>> complexes(std::mt19937& rng, std::size_t n) {
+  const std::vector<double> re = floats<double>(rng, n), im = floats<double>(rng, n);
+  std::vector<std::complex<double>> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = {re[i], im[i]};
+  return v;
+}
 std::vector<unsigned char> bools(std::mt19937& rng, std::size_t n) {
   std::vector<unsigned char> v(n);
   for (auto& b : v) b = static_cast<unsigned char>(rng() % 2);
@@ -150,6 +176,7 @@ TEST_P(ScanSortDevices, SortsRowsStablyWithTheirPositions) {
   check_sort<unsigned long long>(DType::UInt64, device(), rng, small_integers<unsigned long long>);
   check_sort<float>(DType::Float32, device(), rng, floats<float>);
   check_sort<double>(DType::Float64, device(), rng, floats<double>);
+  check_sort<std::complex<double>>(DType::Complex128, device(), rng, complexes);
 }
 
 TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
@@ -175,6 +202,33 @@ TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
             ASSERT_EQ(got[static_cast<std::size_t>(r * c.len + j)], static_cast<long long>(acc))
                 << what << (op == ScanOp::Sum ? " sum" : " prod") << " row " << r << " at " << j;
           }
+        }
+      }
+      // complex128 products of unit monomials (1, -1, 1j, -1j: exact in any order), and
+      // sums within the rounding of a sum of that many terms.
+      std::vector<std::complex<double>> units(n), zs(n);
+      const std::complex<double> unit[] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+      std::uniform_real_distribution<double> part(-1, 1);
+      for (std::size_t i = 0; i < n; ++i) {
+        units[i] = unit[rng() % 4];
+        zs[i] = {part(rng), part(rng)};
+      }
+      const NDArray zp = array_of(units, {c.rows, c.len}, DType::Complex128, device);
+      const NDArray zsum = array_of(zs, {c.rows, c.len}, DType::Complex128, device);
+      scan_rows(zp, ScanOp::Prod);
+      scan_rows(zsum, ScanOp::Sum);
+      const std::vector<std::complex<double>> got_prod = values_of<std::complex<double>>(zp);
+      const std::vector<std::complex<double>> got_sum = values_of<std::complex<double>>(zsum);
+      for (long long r = 0; r < c.rows; ++r) {
+        std::complex<double> prod = 1, sum = 0;
+        double scale = 0;
+        for (long long j = 0; j < c.len; ++j) {
+          const std::size_t at = static_cast<std::size_t>(r * c.len + j);
+          prod *= units[at];
+          sum += zs[at];
+          scale += std::abs(zs[at]);
+          ASSERT_EQ(got_prod[at], prod) << what << " complex128 prod row " << r << " at " << j;
+          ASSERT_NEAR(std::abs(got_sum[at] - sum), 0.0, 1e-14 * scale) << what << " complex128 row " << r << " at " << j;
         }
       }
       // float64 sums within the rounding of a sum of that many terms; uint8 wrapping.

@@ -395,6 +395,71 @@ extern "C" __global__ void scaled(int* x, int n) {
     k(1, 1, { 3 })
   end)
 
+  -- luda's C types for the new dtypes, with their arithmetic; the parameters read as
+  -- their dtypes (a complex64 scalar, float16 arrays), so the arguments are checked.
+  local TYPES = [[
+extern "C" __global__ void zaxpy(luda_complex64 a, const luda_complex64* x, luda_complex64* y,
+                                 const luda_half* h, float* widened, luda_half* doubled,
+                                 luda_complex128* conj, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  y[i] = a * x[i] + y[i];
+  widened[i] = luda_h2f(h[i]);
+  doubled[i] = h[i] + h[i];
+  conj[i] = luda_complex128{(double)x[i].re, -(double)x[i].im};
+}
+]]
+  on_devices("use luda_complex64, luda_complex128 and luda_half, checked as their dtypes", function()
+    local k = luda.raw_kernel(TYPES, "zaxpy")
+    local n = 37
+    local xr, xi, yr, yi, hv = {}, {}, {}, {}, {}
+    local xs, ys = {}, {}
+    for i = 1, n do
+      xr[i], xi[i], yr[i], yi[i] = math.random(-9, 9), math.random(-9, 9), math.random(-9, 9), math.random(-9, 9)
+      hv[i] = math.random(-2048, 2048) / 4   -- exact in float16, and so is twice it
+      xs[i], ys[i] = luda.complex(xr[i], xi[i]), luda.complex(yr[i], yi[i])
+    end
+    local x, y = luda.array(xs, "complex64"), luda.array(ys, "complex64")
+    local h = luda.array(hv, "float16")
+    local widened, doubled = luda.zeros(n, "float32"), luda.zeros(n, "float16")
+    local conj = luda.zeros(n, "complex128")
+    k({ 1 }, { 64 }, { luda.complex64(2, -3), x, y, h, widened, doubled, conj, n })
+    local re, im = luda.real(y):totable(), luda.imag(y):totable()
+    local w, d = widened:totable(), doubled:astype("float64"):totable()
+    local cr, ci = luda.real(conj):totable(), luda.imag(conj):totable()
+    for i = 1, n do
+      assert.are.equal(2 * xr[i] + 3 * xi[i] + yr[i], re[i])
+      assert.are.equal(2 * xi[i] - 3 * xr[i] + yi[i], im[i])
+      assert.are.equal(hv[i], w[i])
+      assert.are.equal(2 * hv[i], d[i])
+      assert.are.equal(xr[i], cr[i])
+      assert.are.equal(-xi[i], ci[i])
+    end
+    local function call(a, x1)  -- the error's place, and the error
+      return here(), error_of(function() k(1, 64, { a, x1, y, h, widened, doubled, conj, n }) end)
+    end
+    local at, err = call(luda.complex64(1, 0), widened)
+    assert.are.equal(at .. "raw_kernel 'zaxpy': argument 2 'x' is 'const luda_complex64* x' but got a float32 array; pass a complex64 array", err)
+    at, err = call(luda.complex(1, 0), x)
+    assert.are.equal(at .. "raw_kernel 'zaxpy': argument 1 'a' is 'luda_complex64 a' but got a complex128 scalar; pass luda.complex64(v) or a plain number", err)
+  end)
+
+  it("read CUDA's __half and __nv_bfloat16 as float16 and bfloat16", on_gpu(function()
+    local k = luda.raw_kernel([[
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void widen(const __half* h, const __nv_bfloat16* b, __half s, float* out) {
+  int i = threadIdx.x;
+  out[i] = __half2float(h[i]) + __bfloat162float(b[i]) + __half2float(s);
+}
+]], "widen")
+    local h, b = luda.array({ 1.5, -2, 0.25 }, "float16"), luda.array({ 3, 0.5, -8 }, "bfloat16")
+    local out = luda.zeros(3, "float32")
+    k(1, 3, { h, b, 0.5, out })
+    assert.are.same({ 5, -1, -7.25 }, out:totable())
+    assert.are.equal(here() .. "raw_kernel 'widen': argument 2 'b' is 'const __nv_bfloat16* b' but got a float16 array; pass a bfloat16 array", error_of(function() k(1, 3, { h, h, 0.5, out }) end))
+  end))
+
   it("refuse arrays on two devices in one launch, naming both", on_gpu(function()
     local k = luda.raw_kernel(ADD, "my_add")
     local x, c = luda.zeros(4, "float32", { device = "cuda" }), luda.zeros(4, "float32", CPU)

@@ -8,7 +8,9 @@ scan_sort_spec.lua runs through luda.
 
 Inputs are fixed (a seeded generator): few distinct values (ties), NaN, infinities and both
 zeros in floats. Floats are quarters, and products powers of two, so that every result is
-exact whatever order a scan combines in. Axes are written as luda counts them (1-based);
+exact whatever order a scan combines in. Complex elements are {re, im} pairs; their
+products are of monomials (a power of two, times 1, -1, 1j or -1j) and hold no infinity,
+since a complex product's NaN and infinite parts depend on the order it is taken in. Axes are written as luda counts them (1-based);
 `axis = false` is NumPy's axis=None.
 """
 import math
@@ -17,10 +19,14 @@ import numpy as np
 
 rng = np.random.default_rng(2718)
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+          "complex64", "complex128"]
 
 
 def lua_number(v, dtype):
+    if dtype.startswith("complex"):
+        part = "float32" if dtype == "complex64" else "float64"
+        return "{ %s, %s }" % (lua_number(v.real, part), lua_number(v.imag, part))
     if dtype == "bool":
         return "true" if v else "false"
     if np.issubdtype(np.dtype(dtype), np.integer):
@@ -54,6 +60,17 @@ def data(dtype, shape, powers_of_two=False):
         info = np.iinfo(dtype)
         lo = 0 if info.min == 0 else -4
         return rng.integers(lo, 5, n).astype(dtype).reshape(shape)
+    if dtype.startswith("complex"):
+        if powers_of_two:
+            v = 2.0 ** rng.integers(-2, 3, n) * rng.choice([1, -1, 1j, -1j], n)
+            specials = [complex(np.nan, 1), complex(2, np.nan)]
+        else:
+            v = rng.integers(-3, 3, n) / 2.0 + 1j * (rng.integers(-3, 3, n) / 2.0)
+            specials = [complex(np.nan, 0), complex(1, np.nan), complex(np.nan, np.nan), complex(np.inf, -1),
+                        complex(-0.0, np.inf), complex(-0.0, -0.0), complex(np.nan, -2)]
+        where = rng.choice(n, size=min(n, len(specials)), replace=False)
+        v[where] = specials[: len(where)]
+        return v.astype(dtype).reshape(shape)
     if powers_of_two:
         v = 2.0 ** rng.integers(-2, 3, n) * rng.choice([-1, 1], n)
     else:
@@ -116,7 +133,7 @@ for dtype in DTYPES:
     for shape in [(4, 6), (9,), (1,), (0,), ()]:
         x = data(dtype, shape) if shape != () else np.array(3, dtype=dtype)
         for equal_nan in [True, False]:
-            if not equal_nan and not np.issubdtype(np.dtype(dtype), np.floating):
+            if not equal_nan and not np.issubdtype(np.dtype(dtype), np.inexact):
                 continue
             u, index, inverse, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
                                                   equal_nan=equal_nan)
