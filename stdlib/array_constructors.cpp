@@ -157,6 +157,7 @@ Device target_device(lua_State* L, int arg, std::string_view fname, const std::o
 
 // luda.array(table_or_array, dtype, {device=})
 int l_array(lua_State* L) {
+  move_options_to(L, 2, 3);
   std::optional<DType> dtype = opt_dtype(L, 2, "array");
   check_options(L, 3, "array", {"device"});
   if (NDArray* src = test_array(L, 1)) {
@@ -177,6 +178,7 @@ int l_array(lua_State* L) {
 
 NDArray make_filled(lua_State* L, std::string_view fname, int shape_arg, int value_arg,
                     int dtype_arg, int opts_arg, int fill) {
+  move_options_to(L, dtype_arg, opts_arg);
   Shape shape = check_shape(L, shape_arg, fname);
   std::optional<DType> given = opt_dtype(L, dtype_arg, fname);
   check_options(L, opts_arg, fname, {"device"});
@@ -221,6 +223,7 @@ int l_arange(lua_State* L) {
   int nnum = 0;
   while (nnum < 3 && lua_type(L, nnum + 1) == LUA_TNUMBER) ++nnum;
   if (nnum == 0) type_error(L, 1, "arange", "number");
+  move_options_to(L, nnum + 1, nnum + 2);
   std::optional<DType> given = opt_dtype(L, nnum + 1, "arange");
   check_options(L, nnum + 2, "arange", {"device"});
   Device device = device_option(L, nnum + 2, "arange");
@@ -280,6 +283,7 @@ int l_arange(lua_State* L) {
 
 // luda.linspace(start, stop, num=50, endpoint=true, dtype, {device=}), as numpy.linspace.
 int l_linspace(lua_State* L) {
+  move_options_to(L, 3, 6);
   double start = check_number(L, 1, "linspace"), stop = check_number(L, 2, "linspace");
   std::int64_t num = opt_integer(L, 3, "linspace").value_or(50);
   if (num < 0) arg_error(L, 3, "linspace", fmt::format("number of samples, {}, must be non-negative", num));
@@ -326,6 +330,7 @@ int l_to_device(lua_State* L) {
 
 // luda.cuda.device_array(shape, dtype, {device=, stream=}): uninitialized, on target_device.
 int l_device_array(lua_State* L) {
+  move_options_to(L, 2, 3);
   Shape shape = check_shape(L, 1, "device_array");
   DType dtype = opt_dtype(L, 2, "device_array").value_or(DType::Float64);
   check_options(L, 3, "device_array", {"device", "stream"});

@@ -54,6 +54,44 @@ void push_error(lua_State* L, bool located) {
 
 const RaisedError& last_raised_error() { return t_raised; }
 
+void move_options_to(lua_State* L, int first_optional, int options_at) {
+  const int top = lua_gettop(L);
+  if (top < first_optional || top >= options_at || lua_type(L, top) != LUA_TTABLE) return;
+  if (lua_getmetatable(L, top)) {
+    lua_pop(L, 1);
+    return;
+  }
+  for (int k = top; k < options_at; ++k) {
+    lua_pushnil(L);
+    lua_insert(L, top);
+  }
+}
+
+int defer_to_argument(lua_State* L) {
+  const int top = lua_gettop(L);
+  for (int i = 1; i <= top; ++i) {
+    if (lua_type(L, i) != LUA_TTABLE || !lua_getmetatable(L, i)) continue;
+    lua_pushliteral(L, "__luda_function");
+    const int handler = lua_rawget(L, -2);
+    if (handler != LUA_TFUNCTION) {
+      lua_pop(L, 2);
+      continue;
+    }
+    lua_remove(L, -2);  // the metatable
+    lua_insert(L, 1);   // handler, args...
+    lua_Debug ar;
+    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "f", &ar)) {
+      lua_insert(L, 2);  // handler, f, args...
+    } else {
+      lua_pushnil(L);
+      lua_insert(L, 2);
+    }
+    lua_call(L, top + 1, LUA_MULTRET);
+    return lua_gettop(L);
+  }
+  return -1;
+}
+
 int call_protected(lua_State* L, Impl impl) noexcept {
   bool located = false;
   try {

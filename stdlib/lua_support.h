@@ -49,8 +49,16 @@ struct RaisedError {
 };
 const RaisedError& last_raised_error();
 
+// luda's form of NumPy's __array_function__: a call with an argument that is a table whose
+// metatable has `__luda_function` (a chunked array, stdlib/chunked.lua) is handed to that
+// function as __luda_function(f, args...), f being the called function itself, and
+// returns what it returns; -1 when no argument asks for it. A loop over the arguments'
+// types on the common path.
+int defer_to_argument(lua_State* L);
+
 template <Impl F>
 int trampoline(lua_State* L) {
+  if (int n = defer_to_argument(L); n >= 0) return n;
   int n = call_protected(L, F);  // no C++ object lives in this frame
   if (n == kRethrow) return lua_error(L);
   return n;
@@ -71,6 +79,11 @@ std::string describe(lua_State* L, int idx);
 // ---- argument readers (all throw luda::Error) ----------------------------------------
 
 bool is_none_or_nil(lua_State* L, int idx);
+// For `f(a, b [, x] [, y] [, {options}])`: an options table (a table with no metatable)
+// given as the last argument at `first_optional` or later, before `options_at`, is moved
+// there with nils before it, so that `zeros(shape, {device=})` reads as
+// `zeros(shape, nil, {device=})`.
+void move_options_to(lua_State* L, int first_optional, int options_at);
 // An integer, or a float with an integral value ("number has no integer representation").
 std::int64_t check_integer(lua_State* L, int arg, std::string_view fname);
 // A 1-based axis among `count` (negative from the end) as a 0-based one. Error:

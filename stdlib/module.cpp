@@ -6,6 +6,7 @@
 #include "stdlib/bindings.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/kind_bindings.h"
+#include "stdlib/lua_text.h"
 
 namespace luda::lua {
 namespace {
@@ -15,6 +16,17 @@ int clock(lua_State* L) {
   auto now = std::chrono::steady_clock::now().time_since_epoch();
   lua_pushnumber(L, std::chrono::duration<double>(now).count());
   return 1;
+}
+
+// luda.chunked, luda.map_blocks, luda.rechunk: stdlib/chunked.lua, run with the module
+// table (on top of the stack) as its argument. Its text is kept as a chunk's, so that
+// messages and debug.getinfo see it as the file "luda.chunked".
+void open_chunked(lua_State* L) {
+  const std::string_view text = detail::kChunkedLua;
+  if (load_chunk(L, text, "=luda.chunked") != LUA_OK)
+    fail("luda's own chunked.lua does not load: {}", lua_tostring(L, -1));
+  lua_pushvalue(L, -2);
+  lua_call(L, 1, 0);
 }
 
 int open_module(lua_State* L) {
@@ -45,6 +57,7 @@ int open_module(lua_State* L) {
   open_link(L);  // luda.cuda.declare_device
   open_jit(L);
   open_graphs(L);  // luda.graph
+  open_chunked(L);  // last: it reads the functions above
   return 1;
 }
 

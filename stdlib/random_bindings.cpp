@@ -124,6 +124,7 @@ std::uint64_t check_seed(lua_State* L, int idx, std::string_view fname, std::str
 // luda.random.random(shape, dtype?, {device=, seed=})
 int l_random(lua_State* L) {
   constexpr std::string_view fname = "random";
+  move_options_to(L, 2, 3);
   Shape shape = check_shape(L, 1, fname);
   DType dtype = opt_dtype(L, 2, fname).value_or(DType::Float64);
   if (dtype != DType::Float32 && dtype != DType::Float64)

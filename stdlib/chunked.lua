@@ -1,0 +1,1319 @@
+-- luda.chunked: Dask's chunked arrays over luda arrays (docs/chunked.md).
+--
+-- A chunked array is a grid of ordinary luda arrays (blocks), each on one device, with
+-- Dask's vocabulary: shape, dtype, chunks (per axis, the blocks' extents), numblocks.
+-- Work on a chunked array is work on its blocks, each where it lives, so blocks on
+-- different devices run at once (each device its own stream; a launch is asynchronous).
+-- Functions of the luda module that are given a chunked array come here through the
+-- metatable's __luda_function (stdlib/lua_support.h, defer_to_argument), as NumPy's
+-- __array_function__ lets Dask take NumPy's functions; so code written for an array runs
+-- on a chunked one.
+--
+-- Loaded once per Lua state with the luda module table as its argument.
+local luda = ...
+
+local M = {}        -- luda.chunked: the constructor (through __call) and its functions
+local Chunked = {}  -- the metatable of chunked arrays
+local methods = {}  -- c:name(...)
+local IMPL = {}     -- a luda function (or array metamethod) -> its chunked form
+local NAME = {}     -- a luda function -> "luda.name", for messages
+
+-- ---- errors at the caller's line ------------------------------------------------------
+
+local SELF = debug.getinfo(1, "S").source
+
+-- The place of the innermost caller outside this file: "file:line: ", or "".
+local function where()
+  for level = 2, 64 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.source ~= SELF and info.what ~= "C" and info.currentline and info.currentline > 0 then
+      return info.short_src .. ":" .. info.currentline .. ": "
+    end
+  end
+  return ""
+end
+
+local function raise(fmt, ...)
+  error(where() .. string.format(fmt, ...), 0)
+end
+
+-- fn as a public function: an error raised at a line of this file (a luda function that
+-- refused a block's operands) is reported at the caller's line instead.
+local SHORT = SELF:sub(1, 1) == "=" and SELF:sub(2) or SELF
+local function public(fn)
+  return function(...)
+    local r = table.pack(pcall(fn, ...))
+    if r[1] then return table.unpack(r, 2, r.n) end
+    local e = r[2]
+    if type(e) == "string" then
+      if e:sub(1, #SHORT + 1) == SHORT .. ":" then
+        e = where() .. e:gsub("^[^:]*:%d+: ", "", 1)
+      elseif not e:find("^[^%s:]+:%d+: ") then
+        e = where() .. e  -- a luda function called with no Lua line of its own (through with_device)
+      end
+    end
+    error(e, 0)
+  end
+end
+
+-- ---- small helpers ---------------------------------------------------------------------
+
+local function is_chunked(v) return getmetatable(v) == Chunked end
+local ARRAY_MT = getmetatable(luda.zeros(0))
+local function is_array(v) return getmetatable(v) == ARRAY_MT end
+
+local function tuple(t)
+  local parts = {}
+  for i, v in ipairs(t) do parts[i] = tostring(v) end
+  return "(" .. table.concat(parts, ", ") .. (#t == 1 and ",)" or ")")
+end
+
+local function copy(t)
+  local out = {}
+  for i, v in ipairs(t) do out[i] = type(v) == "table" and copy(v) or v end
+  return out
+end
+
+local function product(t)
+  local p = 1
+  for _, v in ipairs(t) do p = p * v end
+  return p
+end
+
+-- A device's name as arrays report theirs ("cpu", "cpu:1", "cuda:0").
+local function device_name(d)
+  if type(d) == "string" then return d end
+  if d.kind == "cpu" then return d.index == 0 and "cpu" or ("cpu:" .. d.index) end
+  return "cuda:" .. d.index
+end
+
+-- The devices blocks go to by default: every CUDA device when the current device is one,
+-- else every cpu device (LUDA_CPU_DEVICES).
+local function default_devices()
+  local want = luda.current_device().kind
+  local out = {}
+  for _, d in ipairs(luda.devices()) do
+    if d.kind == want then out[#out + 1] = device_name(d) end
+  end
+  if #out == 0 then out[1] = device_name(luda.current_device()) end
+  return out
+end
+
+local function read_devices(list, who)
+  if list == nil then return default_devices() end
+  if type(list) == "string" or type(list) == "userdata" then list = { list } end
+  if type(list) ~= "table" or #list == 0 then
+    raise("%s: option 'devices' must be a device or a non-empty list of them, got %s", who, type(list))
+  end
+  local out = {}
+  for i, d in ipairs(list) do
+    local name = device_name(d)
+    local ok, e = pcall(luda.device, name)
+    if not ok then raise("%s: devices[%d]: %s", who, i, tostring(e):gsub("^[^:]*:%d+: ", "", 1)) end
+    out[i] = name
+  end
+  return out
+end
+
+-- Block k (0-based, of n) goes to devices[...]: spread evenly, neighbours together.
+local function placement(k, n, devices)
+  return devices[(k * #devices) // math.max(n, 1) + 1]
+end
+
+-- ---- chunks ----------------------------------------------------------------------------
+
+-- Dask's chunks: a block size for every axis, or one entry per axis that is a block size
+-- (-1: the whole axis) or a list of the blocks' extents. Returns per-axis lists of extents.
+local function normalize_chunks(chunks, shape, who)
+  local nd = #shape
+  if math.type(chunks) == "integer" or (type(chunks) == "number" and chunks == math.floor(chunks)) then
+    local same = {}
+    for a = 1, nd do same[a] = math.tointeger(chunks) end
+    chunks = same
+  end
+  if type(chunks) ~= "table" then
+    raise("%s: chunks must be a block size, or a table with one entry per axis (a block size or a list of extents), got %s",
+      who, type(chunks))
+  end
+  if #chunks ~= nd then
+    raise("%s: chunks has %d entr%s, but the array has %d ax%s; give one per axis (a block size or a list of extents)",
+      who, #chunks, #chunks == 1 and "y" or "ies", nd, nd == 1 and "is" or "es")
+  end
+  local out = {}
+  for a = 1, nd do
+    local c, n = chunks[a], shape[a]
+    if type(c) == "number" then
+      local size = math.tointeger(c)
+      if size == -1 or n == 0 then size = math.max(n, 1) end
+      if not size or size <= 0 then
+        raise("%s: the block size of axis %d must be a positive integer or -1 (the whole axis), got %s", who, a, tostring(c))
+      end
+      local list = {}
+      if n == 0 then list[1] = 0 end
+      for start = 0, n - 1, size do list[#list + 1] = math.min(size, n - start) end
+      out[a] = list
+    elseif type(c) == "table" then
+      local list, sum = {}, 0
+      for i, v in ipairs(c) do
+        local e = math.tointeger(v)
+        if not e or e < 0 then
+          raise("%s: chunks of axis %d: extent %d must be a non-negative integer, got %s", who, a, i, tostring(v))
+        end
+        list[i] = e
+        sum = sum + e
+      end
+      if #list == 0 then raise("%s: chunks of axis %d is an empty list; give the blocks' extents", who, a) end
+      if sum ~= n then
+        raise("%s: the chunks of axis %d add up to %d, but the axis has %d element%s; give extents that add up to it",
+          who, a, sum, n, n == 1 and "" or "s")
+      end
+      out[a] = list
+    else
+      raise("%s: chunks of axis %d must be a block size or a list of extents, got %s", who, a, type(c))
+    end
+  end
+  return out
+end
+
+-- Each axis' block offsets: offsets[a][i] is where block i (1-based) of axis a starts.
+local function offsets_of(chunks)
+  local out = {}
+  for a, list in ipairs(chunks) do
+    local o, at = {}, 0
+    for i, e in ipairs(list) do
+      o[i] = at
+      at = at + e
+    end
+    out[a] = o
+  end
+  return out
+end
+
+local function numblocks_of(chunks)
+  local nb = {}
+  for a, list in ipairs(chunks) do nb[a] = #list end
+  return nb
+end
+
+-- Every grid position (0-based per axis) in C order.
+local function positions(nb)
+  local out, n = {}, product(nb)
+  for k = 0, n - 1 do
+    local g, rest = {}, k
+    for a = #nb, 1, -1 do
+      g[a] = rest % nb[a]
+      rest = rest // nb[a]
+    end
+    out[k + 1] = g
+  end
+  return out
+end
+
+-- The 1-based flat index of grid position g.
+local function flat(nb, g)
+  local k = 0
+  for a = 1, #nb do k = k * nb[a] + g[a] end
+  return k + 1
+end
+
+-- The slice items ({start, stop} per axis) of the block at g.
+local function ranges(chunks, offsets, g)
+  local r = {}
+  for a = 1, #chunks do
+    local o = offsets[a][g[a] + 1]
+    r[a] = { o, o + chunks[a][g[a] + 1] }
+  end
+  return r
+end
+
+local function block_shape(chunks, g)
+  local s = {}
+  for a = 1, #chunks do s[a] = chunks[a][g[a] + 1] end
+  return s
+end
+
+-- ---- the object -------------------------------------------------------------------------
+
+-- A chunked array of these blocks (a flat list in C order over the grid).
+local function make(shape, dtype, chunks, blocks, devices)
+  return setmetatable({ _shape = shape, _dtype = dtype, _chunks = chunks, _blocks = blocks,
+                        _nb = numblocks_of(chunks), _devices = devices }, Chunked)
+end
+
+-- The devices of a list of blocks, in order of first appearance.
+local function devices_of(blocks)
+  local seen, out = {}, {}
+  for _, b in ipairs(blocks) do
+    local d = b.device
+    if not seen[d] then
+      seen[d] = true
+      out[#out + 1] = d
+    end
+  end
+  return out
+end
+
+local function to(x, device)
+  if is_array(x) and x.device ~= device then return x:to(device) end
+  return x
+end
+
+-- luda.chunked(x, chunks [, {devices=}]): x's blocks, each a view of x where it stays on
+-- x's device, else a copy on its device.
+local function from_array(x, chunks, options, who)
+  who = who or "luda.chunked"
+  if is_chunked(x) then x = x:compute() end
+  if not is_array(x) then
+    local ok, a = pcall(luda.array, x)
+    if not ok then raise("%s: x must be an array (or what luda.array takes), got %s", who, type(x)) end
+    x = a
+  end
+  if options ~= nil and type(options) ~= "table" then raise("%s: options must be a table, got %s", who, type(options)) end
+  options = options or {}
+  for k in pairs(options) do
+    if k ~= "devices" then raise("%s: unknown option '%s' (options: devices)", who, tostring(k)) end
+  end
+  local shape = x.shape
+  local c = normalize_chunks(chunks, shape, who)
+  local devices = read_devices(options.devices, who)
+  local off, nb = offsets_of(c), numblocks_of(c)
+  local blocks = {}
+  local all = positions(nb)
+  for k, g in ipairs(all) do
+    local view = #shape == 0 and x or x:slice(table.unpack(ranges(c, off, g)))
+    blocks[k] = to(view, placement(k - 1, #all, devices))
+  end
+  return make(shape, x.dtype, c, blocks, devices)
+end
+
+-- Blocks made where they live: make(block_shape, device) for each.
+local function build(shape, chunks, options, who, maker)
+  if type(shape) == "number" then shape = { shape } end
+  if type(shape) ~= "table" then raise("%s: shape must be a number or a table of them, got %s", who, type(shape)) end
+  options = options or {}
+  local c = normalize_chunks(chunks, shape, who)
+  local devices = read_devices(options.devices, who)
+  local off, nb = offsets_of(c), numblocks_of(c)
+  local all = positions(nb)
+  local blocks = {}
+  for k, g in ipairs(all) do
+    blocks[k] = maker(block_shape(c, g), placement(k - 1, #all, devices), ranges(c, off, g))
+  end
+  return make(copy(shape), blocks[1] and blocks[1].dtype, c, blocks, devices)
+end
+
+-- The trailing options table of a constructor's arguments, if any.
+local function split_options(args)
+  local last = args[args.n]
+  if args.n > 0 and type(last) == "table" and getmetatable(last) == nil then
+    return table.unpack(args, 1, args.n - 1), last
+  end
+  return table.unpack(args, 1, args.n)
+end
+
+local function constructor(name, fill)
+  return public(function(shape, chunks, ...)
+    local args = table.pack(...)
+    local dtype, options = nil, nil
+    for i = 1, args.n do
+      if type(args[i]) == "table" and getmetatable(args[i]) == nil then options = args[i]
+      elseif args[i] ~= nil then dtype = args[i] end
+    end
+    local c = build(shape, chunks, options, "luda.chunked." .. name, function(s, device)
+      if fill == nil then return luda[name](s, dtype or "float64", { device = device }) end
+      return luda.full(s, fill, dtype or "float64", { device = device })
+    end)
+    c._dtype = c._dtype or (dtype or "float64")
+    return c
+  end)
+end
+
+M.zeros = constructor("zeros")
+M.ones = constructor("ones")
+M.empty = constructor("empty")
+M.full = public(function(shape, chunks, value, dtype, options)
+  if type(dtype) == "table" then dtype, options = nil, dtype end
+  local c = build(shape, chunks, options, "luda.chunked.full", function(s, device)
+    if dtype then return luda.full(s, value, dtype, { device = device }) end
+    return luda.full(s, value, { device = device })
+  end)
+  return c
+end)
+
+-- luda.chunked.random(shape, chunks [, dtype] [, {devices=, seed=}]): blocks of uniform
+-- values in [0, 1), drawn in block order from the module's stream (restarted at `seed`).
+M.random = public(function(shape, chunks, dtype, options)
+  if type(dtype) == "table" then dtype, options = nil, dtype end
+  options = options or {}
+  if options.seed ~= nil then luda.random.seed(options.seed) end
+  return build(shape, chunks, { devices = options.devices }, "luda.chunked.random", function(s, device)
+    return luda.random.random(s, dtype or "float64", { device = device })
+  end)
+end)
+
+-- luda.chunked.arange([start,] stop [, step], chunks [, dtype] [, {devices=}]).
+M.arange = public(function(...)
+  local args = table.pack(...)
+  local options
+  if type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+    options = args[args.n]
+    args.n = args.n - 1
+  end
+  local dtype
+  if type(args[args.n]) == "string" then
+    dtype = args[args.n]
+    args.n = args.n - 1
+  end
+  local nums = {}
+  for i = 1, args.n do nums[i] = args[i] end
+  local chunks = table.remove(nums)
+  local start, stop, step = 0, nil, 1
+  if #nums == 1 then stop = nums[1]
+  elseif #nums == 2 then start, stop = nums[1], nums[2]
+  elseif #nums == 3 then start, stop, step = nums[1], nums[2], nums[3]
+  else raise("luda.chunked.arange takes [start,] stop [, step], then chunks") end
+  if type(step) ~= "number" or step == 0 then raise("luda.chunked.arange: step must be a non-zero number") end
+  local n = math.max(0, math.ceil((stop - start) / step))
+  n = math.tointeger(n) or math.floor(n)
+  return build({ n }, { chunks }, options, "luda.chunked.arange", function(s, device, r)
+    local a, b = start + r[1][1] * step, start + r[1][2] * step
+    if dtype then return luda.arange(a, b, step, dtype, { device = device }) end
+    return luda.arange(a, b, step, { device = device })
+  end)
+end)
+
+-- ---- fields, methods, printing ----------------------------------------------------------
+
+local FIELDS = {
+  shape = function(c) return copy(c._shape) end,
+  dtype = function(c) return c._dtype end,
+  chunks = function(c) return copy(c._chunks) end,
+  numblocks = function(c) return copy(c._nb) end,
+  ndim = function(c) return #c._shape end,
+  size = function(c) return product(c._shape) end,
+  npartitions = function(c) return #c._blocks end,
+  chunksize = function(c)
+    local s = {}
+    for a, list in ipairs(c._chunks) do
+      local m = 0
+      for _, e in ipairs(list) do m = math.max(m, e) end
+      s[a] = m
+    end
+    return s
+  end,
+  devices = function(c) return devices_of(c._blocks) end,
+  T = function(c) return methods.transpose(c) end,
+}
+
+Chunked.__index = function(c, k)
+  local f = FIELDS[k]
+  if f then return f(c) end
+  local m = methods[k]
+  if m then return m end
+  raise("chunked array has no field '%s'", tostring(k))
+end
+
+Chunked.__newindex = function(_, k)
+  raise("chunked arrays are read-only: cannot set '%s' (write a block, c:block(i, ...), instead)", tostring(k))
+end
+
+Chunked.__tostring = function(c)
+  return string.format("chunked<shape=%s, dtype=%s, chunksize=%s, numblocks=%s, devices=%s>", tuple(c._shape),
+    c._dtype, tuple(FIELDS.chunksize(c)), tuple(c._nb), table.concat(devices_of(c._blocks), ", "))
+end
+
+Chunked.__name = "chunked"
+
+-- c:block(i, j, ...): the block at grid position (i, j, ...), 0-based (Dask's c.blocks[i, j]).
+methods.block = public(function(c, ...)
+  local g = { ... }
+  if #g ~= #c._nb then
+    raise("block: give %d block index%s (the grid is %s), got %d", #c._nb, #c._nb == 1 and "" or "es", tuple(c._nb), #g)
+  end
+  for a = 1, #g do
+    local i = math.tointeger(g[a])
+    if not i then raise("block: index %d must be an integer, got %s", a, tostring(g[a])) end
+    if i < 0 then i = i + c._nb[a] end
+    if i < 0 or i >= c._nb[a] then
+      raise("block: index %s is out of range for axis %d with %d block%s", tostring(g[a]), a, c._nb[a],
+        c._nb[a] == 1 and "" or "s")
+    end
+    g[a] = i
+  end
+  return c._blocks[flat(c._nb, g)]
+end)
+
+-- c:blocks(): every block, in C order over the grid.
+methods.blocks = function(c) return { table.unpack(c._blocks) } end
+
+-- c:compute([{device=}]): one array on one device (default: the first block's).
+methods.compute = public(function(c, options)
+  options = options or {}
+  local device = options.device and device_name(options.device) or (c._blocks[1] and c._blocks[1].device)
+  if #c._shape == 0 then return to(c._blocks[1], device):copy() end
+  local out = luda.empty(c._shape, c._dtype, { device = device })
+  local off = offsets_of(c._chunks)
+  for k, g in ipairs(positions(c._nb)) do
+    local b = c._blocks[k]
+    if b.size > 0 then out[ranges(c._chunks, off, g)] = to(b, device) end
+  end
+  return out
+end)
+
+methods.to_array = methods.compute
+
+-- ---- rechunk -----------------------------------------------------------------------------
+
+-- The pieces of old blocks that make up [lo, hi) of an axis with these offsets/extents:
+-- a list of {old block index (0-based), start within it, stop within it, start in the new}.
+local function pieces(old_off, old_chunks, lo, hi)
+  local out = {}
+  for i, o in ipairs(old_off) do
+    local e = old_chunks[i]
+    local a, b = math.max(lo, o), math.min(hi, o + e)
+    if a < b then out[#out + 1] = { i - 1, a - o, b - o, a - lo } end
+  end
+  return out
+end
+
+local function rechunk(c, chunks, options)
+  options = options or {}
+  local new = normalize_chunks(chunks, c._shape, "rechunk")
+  local same = true
+  for a = 1, #new do
+    if #new[a] ~= #c._chunks[a] then same = false
+    else
+      for i = 1, #new[a] do if new[a][i] ~= c._chunks[a][i] then same = false end end
+    end
+  end
+  if same and not options.devices then return c end
+  local devices = options.devices and read_devices(options.devices, "rechunk") or c._devices or devices_of(c._blocks)
+  local old_off, new_off = offsets_of(c._chunks), offsets_of(new)
+  local nb = numblocks_of(new)
+  local all = positions(nb)
+  local blocks = {}
+  for k, g in ipairs(all) do
+    local device = placement(k - 1, #all, devices)
+    -- Per axis, the old blocks' pieces; their product covers the new block.
+    local per_axis = {}
+    for a = 1, #new do
+      local lo = new_off[a][g[a] + 1]
+      per_axis[a] = pieces(old_off[a], c._chunks[a], lo, lo + new[a][g[a] + 1])
+    end
+    local combos = { {} }
+    for a = 1, #new do
+      local next_combos = {}
+      for _, combo in ipairs(combos) do
+        for _, p in ipairs(per_axis[a]) do
+          local cc = { table.unpack(combo) }
+          cc[a] = p
+          next_combos[#next_combos + 1] = cc
+        end
+      end
+      combos = next_combos
+    end
+    local shape = block_shape(new, g)
+    if #combos == 1 and #new > 0 then
+      local combo = combos[1]
+      local old_g, items = {}, {}
+      for a = 1, #new do
+        old_g[a] = combo[a][1]
+        items[a] = { combo[a][2], combo[a][3] }
+      end
+      blocks[k] = to(c._blocks[flat(c._nb, old_g)]:slice(table.unpack(items)), device)
+    elseif #new == 0 then
+      blocks[k] = to(c._blocks[1], device)
+    else
+      local out = luda.empty(shape, c._dtype, { device = device })
+      for _, combo in ipairs(combos) do
+        local old_g, from, into = {}, {}, {}
+        for a = 1, #new do
+          old_g[a] = combo[a][1]
+          from[a] = { combo[a][2], combo[a][3] }
+          into[a] = { combo[a][4], combo[a][4] + combo[a][3] - combo[a][2] }
+        end
+        local piece = c._blocks[flat(c._nb, old_g)]:slice(table.unpack(from))
+        if piece.size > 0 then out[into] = to(piece, device) end
+      end
+      blocks[k] = out
+    end
+  end
+  return make(copy(c._shape), c._dtype, new, blocks, devices)
+end
+methods.rechunk = public(rechunk)
+
+-- ---- blockwise work ----------------------------------------------------------------------
+
+-- The shape that shapes broadcast to (NumPy's rule), or an error naming them.
+local function broadcast_shapes(shapes, who)
+  local nd = 0
+  for _, s in ipairs(shapes) do nd = math.max(nd, #s) end
+  local out = {}
+  for a = 1, nd do
+    local n = 1
+    for _, s in ipairs(shapes) do
+      local e = s[#s - nd + a]
+      if e ~= nil and e ~= 1 then
+        if n ~= 1 and n ~= e then
+          local texts = {}
+          for i, t in ipairs(shapes) do texts[i] = tuple(t) end
+          raise("%s: shapes %s cannot be broadcast together", who, table.concat(texts, ", "))
+        end
+        n = e
+      end
+    end
+    out[a] = n
+  end
+  return out
+end
+
+-- The operands' common grid: the output shape and chunks, and each chunked operand
+-- rechunked where its chunks differ from the first one spanning that axis.
+local function unify(operands, who)
+  local shapes = {}
+  for i, v in ipairs(operands) do
+    if is_chunked(v) then shapes[#shapes + 1] = v._shape
+    elseif is_array(v) then shapes[#shapes + 1] = v.shape end
+  end
+  local shape = broadcast_shapes(shapes, who)
+  local nd = #shape
+  local chunks = {}
+  for a = 1, nd do
+    for _, v in ipairs(operands) do
+      if is_chunked(v) then
+        local va = #v._shape - nd + a
+        if va >= 1 and v._shape[va] == shape[a] and (shape[a] ~= 1 or chunks[a] == nil) then
+          chunks[a] = chunks[a] or v._chunks[va]
+        end
+      end
+    end
+    chunks[a] = chunks[a] or { shape[a] }
+  end
+  local out = {}
+  for i, v in ipairs(operands) do
+    if is_chunked(v) then
+      local want, differs = {}, false
+      local vnd = #v._shape
+      for va = 1, vnd do
+        local a = nd - vnd + va
+        if v._shape[va] == shape[a] then
+          want[va] = chunks[a]
+          local have = v._chunks[va]
+          if #have ~= #chunks[a] then differs = true
+          else for j = 1, #have do if have[j] ~= chunks[a][j] then differs = true end end end
+        else
+          want[va] = v._chunks[va]  -- extent 1, broadcast
+        end
+      end
+      out[i] = differs and rechunk(v, want) or v
+    else
+      out[i] = v
+    end
+  end
+  return out, shape, chunks
+end
+
+-- Operand v's piece for the output block at g (of an output with nd axes): a chunked
+-- operand's block, a plain array's slice (broadcast axes whole), anything else itself.
+local function piece_of(v, g, nd, off, chunks)
+  if is_chunked(v) then
+    local vnd = #v._shape
+    local vg = {}
+    for va = 1, vnd do
+      local a = nd - vnd + va
+      vg[va] = v._nb[va] == 1 and 0 or g[a]
+    end
+    return v._blocks[flat(v._nb, vg)]
+  elseif is_array(v) then
+    local vnd = v.ndim
+    if vnd == 0 then return v end
+    local items = {}
+    local s = v.shape
+    for va = 1, vnd do
+      local a = nd - vnd + va
+      if s[va] == 1 and chunks[a][1] ~= nil then items[va] = { 0, 1 }
+      else
+        local o = off[a][g[a] + 1]
+        items[va] = { o, o + chunks[a][g[a] + 1] }
+      end
+    end
+    return v:slice(table.unpack(items))
+  end
+  return v
+end
+
+-- f applied block by block to operands (chunked arrays, arrays, numbers, ...), each block
+-- on its first chunked operand's device, the other pieces moved there.
+local function blockwise(f, operands, who)
+  local ops, shape, chunks = unify(operands, who)
+  local nd = #shape
+  local off, nb = offsets_of(chunks), numblocks_of(chunks)
+  local blocks = {}
+  local lead
+  for _, v in ipairs(ops) do if is_chunked(v) then lead = lead or v end end
+  for k, g in ipairs(positions(nb)) do
+    local args = {}
+    local device
+    for i, v in ipairs(ops) do
+      args[i] = piece_of(v, g, nd, off, chunks)
+      if is_chunked(v) and not device then device = args[i].device end
+    end
+    for i = 1, #ops do args[i] = to(args[i], device) end
+    blocks[k] = luda.with_device(device, f, table.unpack(args, 1, #ops))
+  end
+  return make(shape, blocks[1] and blocks[1].dtype or lead._dtype, chunks, blocks, lead._devices)
+end
+
+-- ---- map_blocks ----------------------------------------------------------------------------
+
+local MAP_OPTIONS = { dtype = true, chunks = true, drop_axis = true, new_axis = true }
+
+local function axis_list(v, nd, what)
+  if v == nil then return {} end
+  if type(v) == "number" then v = { v } end
+  local out = {}
+  for i, a in ipairs(v) do
+    local n = math.tointeger(a)
+    if not n or n == 0 or n > nd or n < -nd then
+      raise("map_blocks: %s %s is out of range (axes are 1 to %d, or negative from the end)", what, tostring(a), nd)
+    end
+    out[i] = n < 0 and nd + n + 1 or n
+  end
+  table.sort(out)
+  return out
+end
+
+-- luda.map_blocks(fn, args... [, {dtype=, chunks=, drop_axis=, new_axis=}]): fn called once
+-- per block with the matching blocks of the chunked arguments (views with their true
+-- strides), other arguments passed as they are; its results make the output's blocks.
+local function map_blocks(fn, ...)
+  if type(fn) ~= "function" and not (getmetatable(fn) and getmetatable(fn).__call) then
+    raise("map_blocks: the first argument must be a function, got %s", type(fn))
+  end
+  local args = table.pack(...)
+  local options = {}
+  local last = args[args.n]
+  if args.n > 0 and type(last) == "table" and getmetatable(last) == nil then
+    local all_options = true
+    for k in pairs(last) do if not MAP_OPTIONS[k] then all_options = false end end
+    if all_options then
+      options = last
+      args.n = args.n - 1
+    end
+  end
+  local chunked_args = {}
+  for i = 1, args.n do if is_chunked(args[i]) then chunked_args[#chunked_args + 1] = i end end
+  if #chunked_args == 0 then raise("map_blocks: no argument is a chunked array (luda.chunked(x, chunks) makes one)") end
+  -- The grid: chunked arguments aligned as for broadcasting; plain arrays pass whole.
+  local cs = {}
+  for j, i in ipairs(chunked_args) do cs[j] = args[i] end
+  local unified, shape, chunks = unify(cs, "map_blocks")
+  for j, i in ipairs(chunked_args) do args[i] = unified[j] end
+  local lead = args[chunked_args[1]]
+  local nd = #shape
+  local drop = axis_list(options.drop_axis, nd, "drop_axis")
+  for _, a in ipairs(drop) do
+    if #chunks[a] > 1 then
+      raise("map_blocks: drop_axis %d has %d blocks; rechunk that axis to one block first (c:rechunk)", a, #chunks[a])
+    end
+  end
+  -- The output grid: the input grid without the dropped axes, with new axes of one block.
+  local kept = {}
+  local dropped = {}
+  for _, a in ipairs(drop) do dropped[a] = true end
+  for a = 1, nd do if not dropped[a] then kept[#kept + 1] = a end end
+  local new_count = options.new_axis == nil and 0 or type(options.new_axis) == "table" and #options.new_axis or 1
+  local out_nd = #kept + new_count
+  local new = axis_list(options.new_axis, out_nd, "new_axis")
+  local is_new = {}
+  for _, a in ipairs(new) do is_new[a] = true end
+  local in_axis_of = {}  -- output axis -> input axis (nil for a new one)
+  local next_kept = 1
+  for a = 1, out_nd do
+    if not is_new[a] then
+      in_axis_of[a] = kept[next_kept]
+      next_kept = next_kept + 1
+    end
+  end
+  -- The output's chunks: given (a block extent, or the list, per output axis), else the
+  -- input's, with 1 for new axes.
+  local out_chunks = {}
+  for a = 1, out_nd do
+    local given = options.chunks and options.chunks[a]
+    local count = in_axis_of[a] and #chunks[in_axis_of[a]] or 1
+    if options.chunks and (type(options.chunks) ~= "table" or #options.chunks ~= out_nd) then
+      raise("map_blocks: chunks must have one entry per output axis (%d), got %s", out_nd,
+        type(options.chunks) == "table" and tostring(#options.chunks) or type(options.chunks))
+    end
+    if type(given) == "number" then
+      local list = {}
+      for i = 1, count do list[i] = given end
+      out_chunks[a] = list
+    elseif type(given) == "table" then
+      if #given ~= count then
+        raise("map_blocks: chunks of output axis %d lists %d extents, but that axis has %d block%s", a, #given, count,
+          count == 1 and "" or "s")
+      end
+      out_chunks[a] = copy(given)
+    else
+      out_chunks[a] = in_axis_of[a] and copy(chunks[in_axis_of[a]]) or { 1 }
+    end
+  end
+  local dtype = options.dtype or lead._dtype
+  local off = offsets_of(chunks)
+  local nb = numblocks_of(chunks)
+  local blocks = {}
+  for k, g in ipairs(positions(nb)) do
+    local call = {}
+    local device
+    for i = 1, args.n do
+      if is_chunked(args[i]) then
+        call[i] = piece_of(args[i], g, nd, off, chunks)
+        device = device or call[i].device
+      else
+        call[i] = args[i]
+      end
+    end
+    for _, i in ipairs(chunked_args) do call[i] = to(call[i], device) end
+    local r = luda.with_device(device, fn, table.unpack(call, 1, args.n))
+    -- The block it must be.
+    local og, want = {}, {}
+    for a = 1, out_nd do
+      og[a] = in_axis_of[a] and g[in_axis_of[a]] or 0
+      want[a] = out_chunks[a][og[a] + 1]
+    end
+    if not is_array(r) then
+      raise("map_blocks: the block function returned %s for block %s; it must return an array", type(r), tuple(g))
+    end
+    local got = r.shape
+    local ok = #got == #want
+    for a = 1, math.min(#got, #want) do if got[a] ~= want[a] then ok = false end end
+    if not ok or r.dtype ~= dtype then
+      raise("map_blocks: the block function returned a %s array of shape %s for block %s, where %s of shape %s was expected; give map_blocks the output's dtype= and chunks=",
+        r.dtype, tuple(got), tuple(g), dtype, tuple(want))
+    end
+    blocks[flat(numblocks_of(out_chunks), og)] = r
+  end
+  local out_shape = {}
+  for a = 1, out_nd do
+    local s = 0
+    for _, e in ipairs(out_chunks[a]) do s = s + e end
+    out_shape[a] = s
+  end
+  return make(out_shape, dtype, out_chunks, blocks, lead._devices)
+end
+M.map_blocks = public(map_blocks)
+methods.map_blocks = public(function(c, fn, ...) return map_blocks(fn, c, ...) end)
+
+-- ---- elementwise functions and operators ---------------------------------------------------
+
+-- A ufunc's arguments: the operands, and an options table (refused: blocks have no `out`).
+local function ufunc(name)
+  local f = luda[name]
+  return public(function(...)
+    local args = table.pack(...)
+    if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+      raise("luda.%s: options (out=, stream=) are not taken with chunked operands", name)
+    end
+    return blockwise(f, { table.unpack(args, 1, args.n) }, "luda." .. name)
+  end)
+end
+
+local UFUNCS = {
+  "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod", "remainder", "fmod", "power", "pow",
+  "negative", "abs", "absolute", "sign", "square", "reciprocal", "fma", "minimum", "maximum", "fmin", "fmax", "clip",
+  "where", "sqrt", "cbrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+  "asin", "acos", "arcsin", "arccos", "atan", "arctan", "atan2", "arctan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+  "atanh", "arcsinh", "arccosh", "arctanh", "hypot", "deg2rad", "radians", "rad2deg", "degrees", "erf", "erfc",
+  "lgamma", "tgamma", "copysign", "nextafter", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite",
+  "real", "imag", "conj", "conjugate", "angle", "less", "greater", "less_equal", "greater_equal", "equal",
+  "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not", "bitwise_invert", "left_shift",
+  "right_shift", "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
+  "logical_not",
+}
+
+local chunked_ufunc = {}
+for _, name in ipairs(UFUNCS) do
+  if luda[name] then
+    chunked_ufunc[name] = ufunc(name)
+    IMPL[luda[name]] = chunked_ufunc[name]
+  end
+end
+
+-- luda.round(x [, decimals]) and luda.around: decimals passes through.
+for _, name in ipairs({ "round", "around" }) do
+  if luda[name] then
+    IMPL[luda[name]] = public(function(x, decimals)
+      return blockwise(function(b) return luda[name](b, decimals) end, { x }, "luda." .. name)
+    end)
+  end
+end
+
+local OPERATORS = { __add = "add", __sub = "subtract", __mul = "multiply", __div = "divide", __idiv = "floor_divide",
+                    __mod = "mod", __pow = "power" }
+for mm, name in pairs(OPERATORS) do
+  Chunked[mm] = chunked_ufunc[name]
+  IMPL[ARRAY_MT[mm]] = chunked_ufunc[name]  -- array + chunked: the array's metamethod defers
+end
+Chunked.__unm = function(c) return chunked_ufunc.negative(c) end
+IMPL[ARRAY_MT.__unm] = Chunked.__unm
+
+methods.astype = public(function(c, dtype)
+  return blockwise(function(b) return b:astype(dtype) end, { c }, "astype")
+end)
+methods.copy = public(function(c)
+  return blockwise(function(b) return b:copy() end, { c }, "copy")
+end)
+methods.clip = public(function(c, lo, hi) return chunked_ufunc.clip(c, lo, hi) end)
+
+-- c.T and c:transpose(): the blocks transposed, the grid reversed.
+methods.transpose = public(function(c)
+  local nd = #c._shape
+  local rev = function(t)
+    local r = {}
+    for a = 1, #t do r[a] = t[#t - a + 1] end
+    return r
+  end
+  local chunks = rev(copy(c._chunks))
+  local nb = numblocks_of(chunks)
+  local blocks = {}
+  for k, g in ipairs(positions(nb)) do blocks[k] = c._blocks[flat(c._nb, rev(g))].T end
+  if nd < 2 then return c end
+  return make(rev(copy(c._shape)), c._dtype, chunks, blocks, c._devices)
+end)
+
+-- ---- reductions ----------------------------------------------------------------------------
+
+-- Pairwise combination of a list (kept in order, so that the first of equals wins), each
+-- pair on the left one's device.
+local function tree(list, combine)
+  while #list > 1 do
+    local next_list = {}
+    for i = 1, #list, 2 do
+      local a, b = list[i], list[i + 1]
+      if b == nil then next_list[#next_list + 1] = a
+      else next_list[#next_list + 1] = luda.with_device(a.device, combine, a, to(b, a.device)) end
+    end
+    list = next_list
+  end
+  return list[1]
+end
+
+-- A reduction's arguments: (c [, axis] [, {axis=, keepdims=, dtype=, ddof=, ...}]).
+local function reduction_args(name, c, axis, options, ...)
+  if type(axis) == "table" and getmetatable(axis) == nil and options == nil then
+    -- luda.sum(c, {axis = ...}) or luda.sum(c, {1, 2})
+    local is_list = #axis > 0
+    for k in pairs(axis) do if type(k) ~= "number" then is_list = false end end
+    if not is_list then axis, options = nil, axis end
+  end
+  options = options or {}
+  if select("#", ...) > 0 then raise("luda.%s: nothing may follow the options table", name) end
+  if options.axis ~= nil then
+    if axis ~= nil then raise("luda.%s: the axis is given twice (argument and option)", name) end
+    axis = options.axis
+  end
+  if options.out ~= nil then raise("luda.%s: out= is not taken with chunked arrays", name) end
+  local nd = #c._shape
+  local axes = {}
+  if axis == nil then
+    for a = 1, nd do axes[a] = true end
+  else
+    for _, a in ipairs(type(axis) == "table" and axis or { axis }) do
+      local n = math.tointeger(a)
+      if not n or n == 0 or n > nd or n < -nd then
+        raise("luda.%s: axis %s is out of range for a %d-d array (axes are 1 to %d, or -1 for the last)", name,
+          tostring(a), nd, nd)
+      end
+      axes[n < 0 and nd + n + 1 or n] = true
+    end
+  end
+  return axes, options
+end
+
+-- The reduced result: blocks reduced with keepdims by `per_block`, combined along each
+-- reduced axis by `combine`; a chunked array, or a plain one when every axis goes (0-d).
+local function reduce(c, axes, keepdims, per_block, combine, finish)
+  local nd = #c._shape
+  local list = {}
+  for a = 1, nd do if axes[a] then list[#list + 1] = a end end
+  local partial = {}
+  local all = positions(c._nb)
+  for k, g in ipairs(all) do
+    local b = c._blocks[k]
+    partial[k] = luda.with_device(b.device, per_block, b, list, g)
+  end
+  -- Group the partials by their position on the kept axes.
+  local out_nb, out_chunks = {}, {}
+  for a = 1, nd do
+    out_nb[a] = axes[a] and 1 or c._nb[a]
+    out_chunks[a] = axes[a] and { 1 } or copy(c._chunks[a])
+  end
+  local groups = {}
+  for k, g in ipairs(all) do
+    local og = {}
+    for a = 1, nd do og[a] = axes[a] and 0 or g[a] end
+    local key = flat(out_nb, og)
+    groups[key] = groups[key] or {}
+    table.insert(groups[key], partial[k])
+  end
+  local blocks = {}
+  for key, members in pairs(groups) do
+    local r = tree(members, combine)
+    if finish then r = luda.with_device(r.device, finish, r) end
+    blocks[key] = r
+  end
+  if #list == nd and not keepdims then
+    return blocks[1]:reshape({})
+  end
+  if keepdims then
+    return make((function()
+      local s = {}
+      for a = 1, nd do s[a] = axes[a] and 1 or c._shape[a] end
+      return s
+    end)(), blocks[1].dtype, out_chunks, blocks, c._devices)
+  end
+  local shape, chunks = {}, {}
+  for a = 1, nd do
+    if not axes[a] then
+      shape[#shape + 1] = c._shape[a]
+      chunks[#chunks + 1] = out_chunks[a]
+    end
+  end
+  local squeezed = {}
+  for k, b in ipairs(blocks) do
+    local s = {}
+    for a = 1, nd do if not axes[a] then s[#s + 1] = b.shape[a] end end
+    squeezed[k] = b:reshape(s)
+  end
+  return make(shape, blocks[1].dtype, chunks, squeezed, c._devices)
+end
+
+local function keep_options(options, extra)
+  local o = { keepdims = true }
+  if options.dtype ~= nil then o.dtype = options.dtype end
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+-- A reduction whose blocks reduce by luda[name] and combine by `combine` (a binary luda
+-- function).
+local function simple_reduction(name, combine, combine_dtype)
+  return public(function(c, ...)
+    local axes, options = reduction_args(name, c, ...)
+    local f = luda[name]
+    local nd = #c._shape
+    return reduce(c, axes, options.keepdims, function(b, list)
+      if #list == 0 then return f(b, { axis = {}, keepdims = true }) end
+      if name == "any" or name == "all" or name == "count_nonzero" then return f(b, list, { keepdims = true }) end
+      return f(b, list, keep_options(options))
+    end, combine)
+  end)
+end
+
+local chunked_reduction = {
+  sum = simple_reduction("sum", luda.add),
+  prod = simple_reduction("prod", luda.multiply),
+  max = simple_reduction("max", luda.maximum),
+  min = simple_reduction("min", luda.minimum),
+  nansum = simple_reduction("nansum", luda.add),
+  nanprod = simple_reduction("nanprod", luda.multiply),
+  nanmax = simple_reduction("nanmax", luda.fmax),
+  nanmin = simple_reduction("nanmin", luda.fmin),
+  any = simple_reduction("any", luda.logical_or),
+  all = simple_reduction("all", luda.logical_and),
+  count_nonzero = simple_reduction("count_nonzero", luda.add),
+}
+
+local function count_of(c, axes)
+  local n = 1
+  for a = 1, #c._shape do if axes[a] then n = n * c._shape[a] end end
+  return n
+end
+
+local function is_inexact(dtype) return dtype:find("float") or dtype:find("complex") end
+
+-- mean: the sum (in float64 for integers and bools, as NumPy's), over the count.
+chunked_reduction.mean = public(function(c, ...)
+  local axes, options = reduction_args("mean", c, ...)
+  local dtype = options.dtype or (is_inexact(c._dtype) and c._dtype or "float64")
+  local wide = (dtype == "float16" or dtype == "bfloat16") and "float32" or dtype
+  local n = count_of(c, axes)
+  local s = chunked_reduction.sum(c, { axis = (function()
+    local l = {}
+    for a = 1, #c._shape do if axes[a] then l[#l + 1] = a end end
+    return l
+  end)(), keepdims = options.keepdims, dtype = wide })
+  local m = s / n
+  if wide ~= dtype then m = is_chunked(m) and methods.astype(m, dtype) or m:astype(dtype) end
+  return m
+end)
+
+local function axes_list(c, axes)
+  local l = {}
+  for a = 1, #c._shape do if axes[a] then l[#l + 1] = a end end
+  return l
+end
+
+-- var: the mean of |x - mean|^2, over count - ddof (NumPy's two passes).
+chunked_reduction.var = public(function(c, ...)
+  local axes, options = reduction_args("var", c, ...)
+  local list = axes_list(c, axes)
+  local m = chunked_reduction.mean(c, { axis = list, keepdims = true, dtype = options.dtype })
+  local d = is_chunked(m) and chunked_ufunc.subtract(c, m) or chunked_ufunc.subtract(c, m)
+  local sq = c._dtype:find("complex") and chunked_ufunc.square(chunked_ufunc.abs(d)) or chunked_ufunc.multiply(d, d)
+  local s = chunked_reduction.sum(sq, { axis = list, keepdims = options.keepdims })
+  return s / math.max(count_of(c, axes) - (options.ddof or 0), 0)
+end)
+
+chunked_reduction.std = public(function(c, ...)
+  local v = chunked_reduction.var(c, ...)
+  return is_chunked(v) and chunked_ufunc.sqrt(v) or luda.sqrt(v)
+end)
+
+chunked_reduction.nanmean = public(function(c, ...)
+  local axes, options = reduction_args("nanmean", c, ...)
+  local list = axes_list(c, axes)
+  local s = chunked_reduction.nansum(c, { axis = list, keepdims = options.keepdims,
+                                          dtype = options.dtype or (is_inexact(c._dtype) and c._dtype or "float64") })
+  local n = chunked_reduction.count_nonzero(chunked_ufunc.logical_not(chunked_ufunc.isnan(c)), list,
+    { keepdims = options.keepdims })
+  return s / n
+end)
+
+-- argmax and argmin: per block, the index (offset to the whole array's) and the value;
+-- combined keeping the first of equal values, and the first NaN, as NumPy's.
+local function arg_reduction(name, better)
+  local value_of = name:find("max") and "max" or "min"
+  if name:find("nan") then value_of = "nan" .. value_of end
+  return public(function(c, ...)
+    local axes, options = reduction_args(name, c, ...)
+    local list = axes_list(c, axes)
+    local nd = #c._shape
+    if #list > 1 and #list < nd then raise("luda.%s: one axis at most", name) end
+    local off = offsets_of(c._chunks)
+    local flat_all = #list == nd and nd > 1
+    local function per_block(b, _, g)
+      local idx, val
+      if flat_all then
+        idx = luda[name](b)
+        val = luda[value_of](b)
+        -- The block's flat index, as a flat index of the whole array.
+        local bs = b.shape
+        local global = luda.zeros({}, "int64")
+        local rest = idx
+        local stride_b = product(bs)
+        for a = 1, nd do
+          stride_b = stride_b // bs[a]
+          local coord = luda.floor_divide(rest, stride_b) + off[a][g[a] + 1]
+          rest = luda.mod(rest, stride_b)
+          local stride_c = 1
+          for a2 = a + 1, nd do stride_c = stride_c * c._shape[a2] end
+          global = global + coord * stride_c
+        end
+        return { global, val }
+      end
+      local a = list[1]
+      idx = luda[name](b, a, { keepdims = true }) + off[a][g[a] + 1]
+      val = luda[value_of](b, a, { keepdims = true })
+      return { idx, val }
+    end
+    -- reduce() works on arrays; the pairs travel as tables through a local tree.
+    local groups, order = {}, {}
+    local all = positions(c._nb)
+    for k, g in ipairs(all) do
+      local b = c._blocks[k]
+      local og = {}
+      for a = 1, nd do og[a] = axes[a] and 0 or g[a] end
+      local key = flat((function()
+        local nb = {}
+        for a = 1, nd do nb[a] = axes[a] and 1 or c._nb[a] end
+        return nb
+      end)(), og)
+      if not groups[key] then
+        groups[key] = {}
+        order[#order + 1] = key
+      end
+      table.insert(groups[key], luda.with_device(b.device, per_block, b, list, g))
+    end
+    local blocks = {}
+    for key, members in pairs(groups) do
+      while #members > 1 do
+        local next_members = {}
+        for i = 1, #members, 2 do
+          local p, q = members[i], members[i + 1]
+          if q == nil then next_members[#next_members + 1] = p
+          else
+            local d = p[1].device
+            local qi, qv = to(q[1], d), to(q[2], d)
+            local take = luda.with_device(d, better, qv, p[2])
+            next_members[#next_members + 1] = { luda.where(take, qi, p[1]), luda.where(take, qv, p[2]) }
+          end
+        end
+        members = next_members
+      end
+      blocks[key] = members[1][1]
+    end
+    if #list == nd then return blocks[1]:reshape({}) end
+    local a = list[1]
+    local shape, chunks, squeezed = {}, {}, {}
+    for a2 = 1, nd do
+      if a2 ~= a or options.keepdims then
+        shape[#shape + 1] = a2 == a and 1 or c._shape[a2]
+        chunks[#chunks + 1] = a2 == a and { 1 } or copy(c._chunks[a2])
+      end
+    end
+    for k, b in ipairs(blocks) do
+      local s = {}
+      for a2 = 1, nd do if a2 ~= a or options.keepdims then s[#s + 1] = b.shape[a2] end end
+      squeezed[k] = b:reshape(s)
+    end
+    return make(shape, "int64", chunks, squeezed, c._devices)
+  end)
+end
+
+-- q is better than p: greater (less), or NaN where p is not (NumPy: the first NaN wins).
+local function better_max(q, p) return luda.logical_or(luda.greater(q, p), luda.logical_and(luda.isnan(q), luda.logical_not(luda.isnan(p)))) end
+local function better_min(q, p) return luda.logical_or(luda.less(q, p), luda.logical_and(luda.isnan(q), luda.logical_not(luda.isnan(p)))) end
+chunked_reduction.argmax = arg_reduction("argmax", better_max)
+chunked_reduction.argmin = arg_reduction("argmin", better_min)
+chunked_reduction.nanargmax = arg_reduction("nanargmax", function(q, p) return luda.greater(q, p) end)
+chunked_reduction.nanargmin = arg_reduction("nanargmin", function(q, p) return luda.less(q, p) end)
+
+for name, f in pairs(chunked_reduction) do
+  methods[name] = f
+  if luda[name] then IMPL[luda[name]] = f end
+end
+
+-- ---- linear algebra --------------------------------------------------------------------------
+
+-- matmul of a 2-d chunked a and a 2-d (or 1-d) chunked or plain b: block (i, j) is the sum
+-- over k of a's (i, k) times b's (k, j), b's row chunks made a's column chunks.
+local function matmul(a, b)
+  if not is_chunked(a) then
+    if is_array(a) then a = from_array(a, { -1, -1 }, { devices = b._devices }) else raise("matmul: operands must be arrays") end
+  end
+  if #a._shape ~= 2 then raise("matmul: chunked operands must be 2-d (got %d-d)", #a._shape) end
+  local vector = (is_chunked(b) and #b._shape or b.ndim) == 1
+  if is_array(b) then
+    b = from_array(vector and b or b, vector and { a._chunks[2] } or { a._chunks[2], -1 }, { devices = a._devices })
+  end
+  if b._shape[1] ~= a._shape[2] then
+    raise("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size %d is different from %d)",
+      b._shape[1], a._shape[2])
+  end
+  local want = vector and { a._chunks[2] } or { a._chunks[2], b._chunks[2] }
+  b = rechunk(b, want)
+  local I, K = a._nb[1], a._nb[2]
+  local J = vector and 1 or b._nb[2]
+  local blocks = {}
+  for i = 0, I - 1 do
+    for j = 0, J - 1 do
+      local terms = {}
+      for k = 0, K - 1 do
+        local ab = a._blocks[flat(a._nb, { i, k })]
+        local bb = vector and b._blocks[k + 1] or b._blocks[flat(b._nb, { k, j })]
+        terms[#terms + 1] = luda.with_device(ab.device, luda.matmul, ab, to(bb, ab.device))
+      end
+      blocks[#blocks + 1] = tree(terms, luda.add)
+    end
+  end
+  if vector then return make({ a._shape[1] }, blocks[1].dtype, { copy(a._chunks[1]) }, blocks, a._devices) end
+  return make({ a._shape[1], b._shape[2] }, blocks[1].dtype, { copy(a._chunks[1]), copy(b._chunks[2]) }, blocks, a._devices)
+end
+methods.matmul = public(matmul)
+methods.dot = methods.matmul
+IMPL[luda.matmul] = methods.matmul
+if luda.dot then IMPL[luda.dot] = methods.matmul end
+
+-- TSQR (Dask's tsqr): a QR of each block of rows, then a QR of the stacked R factors; Q's
+-- blocks are each block's Q times its rows of the second Q. For a tall array of one column
+-- of blocks, each at least as tall as the array is wide.
+local function tsqr(c, who)
+  if #c._shape ~= 2 then raise("%s: a chunked array must be 2-d, got %d-d", who, #c._shape) end
+  if c._nb[2] ~= 1 then
+    raise("%s: the array has %d blocks across; TSQR takes one column of blocks (c:rechunk({%s, -1}))", who, c._nb[2],
+      tostring(FIELDS.chunksize(c)[1]))
+  end
+  local n = c._shape[2]
+  for i, e in ipairs(c._chunks[1]) do
+    if e < n then
+      raise("%s: block %d has %d rows, fewer than the %d columns; TSQR needs blocks at least as tall as the array is wide (c:rechunk)",
+        who, i - 1, e, n)
+    end
+  end
+  local qs, rs = {}, {}
+  for k, b in ipairs(c._blocks) do
+    qs[k], rs[k] = luda.with_device(b.device, luda.linalg.qr, b)
+  end
+  local home = c._blocks[1].device
+  local moved = {}
+  for k, r in ipairs(rs) do moved[k] = to(r, home) end
+  local q2, r = luda.with_device(home, luda.linalg.qr, luda.concatenate(moved, 1))
+  local blocks = {}
+  for k, q in ipairs(qs) do
+    local rows = q2:slice({ (k - 1) * n, k * n })
+    blocks[k] = luda.with_device(q.device, luda.matmul, q, to(rows, q.device))
+  end
+  return make(copy(c._shape), blocks[1].dtype, { copy(c._chunks[1]), { n } }, blocks, c._devices), r
+end
+
+local function chunked_qr(c, mode)
+  if mode ~= nil and mode ~= "reduced" and mode ~= "r" then
+    raise("luda.linalg.qr: chunked arrays take mode 'reduced' or 'r' (TSQR), got '%s'", tostring(mode))
+  end
+  local q, r = tsqr(c, "luda.linalg.qr")
+  if mode == "r" then return r end
+  return q, r
+end
+
+-- SVD through TSQR: R = U_R S Vh, so U = Q U_R (a chunked array like Q); S and Vh plain.
+local function chunked_svd(c, options)
+  options = options or {}
+  if options.full_matrices then
+    raise("luda.linalg.svd: chunked arrays give the thin SVD; pass {full_matrices = false}")
+  end
+  local q, r = tsqr(c, "luda.linalg.svd")
+  local home = r.device
+  local ur, s, vh = luda.with_device(home, luda.linalg.svd, r, { full_matrices = false })
+  if options.compute_uv == false then return s end
+  local blocks = {}
+  for k, b in ipairs(q._blocks) do blocks[k] = luda.with_device(b.device, luda.matmul, b, to(ur, b.device)) end
+  return make(copy(q._shape), blocks[1].dtype, copy(q._chunks), blocks, q._devices), s, vh
+end
+
+IMPL[luda.linalg.qr] = public(chunked_qr)
+IMPL[luda.linalg.svd] = public(chunked_svd)
+if luda.linalg.svdvals then
+  IMPL[luda.linalg.svdvals] = public(function(c) return chunked_svd(c, { compute_uv = false }) end)
+end
+
+-- ---- the protocol, names and the module ------------------------------------------------------
+
+for name, f in pairs(luda) do
+  if type(f) == "function" then NAME[f] = "luda." .. name end
+end
+for name, f in pairs(luda.linalg) do
+  if type(f) == "function" then NAME[f] = "luda.linalg." .. name end
+end
+
+Chunked.__luda_function = function(f, ...)
+  local impl = IMPL[f]
+  if impl then return impl(...) end
+  raise("%s does not take chunked arrays; c:compute() makes one array of one (or map_blocks works block by block)",
+    NAME[f] or "this function")
+end
+
+M.map_blocks = public(map_blocks)
+M.is_chunked = is_chunked
+M.rechunk = methods.rechunk
+
+setmetatable(M, {
+  __call = function(_, x, chunks, options) return public(from_array)(x, chunks, options) end,
+  __index = function(_, k) raise("luda.chunked has no field '%s'", tostring(k)) end,
+})
+
+luda.chunked = M
+luda.map_blocks = M.map_blocks
+luda.rechunk = M.rechunk
