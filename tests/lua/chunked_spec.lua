@@ -1,0 +1,302 @@
+-- Chunked arrays (luda.chunked, map_blocks, rechunk): every result against the same work
+-- on one array (itself checked against NumPy by the other specs), on random shapes with
+-- uneven chunks, broadcasting between chunk grids and with plain arrays, every reduction
+-- axis, TSQR against linalg.qr and svd; Dask's post (a raw kernel that reads each block's
+-- strides); and the errors, pinned.
+local luda = require "luda"
+local support = require "support"
+
+local on_devices = support.device_tests(_ENV)
+local here, error_of = support.here, support.error_of
+
+-- Equal arrays: shape, dtype, and values (NaN equal to NaN; floats within rtol).
+local function check(got, want, what, rtol)
+  if luda.chunked.is_chunked(got) then got = got:compute() end
+  assert.are.same(want.shape, got.shape, what)
+  assert.are.equal(want.dtype, got.dtype, what)
+  if want.size == 0 then return end
+  if want.dtype:find("float") or want.dtype:find("complex") then
+    assert.is_true(luda.allclose(got, want, { rtol = rtol or 0, atol = 0, equal_nan = true }), what)
+  else
+    assert.is_true(luda.all(luda.equal(got, want)):item(), what)
+  end
+end
+
+-- A random shape of 1 to 3 axes, and random chunks for it: per axis a block size or a
+-- list of uneven extents (some 1, and a whole axis).
+local function random_shape()
+  local s = {}
+  for a = 1, math.random(1, 3) do s[a] = math.random(1, 9) end
+  return s
+end
+local function random_chunks(shape)
+  local c = {}
+  for a, n in ipairs(shape) do
+    local kind = math.random(1, 3)
+    if kind == 1 then c[a] = math.random(1, n)
+    elseif kind == 2 then c[a] = -1
+    else
+      local list, left = {}, n
+      while left > 0 do
+        local e = math.random(1, left)
+        list[#list + 1] = e
+        left = left - e
+      end
+      c[a] = list
+    end
+  end
+  return c
+end
+
+local function random_array(shape, lo, hi)
+  return luda.random.random(shape) * ((hi or 10) - (lo or -10)) + (lo or -10)
+end
+
+describe("chunked arrays", function()
+  before_each(function() math.randomseed(8128) end)
+
+  on_devices("hold blocks that put back together give the array", function(device)
+    for _ = 1, 40 do
+      local shape = random_shape()
+      local x = random_array(shape)
+      local chunks = random_chunks(shape)
+      local c = luda.chunked(x, chunks)
+      assert.are.same(shape, c.shape)
+      assert.are.equal("float64", c.dtype)
+      assert.are.equal(#shape, c.ndim)
+      local count = 1
+      for a, list in ipairs(c.chunks) do
+        local sum = 0
+        for _, e in ipairs(list) do sum = sum + e end
+        assert.are.equal(shape[a], sum)
+        assert.are.equal(#list, c.numblocks[a])
+        count = count * #list
+      end
+      assert.are.equal(count, c.npartitions)
+      check(c:compute(), x, "compute")
+      -- A block is a view of x: x's strides, its place's values.
+      local b = c:block(table.unpack((function()
+        local g = {}
+        for a = 1, #shape do g[a] = c.numblocks[a] - 1 end
+        return g
+      end)()))
+      assert.are.same(x.strides, b.strides)
+    end
+    local c = luda.chunked(luda.arange(24):reshape(4, 6), { 3, { 1, 5 } })
+    assert.are.equal("chunked<shape=(4, 6), dtype=int64, chunksize=(3, 5), numblocks=(2, 2), devices=" .. device ..
+                     (device == "cuda" and ":0" or "") .. ">", tostring(c))
+    check(c:block(1, 0), luda.array({ { 18 } }), "block (1, 0)")
+    check(c:block(-1, -1), luda.array({ { 19, 20, 21, 22, 23 } }), "block (-1, -1)")
+    -- 0-d and empty arrays.
+    check(luda.chunked(luda.array(3.5), {}):compute(), luda.array(3.5), "0-d")
+    local e = luda.chunked(luda.zeros({ 0, 3 }), { 2, 2 })
+    assert.are.same({ { 0 }, { 2, 1 } }, e.chunks)
+    check(e:compute(), luda.zeros({ 0, 3 }), "empty")
+  end)
+
+  on_devices("make their blocks where they live: zeros, ones, full, random, arange", function()
+    check(luda.chunked.zeros({ 5, 4 }, 2, "float32"), luda.zeros({ 5, 4 }, "float32"), "zeros")
+    check(luda.chunked.ones({ 7 }, { { 3, 4 } }), luda.ones({ 7 }), "ones")
+    check(luda.chunked.full({ 3, 3 }, { 2, 2 }, 2.5), luda.full({ 3, 3 }, 2.5), "full")
+    check(luda.chunked.arange(10, 3), luda.arange(10), "arange")
+    check(luda.chunked.arange(2, 20, 3, 4, "float32"), luda.arange(2, 20, 3, "float32"), "arange with a step")
+    local r = luda.chunked.random({ 50, 3 }, { 20, 3 }, "float32", { seed = 5 })
+    assert.are.equal("float32", r.dtype)
+    local v = r:compute()
+    assert.is_true(luda.all(luda.logical_and(luda.greater_equal(v, 0), luda.less(v, 1))):item())
+    check(luda.chunked.random({ 50, 3 }, { 20, 3 }, "float32", { seed = 5 }), v, "random with a seed")
+  end)
+
+  on_devices("compute elementwise functions and operators blockwise, broadcasting between grids", function()
+    local binary = { "add", "subtract", "multiply", "maximum", "hypot", "less", "atan2" }
+    for _ = 1, 30 do
+      local shape = random_shape()
+      local x, y = random_array(shape), random_array(shape)
+      local cx = luda.chunked(x, random_chunks(shape))
+      local cy = luda.chunked(y, random_chunks(shape))  -- other chunks: rechunked to cx's
+      for _, name in ipairs(binary) do
+        check(luda[name](cx, cy), luda[name](x, y), name .. " chunked, chunked")
+        check(luda[name](cx, y), luda[name](x, y), name .. " chunked, array")
+        check(luda[name](x, cy), luda[name](x, y), name .. " array, chunked")
+      end
+      check(cx + cy * 2 - 1, x + y * 2 - 1, "operators")
+      check(x / cy, x / y, "array / chunked")
+      check(-cx, -x, "negation")
+      check(cx ^ 2, x ^ 2, "power")
+      check(luda.exp(cx), luda.exp(x), "exp")
+      check(luda.where(luda.less(cx, 0), cx, cy), luda.where(luda.less(x, 0), x, y), "where")
+      check(cx:astype("float32"), x:astype("float32"), "astype")
+      check(cx:clip(-1, 1), x:clip(-1, 1), "clip")
+      -- A row broadcast against the chunked grid: a plain array, and a chunked one.
+      local row = random_array({ shape[#shape] })
+      check(cx + row, x + row, "+ a row")
+      check(cx + luda.chunked(row, -1), x + row, "+ a chunked row")
+      local col_shape = { table.unpack(shape) }
+      col_shape[#col_shape] = 1
+      local col = random_array(col_shape)
+      check(luda.multiply(cx, luda.chunked(col, random_chunks(col_shape))), x * col, "* a chunked column")
+    end
+    local z = luda.chunked(luda.arange(6):reshape(2, 3) + luda.complex(0, 1), { 1, 2 })
+    check(luda.conj(z), luda.conj(luda.arange(6):reshape(2, 3) + luda.complex(0, 1)), "complex")
+  end)
+
+  on_devices("reduce along every axis, combining blocks as a tree", function()
+    local names = { "sum", "prod", "max", "min", "mean", "var", "std", "nansum", "nanmax", "nanmin", "nanmean",
+                    "argmax", "argmin" }
+    for _ = 1, 25 do
+      local shape = random_shape()
+      local x = random_array(shape, 0.5, 1.5)
+      if math.random() < 0.3 then x[{ 0 }] = 0 / 0 end  -- a NaN in the first row
+      local c = luda.chunked(x, random_chunks(shape))
+      local axes = { false }
+      for a = 1, #shape do axes[#axes + 1] = a end
+      axes[#axes + 1] = -1
+      if #shape > 1 then axes[#axes + 1] = { 1, #shape } end
+      for _, name in ipairs(names) do
+        for _, axis in ipairs(axes) do
+          local single = type(axis) == "number" or axis == false
+          if single or not name:find("arg") then
+            local what = ("%s axis %s of %s"):format(name, type(axis) == "table" and table.concat(axis, ",") or tostring(axis),
+                                                    table.concat(shape, "x"))
+            local a = axis
+            if axis == false then a = nil end
+            check(luda[name](c, a), luda[name](x, a), what, 1e-12)
+            if not name:find("arg") and a ~= nil then
+              check(c[name](c, a, { keepdims = true }), x[name](x, a, { keepdims = true }), what .. " keepdims", 1e-12)
+            end
+          end
+        end
+      end
+      local b = luda.greater(x, 1)
+      local cb = luda.chunked(b, random_chunks(shape))
+      for _, name in ipairs({ "any", "all", "count_nonzero" }) do
+        check(luda[name](cb), luda[name](b), name)
+        check(luda[name](cb, 1), luda[name](b, 1), name .. " axis 1")
+      end
+      check(luda.sum(c, { dtype = "float32" }), luda.sum(x, { dtype = "float32" }), "sum dtype=float32", 1e-6)
+      check(luda.var(c, 1, { ddof = 1 }), luda.var(x, 1, { ddof = 1 }), "var ddof=1", 1e-12)
+    end
+    -- Integers sum exactly, to int64; their mean is float64.
+    local i = luda.arange(-50, 50):reshape(10, 10):astype("int8")
+    local ci = luda.chunked(i, { 3, 4 })
+    check(luda.sum(ci, 2), luda.sum(i, 2), "int8 sum")
+    check(luda.mean(ci), luda.mean(i), "int8 mean")
+  end)
+
+  on_devices("rechunk to any chunks, keeping the values", function()
+    for _ = 1, 30 do
+      local shape = random_shape()
+      local x = random_array(shape)
+      local c = luda.chunked(x, random_chunks(shape))
+      local to = random_chunks(shape)
+      local r = c:rechunk(to)
+      check(r, x, "rechunk")
+      local want = luda.chunked(x, to)
+      assert.are.same(want.chunks, r.chunks)
+      assert.are.same(want.chunks, luda.rechunk(c, to).chunks)
+    end
+  end)
+
+  on_devices("map_blocks: the Dask post's raw kernel, which reads each block's strides", function()
+    -- y added to every row of x (4096x1024 in the post; smaller here), in 4x2 blocks.
+    local add_kernel = luda.raw_kernel([[
+extern "C" __global__ void add_kernel(const double* x, const double* y, double* out, long long rows, long long cols,
+                                      long long x_row_stride) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= rows * cols) return;
+  long long r = i / cols, c = i % cols;
+  out[i] = x[r * x_row_stride + c] + y[c];
+}
+]], "add_kernel")
+    local function dispatch(x, y)
+      local out = luda.empty(x.shape, x.dtype)
+      local n = x.size
+      add_kernel({ (n + 127) // 128 }, { 128 }, { x, y, out, x.shape[1], x.shape[2], x.strides[1] })
+      return out
+    end
+    local x = random_array({ 64, 32 })
+    local y = random_array({ 32 })
+    local cx = luda.chunked(x, { 16, 16 })
+    local cy = luda.chunked(y, 16)
+    local out = luda.map_blocks(dispatch, cx, cy)
+    assert.are.same({ { 16, 16, 16, 16 }, { 16, 16 } }, out.chunks)
+    check(out, x + y, "map_blocks of the raw kernel")
+    assert.are.equal(32, cx:block(0, 1).strides[1])  -- a view: a row's stride is x's width
+    -- Plain arrays and numbers pass through whole; dtype and chunks given.
+    local calls = 0
+    local scaled = cx:map_blocks(function(b, s, row)
+      calls = calls + 1
+      return (b * s + row:slice({ 0, b.shape[2] })):astype("float32")
+    end, 3, y, { dtype = "float32" })
+    assert.are.equal(8, calls)
+    check(scaled, (x * 3 + luda.concatenate({ y:slice({ 0, 16 }), y:slice({ 0, 16 }) })):astype("float32"), "pass-through")
+    -- drop_axis: a block's row sums; new_axis: an axis of one.
+    local sums = luda.map_blocks(function(b) return luda.sum(b, 2) end, luda.chunked(x, { 16, -1 }), { drop_axis = 2 })
+    check(sums, luda.sum(x, 2), "drop_axis", 1e-12)
+    local wide = luda.map_blocks(function(b) return b:reshape({ b.shape[1], 1 }) end, luda.chunked(y, 8), { new_axis = 2 })
+    assert.are.same({ 32, 1 }, wide.shape)
+    check(wide, y:reshape({ 32, 1 }), "new_axis")
+    -- chunks= gives the blocks' extents: each block halved.
+    local half = luda.map_blocks(function(b) return b:slice({ 0, 8 }) end, cx, { chunks = { 8, 16 } })
+    assert.are.same({ 32, 32 }, half.shape)
+  end)
+
+  on_devices("matmul blockwise, and TSQR for qr and svd", function()
+    for _ = 1, 10 do
+      local m, k, n = math.random(1, 12), math.random(1, 9), math.random(1, 7)
+      local a, b = random_array({ m, k }), random_array({ k, n })
+      local ca = luda.chunked(a, random_chunks({ m, k }))
+      local cb = luda.chunked(b, random_chunks({ k, n }))
+      check(luda.matmul(ca, cb), luda.matmul(a, b), "matmul chunked, chunked", 1e-12)
+      check(luda.matmul(ca, b), luda.matmul(a, b), "matmul chunked, array", 1e-12)
+      check(luda.matmul(a, cb), luda.matmul(a, b), "matmul array, chunked", 1e-12)
+      local v = random_array({ k })
+      check(luda.matmul(ca, v), luda.matmul(a, v), "matmul by a vector", 1e-12)
+    end
+    local a = random_array({ 200, 6 })
+    local c = luda.chunked(a, { { 50, 70, 80 }, -1 })
+    local q, r = luda.linalg.qr(c)
+    assert.is_true(luda.chunked.is_chunked(q))
+    assert.are.same(c.chunks, q.chunks)
+    local qa = q:compute()
+    assert.is_true(luda.allclose(luda.matmul(qa, r), a, { atol = 1e-12 }))
+    assert.is_true(luda.allclose(luda.matmul(qa.T, qa), luda.eye(6), { atol = 1e-12 }))
+    local _, r1 = luda.linalg.qr(a)
+    assert.is_true(luda.allclose(luda.abs(r), luda.abs(r1), { atol = 1e-10 }))  -- R is unique up to the rows' signs
+    check(luda.linalg.qr(c, "r"), r, "mode r")
+    local u, s, vh = luda.linalg.svd(c, { full_matrices = false })
+    local s1 = luda.linalg.svd(a, { compute_uv = false })
+    assert.is_true(luda.allclose(s, s1, { rtol = 0, atol = 1e-10 * s1[0] }))
+    local ua = u:compute()
+    assert.is_true(luda.allclose(luda.matmul(ua.T, ua), luda.eye(6), { atol = 1e-12 }))
+    assert.is_true(luda.allclose(luda.matmul(ua * s, vh), a, { atol = 1e-10 }))
+    check(luda.linalg.svd(c, { compute_uv = false }), s, "svd values")
+  end)
+
+  on_devices("run the same code on an array and a chunked one", function()
+    local function f(x) return luda.sum(luda.exp(x) * 2 + x, 1) / luda.max(x) end
+    local x = random_array({ 30, 4 }, 0, 1)
+    local c = luda.chunked(x, { 7, 3 })
+    local want = f(x)
+    check(f(c), want, "f", 1e-12)
+  end)
+
+  it("refuse what they cannot do, at the caller's line", function()
+    local x = luda.arange(12):reshape(3, 4)
+    local c = luda.chunked(x, { 2, 2 })
+    assert.are.equal(here() .. "luda.chunked: the chunks of axis 1 add up to 2, but the axis has 3 elements; give extents that add up to it", error_of(function() luda.chunked(x, { { 1, 1 }, 2 }) end))
+    assert.are.equal(here() .. "luda.chunked: chunks has 1 entry, but the array has 2 axes; give one per axis (a block size or a list of extents)", error_of(function() luda.chunked(x, { 2 }) end))
+    assert.are.equal(here() .. "luda.chunked: the block size of axis 2 must be a positive integer or -1 (the whole axis), got 0", error_of(function() luda.chunked(x, { 2, 0 }) end))
+    assert.are.equal(here() .. "luda.add: shapes (3, 4), (3,) cannot be broadcast together", error_of(function() return c + luda.zeros(3) end))
+    assert.are.equal(here() .. "luda.cumsum does not take chunked arrays; c:compute() makes one array of one (or map_blocks works block by block)", error_of(function() luda.cumsum(c) end))
+    assert.are.equal(here() .. "block: index 2 is out of range for axis 1 with 2 blocks", error_of(function() c:block(2, 0) end))
+    assert.are.equal(here() .. "map_blocks: the block function returned a float64 array of shape (2, 2) for block (0, 0), where int64 of shape (2, 2) was expected; give map_blocks the output's dtype= and chunks=", error_of(function() luda.map_blocks(function(b) return b * 1.5 end, c) end))
+    assert.are.equal(here() .. "map_blocks: drop_axis 2 has 2 blocks; rechunk that axis to one block first (c:rechunk)", error_of(function() luda.map_blocks(function(b) return b end, c, { drop_axis = 2 }) end))
+    assert.are.equal(here() .. "luda.linalg.qr: the array has 2 blocks across; TSQR takes one column of blocks (c:rechunk({2, -1}))", error_of(function() luda.linalg.qr(c) end))
+    assert.are.equal(here() .. "luda.sum: axis 3 is out of range for a 2-d array (axes are 1 to 2, or -1 for the last)", error_of(function() luda.sum(c, 3) end))
+    assert.are.equal(here() .. "chunked arrays are read-only: cannot set 'shape' (write a block, c:block(i, ...), instead)", error_of(function() c.shape = { 1 } end))
+    -- A luda function that refuses a block's operands says so at the caller's line.
+    local at, err = here(), error_of(function() return luda.floor(luda.chunked(luda.zeros(3, "complex64"), 2)) end)
+    assert.are.equal(at, err:sub(1, #at))
+  end)
+end)
