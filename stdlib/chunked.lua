@@ -803,7 +803,7 @@ local function map_blocks(fn, ...)
   end
   return make(out_shape, dtype, out_chunks, blocks, lead._devices)
 end
-M.map_blocks = public(map_blocks)
+local public_map_blocks = public(map_blocks)
 methods.map_blocks = public(function(c, fn, ...) return map_blocks(fn, c, ...) end)
 
 -- ---- elementwise functions and operators ---------------------------------------------------
@@ -1305,9 +1305,7 @@ Chunked.__luda_function = function(f, ...)
     NAME[f] or "this function")
 end
 
-M.map_blocks = public(map_blocks)
 M.is_chunked = is_chunked
-M.rechunk = methods.rechunk
 
 setmetatable(M, {
   __call = function(_, x, chunks, options) return public(from_array)(x, chunks, options) end,
@@ -1315,5 +1313,5 @@ setmetatable(M, {
 })
 
 luda.chunked = M
-luda.map_blocks = M.map_blocks
-luda.rechunk = M.rechunk
+luda.map_blocks = public_map_blocks
+luda.rechunk = methods.rechunk

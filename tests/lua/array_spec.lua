@@ -374,6 +374,27 @@ describe("luda arrays on the cpu device", function()
     end)
   end)
 
+  it("take the options table in place of an omitted dtype (and omitted linspace arguments)", function()
+    local ints = random_table({ 4 }, rand_int)
+    local cases = {
+      { luda.array(ints, CPU), luda.array(ints, nil, CPU) },
+      { luda.zeros({ 2, 3 }, CPU), luda.zeros({ 2, 3 }, nil, CPU) },
+      { luda.ones(5, CPU), luda.ones(5, nil, CPU) },
+      { luda.full({ 2 }, 7, CPU), luda.full({ 2 }, 7, nil, CPU) },
+      { luda.arange(4, CPU), luda.arange(4, nil, CPU) },
+      { luda.arange(1, 9, 2, CPU), luda.arange(1, 9, 2, nil, CPU) },
+      { luda.linspace(0, 1, 5, CPU), luda.linspace(0, 1, 5, nil, nil, CPU) },
+      { luda.linspace(0, 1, CPU), luda.linspace(0, 1, nil, nil, nil, CPU) },
+      { luda.random.random({ 3 }, { device = "cpu", seed = 4 }), luda.random.random({ 3 }, nil, { device = "cpu", seed = 4 }) },
+    }
+    for i, c in ipairs(cases) do
+      assert.are.equal("cpu", c[1].device, "case " .. i)
+      assert.are.equal(c[2].dtype, c[1].dtype, "case " .. i)
+      assert.are.same(c[2]:totable(), c[1]:totable(), "case " .. i)
+    end
+    assert.are.equal(support.here() .. "bad argument #3 to 'zeros' (unknown option 'dtype'; expected device)", support.error_of(function() luda.zeros(2, { dtype = "int8" }) end))
+  end)
+
   it("frees arrays when collected", function()
     for _ = 1, 200 do luda.zeros({ 100, 100 }, nil, CPU) end
     collectgarbage()

@@ -1,6 +1,6 @@
 -- examples/*.lua run by the luda binary (LUDA_BIN) on each device, chosen by LUDA_DEVICE
 -- (the cpu target always, a GPU when one is usable): quickstart, raw_kernel and
--- raw_module, sobel_graph, and the kernel kinds' vectorize, elementwise, reduction and fuse, whose
+-- raw_module, sobel_graph, chunked_add and chunked_svd, and the kernel kinds' vectorize, elementwise, reduction and fuse, whose
 -- printed arrays must be the ones NumPy prints for CuPy's guide and Numba's tutorial (the
 -- expected text below is numpy's repr of the same arrays). With no LUDA_DEVICE, quickstart
 -- runs on the default device and, without a GPU, says once on stderr that it runs on the
@@ -172,6 +172,22 @@ describe("examples", function()
     contains(out, "graph: 68 nodes, 64 edges, 4 independent branches\n")
     assert(out:find("\neager [%d.]+ ms, graph [%d.]+ ms %([%d.]+x%)\n"), out)
     contains(out, "the graph and eager results are equal, and the first image matches plain Lua\n")
+  end)
+
+  on_devices("chunked_add.lua adds y to x's rows block by block through a raw kernel, equal to x + y", function(device)
+    local out, err, code = luda(example("chunked_add.lua"), device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, "chunked<shape=(4096, 1024), dtype=float32, chunksize=(1024, 512), numblocks=(4, 2), devices=")
+    contains(out, "block (0, 1): shape (1024, 512), row stride 1024 elements\n")
+    contains(out, "map_blocks(dispatch_add) equals x + y on all 4194304 elements\n")
+  end)
+
+  on_devices("chunked_svd.lua gives the one-array SVD's singular values from 4 chunks", function(device)
+    local out, err, code = luda(example("chunked_svd.lua") .. " 2000 100 500", device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, "chunked<shape=(2000, 100), dtype=float64, chunksize=(500, 100), numblocks=(4, 1), devices=")
+    assert(out:find("the chunked and one%-array values differ by [%d.e%-+]+ x the largest\n"), out)
+    assert(out:find("U is orthonormal to [%d.e%-+]+\n"), out)
   end)
 
   on_devices("vectorize.lua gives Numba's add_ufunc results and matches plain Lua on a million elements", function(device)
