@@ -1,0 +1,89 @@
+-- Chunked arrays on one device (bench/chunked.sh runs it beside CuPy):
+--   map_blocks' cost per block: map_blocks over many small blocks with a function that
+--   returns its block (luda's own work alone), and with one that adds 1 (less the same
+--   call on a plain block);
+--   elementwise work (x * 2 + 1) and reductions (sum over all, sum along each axis) on a
+--   chunked array of 4 blocks against the same work on the one array;
+--   examples/chunked_svd.lua's SVD: 10000 x 1000 float64 in 5000 x 1000 chunks (TSQR),
+--   against luda's one-array SVD (and CuPy's in chunked.sh).
+-- Prints one line per figure and "@@ key value" lines for scripts.
+--   build/luda bench/chunked.lua [--smoke]      (--smoke: small sizes, any device)
+local luda = require "luda"
+
+local smoke = arg and arg[1] == "--smoke"
+local on_gpu = luda.current_device().kind ~= "cpu"
+local function wait() if on_gpu then luda.cuda.synchronize() end end
+
+-- Median milliseconds of `reps` runs of fn, each waited for.
+local function time(fn, reps)
+  fn()
+  wait()
+  local t = {}
+  for k = 1, reps do
+    local t0 = luda.clock()
+    fn()
+    wait()
+    t[k] = (luda.clock() - t0) * 1e3
+  end
+  table.sort(t)
+  return t[(reps + 1) // 2]
+end
+
+local function figure(key, value, text)
+  print(text)
+  print(("@@ %s %.6g"):format(key, value))
+end
+
+-- map_blocks per block.
+local nblocks = smoke and 64 or 4096
+local small = luda.random.random({ nblocks * 16 }, "float32")
+local c = luda.chunked(small, 16)
+local same = time(function() return luda.map_blocks(function(b) return b end, c) end, 21)
+local add = time(function() return luda.map_blocks(function(b) return b + 1 end, c) end, 21)
+local block = c:block(0)
+local one = time(function() for _ = 1, nblocks do local _ = block + 1 end end, 21)
+figure("map_blocks_overhead_us", same * 1e3 / nblocks,
+  ("map_blocks over %d blocks, returning each block: %.2f us per block"):format(nblocks, same * 1e3 / nblocks))
+figure("map_blocks_add_overhead_us", (add - one) * 1e3 / nblocks,
+  ("map_blocks of b + 1 over %d blocks: %.2f us per block, %.2f us of it map_blocks' own (b + 1 alone: %.2f us)"):format(
+    nblocks, add * 1e3 / nblocks, (add - one) * 1e3 / nblocks, one * 1e3 / nblocks))
+
+-- Elementwise work and reductions, chunked (4 blocks of rows) against one array.
+local n = smoke and 512 or 8192
+local x = luda.random.random({ n, n }, "float32")
+local cx = luda.chunked(x, { n // 4, n })
+local reps = smoke and 5 or 21
+local cases = {
+  { "x2p1", "x * 2 + 1", function(a) return a * 2 + 1 end },
+  { "sum", "sum", function(a) return luda.sum(a) end },
+  { "sum_axis1", "sum along axis 1", function(a) return luda.sum(a, 1) end },
+  { "sum_axis2", "sum along axis 2", function(a) return luda.sum(a, 2) end },
+  { "max", "max", function(a) return luda.max(a) end },
+}
+for _, case in ipairs(cases) do
+  local key, what, f = case[1], case[2], case[3]
+  local plain = time(function() return f(x) end, reps)
+  local chunked = time(function() return f(cx) end, reps)
+  figure("chunked_" .. key .. "_ratio", chunked / plain,
+    ("%s of %d x %d float32 in 4 blocks: %.3f ms, one array %.3f ms (%.3fx)"):format(what, n, n, chunked, plain,
+      chunked / plain))
+end
+
+-- examples/chunked_svd.lua's SVD.
+local m, k, rows = smoke and 2000 or 10000, smoke and 100 or 1000, smoke and 500 or 5000
+local a = luda.random.random({ m, k }, "float64", { seed = 7 })
+local ca = luda.chunked(a, { rows, k })
+local svd_reps = smoke and 3 or 7
+local t_chunked = time(function() return luda.linalg.svd(ca, { full_matrices = false }) end, svd_reps)
+local t_plain = time(function() return luda.linalg.svd(a, { full_matrices = false }) end, svd_reps)
+local u, s = luda.linalg.svd(ca, { full_matrices = false })
+local _, s1 = luda.linalg.svd(a, { full_matrices = false })
+local err = luda.max(luda.abs(s - s1)):item() / s1[0]
+local ua = u:compute()
+local orth = luda.max(luda.abs(luda.matmul(ua.T, ua) - luda.eye(k))):item()
+figure("chunked_svd_ms", t_chunked,
+  ("svd of %d x %d float64 in %d x %d chunks (TSQR): %.2f ms; the one array's svd %.2f ms; S within %.1e of the one array's, |U^T U - I| %.1e"):format(
+    m, k, rows, k, t_chunked, t_plain, err, orth))
+print(("@@ plain_svd_ms %.6g"):format(t_plain))
+print(("@@ chunked_svd_s_err %.6g"):format(err))
+print(("@@ chunked_svd_u_orth %.6g"):format(orth))
