@@ -9,8 +9,9 @@
 -- __array_function__ lets Dask take NumPy's functions; so code written for an array runs
 -- on a chunked one.
 --
--- Loaded once per Lua state with the luda module table as its argument.
-local luda = ...
+-- Loaded once per Lua state with the luda module table and the arrays' metatable as its
+-- arguments.
+local luda, ARRAY_MT = ...
 
 local M = {}        -- luda.chunked: the constructor (through __call) and its functions
 local Chunked = {}  -- the metatable of chunked arrays
@@ -60,7 +61,6 @@ end
 -- ---- small helpers ---------------------------------------------------------------------
 
 local function is_chunked(v) return getmetatable(v) == Chunked end
-local ARRAY_MT = getmetatable(luda.zeros(0))
 local function is_array(v) return getmetatable(v) == ARRAY_MT end
 
 local function tuple(t)
@@ -196,8 +196,12 @@ local function numblocks_of(chunks)
   return nb
 end
 
--- Every grid position (0-based per axis) in C order.
+-- Every grid position (0-based per axis) in C order, made once per grid shape (read only).
+local position_cache = setmetatable({}, { __mode = "v" })
 local function positions(nb)
+  local key = table.concat(nb, ",")
+  local cached = position_cache[key]
+  if cached then return cached end
   local out, n = {}, product(nb)
   for k = 0, n - 1 do
     local g, rest = {}, k
@@ -207,6 +211,7 @@ local function positions(nb)
     end
     out[k + 1] = g
   end
+  position_cache[key] = out
   return out
 end
 
@@ -999,11 +1004,23 @@ end
 
 -- A reduction whose blocks reduce by luda[name] and combine by `combine` (a binary luda
 -- function).
-local function simple_reduction(name, combine, combine_dtype)
+local function simple_reduction(name, combine)
+  local f = luda[name]
+  local counts = name == "any" or name == "all" or name == "count_nonzero"
   return public(function(c, ...)
     local axes, options = reduction_args(name, c, ...)
-    local f = luda[name]
     local nd = #c._shape
+    local every = true
+    for a = 1, nd do every = every and axes[a] end
+    if every and not options.keepdims then
+      -- Every axis: each block to a 0-d partial, the partials combined in order.
+      local partial = {}
+      local o = options.dtype ~= nil and { dtype = options.dtype } or nil
+      for k, b in ipairs(c._blocks) do
+        partial[k] = luda.with_device(b.device, f, b, o)
+      end
+      return tree(partial, combine)
+    end
     return reduce(c, axes, options.keepdims, function(b, list)
       if #list == 0 then return f(b, { axis = {}, keepdims = true }) end
       if name == "any" or name == "all" or name == "count_nonzero" then return f(b, list, { keepdims = true }) end

@@ -19,14 +19,16 @@ int clock(lua_State* L) {
 }
 
 // luda.chunked, luda.map_blocks, luda.rechunk: stdlib/chunked.lua, run with the module
-// table (on top of the stack) as its argument. Its text is kept as a chunk's, so that
+// table (on top of the stack) and the arrays' metatable as its arguments (no array is made
+// while the module opens: that would choose the default device). Its text is kept as a chunk's, so that
 // messages and debug.getinfo see it as the file "luda.chunked".
 void open_chunked(lua_State* L) {
   const std::string_view text = detail::kChunkedLua;
   if (load_chunk(L, text, "=luda.chunked") != LUA_OK)
     fail("luda's own chunked.lua does not load: {}", lua_tostring(L, -1));
   lua_pushvalue(L, -2);
-  lua_call(L, 1, 0);
+  luaL_getmetatable(L, kArrayType);
+  lua_call(L, 2, 0);
 }
 
 int open_module(lua_State* L) {
