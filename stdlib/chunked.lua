@@ -665,7 +665,7 @@ local function blockwise(f, operands, who)
       if is_chunked(v) and not device then device = args[i].device end
     end
     for i = 1, #ops do args[i] = to(args[i], device) end
-    blocks[k] = luda.with_device(device, f, table.unpack(args, 1, #ops))
+    blocks[k] = f(table.unpack(args, 1, #ops))  -- runs where the block is
   end
   return make(shape, blocks[1] and blocks[1].dtype or lead._dtype, chunks, blocks, lead._devices)
 end
@@ -891,14 +891,14 @@ end)
 -- ---- reductions ----------------------------------------------------------------------------
 
 -- Pairwise combination of a list (kept in order, so that the first of equals wins), each
--- pair on the left one's device.
+-- pair on the left one's device (luda's functions run where their arrays are).
 local function tree(list, combine)
   while #list > 1 do
     local next_list = {}
     for i = 1, #list, 2 do
       local a, b = list[i], list[i + 1]
       if b == nil then next_list[#next_list + 1] = a
-      else next_list[#next_list + 1] = luda.with_device(a.device, combine, a, to(b, a.device)) end
+      else next_list[#next_list + 1] = combine(a, to(b, a.device)) end
     end
     list = next_list
   end
@@ -937,69 +937,42 @@ local function reduction_args(name, c, axis, options, ...)
   return axes, options
 end
 
--- The reduced result: blocks reduced with keepdims by `per_block`, combined along each
--- reduced axis by `combine`; a chunked array, or a plain one when every axis goes (0-d).
-local function reduce(c, axes, keepdims, per_block, combine, finish)
+-- The reduced result: each block reduced by `per_block(block, axes list, grid position)`
+-- (to the shape the result's blocks have: the kept axes, and the reduced ones as 1 with
+-- keepdims), the partials of each output block combined by `combine` as a tree; a chunked
+-- array, or a plain one when no axis is left.
+local function reduce(c, axes, keepdims, per_block, combine)
   local nd = #c._shape
-  local list = {}
-  for a = 1, nd do if axes[a] then list[#list + 1] = a end end
-  local partial = {}
-  local all = positions(c._nb)
-  for k, g in ipairs(all) do
-    local b = c._blocks[k]
-    partial[k] = luda.with_device(b.device, per_block, b, list, g)
-  end
-  -- Group the partials by their position on the kept axes.
-  local out_nb, out_chunks = {}, {}
+  local list, shape, chunks = {}, {}, {}
   for a = 1, nd do
-    out_nb[a] = axes[a] and 1 or c._nb[a]
-    out_chunks[a] = axes[a] and { 1 } or copy(c._chunks[a])
-  end
-  local groups = {}
-  for k, g in ipairs(all) do
-    local og = {}
-    for a = 1, nd do og[a] = axes[a] and 0 or g[a] end
-    local key = flat(out_nb, og)
-    groups[key] = groups[key] or {}
-    table.insert(groups[key], partial[k])
-  end
-  local blocks = {}
-  for key, members in pairs(groups) do
-    local r = tree(members, combine)
-    if finish then r = luda.with_device(r.device, finish, r) end
-    blocks[key] = r
-  end
-  if #list == nd and not keepdims then
-    return blocks[1]:reshape({})
-  end
-  if keepdims then
-    return make((function()
-      local s = {}
-      for a = 1, nd do s[a] = axes[a] and 1 or c._shape[a] end
-      return s
-    end)(), blocks[1].dtype, out_chunks, blocks, c._devices)
-  end
-  local shape, chunks = {}, {}
-  for a = 1, nd do
-    if not axes[a] then
+    if axes[a] then
+      list[#list + 1] = a
+      if keepdims then
+        shape[#shape + 1] = 1
+        chunks[#chunks + 1] = { 1 }
+      end
+    else
       shape[#shape + 1] = c._shape[a]
-      chunks[#chunks + 1] = out_chunks[a]
+      chunks[#chunks + 1] = copy(c._chunks[a])
     end
   end
-  local squeezed = {}
-  for k, b in ipairs(blocks) do
-    local s = {}
-    for a = 1, nd do if not axes[a] then s[#s + 1] = b.shape[a] end end
-    squeezed[k] = b:reshape(s)
+  local groups = {}
+  local all, nb = positions(c._nb), c._nb
+  for k = 1, #all do
+    local g = all[k]
+    local key = 0
+    for a = 1, nd do
+      if not axes[a] then key = key * nb[a] + g[a] end
+    end
+    key = key + 1
+    local p = per_block(c._blocks[k], list, g)
+    local group = groups[key]
+    if group then group[#group + 1] = p else groups[key] = { p } end
   end
-  return make(shape, blocks[1].dtype, chunks, squeezed, c._devices)
-end
-
-local function keep_options(options, extra)
-  local o = { keepdims = true }
-  if options.dtype ~= nil then o.dtype = options.dtype end
-  for k, v in pairs(extra or {}) do o[k] = v end
-  return o
+  local blocks = {}
+  for key = 1, #groups do blocks[key] = tree(groups[key], combine) end
+  if #shape == 0 then return blocks[1] end
+  return make(shape, blocks[1].dtype, chunks, blocks, c._devices)
 end
 
 -- A reduction whose blocks reduce by luda[name] and combine by `combine` (a binary luda
@@ -1016,15 +989,15 @@ local function simple_reduction(name, combine)
       -- Every axis: each block to a 0-d partial, the partials combined in order.
       local partial = {}
       local o = options.dtype ~= nil and { dtype = options.dtype } or nil
-      for k, b in ipairs(c._blocks) do
-        partial[k] = luda.with_device(b.device, f, b, o)
-      end
+      for k, b in ipairs(c._blocks) do partial[k] = f(b, o) end
       return tree(partial, combine)
     end
-    return reduce(c, axes, options.keepdims, function(b, list)
-      if #list == 0 then return f(b, { axis = {}, keepdims = true }) end
-      if name == "any" or name == "all" or name == "count_nonzero" then return f(b, list, { keepdims = true }) end
-      return f(b, list, keep_options(options))
+    local keep = options.keepdims and true or false
+    local o = { keepdims = keep, dtype = (not counts) and options.dtype or nil }
+    return reduce(c, axes, keep, function(b, list)
+      if #list == 0 then return f(b, { axis = {}, keepdims = keep }) end
+      if counts then return f(b, list, { keepdims = keep }) end
+      return f(b, list, o)
     end, combine)
   end)
 end
