@@ -11,23 +11,8 @@
 local luda = require "luda"
 
 local smoke = arg and arg[1] == "--smoke"
-local on_gpu = luda.current_device().kind ~= "cpu"
-local function wait() if on_gpu then luda.cuda.synchronize() end end
 
--- Median milliseconds of `reps` runs of fn, each waited for.
-local function time(fn, reps)
-  fn()
-  wait()
-  local t = {}
-  for k = 1, reps do
-    local t0 = luda.clock()
-    fn()
-    wait()
-    t[k] = (luda.clock() - t0) * 1e3
-  end
-  table.sort(t)
-  return t[(reps + 1) // 2]
-end
+local time = dofile("bench/timing.lua").time
 
 local function figure(key, value, text)
   print(text)

@@ -21,22 +21,8 @@ local svd_only = arg and arg[1] == "--svd"
 local dev = luda.current_device()
 local on_gpu = dev.kind ~= "cpu"
 
-local function wait(on) if on ~= "cpu" and on_gpu then luda.cuda.synchronize() end end
 
--- Median milliseconds of `reps` runs of fn, each waited for.
-local function time(fn, reps, on)
-  fn()
-  wait(on)
-  local t = {}
-  for k = 1, reps do
-    local t0 = luda.clock()
-    fn()
-    wait(on)
-    t[k] = (luda.clock() - t0) * 1e3
-  end
-  table.sort(t)
-  return t[(reps + 1) // 2]
-end
+local time = dofile("bench/timing.lua").time
 
 if not svd_only then
   local n = smoke and 256 or (on_gpu and 8192 or 2048)

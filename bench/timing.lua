@@ -1,0 +1,34 @@
+-- Timing for the Lua benchmarks (bench/*.lua, run from the repository root):
+--   local T = dofile("bench/timing.lua")
+-- T.time(fn, reps [, on]): the median milliseconds of `reps` runs of fn after one more,
+-- each waited for on the current device when that is a GPU (`on = "cpu"`: work that runs
+-- on the cpu device, which needs no wait).
+local luda = require "luda"
+
+local M = {}
+
+local on_gpu = luda.current_device().kind ~= "cpu"
+
+function M.wait(on)
+  if on ~= "cpu" and on_gpu then luda.cuda.synchronize() end
+end
+
+function M.median(t)
+  table.sort(t)
+  return t[(#t + 1) // 2]
+end
+
+function M.time(fn, reps, on)
+  fn()
+  M.wait(on)
+  local t = {}
+  for k = 1, reps do
+    local t0 = luda.clock()
+    fn()
+    M.wait(on)
+    t[k] = (luda.clock() - t0) * 1e3
+  end
+  return M.median(t)
+end
+
+return M
