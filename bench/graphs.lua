@@ -10,7 +10,6 @@ local cuda = luda.cuda
 
 local smoke = arg and arg[1] == "--smoke"
 
-
 local time = dofile("bench/timing.lua").time
 
 local batch = dofile("examples/sobel.lua").batch  -- run from the repository root
