@@ -240,18 +240,44 @@ end
 
 -- ---- the object -------------------------------------------------------------------------
 
--- A chunked array of these blocks (a flat list in C order over the grid).
-local function make(shape, dtype, chunks, blocks, devices)
+-- A chunked array of these blocks (a flat list in C order over the grid). A distributed
+-- one (docs/distributed.md) has `owners`, each block's rank; a block of another rank is
+-- `false` here.
+local function make(shape, dtype, chunks, blocks, devices, owners)
   return setmetatable({ _shape = shape, _dtype = dtype, _chunks = chunks, _blocks = blocks,
-                        _nb = numblocks_of(chunks), _devices = devices }, Chunked)
+                        _nb = numblocks_of(chunks), _devices = devices, _owners = owners }, Chunked)
 end
 
--- The devices of a list of blocks, in order of first appearance.
+-- This process's rank and the number of ranks (1 and 0 without mpirun).
+local function my_rank() return luda.dist and luda.dist.rank() or 0 end
+local function rank_count() return luda.dist and luda.dist.size() or 1 end
+
+-- Each block's rank when `n` blocks are spread over the ranks (neighbours together), and
+-- this rank's blocks' devices: its own blocks spread over `devices` as placement does.
+local function spread_over_ranks(n, devices)
+  local ranks, me = rank_count(), my_rank()
+  local owners, local_count = {}, 0
+  for k = 0, n - 1 do
+    owners[k + 1] = (k * ranks) // math.max(n, 1)
+    if owners[k + 1] == me then local_count = local_count + 1 end
+  end
+  local where, j = {}, 0
+  for k = 1, n do
+    if owners[k] == me then
+      where[k] = devices[(j * #devices) // math.max(local_count, 1) + 1]
+      j = j + 1
+    end
+  end
+  return owners, where
+end
+
+-- The devices of a list of blocks (this rank's, of a distributed array), in order of first
+-- appearance.
 local function devices_of(blocks)
   local seen, out = {}, {}
   for _, b in ipairs(blocks) do
-    local d = b.device
-    if not seen[d] then
+    local d = b and b.device
+    if d and not seen[d] then
       seen[d] = true
       out[#out + 1] = d
     end
@@ -277,7 +303,9 @@ local function from_array(x, chunks, options, who)
   if options ~= nil and type(options) ~= "table" then raise("%s: options must be a table, got %s", who, type(options)) end
   options = options or {}
   for k in pairs(options) do
-    if k ~= "devices" then raise("%s: unknown option '%s' (options: devices)", who, tostring(k)) end
+    if k ~= "devices" and k ~= "distributed" then
+      raise("%s: unknown option '%s' (options: devices, distributed)", who, tostring(k))
+    end
   end
   local shape = x.shape
   local c = normalize_chunks(chunks, shape, who)
@@ -285,11 +313,18 @@ local function from_array(x, chunks, options, who)
   local off, nb = offsets_of(c), numblocks_of(c)
   local blocks = {}
   local all = positions(nb)
+  local owners, where
+  if options.distributed then owners, where = spread_over_ranks(#all, devices) end
   for k, g in ipairs(all) do
-    local view = #shape == 0 and x or x:slice(table.unpack(ranges(c, off, g)))
-    blocks[k] = to(view, placement(k - 1, #all, devices))
+    local device = owners and where[k] or placement(k - 1, #all, devices)
+    if device then
+      local view = #shape == 0 and x or x:slice(table.unpack(ranges(c, off, g)))
+      blocks[k] = to(view, device)
+    else
+      blocks[k] = false
+    end
   end
-  return make(shape, x.dtype, c, blocks, devices)
+  return make(shape, x.dtype, c, blocks, devices, owners)
 end
 
 -- Blocks made where they live: make(block_shape, device) for each.
@@ -301,20 +336,15 @@ local function build(shape, chunks, options, who, maker)
   local devices = read_devices(options.devices, who)
   local off, nb = offsets_of(c), numblocks_of(c)
   local all = positions(nb)
-  local blocks = {}
+  local owners, where
+  if options.distributed then owners, where = spread_over_ranks(#all, devices) end
+  local blocks, dtype = {}, nil
   for k, g in ipairs(all) do
-    blocks[k] = maker(block_shape(c, g), placement(k - 1, #all, devices), ranges(c, off, g))
+    local device = owners and where[k] or placement(k - 1, #all, devices)
+    blocks[k] = device and maker(block_shape(c, g), device, ranges(c, off, g)) or false
+    dtype = dtype or (blocks[k] and blocks[k].dtype)
   end
-  return make(copy(shape), blocks[1] and blocks[1].dtype, c, blocks, devices)
-end
-
--- The trailing options table of a constructor's arguments, if any.
-local function split_options(args)
-  local last = args[args.n]
-  if args.n > 0 and type(last) == "table" and getmetatable(last) == nil then
-    return table.unpack(args, 1, args.n - 1), last
-  end
-  return table.unpack(args, 1, args.n)
+  return make(copy(shape), dtype, c, blocks, devices, owners)
 end
 
 local function constructor(name, fill)
@@ -329,7 +359,7 @@ local function constructor(name, fill)
       if fill == nil then return luda[name](s, dtype or "float64", { device = device }) end
       return luda.full(s, fill, dtype or "float64", { device = device })
     end)
-    c._dtype = c._dtype or (dtype or "float64")
+    rawset(c, "_dtype", c._dtype or (dtype or "float64"))
     return c
   end)
 end
@@ -352,7 +382,8 @@ M.random = public(function(shape, chunks, dtype, options)
   if type(dtype) == "table" then dtype, options = nil, dtype end
   options = options or {}
   if options.seed ~= nil then luda.random.seed(options.seed) end
-  return build(shape, chunks, { devices = options.devices }, "luda.chunked.random", function(s, device)
+  return build(shape, chunks, { devices = options.devices, distributed = options.distributed }, "luda.chunked.random",
+    function(s, device)
     return luda.random.random(s, dtype or "float64", { device = device })
   end)
 end)
@@ -408,10 +439,13 @@ local FIELDS = {
     return s
   end,
   devices = function(c) return devices_of(c._blocks) end,
+  distributed = function(c) return c._owners ~= nil end,
+  owners = function(c) return c._owners and copy(c._owners) or nil end,
   T = function(c) return methods.transpose(c) end,
 }
 
 Chunked.__index = function(c, k)
+  if type(k) == "string" and k:sub(1, 1) == "_" then return nil end  -- an unset internal field
   local f = FIELDS[k]
   if f then return f(c) end
   local m = methods[k]
@@ -424,8 +458,9 @@ Chunked.__newindex = function(_, k)
 end
 
 Chunked.__tostring = function(c)
-  return string.format("chunked<shape=%s, dtype=%s, chunksize=%s, numblocks=%s, devices=%s>", tuple(c._shape),
-    c._dtype, tuple(FIELDS.chunksize(c)), tuple(c._nb), table.concat(devices_of(c._blocks), ", "))
+  return string.format("chunked<shape=%s, dtype=%s, chunksize=%s, numblocks=%s, devices=%s%s>", tuple(c._shape),
+    c._dtype, tuple(FIELDS.chunksize(c)), tuple(c._nb), table.concat(devices_of(c._blocks), ", "),
+    c._owners and (", ranks=" .. rank_count()) or "")
 end
 
 Chunked.__name = "chunked"
@@ -446,22 +481,40 @@ methods.block = public(function(c, ...)
     end
     g[a] = i
   end
-  return c._blocks[flat(c._nb, g)]
+  local k = flat(c._nb, g)
+  if c._blocks[k] == false then
+    raise("block: block %s lives on rank %d, and this is rank %d; c:compute() gathers every block", tuple(g),
+      c._owners[k], my_rank())
+  end
+  return c._blocks[k]
 end)
 
 -- c:blocks(): every block, in C order over the grid.
 methods.blocks = function(c) return { table.unpack(c._blocks) } end
 
--- c:compute([{device=}]): one array on one device (default: the first block's).
+-- c:compute([{device=, root=}]): one array on one device (default: the first block's, or
+-- for a distributed array the current device). A distributed array's blocks travel from
+-- their ranks to every rank (a collective: every rank calls it), or with `root` to that
+-- rank only, where the others get nil.
 methods.compute = public(function(c, options)
   options = options or {}
-  local device = options.device and device_name(options.device) or (c._blocks[1] and c._blocks[1].device)
-  if #c._shape == 0 then return to(c._blocks[1], device):copy() end
-  local out = luda.empty(c._shape, c._dtype, { device = device })
+  local first
+  for _, b in ipairs(c._blocks) do first = first or b or nil end
+  local device = options.device and device_name(options.device) or
+                 ((c._owners or not first) and device_name(luda.current_device()) or first.device)
+  local me = my_rank()
+  local keep = options.root == nil or options.root == me
+  local out = keep and luda.empty(c._shape, c._dtype, { device = device }) or nil
   local off = offsets_of(c._chunks)
   for k, g in ipairs(positions(c._nb)) do
     local b = c._blocks[k]
-    if b.size > 0 then out[ranges(c._chunks, off, g)] = to(b, device) end
+    if c._owners and rank_count() > 1 then
+      local buffer = b or luda.empty(block_shape(c._chunks, g), c._dtype, { device = device })
+      b = luda.dist.broadcast(buffer, c._owners[k])
+    end
+    if keep and b.size > 0 then
+      if #c._shape == 0 then out = to(b, device):copy() else out[ranges(c._chunks, off, g)] = to(b, device) end
+    end
   end
   return out
 end)
@@ -493,6 +546,9 @@ local function rechunk(c, chunks, options)
     end
   end
   if same and not options.devices then return c end
+  if c._owners then
+    raise("rechunk: a distributed chunked array keeps its chunks (blocks do not move between ranks); c:compute() gathers it")
+  end
   local devices = options.devices and read_devices(options.devices, "rechunk") or c._devices or devices_of(c._blocks)
   local old_off, new_off = offsets_of(c._chunks), offsets_of(new)
   local nb = numblocks_of(new)
@@ -650,24 +706,63 @@ end
 
 -- f applied block by block to operands (chunked arrays, arrays, numbers, ...), each block
 -- on its first chunked operand's device, the other pieces moved there.
+-- The ranks of the blocks of a grid of `nb` that distributed operands share, or nil when
+-- none is distributed; an error when they cannot be worked on rank by rank.
+local function shared_owners(operands, nb, who)
+  local owners
+  for _, v in ipairs(operands) do
+    if is_chunked(v) and v._owners then owners = owners or v._owners end
+  end
+  if not owners then return nil end
+  for _, v in ipairs(operands) do
+    if is_chunked(v) then
+      local same = v._owners ~= nil and #v._nb == #nb
+      for a = 1, same and #nb or 0 do same = same and v._nb[a] == nb[a] end
+      for k = 1, same and #owners or 0 do same = same and v._owners[k] == owners[k] end
+      if not same then
+        raise("%s: a distributed chunked array combines with plain arrays, numbers, and distributed chunked arrays of its shape and chunks only (blocks do not move between ranks)",
+          who)
+      end
+    end
+  end
+  return owners
+end
+
 local function blockwise(f, operands, who)
   local ops, shape, chunks = unify(operands, who)
   local nd = #shape
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
-  local blocks = {}
+  local owners = shared_owners(ops, nb, who)
+  local me = my_rank()
+  local blocks, dtype = {}, nil
   local lead
   for _, v in ipairs(ops) do if is_chunked(v) then lead = lead or v end end
   for k, g in ipairs(positions(nb)) do
-    local args = {}
-    local device
-    for i, v in ipairs(ops) do
-      args[i] = piece_of(v, g, nd, off, chunks)
-      if is_chunked(v) and not device then device = args[i].device end
+    if owners and owners[k] ~= me then
+      blocks[k] = false
+    else
+      local args = {}
+      local device
+      for i, v in ipairs(ops) do
+        args[i] = piece_of(v, g, nd, off, chunks)
+        if is_chunked(v) and not device then device = args[i].device end
+      end
+      for i = 1, #ops do args[i] = to(args[i], device) end
+      blocks[k] = f(table.unpack(args, 1, #ops))  -- runs where the block is
+      dtype = dtype or blocks[k].dtype
     end
-    for i = 1, #ops do args[i] = to(args[i], device) end
-    blocks[k] = f(table.unpack(args, 1, #ops))  -- runs where the block is
   end
-  return make(shape, blocks[1] and blocks[1].dtype or lead._dtype, chunks, blocks, lead._devices)
+  if not dtype then
+    -- A rank holding none of the blocks: the dtype f gives elements of the operands' dtypes.
+    local probe = {}
+    for i, v in ipairs(ops) do
+      if is_chunked(v) then probe[i] = luda.zeros({}, v._dtype)
+      elseif is_array(v) then probe[i] = luda.zeros({}, v.dtype, { device = v.device })
+      else probe[i] = v end
+    end
+    dtype = f(table.unpack(probe, 1, #ops)).dtype
+  end
+  return make(shape, dtype, chunks, blocks, lead._devices, owners)
 end
 
 -- ---- map_blocks ----------------------------------------------------------------------------
@@ -768,8 +863,21 @@ local function map_blocks(fn, ...)
   local dtype = options.dtype or lead._dtype
   local off = offsets_of(chunks)
   local nb = numblocks_of(chunks)
+  local owners = shared_owners(cs, nb, "map_blocks")
+  local out_owners = owners and {} or nil
+  local me = my_rank()
   local blocks = {}
+  local out_nb = numblocks_of(out_chunks)
   for k, g in ipairs(positions(nb)) do
+    local og = {}
+    for a = 1, out_nd do og[a] = in_axis_of[a] and g[in_axis_of[a]] or 0 end
+    local at = flat(out_nb, og)
+    if owners then out_owners[at] = owners[k] end
+    if owners and owners[k] ~= me then
+      blocks[at] = false
+      goto next_block
+    end
+    do
     local call = {}
     local device
     for i = 1, args.n do
@@ -783,11 +891,8 @@ local function map_blocks(fn, ...)
     for _, i in ipairs(chunked_args) do call[i] = to(call[i], device) end
     local r = luda.with_device(device, fn, table.unpack(call, 1, args.n))
     -- The block it must be.
-    local og, want = {}, {}
-    for a = 1, out_nd do
-      og[a] = in_axis_of[a] and g[in_axis_of[a]] or 0
-      want[a] = out_chunks[a][og[a] + 1]
-    end
+    local want = {}
+    for a = 1, out_nd do want[a] = out_chunks[a][og[a] + 1] end
     if not is_array(r) then
       raise("map_blocks: the block function returned %s for block %s; it must return an array", type(r), tuple(g))
     end
@@ -798,7 +903,9 @@ local function map_blocks(fn, ...)
       raise("map_blocks: the block function returned a %s array of shape %s for block %s, where %s of shape %s was expected; give map_blocks the output's dtype= and chunks=",
         r.dtype, tuple(got), tuple(g), dtype, tuple(want))
     end
-    blocks[flat(numblocks_of(out_chunks), og)] = r
+    blocks[at] = r
+    end
+    ::next_block::
   end
   local out_shape = {}
   for a = 1, out_nd do
@@ -806,7 +913,7 @@ local function map_blocks(fn, ...)
     for _, e in ipairs(out_chunks[a]) do s = s + e end
     out_shape[a] = s
   end
-  return make(out_shape, dtype, out_chunks, blocks, lead._devices)
+  return make(out_shape, dtype, out_chunks, blocks, lead._devices, out_owners)
 end
 local public_map_blocks = public(map_blocks)
 methods.map_blocks = public(function(c, fn, ...) return map_blocks(fn, c, ...) end)
@@ -882,10 +989,14 @@ methods.transpose = public(function(c)
   end
   local chunks = rev(copy(c._chunks))
   local nb = numblocks_of(chunks)
-  local blocks = {}
-  for k, g in ipairs(positions(nb)) do blocks[k] = c._blocks[flat(c._nb, rev(g))].T end
   if nd < 2 then return c end
-  return make(rev(copy(c._shape)), c._dtype, chunks, blocks, c._devices)
+  local blocks, owners = {}, c._owners and {} or nil
+  for k, g in ipairs(positions(nb)) do
+    local from = flat(c._nb, rev(g))
+    blocks[k] = c._blocks[from] and c._blocks[from].T
+    if owners then owners[k] = c._owners[from] end
+  end
+  return make(rev(copy(c._shape)), c._dtype, chunks, blocks, c._devices, owners)
 end)
 
 -- ---- reductions ----------------------------------------------------------------------------
@@ -942,6 +1053,9 @@ end
 -- keepdims), the partials of each output block combined by `combine` as a tree; a chunked
 -- array, or a plain one when no axis is left.
 local function reduce(c, axes, keepdims, per_block, combine)
+  if c._owners then
+    raise("reductions of a distributed chunked array go over every axis (without keepdims); c:compute() gathers it for others")
+  end
   local nd = #c._shape
   local list, shape, chunks = {}, {}, {}
   for a = 1, nd do
@@ -977,6 +1091,20 @@ end
 
 -- A reduction whose blocks reduce by luda[name] and combine by `combine` (a binary luda
 -- function).
+-- A reduction's partial on each rank (nil where a rank holds no block; `template`, an
+-- array of the partial's dtype and shape, stands in for it) combined across the ranks in
+-- rank order, which is block order; every rank gets the result.
+local function across_ranks(partial, template, combine)
+  if rank_count() == 1 then return partial or template end
+  local gathered = luda.dist.allgather(partial or template)
+  local flags = luda.dist.allgather(luda.array(partial ~= nil, "bool", { device = gathered.device })):totable()
+  local list = {}
+  for r, held in ipairs(flags) do
+    if held then list[#list + 1] = gathered:slice(r - 1) end
+  end
+  return tree(list, combine):copy()
+end
+
 local function simple_reduction(name, combine)
   local f = luda[name]
   local counts = name == "any" or name == "all" or name == "count_nonzero"
@@ -989,8 +1117,12 @@ local function simple_reduction(name, combine)
       -- Every axis: each block to a 0-d partial, the partials combined in order.
       local partial = {}
       local o = options.dtype ~= nil and { dtype = options.dtype } or nil
-      for k, b in ipairs(c._blocks) do partial[k] = f(b, o) end
-      return tree(partial, combine)
+      for _, b in ipairs(c._blocks) do
+        if b then partial[#partial + 1] = f(b, o) end
+      end
+      if not c._owners then return tree(partial, combine) end
+      local template = #partial == 0 and f(luda.zeros({ 1 }, c._dtype), o) or nil
+      return across_ranks(#partial > 0 and tree(partial, combine) or nil, template, combine)
     end
     local keep = options.keepdims and true or false
     local o = { keepdims = keep, dtype = (not counts) and options.dtype or nil }
@@ -1050,8 +1182,9 @@ end
 chunked_reduction.var = public(function(c, ...)
   local axes, options = reduction_args("var", c, ...)
   local list = axes_list(c, axes)
-  local m = chunked_reduction.mean(c, { axis = list, keepdims = true, dtype = options.dtype })
-  local d = is_chunked(m) and chunked_ufunc.subtract(c, m) or chunked_ufunc.subtract(c, m)
+  -- Over every axis the mean is a plain 0-d array, which broadcasts as it is.
+  local m = chunked_reduction.mean(c, { axis = list, keepdims = #list < #c._shape, dtype = options.dtype })
+  local d = chunked_ufunc.subtract(c, m)
   local sq = c._dtype:find("complex") and chunked_ufunc.square(chunked_ufunc.abs(d)) or chunked_ufunc.multiply(d, d)
   local s = chunked_reduction.sum(sq, { axis = list, keepdims = options.keepdims })
   return s / math.max(count_of(c, axes) - (options.ddof or 0), 0)
@@ -1081,6 +1214,7 @@ local function arg_reduction(name, better)
     local axes, options = reduction_args(name, c, ...)
     local list = axes_list(c, axes)
     local nd = #c._shape
+    if c._owners then raise("luda.%s: a distributed chunked array has no %s; c:compute() gathers it first", name, name) end
     if #list > 1 and #list < nd then raise("luda.%s: one axis at most", name) end
     local off = offsets_of(c._chunks)
     local flat_all = #list == nd and nd > 1
@@ -1181,6 +1315,9 @@ end
 -- matmul of a 2-d chunked a and a 2-d (or 1-d) chunked or plain b: block (i, j) is the sum
 -- over k of a's (i, k) times b's (k, j), b's row chunks made a's column chunks.
 local function matmul(a, b)
+  if (is_chunked(a) and a._owners) or (is_chunked(b) and b._owners) then
+    raise("matmul: distributed chunked arrays have no matmul (their qr and svd: TSQR); c:compute() gathers one")
+  end
   if not is_chunked(a) then
     if is_array(a) then a = from_array(a, { -1, -1 }, { devices = b._devices }) else raise("matmul: operands must be arrays") end
   end
@@ -1235,18 +1372,33 @@ local function tsqr(c, who)
   end
   local qs, rs = {}, {}
   for k, b in ipairs(c._blocks) do
-    qs[k], rs[k] = luda.with_device(b.device, luda.linalg.qr, b)
+    if b then qs[k], rs[k] = luda.with_device(b.device, luda.linalg.qr, b) end
   end
-  local home = c._blocks[1].device
+  -- The R factors, on one device (of a distributed array: every rank gets every R, from
+  -- its block's rank, and factors their stack itself).
+  local home
+  for _, b in ipairs(c._blocks) do home = home or (b and b.device) end
+  home = home or device_name(luda.current_device())
   local moved = {}
-  for k, r in ipairs(rs) do moved[k] = to(r, home) end
-  local q2, r = luda.with_device(home, luda.linalg.qr, luda.concatenate(moved, 1))
-  local blocks = {}
-  for k, q in ipairs(qs) do
-    local rows = q2:slice({ (k - 1) * n, k * n })
-    blocks[k] = luda.with_device(q.device, luda.matmul, q, to(rows, q.device))
+  for k = 1, #c._blocks do
+    local r = rs[k]
+    if c._owners and rank_count() > 1 then
+      r = luda.dist.broadcast(r or luda.empty({ n, n }, c._dtype, { device = home }), c._owners[k])
+    end
+    moved[k] = to(r, home)
   end
-  return make(copy(c._shape), blocks[1].dtype, { copy(c._chunks[1]), { n } }, blocks, c._devices), r
+  local q2, r = luda.with_device(home, luda.linalg.qr, luda.concatenate(moved, 1))
+  local blocks, dtype = {}, q2.dtype
+  for k = 1, #c._blocks do
+    local q = qs[k]
+    if q then
+      local rows = q2:slice({ (k - 1) * n, k * n })
+      blocks[k] = luda.with_device(q.device, luda.matmul, q, to(rows, q.device))
+    else
+      blocks[k] = false
+    end
+  end
+  return make(copy(c._shape), dtype, { copy(c._chunks[1]), { n } }, blocks, c._devices, c._owners), r
 end
 
 local function chunked_qr(c, mode)
@@ -1269,8 +1421,10 @@ local function chunked_svd(c, options)
   local ur, s, vh = luda.with_device(home, luda.linalg.svd, r, { full_matrices = false })
   if options.compute_uv == false then return s end
   local blocks = {}
-  for k, b in ipairs(q._blocks) do blocks[k] = luda.with_device(b.device, luda.matmul, b, to(ur, b.device)) end
-  return make(copy(q._shape), blocks[1].dtype, copy(q._chunks), blocks, q._devices), s, vh
+  for k, b in ipairs(q._blocks) do
+    blocks[k] = b and luda.with_device(b.device, luda.matmul, b, to(ur, b.device)) or false
+  end
+  return make(copy(q._shape), q._dtype, copy(q._chunks), blocks, q._devices, q._owners), s, vh
 end
 
 IMPL[luda.linalg.qr] = public(chunked_qr)
