@@ -57,7 +57,7 @@ describe("errors", function()
     assert.are.equal(here() .. want, error_of(function() return luda.device("cuda:7") end))
     assert.are.equal(here() .. want, error_of(function() return luda.device(7) end))
     assert.are.equal(here() .. want, error_of(function() return luda.arange(3, nil, CPU):to("cuda:7") end))
-    assert.are.equal(here() .. "zeros: option 'device' must be \"cpu\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got 'gpu'", error_of(function() return luda.zeros(3, nil, { device = "gpu" }) end))
+    assert.are.equal(here() .. "zeros: option 'device' must be \"cpu\", \"cpu:N\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got 'gpu'", error_of(function() return luda.zeros(3, nil, { device = "gpu" }) end))
     assert.are.equal(here() .. "invalid device 'cuda:x': expected 'cpu', 'cpu:N', 'cuda' or 'cuda:N'", error_of(function() return luda.device("cuda:x") end))
   end)
 
