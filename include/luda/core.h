@@ -102,7 +102,8 @@ class ScriptError : public Error {
 
 // No such device: no usable CUDA device (no driver, no GPU, or an ordinal past the count):
 // "no CUDA device: <reason>"; or a cpu device past LUDA_CPU_DEVICES:
-// "no cpu device cpu:5: LUDA_CPU_DEVICES=2 gives 2 (cpu:0, cpu:1); ...".
+// "no cpu device cpu:5: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with
+// LUDA_CPU_DEVICES=6".
 class NoDeviceError : public Error {
  public:
   using Error::Error;
@@ -214,8 +215,8 @@ struct Device {
 int cuda_device_count();
 // Number of cpu devices: $LUDA_CPU_DEVICES (read once per process; 1 to 1024) when set,
 // else 1 (cpu alone). Error when the variable is malformed:
-// "LUDA_CPU_DEVICES=two: expected a whole number of cpu devices from 1 to 1024, as
-// LUDA_CPU_DEVICES=2 for cpu:0 and cpu:1".
+// "LUDA_CPU_DEVICES=two: expected a whole number of cpu devices from 1 to 1024: set
+// LUDA_CPU_DEVICES=2 for cpu:0 and cpu:1, or unset it for the one cpu device".
 int cpu_device_count();
 // $LUDA_DEVICE when set ("cpu", "cpu:N", "cuda", "cuda:N"), else cuda:0 when a CUDA device
 // is usable, else cpu. Throws when $LUDA_DEVICE or $LUDA_CPU_DEVICES is unusable.
