@@ -309,6 +309,12 @@ describe("several cpu devices", function()
     assert.are.same({ ("<device cpu:2>\tcpu:2\t%d\n"):format(NGPU + 3), "", 0 }, { out, err, code })
     out, err, code = support.run_luda("-e " .. script, nil, false, { LUDA_DEVICE = "cpu:1", LUDA_CPU_DEVICES = "2" })
     assert.are.same({ ("<device cpu:1>\tcpu:1\t%d\n"):format(NGPU + 2), "", 0 }, { out, err, code })
+    -- The banner names the default device and the number of cpu devices.
+    out, err, code = support.run_luda("-v", nil, false, { LUDA_DEVICE = "cpu:2" })
+    assert.are.same({ "", 0 }, { err, code })
+    local device = out:match("^luda [^\n]* \u{2014} (.-)\n$")
+    assert.is_truthy(device and (device:match("^cpu:2 %(no CUDA device: .+%); 3 cpu devices$") or
+                                 device == "cpu:2; 3 cpu devices"), out)
     out, err, code = support.run_luda("-e " .. script, nil, false, { LUDA_DEVICE = "cpu:3" })
     assert.are.same({ "", 1 }, { out, code })
     assert.truthy(err:find("^luda: %(command line 1%):1: LUDA_DEVICE=cpu:3: no cpu device cpu:3: LUDA_CPU_DEVICES gives 3 " ..
