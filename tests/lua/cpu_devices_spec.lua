@@ -118,6 +118,26 @@ describe("several cpu devices", function()
     end
   end))
 
+  it("compiles code for the cpu once, for every cpu device", with_three(function()
+    local f = luda.vectorize(function(a, b) return a * 3 + b end)
+    local k = luda.cuda.jit(function(x, out)
+      local i = luda.cuda.grid(1)
+      if i < out.size then out[i] = x[i] + 1 end
+    end)
+    for _, D in ipairs({ "cpu", "cpu:1", "cpu:2", "cpu:1" }) do
+      local h, x = random_on(D, { 64 })
+      check_on(D, f(x, x), hostref.map(function(v) return v * 3 + v end, h), hostref.rel(1e-15, 1), "vectorize on " .. D)
+      local out = luda.empty(64, "float64", { device = D })
+      k[{ 2, 32 }](x, out)
+      check_on(D, out, hostref.map(function(v) return v + 1 end, h), nil, "cuda.jit on " .. D)
+    end
+    for what, stats in pairs({ vectorize = f:stats(), ["cuda.jit"] = k:stats() }) do
+      assert.are.equal(4, stats.calls, what)
+      assert.are.equal(1, stats.specializations, what)
+      assert.are.equal(1, stats.loads, what)
+    end
+  end))
+
   it("kernels, raw kernels and graphs run on cpu:N arrays", with_three(function()
     local cuda = luda.cuda
     local axpy = cuda.jit(function(a, x, y, out)
