@@ -19,19 +19,21 @@ namespace {
 
 std::string device_text() {
   Device d = default_device();
+  const int cpus = cpu_device_count();
+  const std::string cpu_count = cpus > 1 ? fmt::format("; {} cpu devices", cpus) : std::string();
   if (d.is_cuda()) {
     const DeviceProperties& p = cuda_properties(d.index);
     int count = cuda_device_count();
-    return fmt::format("{} {} ({}, {} SMs, {}){}", d.str(), p.name, p.arch(), p.multiprocessors,
+    return fmt::format("{} {} ({}, {} SMs, {}){}{}", d.str(), p.name, p.arch(), p.multiprocessors,
                        driver::format_bytes(p.total_memory),
-                       count > 1 ? fmt::format("; {} CUDA devices", count) : std::string());
+                       count > 1 ? fmt::format("; {} CUDA devices", count) : std::string(), cpu_count);
   }
   try {
     require_cuda_device(0);  // throws "no CUDA device: <why>", which is what to show
   } catch (const Error& e) {
-    return fmt::format("cpu ({})", e.what());
+    return fmt::format("{} ({}){}", d.str(), e.what(), cpu_count);
   }
-  return "cpu";
+  return d.str() + cpu_count;
 }
 
 }  // namespace

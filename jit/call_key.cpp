@@ -13,7 +13,7 @@ namespace luda::jit {
 
 std::size_t hash_key_bytes(const void* key, std::size_t n) { return static_cast<std::size_t>(XXH3_64bits(key, n)); }
 
-int call_device(std::string_view who, std::span<const KernelArg> args, std::span<const NDArray> outs,
+Device call_device(std::string_view who, std::span<const KernelArg> args, std::span<const NDArray> outs,
                 std::span<const std::string> names) {
   std::optional<Device> d;
   bool odd = false;  // mixed devices or an empty handle: arrays_device says which
@@ -37,7 +37,7 @@ int call_device(std::string_view who, std::span<const KernelArg> args, std::span
     LUDA_INTERNAL_CHECK(false);
   }
   if (!d) d = current_device();
-  return d->is_cpu() ? kCpuDevice : d->index;
+  return *d;
 }
 
 void operand_codes(std::span<const dsl::Type> types, OperandCode* ops) {

@@ -19,8 +19,11 @@
 
 namespace luda::jit {
 
-// The device ordinal of the cpu target, in keys and loaded programs.
+// The device ordinal of the cpu target, in keys and loaded programs: every cpu device's,
+// since they share the host and its code (one compile serves cpu:0, cpu:1, ...).
 inline constexpr int kCpuDevice = -2;
+// The ordinal of the target code for `d` runs as: its CUDA ordinal, or kCpuDevice.
+inline int target_ordinal(Device d) { return d.is_cpu() ? kCpuDevice : d.index; }
 
 // One operand's part of a key (ORDER OPERANDCODE: what each field means).
 //   kind: Array: an array broadcast element by element (a kind's input or output; its
@@ -80,12 +83,13 @@ struct CallKeyHash {
   std::size_t operator()(const CallKey<N>& k) const { return k.hash(); }
 };
 
-// The device a call runs on (a CUDA ordinal, or kCpuDevice): its arrays' (`outs`: the
-// outputs a kind's call gives, invalid where not given), else the thread's current
-// device. Mixed devices or an empty handle raise arrays_device's error after `who`
-// ("vectorize 'f'"), naming the operands by `names` (inputs, then outputs). Allocates
-// nothing when the arrays are valid and on one device.
-int call_device(std::string_view who, std::span<const KernelArg> args, std::span<const NDArray> outs,
+// The device a call runs on (its outputs are made there; target_ordinal gives its code's
+// ordinal): its arrays' (`outs`: the outputs a kind's call gives, invalid where not
+// given), else the thread's current device. Mixed devices (cpu:0 and cpu:1 too) or an
+// empty handle raise arrays_device's error after `who` ("vectorize 'f'"), naming the
+// operands by `names` (inputs, then outputs). Allocates nothing when the arrays are valid
+// and on one device.
+Device call_device(std::string_view who, std::span<const KernelArg> args, std::span<const NDArray> outs,
                 std::span<const std::string> names);
 
 // The operand codes of a call's arguments into ops[0, args.size()): arrays by dtype, and

@@ -260,7 +260,8 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   // plan: where the arrays are and the arguments' signature, with the overlap step's
   // NoAlias when no two arrays may share memory
   check_count(args.size());
-  const int ordinal = call_device(what_, args, {}, param_names_);
+  const Device device = call_device(what_, args, {}, param_names_);
+  const int ordinal = target_ordinal(device);
   const dsl::Target target = ordinal == kCpuDevice ? dsl::Target::Cpu : dsl::Target::Cuda;
   const SignatureKey key = signature_key(args, ordinal);
   // lookup
@@ -286,7 +287,7 @@ void JitKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
     buffer.put(&record, sizeof record);
   }
   // launch
-  jit::launch(loaded->program, config, buffer.pointers(), LaunchName{what_, label_});
+  jit::launch(loaded->program, device, config, buffer.pointers(), LaunchName{what_, label_});
   if (kernel.bounds_record)
     check_bounds_record(*loaded->bounds, config.stream, what_, function_.chunk ? function_.chunk->name : "?");
 }
@@ -311,7 +312,7 @@ void JitKernel::compile(std::string_view signature) {
   std::vector<dsl::Type> types = kernel_signature(signature, name_);
   check_count(types.size());
   Device d = current_device();
-  const int ordinal = d.is_cpu() ? kCpuDevice : d.index;
+  const int ordinal = target_ordinal(d);
   std::lock_guard lock(cache_.mutex());
   Specialization& spec = specialize(types, true, false, d.is_cpu() ? dsl::Target::Cpu : dsl::Target::Cuda);
   cache_.find_locked(signature_key(types, ordinal), [&](const SignatureKey&) -> Loaded& { return load(spec, ordinal); });

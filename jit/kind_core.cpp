@@ -45,11 +45,11 @@ void Core::check_counts(std::size_t inputs, std::size_t outputs) const {
     fail("{} has {} output{}{}, got {}", who_, nout(), nout() == 1 ? "" : "s", listed(all.subspan(nin_)), outputs);
 }
 
-CUstream Core::stream_handle(const Stream* stream, int ordinal) const {
-  if (!stream || ordinal == kCpuDevice) return nullptr;  // the cpu target runs synchronously
-  if (stream->device() != Device::cuda(ordinal))
-    fail("{}: the stream is on {} but the arrays are on cuda:{}; use a stream of cuda:{}", who_,
-         stream->device().str(), ordinal, ordinal);
+CUstream Core::stream_handle(const Stream* stream, Device device) const {
+  if (!stream || device.is_cpu()) return nullptr;  // the cpu target runs synchronously
+  if (stream->device() != device)
+    fail("{}: the stream is on {} but the arrays are on {}; use a stream of {}", who_, stream->device().str(),
+         device.str(), device.str());
   return stream->handle();
 }
 
@@ -134,12 +134,11 @@ std::vector<std::optional<dsl::Scalar>> Core::output_types(const KindKey& key, s
 }
 
 void Core::allocate_outputs(std::span<NDArray> outs, const std::int64_t* shape, int ndim,
-                            std::span<const dsl::Scalar> dtypes, int ordinal, const Stream* stream) {
-  const bool cpu = ordinal == kCpuDevice;
+                            std::span<const dsl::Scalar> dtypes, Device device, const Stream* stream) {
+  const bool cpu = device.is_cpu();
   for (std::size_t k = 0; k < outs.size(); ++k)
     if (!outs[k].valid())
-      outs[k] = NDArray::empty(Shape(shape, shape + ndim), dtype_of(dtypes[k]), cpu ? Device::cpu() : Device::cuda(ordinal),
-                               cpu ? nullptr : stream);
+      outs[k] = NDArray::empty(Shape(shape, shape + ndim), dtype_of(dtypes[k]), device, cpu ? nullptr : stream);
 }
 
 ProgramText Core::program(const KindSource& source, const std::vector<std::string>& options,

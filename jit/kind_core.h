@@ -53,8 +53,9 @@ class Core {
   void check_counts(std::size_t inputs, std::size_t outputs) const;
   // The operands' names, inputs then outputs (call_device's errors).
   std::span<const std::string> names() const { return names_; }
-  // The stream's handle, checked to be on the call's device (null: the default stream).
-  CUstream stream_handle(const Stream* stream, int ordinal) const;
+  // The stream's handle, checked to be on the call's CUDA device (null: the default
+  // stream, and for a cpu device's call, which runs when it is submitted).
+  CUstream stream_handle(const Stream* stream, Device device) const;
   // The error for operands that do not broadcast: NumPy's message after who().
   [[noreturn]] void broadcast_error(std::span<const KernelArg> inputs, std::span<const bool> skip) const;
   // A given output must have exactly `shape`, and no zero stride along an axis longer than 1.
@@ -93,7 +94,7 @@ class Core {
   // The outputs a call does not give, C-contiguous of `shape` with the dtypes the code
   // makes, on the call's device (ordered on `stream` on cuda).
   static void allocate_outputs(std::span<NDArray> outs, const std::int64_t* shape, int ndim,
-                               std::span<const dsl::Scalar> dtypes, int ordinal, const Stream* stream);
+                               std::span<const dsl::Scalar> dtypes, Device device, const Stream* stream);
   // The key's operand codes for the inputs (operand_codes: a raw input is passed whole).
   static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, KindKey& key) {
     operand_codes(inputs, [&](std::size_t k) { return k < raw.size() && raw[k]; }, key.ops.data());

@@ -147,7 +147,8 @@ struct ReductionKind::Impl {
   // the result's shape, the layout (operand k of it: input k's in_lay[k], or output o's
   // nl_in + o) and the key, whose flags say Warp and whose vector the loads' width.
   struct Plan {
-    int ordinal = 0;
+    Device device;    // where the call runs and its outputs are made
+    int ordinal = 0;  // its code's (target_ordinal)
     bool cpu = false;
     int in_lay[kMaxKindOperands];  // -1: a scalar input
     int nl_in = 0;
@@ -273,7 +274,8 @@ void ReductionKind::Impl::plan(std::span<const KernelArg> inputs, std::span<cons
                                std::optional<std::span<const int>> axes, bool keepdims, Plan& p) const {
   if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
   const std::size_t nin = inputs.size(), nout = outs.size();
-  p.ordinal = call_device(core.who(), inputs, outs, core.names());
+  p.device = call_device(core.who(), inputs, outs, core.names());
+  p.ordinal = target_ordinal(p.device);
   p.cpu = p.ordinal == kCpuDevice;
 
   LayoutOperand lay[kMaxKindOperands];
@@ -422,7 +424,7 @@ ReductionKind::Impl::Geometry ReductionKind::Impl::geometry(const Plan& p, const
     // A recorded launch's own, kept by its graph: the thread's or the stream's scratch
     // would be reused (and regrown) by other launches before the graph runs. The counters
     // start at zero and each launch leaves them so (atomicInc wraps).
-    const Device device = p.cpu ? Device::cpu() : Device::cuda(p.ordinal);
+    const Device device = p.device;
     counter_space = static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 64));
     out.hold = Buffer::allocate(device, counter_space + partial_bytes);
     zero_bytes(device, out.hold->data(), counter_space);
@@ -530,16 +532,16 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   // overlap: an output over an input, which other outputs may still read once it is
   // overwritten: the input is copied first (NumPy's rule)
   if (const std::uint64_t over = inputs_over_outputs(inputs, outs)) [[unlikely]] {
-    if (stream) core.stream_handle(stream, p.ordinal);  // refuses a stream of another device before the copy uses it
+    if (stream) core.stream_handle(stream, p.device);  // refuses a stream of another device before the copy uses it
     std::vector<NDArray> copies;
     call(with_copies(inputs, over, copies, p.cpu ? nullptr : stream), outs, axes, keepdims, stream);
     return;
   }
   // lookup
-  CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
+  CUstream cu_stream = stream ? core.stream_handle(stream, p.device) : nullptr;
   auto [loaded, code] = kind::lookup(m, p.key, p.layout.rows > 0, [&] { return types_key(p.key); });
   core.check_weak_ints(inputs, code->weak_int_uses);
-  kind::Core::allocate_outputs(outs, p.result, p.rnd, code->outputs, p.ordinal, stream);
+  kind::Core::allocate_outputs(outs, p.result, p.rnd, code->outputs, p.device, stream);
   if (p.layout.rows == 0) return;
   // the grid and the scratch of split reductions; pack
   const Impl::Geometry g = m.geometry(p, *loaded, stream, cu_stream);
@@ -550,7 +552,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   config.grid = g.grid.grid;
   config.block = g.grid.block;
   config.stream = cu_stream;
-  jit::launch(loaded->program, config, buffer.pointers(), core.name());
+  jit::launch(loaded->program, p.device, config, buffer.pointers(), core.name());
 }
 
 std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,

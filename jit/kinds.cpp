@@ -77,7 +77,8 @@ struct ElementwiseKind::Impl {
   // broadcast shape, the collapsed layout (operand k of it: input k's in_lay[k], or
   // output o's nl_in + o), and the key.
   struct Plan {
-    int ordinal = 0;
+    Device device;    // where the call runs and its outputs are made
+    int ordinal = 0;  // its code's (target_ordinal)
     bool cpu = false;
     int in_lay[kMaxKindOperands];  // -1: a scalar or raw input
     int nl_in = 0;
@@ -180,7 +181,8 @@ void ElementwiseKind::Impl::plan(std::span<const KernelArg> inputs, std::span<co
                                  Plan& p) const {
   if (inputs.size() != core.nin() || outs.size() != core.nout()) core.check_counts(inputs.size(), outs.size());
   const std::size_t nin = inputs.size(), nout = outs.size();
-  p.ordinal = call_device(core.who(), inputs, outs, core.names());
+  p.device = call_device(core.who(), inputs, outs, core.names());
+  p.ordinal = target_ordinal(p.device);
   p.cpu = p.ordinal == kCpuDevice;
 
   // The operands' layout. Most calls pass C-contiguous arrays of one shape (outputs given
@@ -384,7 +386,7 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   m.plan(inputs, outs, size, p);
   // overlap
   if (const std::uint64_t copy = m.overlap(inputs, outs, p)) [[unlikely]] {
-    if (stream) core.stream_handle(stream, p.ordinal);  // refuses a stream of another device before the copy uses it
+    if (stream) core.stream_handle(stream, p.device);  // refuses a stream of another device before the copy uses it
     std::vector<NDArray> copies;
     call(with_copies(inputs, copy, copies, p.cpu ? nullptr : stream), outs, stream);
     return;
@@ -393,14 +395,14 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
   const std::int64_t n = p.layout.size;
   auto [loaded, code] = kind::lookup(m, p.key, n > 0, [&] { return types_key(p.key); });
   core.check_weak_ints(inputs, code->weak_int_uses);
-  CUstream cu_stream = stream ? core.stream_handle(stream, p.ordinal) : nullptr;
-  kind::Core::allocate_outputs(outs, p.shape.shape.data(), p.shape.ndim, code->outputs, p.ordinal, stream);
+  CUstream cu_stream = stream ? core.stream_handle(stream, p.device) : nullptr;
+  kind::Core::allocate_outputs(outs, p.shape.shape.data(), p.shape.ndim, code->outputs, p.device, stream);
   if (n == 0) return;
   // pack
   note_operands(inputs, outs, false);
   ArgBuffer& buffer = m.pack(inputs, outs, p, *loaded, cu_stream);
   // launch
-  jit::launch(loaded->program, m.launch_config(p, *loaded, cu_stream), buffer.pointers(), core.name());
+  jit::launch(loaded->program, p.device, m.launch_config(p, *loaded, cu_stream), buffer.pointers(), core.name());
   if (code->bounds_record) {
     const auto& chunks = code->chunks;
     check_bounds_record(*loaded->bounds, cu_stream, core.who(), chunks.empty() || !chunks[0] ? "?" : chunks[0]->name);
@@ -410,8 +412,8 @@ void ElementwiseKind::call(std::span<const KernelArg> inputs, std::span<NDArray>
 void ElementwiseKind::compile(std::span<const dsl::Type> inputs, Device device) {
   Impl& m = *impl_;
   if (inputs.size() != m.core.nin()) m.core.check_counts(inputs.size(), m.core.nout());
-  int ordinal = device.is_cpu() ? kCpuDevice : device.index;
-  if (!device.is_cpu()) require_cuda_device(ordinal);
+  require_device(device);
+  int ordinal = target_ordinal(device);
   // The call most likely to come: contiguous arrays (strong types) with weak scalars,
   // outputs allocated, nothing overlapping.
   KindKey key = key_of_types(inputs, m.core.nout(), ordinal);

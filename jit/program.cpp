@@ -276,12 +276,12 @@ namespace {
 
 // A launch while this thread records a graph (runtime/graph.h): the node's work, with the
 // argument bytes as packed (every launch packs into this thread's buffer).
-void record_launch(GraphRecording& r, const LoadedProgram& program, const LaunchConfig& config, void** args,
-                   const LaunchName& name) {
+void record_launch(GraphRecording& r, const LoadedProgram& program, Device device, const LaunchConfig& config,
+                   void** args, const LaunchName& name) {
   ArgBuffer& b = packed_buffer();
   LUDA_INTERNAL_CHECK(b.pointers() == args);
   KernelWork w;
-  w.device = program.ordinal == kCpuDevice ? Device::cpu() : Device::cuda(program.ordinal);
+  w.device = device;
   if (w.device != r.device())
     fail("{}: its arrays are on {}, but the graph being recorded runs on {}; a graph's work is on one device",
          name.who, w.device.str(), r.device().str());
@@ -300,9 +300,11 @@ void record_launch(GraphRecording& r, const LoadedProgram& program, const Launch
 
 }  // namespace
 
-void launch(const LoadedProgram& program, const LaunchConfig& config, void** args, const LaunchName& name) {
+void launch(const LoadedProgram& program, Device device, const LaunchConfig& config, void** args,
+            const LaunchName& name) {
+  LUDA_INTERNAL_CHECK(target_ordinal(device) == program.ordinal);
   if (GraphRecording* r = GraphRecording::active()) [[unlikely]] {
-    record_launch(*r, program, config, args, name);
+    record_launch(*r, program, device, config, args, name);
     return;
   }
   if (program.ordinal == kCpuDevice) {
@@ -340,11 +342,14 @@ void check_launch_config(const LaunchConfig& config, int ordinal, std::string_vi
 
 dsl::BoundsRecord* zero_bounds_record(const Buffer& record, CUstream stream) {
   if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
-    g->bounds_record = Buffer::allocate(record.device(), sizeof(dsl::BoundsRecord));
+    // The graph's own record, on its device: the loaded program's record of the cpu target
+    // is cpu's, and serves every cpu device.
+    const Device on = record.device().is_cpu() && g->device().is_cpu() ? g->device() : record.device();
+    g->bounds_record = Buffer::allocate(on, sizeof(dsl::BoundsRecord));
     auto* r = static_cast<dsl::BoundsRecord*>(g->bounds_record->data());
     const auto at = reinterpret_cast<std::uintptr_t>(r);
     const Access bytes = g->of(g->bounds_record, at, at + sizeof *r, true);
-    g->fill(FillWork{record.device(), at, sizeof *r}, {bytes});
+    g->fill(FillWork{on, at, sizeof *r}, {bytes});
     g->access(bytes);  // the launch that follows writes it
     return r;
   }

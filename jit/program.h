@@ -116,7 +116,10 @@ struct LaunchName {
 // (cuLaunchCooperativeKernel) when the program's kernels call the grid barrier, a grid
 // past what the device holds at once being an error after `who` ("kernel 'k': a
 // cooperative grid of ...": cooperative_grid_too_large). A driver failure names `who`.
-void launch(const LoadedProgram& program, const LaunchConfig& config, void** args, const LaunchName& name);
+// `device` is the call's (call_device): the program's CUDA device, or any cpu device for
+// the cpu target; a graph being recorded (runtime/graph.h) takes the launch only on its own.
+void launch(const LoadedProgram& program, Device device, const LaunchConfig& config, void** args,
+            const LaunchName& name);
 
 // A launch configuration given by the caller, checked for `ordinal` (a CUDA device's
 // limits, or the cpu target's), its errors after `who`: "kernel 'k': grid dimension x is

@@ -639,7 +639,7 @@ const RawKernel::Target& RawKernel::target(int ordinal) {
 }
 
 std::optional<KernelSignature> RawKernel::signature(Device device) {
-  return target(device.is_cpu() ? kCpuDevice : device.index).signature;
+  return target(target_ordinal(device)).signature;
 }
 
 std::optional<KernelSignature> RawKernel::signature_for_arch(int arch) {
@@ -666,7 +666,8 @@ long long RawKernel::max_cooperative_grid_blocks(const Dim3& block, unsigned sha
 void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> args, std::span<const bool> written) {
   // plan: where the arrays are, else the thread's device; the compile there tells the
   // parameters. (No overlap step: raw code says nothing of how it reads its arrays.)
-  const int ordinal = call_device(who_, args, {}, text_names_);
+  const Device device = call_device(who_, args, {}, text_names_);
+  const int ordinal = target_ordinal(device);
   check_launch_config(config, ordinal, who_);
   CallKey<0> key;
   key.device = static_cast<std::int16_t>(ordinal);
@@ -687,7 +688,7 @@ void RawKernel::launch(const LaunchConfig& config, std::span<const KernelArg> ar
   ArgBuffer& buffer = launch_buffer();
   pack_arguments(buffer, name_, t.signature, args);
   // launch
-  jit::launch(t.program, config, buffer.pointers(), LaunchName{who_, label_});
+  jit::launch(t.program, device, config, buffer.pointers(), LaunchName{who_, label_});
 }
 
 }  // namespace luda::jit

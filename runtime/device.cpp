@@ -83,23 +83,32 @@ thread_local std::optional<Device> t_current;
 }  // namespace
 
 std::string Device::str() const {
-  return is_cpu() ? std::string("cpu") : fmt::format("cuda:{}", index);
+  if (is_cpu()) return index == 0 ? std::string("cpu") : fmt::format("cpu:{}", index);
+  return fmt::format("cuda:{}", index);
 }
+
+namespace {
+
+// The number after `prefix` in `text` ("cuda:12" after "cuda:"): digits only, no sign,
+// no spaces, no trailing text, and it fits an int.
+std::optional<int> number_after(std::string_view text, std::string_view prefix) {
+  if (text.size() <= prefix.size() || text.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string_view digits = text.substr(prefix.size());
+  int n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.front() == '-' || digits.front() == '+')
+    return std::nullopt;
+  return n;
+}
+
+}  // namespace
 
 Device Device::parse(std::string_view text) {
   if (text == "cpu") return cpu();
   if (text == "cuda") return cuda(0);
-  constexpr std::string_view prefix = "cuda:";
-  if (text.size() > prefix.size() && text.substr(0, prefix.size()) == prefix) {
-    std::string_view digits = text.substr(prefix.size());
-    int ordinal = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
-    // Digits only: no sign, no spaces, no trailing text, and it fits an int.
-    if (ec == std::errc() && end == digits.data() + digits.size() && digits.front() != '-' &&
-        digits.front() != '+')
-      return cuda(ordinal);
-  }
-  fail("invalid device '{}': expected 'cpu', 'cuda' or 'cuda:N'", text);
+  if (std::optional<int> n = number_after(text, "cpu:")) return cpu(*n);
+  if (std::optional<int> n = number_after(text, "cuda:")) return cuda(*n);
+  fail("invalid device '{}': expected 'cpu', 'cpu:N', 'cuda' or 'cuda:N'", text);
 }
 
 std::string DeviceProperties::arch() const { return fmt::format("sm_{}{}", major, minor); }
@@ -117,7 +126,85 @@ std::string missing_device_message(int ordinal, int count) {
 }
 }  // namespace detail
 
+namespace detail {
+
+int parse_cpu_device_count(std::string_view text) {
+  std::optional<int> n = number_after(text, "");
+  if (!n || *n < 1 || *n > kMaxCpuDevices)
+    fail("LUDA_CPU_DEVICES={}: expected a whole number of cpu devices from 1 to {}: set LUDA_CPU_DEVICES=2 for "
+         "cpu:0 and cpu:1, or unset it for the one cpu device",
+         text, kMaxCpuDevices);
+  return *n;
+}
+
+std::string missing_cpu_device_message(int index, int count, bool set) {
+  std::string which;
+  if (count == 1)
+    which = "cpu";
+  else if (count == 2)
+    which = "cpu:0, cpu:1";
+  else
+    which = fmt::format("cpu:0 to cpu:{}", count - 1);
+  std::string gives = set ? fmt::format("LUDA_CPU_DEVICES gives {} ({})", count, which)
+                          : fmt::format("without LUDA_CPU_DEVICES there is {} ({})", count, which);
+  std::string fix;
+  if (index < 0)
+    fix = "cpu devices are numbered from 0";
+  else if (index >= kMaxCpuDevices)
+    fix = fmt::format("LUDA_CPU_DEVICES gives at most {} (cpu:0 to cpu:{})", kMaxCpuDevices, kMaxCpuDevices - 1);
+  else
+    fix = fmt::format("start the process with LUDA_CPU_DEVICES={}", index + 1);
+  return fmt::format("no cpu device {}: {}; {}", Device::cpu(index).str(), gives, fix);
+}
+
+}  // namespace detail
+
+namespace {
+
+// $LUDA_CPU_DEVICES, read once per process.
+struct CpuDevices {
+  int count = 1;
+  bool set = false;
+  std::string error;  // the variable is malformed: cpu_device_count() throws this
+};
+
+const CpuDevices& cpu_devices() {
+  static const CpuDevices instance = [] {
+    CpuDevices c;
+    const char* env = std::getenv("LUDA_CPU_DEVICES");
+    if (!env || !*env) return c;
+    c.set = true;
+    try {
+      c.count = detail::parse_cpu_device_count(env);
+    } catch (const Error& e) {
+      c.error = e.what();
+    }
+    return c;
+  }();
+  return instance;
+}
+
+}  // namespace
+
 int cuda_device_count() { return devices().count; }
+
+int cpu_device_count() {
+  const CpuDevices& c = cpu_devices();
+  if (!c.error.empty()) throw Error(c.error);
+  return c.count;
+}
+
+void require_cpu_device(int index) {
+  if (index == 0) return;  // cpu is always there, and needs no look at the environment
+  const CpuDevices& c = cpu_devices();
+  if (!c.error.empty()) throw Error(c.error);
+  if (index < 0 || index >= c.count) throw NoDeviceError(detail::missing_cpu_device_message(index, c.count, c.set));
+}
+
+void require_device(Device d) {
+  if (d.is_cuda()) require_cuda_device(d.index);
+  else require_cpu_device(d.index);
+}
 
 void require_cuda_device(int ordinal) {
   const Devices& d = devices();
@@ -209,7 +296,7 @@ Device current_device() {
 }
 
 void use_device(Device d) {
-  if (d.is_cuda()) require_cuda_device(d.index);
+  require_device(d);
   t_current = d;
 }
 
@@ -226,11 +313,15 @@ struct DefaultChoice {
 const DefaultChoice& default_choice() {
   static const DefaultChoice instance = [] {
     DefaultChoice c;
+    if (const CpuDevices& cpus = cpu_devices(); !cpus.error.empty()) {
+      c.error = cpus.error;
+      return c;
+    }
     const char* env = std::getenv("LUDA_DEVICE");
     if (env && *env) {
       try {
         c.device = Device::parse(env);
-        if (c.device.is_cuda()) require_cuda_device(c.device.index);
+        require_device(c.device);
       } catch (const NoDeviceError& e) {
         c.error = fmt::format("LUDA_DEVICE={}: {}", env, e.what());
         c.missing = true;
@@ -277,7 +368,7 @@ void offer_cpu_fallback_notice(CpuFallbackNotice notice) {
 }
 
 void synchronize(Device d) {
-  if (d.is_cpu()) return;
+  if (d.is_cpu()) return require_cpu_device(d.index);
   ContextScope scope(d.index);
   wait_for_context(d.index);
 }

@@ -1,5 +1,5 @@
-// Devices: `cpu` and `cuda:N`; the properties and primary context of each CUDA device;
-// the current device of each thread.
+// Devices: `cpu:N` and `cuda:N`; the properties and primary context of each CUDA device;
+// the number of cpu devices ($LUDA_CPU_DEVICES); the current device of each thread.
 #pragma once
 
 #include <cuda.h>
@@ -12,8 +12,11 @@
 
 namespace luda {
 
-// Device, cuda_device_count, default_device, current_device, use_device, synchronize and
-// set_cpu_fallback_notice are public (luda/core.h).
+// Device, cuda_device_count, cpu_device_count, default_device, current_device, use_device,
+// synchronize and set_cpu_fallback_notice are public (luda/core.h).
+
+// The most cpu devices LUDA_CPU_DEVICES may ask for.
+inline constexpr int kMaxCpuDevices = 1024;
 
 // The notice the Lua module installs when it opens, unless the host chose its own with
 // set_cpu_fallback_notice (nullptr included): a host's choice stands whenever it was made.
@@ -39,6 +42,12 @@ struct DeviceProperties {
 // Throws NoDeviceError unless `ordinal` names a CUDA device: "no CUDA device: <why>"
 // without a driver, "no CUDA device cuda:7: this machine has 1 (cuda:0)" past the count.
 void require_cuda_device(int ordinal);
+// Throws NoDeviceError unless `index` names a cpu device (cpu:0 always does): "no cpu
+// device cpu:5: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with
+// LUDA_CPU_DEVICES=6"; Error when LUDA_CPU_DEVICES is malformed (cpu_device_count's).
+void require_cpu_device(int index);
+// require_cuda_device or require_cpu_device, by the device's kind.
+void require_device(Device d);
 // Cached per device (queried once). Throws as require_cuda_device.
 const DeviceProperties& cuda_properties(int ordinal);
 
@@ -74,6 +83,12 @@ bool enable_peer_access(int from, int to);
 namespace detail {
 // "no CUDA device cuda:7: this machine has 1 (cuda:0)"; "... has 3 (cuda:0 to cuda:2)".
 std::string missing_device_message(int ordinal, int count);
+// The count LUDA_CPU_DEVICES's text gives (whole, 1 to kMaxCpuDevices), else Error naming
+// the variable and the fix.
+int parse_cpu_device_count(std::string_view text);
+// "no cpu device cpu:5: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with
+// LUDA_CPU_DEVICES=6"; `set`: whether the variable was set (count is 1 when not).
+std::string missing_cpu_device_message(int index, int count, bool set);
 }  // namespace detail
 
 }  // namespace luda

@@ -82,6 +82,7 @@ void* allocate_cuda(int ordinal, std::size_t bytes, const Stream& stream) {
 
 std::shared_ptr<Buffer> Buffer::allocate(Device device, std::size_t bytes, const Stream* stream) {
   if (device.is_cpu()) {
+    require_cpu_device(device.index);
     if (bytes == 0) return std::shared_ptr<Buffer>(new Buffer(device, nullptr, 0, Kind::Host));
     // aligned_alloc needs a multiple of the alignment.
     std::size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
@@ -123,7 +124,7 @@ std::shared_ptr<Buffer> Buffer::allocate_pinned(std::size_t bytes) {
 
 std::shared_ptr<Buffer> Buffer::wrap(Device device, void* data, std::size_t bytes,
                                      std::function<void()> release, bool pinned) {
-  if (device.is_cuda()) require_cuda_device(device.index);
+  require_device(device);
   if (pinned && device.is_cuda()) fail("pinned memory is host memory: wrap it as a cpu array");
   std::shared_ptr<Buffer> buffer(new Buffer(device, data, bytes, Kind::Foreign));
   buffer->release_ = std::move(release);

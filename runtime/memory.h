@@ -1,6 +1,7 @@
 // Memory. Device memory comes from the CUDA stream-ordered allocator (cuMemAllocAsync on
 // the device's default pool, whose release threshold keeps freed memory for reuse);
-// cpu memory is 64-byte aligned host memory, optionally pinned for fast transfers.
+// cpu memory (every cpu device's) is 64-byte aligned host memory, optionally pinned for
+// fast transfers.
 #pragma once
 
 #include <cuda.h>

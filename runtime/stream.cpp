@@ -69,7 +69,15 @@ std::int64_t steady_ns() {
 Stream Stream::default_stream(Device device) {
   if (device.is_cpu()) {
     static const Stream cpu = create(Device::cpu());
-    return cpu;
+    if (device.index == 0) return cpu;
+    require_cpu_device(device.index);
+    // One per cpu device, made when the count is known (cpu alone needs no look at it).
+    static const std::vector<Stream> more = [] {
+      std::vector<Stream> v(static_cast<std::size_t>(cpu_device_count()));
+      for (int i = 1; i < static_cast<int>(v.size()); ++i) v[i] = create(Device::cpu(i));
+      return v;
+    }();
+    return more[device.index];
   }
   require_cuda_device(device.index);
   // One shared handle per device: buffers copy it on every allocation.
@@ -85,6 +93,7 @@ Stream Stream::default_stream(Device device) {
 }
 
 Stream Stream::create(Device device) {
+  if (device.is_cpu()) require_cpu_device(device.index);
   auto state = std::make_shared<State>();
   state->device = device;
   if (device.is_cuda()) {
@@ -146,6 +155,7 @@ void Stream::wait(const Event& e) const {
 }
 
 Event Event::create(Device device, bool timing) {
+  if (device.is_cpu()) require_cpu_device(device.index);
   auto state = std::make_shared<State>();
   state->device = device;
   state->timing = timing;

@@ -210,12 +210,13 @@ NDArray generate(std::int64_t n, DType dtype, Device device, Fn value) {
   {
     std::optional<GraphRecording::Paused> now;
     if (recording) now.emplace();
-    host = NDArray::empty({n}, dtype, Device::cpu());
+    // On a cpu device the values are written where they stay.
+    host = NDArray::empty({n}, dtype, device.is_cpu() && !recording ? device : Device::cpu());
     auto* p = static_cast<std::byte*>(host.data());
     for (std::int64_t i = 0; i < n; ++i) value(i).cast(dtype).store(p + i * itemsize(dtype));
   }
   if (recording) return NDArray::from_host(host.data(), host.shape(), dtype, device);
-  return device.is_cpu() ? host : host.to(device);
+  return host.to(device);
 }
 
 // luda.arange([start,] stop[, step], dtype, {device=})

@@ -15,16 +15,19 @@ Device& check_device(lua_State* L, int arg, std::string_view fname) {
   return check_object<Device>(L, arg, kDeviceType, fname);
 }
 
-// luda.devices(): every CUDA device, then cpu.
+// luda.devices(): every CUDA device, then every cpu device (cpu, then cpu:1 ... under
+// LUDA_CPU_DEVICES).
 int l_devices(lua_State* L) {
-  int n = cuda_device_count();
-  lua_createtable(L, n + 1, 0);
+  const int n = cuda_device_count(), cpus = cpu_device_count();
+  lua_createtable(L, n + cpus, 0);
   for (int i = 0; i < n; ++i) {
     push_device(L, Device::cuda(i));
     lua_rawseti(L, -2, i + 1);
   }
-  push_device(L, Device::cpu());
-  lua_rawseti(L, -2, n + 1);
+  for (int i = 0; i < cpus; ++i) {
+    push_device(L, Device::cpu(i));
+    lua_rawseti(L, -2, n + i + 1);
+  }
   return 1;
 }
 
@@ -127,7 +130,7 @@ int l_device_index(lua_State* L) {
   if (push_method(L, 2)) return 1;  // a method
   if (key == "kind") return lua_pushstring(L, d.is_cpu() ? "cpu" : "cuda"), 1;
   if (key == "index" || key == "id") return lua_pushinteger(L, d.index), 1;
-  if (key == "name" && d.is_cpu()) return lua_pushstring(L, "cpu"), 1;
+  if (key == "name" && d.is_cpu()) return lua_pushstring(L, d.str().c_str()), 1;
   static constexpr std::string_view kCudaFields[] = {
       "name", "compute_capability", "multiprocessors", "total_memory", "l2_cache_size", "arch",
       "warp_size", "max_threads_per_block", "max_shared_memory_per_block"};
@@ -180,7 +183,9 @@ int l_device_synchronize(lua_State* L) {
 // device:memory_info() -> free, total (bytes), as numba's get_memory_info.
 int l_device_memory_info(lua_State* L) {
   Device& d = check_device(L, 1, "memory_info");
-  if (d.is_cpu()) fail("memory_info: the cpu device uses host memory; memory_info is for CUDA devices");
+  if (d.is_cpu())
+    fail("memory_info: {} uses host memory; memory_info is for CUDA devices",
+         d.index == 0 ? std::string("the cpu device") : d.str());
   MemoryInfo m = memory_info(d.index);
   lua_pushinteger(L, static_cast<lua_Integer>(m.free));
   lua_pushinteger(L, static_cast<lua_Integer>(m.total));
@@ -189,7 +194,7 @@ int l_device_memory_info(lua_State* L) {
 
 int l_device_tostring(lua_State* L) {
   Device& d = check_device(L, 1, "tostring");
-  std::string text = d.is_cpu() ? "<device cpu>"
+  std::string text = d.is_cpu() ? fmt::format("<device {}>", d.str())
                                 : fmt::format("<device {}: {}>", d.str(), cuda_properties(d.index).name);
   lua_pushlstring(L, text.data(), text.size());
   return 1;
@@ -216,9 +221,11 @@ int device_object_index(lua_State* L, Device d, std::string_view type, std::stri
   fail("{} has no field {} (field: device; methods: {})", type, describe(L, 2), methods);
 }
 
-// "<stream cuda:0 0x5581...>", or "<stream cpu>" where there is no driver handle.
+// "<stream cuda:0 0x5581...>", or "<stream cpu>" ("<stream cpu:1>") where there is no
+// driver handle.
 int device_object_tostring(lua_State* L, Device d, std::string_view type, const void* handle) {
-  std::string text = d.is_cpu() ? fmt::format("<{} cpu>", type) : fmt::format("<{} {} {}>", type, d.str(), handle);
+  std::string text =
+      d.is_cpu() ? fmt::format("<{} {}>", type, d.str()) : fmt::format("<{} {} {}>", type, d.str(), handle);
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }

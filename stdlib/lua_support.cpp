@@ -393,8 +393,8 @@ Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string
     d = *obj;
   } else if (lua_type(L, idx) == LUA_TSTRING) {
     std::string_view text = string_at(L, idx);
-    if (auto t = text; t != "cpu" && t != "cuda" && !t.starts_with("cuda:"))
-      fail("{}: {} must be \"cpu\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got '{}'",
+    if (auto t = text; t != "cpu" && t != "cuda" && !t.starts_with("cuda:") && !t.starts_with("cpu:"))
+      fail("{}: {} must be \"cpu\", \"cpu:N\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got '{}'",
            fname, what, text);
     d = Device::parse(text);
   } else if (lua_type(L, idx) == LUA_TNUMBER) {
@@ -402,10 +402,10 @@ Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string
     if (i < 0 || i > 1 << 20) fail("{}: {} {} is not a CUDA ordinal (0, 1, ...)", fname, what, i);
     d = Device::cuda(static_cast<int>(i));
   } else {
-    fail("{}: {} must be \"cpu\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got {}",
+    fail("{}: {} must be \"cpu\", \"cpu:N\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got {}",
          fname, what, type_name(L, idx));
   }
-  if (d.is_cuda()) require_cuda_device(d.index);
+  require_device(d);
   return d;
 }
 

@@ -134,8 +134,8 @@ int push_option(lua_State* L, int arg, const char* key);
 // or 90 give 90; 0 when absent (the caller takes the current device's).
 int arch_option(lua_State* L, int arg, std::string_view fname);
 
-// A device: "cpu", "cuda", "cuda:N", a CUDA ordinal, or a device object. CUDA devices are
-// checked to exist (NoDeviceError otherwise).
+// A device: "cpu", "cpu:N", "cuda", "cuda:N", a CUDA ordinal, or a device object. Devices
+// are checked to exist (NoDeviceError otherwise).
 Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string_view what);
 // The `device` option of the options table at arg, else current_device().
 Device device_option(lua_State* L, int arg, std::string_view fname);

@@ -100,8 +100,10 @@ class ScriptError : public Error {
   std::exception_ptr cause_;
 };
 
-// No usable CUDA device: no driver, no GPU, or an ordinal past the count.
-// "no CUDA device: <reason>".
+// No such device: no usable CUDA device (no driver, no GPU, or an ordinal past the count):
+// "no CUDA device: <reason>"; or a cpu device past LUDA_CPU_DEVICES:
+// "no cpu device cpu:5: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with
+// LUDA_CPU_DEVICES=6".
 class NoDeviceError : public Error {
  public:
   using Error::Error;
@@ -188,18 +190,22 @@ constexpr DType dtype_of() {
 
 // ---- devices -------------------------------------------------------------------------------
 
+// A device: cuda:N, a GPU; or cpu:N, host memory and the cpu executor. Every cpu device
+// shares both: cpu devices are separate placements of arrays (cpu:0, ..., cpu:K-1 with
+// LUDA_CPU_DEVICES=K, so that work spread over devices runs on a machine without GPUs),
+// and code compiled for the cpu runs on each of them.
 struct Device {
   enum class Kind : unsigned char { Cpu, Cuda };
   Kind kind = Kind::Cpu;
-  int index = 0;  // CUDA ordinal; 0 for cpu
+  int index = 0;  // CUDA ordinal, or the cpu device's number
 
-  static Device cpu() { return {Kind::Cpu, 0}; }
+  static Device cpu(int index = 0) { return {Kind::Cpu, index}; }
   static Device cuda(int ordinal) { return {Kind::Cuda, ordinal}; }
   bool is_cpu() const { return kind == Kind::Cpu; }
   bool is_cuda() const { return kind == Kind::Cuda; }
-  std::string str() const;  // "cpu", "cuda:0"
-  // "cpu", "cuda" (= cuda:0), "cuda:N"; Error on anything else. Does not check that the
-  // device exists.
+  std::string str() const;  // "cpu" (cpu:0), "cpu:1", "cuda:0"
+  // "cpu" (= cpu:0), "cpu:N", "cuda" (= cuda:0), "cuda:N"; Error on anything else. Does
+  // not check that the device exists.
   static Device parse(std::string_view text);
   bool operator==(const Device& o) const { return kind == o.kind && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
@@ -207,13 +213,18 @@ struct Device {
 
 // Number of CUDA devices; 0 when the driver is missing or has none. Never throws.
 int cuda_device_count();
-// $LUDA_DEVICE when set ("cpu", "cuda", "cuda:N"), else cuda:0 when a CUDA device is
-// usable, else cpu.
+// Number of cpu devices: $LUDA_CPU_DEVICES (read once per process; 1 to 1024) when set,
+// else 1 (cpu alone). Error when the variable is malformed:
+// "LUDA_CPU_DEVICES=two: expected a whole number of cpu devices from 1 to 1024: set
+// LUDA_CPU_DEVICES=2 for cpu:0 and cpu:1, or unset it for the one cpu device".
+int cpu_device_count();
+// $LUDA_DEVICE when set ("cpu", "cpu:N", "cuda", "cuda:N"), else cuda:0 when a CUDA device
+// is usable, else cpu. Throws when $LUDA_DEVICE or $LUDA_CPU_DEVICES is unusable.
 Device default_device();
 // The device new arrays and kernels use on this thread: set by use_device, else
 // default_device().
 Device current_device();
-void use_device(Device d);  // NoDeviceError for a CUDA device that is not there
+void use_device(Device d);  // NoDeviceError for a device that is not there
 // Waits for all work on the device; nothing to wait for on cpu.
 void synchronize(Device d);
 // Called once per process, with the reason, the first time default_device() falls back

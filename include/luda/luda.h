@@ -38,7 +38,7 @@ using Strides = std::vector<std::int64_t>;  // in elements (NumPy's are in bytes
 
 // ---- arrays ----------------------------------------------------------------------------------
 
-// An n-dimensional array on one device (cpu or cuda:N): dtype, shape, element strides, over
+// An n-dimensional array on one device (cpu, cpu:N or cuda:N): dtype, shape, element strides, over
 // memory that luda allocated or that the host lent. Copies of an Array share the memory,
 // as do views; the memory lives while any Array, view or script value holds it.
 class Array {
@@ -62,8 +62,9 @@ class Array {
   }
 
   // The host's memory as an array, without a copy. `data` is the address of element
-  // [0, ..., 0]; `device` says where it is: cpu for host memory, cuda:N for memory of that
-  // GPU (cuMemAlloc, cudaMalloc, a framework's tensor). `strides` are in elements (empty:
+  // [0, ..., 0]; `device` says where it is: cpu for host memory (or cpu:N, to place it on
+  // that cpu device), cuda:N for memory of that GPU (cuMemAlloc, cudaMalloc, a framework's
+  // tensor). `strides` are in elements (empty:
   // C order) and may not reach outside what the host lent. luda never frees the memory:
   // `owner` (any shared_ptr, e.g. one whose deleter frees it) is held while any array or
   // view of it lives, and dropped after the last.
@@ -90,10 +91,11 @@ class Array {
   // JAX or any other library, without a copy. It takes the tensor: its deleter runs when
   // the last array or view of it is gone. Devices kDLCPU, kDLCUDAHost (pinned cpu memory)
   // and kDLCUDA; dtypes bool, intN, uintN, float32 and float64 with one lane. On an Error
-  // (another device or dtype) the tensor stays the caller's.
+  // (another device or dtype) the tensor stays the caller's. Host memory comes in as cpu.
   static Array from_dlpack(DLManagedTensor* tensor);
   // A DLPack tensor viewing this array, without a copy; it holds the memory until the
-  // consumer calls its deleter. Work queued on a GPU stream that writes the array is not
+  // consumer calls its deleter. Every cpu device's array is host memory: kDLCPU (or
+  // kDLCUDAHost when pinned), device 0. Work queued on a GPU stream that writes the array is not
   // waited for: synchronize (or order the consumer's stream after it) first.
   DLManagedTensor* to_dlpack() const;
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -351,6 +353,54 @@ TEST(Api, DlpackRoundTripsKeepThePointerAndStrides) {
     EXPECT_EQ(y.data(), x.data()) << code;
     EXPECT_EQ(y.repr(), x.repr()) << code;
   }
+}
+
+// Several cpu devices through the C++ API, in a process of its own whose environment gives
+// LUDA_CPU_DEVICES=2 (read once per process): arrays are placed on cpu:1 and copied
+// between cpu devices; DLPack sees host memory (kDLCPU, device 0) and imports it as cpu.
+std::string cpu_devices_through_the_api() {
+  std::string out;
+  auto expect = [&](const char* what, bool ok) {
+    if (!ok) out += std::string(what) + "\n";
+  };
+  try {
+    expect("cpu_device_count() == 2", luda::cpu_device_count() == 2);
+    const luda::Device cpu1 = luda::Device::cpu(1);
+    expect("cpu(1).str()", cpu1.str() == "cpu:1");
+    luda::Array z = luda::Array::zeros({3}, luda::DType::Float32, cpu1);
+    expect("zeros on cpu:1", z.device() == cpu1);
+    std::vector<double> v = random_doubles(6, 11);
+    luda::Array w = luda::Array::wrap(v.data(), {2, 3}, cpu1);
+    expect("wrap on cpu:1", w.device() == cpu1 && w.data() == v.data());
+    luda::Array c = w.to(luda::Device::cpu());
+    expect("to(cpu) copies", c.device() == luda::Device::cpu() && c.data() != w.data() && c.to_vector<double>() == v);
+    expect("to(cpu:1) of a cpu:1 array is itself", w.to(cpu1).data() == w.data());
+    DLManagedTensor* t = w.to_dlpack();
+    expect("DLPack device of cpu:1", t->dl_tensor.device.device_type == kDLCPU && t->dl_tensor.device.device_id == 0);
+    luda::Array back = luda::Array::from_dlpack(t);
+    expect("DLPack import is cpu", back.device() == luda::Device::cpu() && back.data() == v.data());
+    luda::Engine lua;
+    luda::Array made = lua.run("return luda.arange(4, 'float64', {device = 'cpu:1'}) * 2")[0].as_array();
+    expect("a script's cpu:1 array", made.device() == cpu1 && made.to_vector<double>() == std::vector<double>{0, 2, 4, 6});
+    expect("cpu:2 is missing",
+           what_of([&] { luda::Array::zeros({3}, luda::DType::Float32, luda::Device::cpu(2)); }) ==
+               "no cpu device cpu:2: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with LUDA_CPU_DEVICES=3");
+  } catch (const std::exception& e) {
+    out += std::string("threw: ") + e.what() + "\n";
+  }
+  return out;
+}
+
+TEST(Api, CpuDevicesTakeArraysAndExportHostMemory) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process reads LUDA_CPU_DEVICES anew
+  EXPECT_EXIT(
+      {
+        setenv("LUDA_CPU_DEVICES", "2", 1);
+        std::string problems = cpu_devices_through_the_api();
+        std::fputs(problems.c_str(), stderr);
+        std::exit(problems.empty() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 struct Producer {

@@ -46,11 +46,12 @@ TEST(Device, ParseAndStr) {
 
 TEST(Device, ParseErrors) {
   for (const char* text : {"gpu", "", "CPU", "cuda:", "cuda:x", "cuda:-1", "cuda:+1", "cuda:1x",
-                           " cuda:0", "cuda:0 ", "cuda:99999999999", "cuda0", "cpu:0"})
-    EXPECT_EQ(parse_error(text), fmt::format("invalid device '{}': expected 'cpu', 'cuda' or "
+                           " cuda:0", "cuda:0 ", "cuda:99999999999", "cuda0", "cpu:", "cpu:x", "cpu:-1",
+                           "cpu:+1", "cpu:1x", " cpu:1", "cpu:1 ", "cpu:99999999999", "cpu0", "CPU:1"})
+    EXPECT_EQ(parse_error(text), fmt::format("invalid device '{}': expected 'cpu', 'cpu:N', 'cuda' or "
                                              "'cuda:N'",
                                              text));
-  EXPECT_EQ(parse_error("gpu"), "invalid device 'gpu': expected 'cpu', 'cuda' or 'cuda:N'");
+  EXPECT_EQ(parse_error("gpu"), "invalid device 'gpu': expected 'cpu', 'cpu:N', 'cuda' or 'cuda:N'");
 }
 
 TEST(Device, MissingDeviceMessage) {
