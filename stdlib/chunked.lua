@@ -868,6 +868,7 @@ local function map_blocks(fn, ...)
   local me = my_rank()
   local blocks = {}
   local out_nb = numblocks_of(out_chunks)
+  local moved = {}  -- plain array arguments on each block device: moved[device][i]
   for k, g in ipairs(positions(nb)) do
     local og = {}
     for a = 1, out_nd do og[a] = in_axis_of[a] and g[in_axis_of[a]] or 0 end
@@ -889,6 +890,13 @@ local function map_blocks(fn, ...)
       end
     end
     for _, i in ipairs(chunked_args) do call[i] = to(call[i], device) end
+    for i = 1, args.n do
+      if is_array(call[i]) and call[i].device ~= device then
+        moved[device] = moved[device] or {}
+        moved[device][i] = moved[device][i] or call[i]:to(device)
+        call[i] = moved[device][i]
+      end
+    end
     local r = luda.with_device(device, fn, table.unpack(call, 1, args.n))
     -- The block it must be.
     local want = {}

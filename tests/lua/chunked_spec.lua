@@ -12,6 +12,7 @@ local here, error_of = support.here, support.error_of
 -- Equal arrays: shape, dtype, and values (NaN equal to NaN; floats within rtol).
 local function check(got, want, what, rtol)
   if luda.chunked.is_chunked(got) then got = got:compute() end
+  if got.device ~= want.device then got = got:to(want.device) end
   assert.are.same(want.shape, got.shape, what)
   assert.are.equal(want.dtype, got.dtype, what)
   if want.size == 0 then return end
@@ -80,11 +81,29 @@ describe("chunked arrays", function()
         for a = 1, #shape do g[a] = c.numblocks[a] - 1 end
         return g
       end)()))
-      assert.are.same(x.strides, b.strides)
+      if b.device == x.device then
+        assert.are.same(x.strides, b.strides)
+      else  -- a copy on its own device: C order
+        local want, step = {}, 1
+        for a = #shape, 1, -1 do
+          want[a] = step
+          step = step * b.shape[a]
+        end
+        assert.are.same(want, b.strides)
+      end
     end
     local c = luda.chunked(luda.arange(24):reshape(4, 6), { 3, { 1, 5 } })
-    assert.are.equal("chunked<shape=(4, 6), dtype=int64, chunksize=(3, 5), numblocks=(2, 2), devices=" .. device ..
-                     (device == "cuda" and ":0" or "") .. ">", tostring(c))
+    assert.are.equal("chunked<shape=(4, 6), dtype=int64, chunksize=(3, 5), numblocks=(2, 2), devices=" ..
+                     table.concat(c.devices, ", ") .. ">", tostring(c))
+    -- Placement: every device of the current kind, blocks spread evenly in C order.
+    local kinds = {}
+    for _, d in ipairs(luda.devices()) do
+      if d.kind == device then kinds[#kinds + 1] = d.kind == "cpu" and (d.index == 0 and "cpu" or "cpu:" .. d.index) or "cuda:" .. d.index end
+    end
+    for k = 0, 3 do
+      local b = c:block(k // 2, k % 2)
+      assert.are.equal(kinds[(k * #kinds) // 4 + 1], b.device, "block " .. k)
+    end
     check(c:block(1, 0), luda.array({ { 18 } }), "block (1, 0)")
     check(c:block(-1, -1), luda.array({ { 19, 20, 21, 22, 23 } }), "block (-1, -1)")
     -- 0-d and empty arrays.
