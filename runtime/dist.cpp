@@ -249,15 +249,30 @@ struct World {
   luda_mpi_info info{};
 };
 
-// A request whose wait ended at its deadline or an interrupt, and what MPI may still read
-// or write for it: kept until a later test finds it complete.
+using Keep = std::vector<std::shared_ptr<const void>>;
+
+// What a request is part of.
+enum class Part : std::uint8_t {
+  Records,  // a collective's record exchange
+  Data,     // a collective's data
+  Message,  // a send or recv
+};
+
+// A request whose wait ended at its deadline or an interrupt, what MPI may still read or
+// write for it, and what it was part of: kept until a later test finds it complete.
 struct Abandoned {
   luda_mpi_request* request = nullptr;
-  std::vector<std::shared_ptr<const void>> keep;
+  Keep keep;
+  Part part = Part::Message;
+  std::string_view fname;  // the call, a constant ("luda.dist.allreduce")
+  std::shared_ptr<std::vector<CallRecord>> records;  // Part::Records: every rank's, once complete
 };
 
 std::mutex g_mutex;                  // held through every call that uses MPI
 std::vector<Abandoned> g_abandoned;  // under g_mutex
+// The call after whose timeout this rank's collectives can no longer line up with the
+// other ranks' (they made it late and wait for its data); empty while they can. Under g_mutex.
+std::string_view g_out_of_step;
 const luda_mpi_plugin* g_plugin = nullptr;
 int g_rank = 0;
 std::atomic<bool> g_exiting_with_error{false};
@@ -268,11 +283,25 @@ std::string error_text(const luda_mpi_plugin& p, int code) {
   return buffer;
 }
 
-// Tests the abandoned requests once, dropping those that have completed. Under g_mutex.
+// Whether every rank's record agrees and the call moves data after it: then the ranks
+// that completed the exchange went on to the call's data.
+bool has_data_phase(const std::vector<CallRecord>& records) {
+  const CallRecord& r = records[0];
+  if (r.call == Call::Barrier || !detail::mismatch_message("", records).empty()) return false;
+  std::int64_t n = 1;
+  for (int k = 0; k < r.ndim; ++k) n *= r.shape[k];
+  return n > 0;
+}
+
+// Tests the abandoned requests once, dropping those that have completed. A record
+// exchange that completes in agreement, for a call with data, puts this rank out of step.
+// Under g_mutex.
 void sweep_abandoned() {
   std::erase_if(g_abandoned, [](Abandoned& a) {
     int done = 0;
-    g_plugin->test(a.request, &done);
+    int rc = g_plugin->test(a.request, &done);
+    if (done && rc == 0 && a.part == Part::Records && g_out_of_step.empty() && has_data_phase(*a.records))
+      g_out_of_step = a.fname;
     return done != 0;
   });
 }
@@ -287,8 +316,8 @@ void finalize_at_exit() {
   sweep_abandoned();
   if (!g_abandoned.empty()) {
     std::fprintf(stderr,
-                 "luda.dist: rank %d does not call MPI_Finalize: %zu MPI operation(s) of calls that timed out never "
-                 "completed (the other ranks did not make those calls); mpirun reports the job as failed\n",
+                 "luda.dist: rank %d does not call MPI_Finalize: %zu MPI operation(s) of calls that timed out are "
+                 "still pending (the other ranks never made their part of them); mpirun reports the job as failed\n",
                  g_rank, g_abandoned.size());
     return;
   }
@@ -364,8 +393,6 @@ Deadline deadline_after(double seconds) {
   return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped)), seconds};
 }
 
-using Keep = std::vector<std::shared_ptr<const void>>;
-
 void note_gpu_through_host() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -399,14 +426,39 @@ luda_mpi_request* start(const World& w, std::string_view fname, const char* mpi_
   return r;
 }
 
+// Cancels the receives among `requests` (never matched, they would take a later recv's
+// message) and gives the cancellations a moment to complete; what is left is abandoned as
+// `as`. Under g_mutex.
+void cancel_receives(std::vector<luda_mpi_request*>& requests) {
+  for (luda_mpi_request* r : requests)
+    if (r) g_plugin->cancel(r);
+  const Clock::time_point until = Clock::now() + std::chrono::seconds(1);
+  for (bool pending = true; pending && Clock::now() < until;) {
+    pending = false;
+    for (luda_mpi_request*& r : requests) {
+      if (!r) continue;
+      int done = 0;
+      g_plugin->test(r, &done);
+      if (done) r = nullptr;
+      else pending = true;
+    }
+    if (pending) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 // Polls `requests` until each has completed (true; an MPI error is raised) or the deadline
 // passes (false). The ones left unfinished by the deadline or an interrupt (Interrupted)
-// are abandoned with `keep`. Under g_mutex.
-bool wait_all(const World& w, std::vector<luda_mpi_request*> requests, const Deadline& d, const Keep& keep,
-              std::string_view fname) {
+// are abandoned as `as` says (receives cancelled first when `cancel`). Under g_mutex.
+bool wait_all(const World& w, std::vector<luda_mpi_request*> requests, const Deadline& d, const Abandoned& as,
+              bool cancel = false) {
   auto abandon = [&] {
-    for (luda_mpi_request* r : requests)
-      if (r) g_abandoned.push_back({r, keep});
+    if (cancel) cancel_receives(requests);
+    for (luda_mpi_request* r : requests) {
+      if (!r) continue;
+      Abandoned a = as;
+      a.request = r;
+      g_abandoned.push_back(std::move(a));
+    }
   };
   luda::detail::InterruptScope scope;
   const Clock::time_point start_time = Clock::now();
@@ -427,7 +479,7 @@ bool wait_all(const World& w, std::vector<luda_mpi_request*> requests, const Dea
     }
     if (error != 0) {
       abandon();
-      fail("{}: MPI failed on rank {}: {}", fname, w.info.rank, error_text(*w.plugin, error));
+      fail("{}: MPI failed on rank {}: {}", as.fname, w.info.rank, error_text(*w.plugin, error));
     }
     if (!pending) return true;
     if (luda::detail::g_interrupt) {
@@ -436,7 +488,7 @@ bool wait_all(const World& w, std::vector<luda_mpi_request*> requests, const Dea
       throw Interrupted(fmt::format(
           "{}: interrupted while rank {} waited for {}; their part of the call may still be pending, so later "
           "luda.dist calls may not match",
-          fname, w.info.rank, others_text(w)));
+          as.fname, w.info.rank, others_text(w)));
     }
     const Clock::time_point now = Clock::now();
     if (now >= d.at) {
@@ -452,6 +504,11 @@ bool wait_all(const World& w, std::vector<luda_mpi_request*> requests, const Dea
   }
 }
 
+Abandoned data_part(std::string_view fname, Keep keep) { return {nullptr, std::move(keep), Part::Data, fname, nullptr}; }
+Abandoned message_part(std::string_view fname, Keep keep) {
+  return {nullptr, std::move(keep), Part::Message, fname, nullptr};
+}
+
 constexpr std::string_view kLonger = "give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT";
 
 // Every rank's record of this call, checked to agree. Errors: a timeout (some ranks did
@@ -462,7 +519,7 @@ void exchange_records(const World& w, std::string_view fname, const CallRecord& 
   luda_mpi_request* r = start(w, fname, "MPI_Iallgather", [&](luda_mpi_request** out) {
     return w.plugin->iallgather(send.get(), static_cast<int>(sizeof(CallRecord)), records->data(), out);
   });
-  if (!wait_all(w, {r}, d, {send, records}, fname))
+  if (!wait_all(w, {r}, d, {nullptr, {send, records}, Part::Records, fname, records}))
     fail("{}: rank {} waited {:g} s for {} to call {} too; every rank must make the same luda.dist calls in the "
          "same order (a call that some ranks skip never completes), or a rank is still busy: {}",
          fname, w.info.rank, d.seconds, others_text(w), fname, kLonger);
@@ -472,14 +529,14 @@ void exchange_records(const World& w, std::string_view fname, const CallRecord& 
 
 [[noreturn]] void data_timeout(const World& w, std::string_view fname, const Deadline& d) {
   fail("{}: rank {} waited {:g} s for the data of a call that every rank had made; a rank may have stopped or "
-       "failed: {}",
+       "failed, or this rank made the call after the other ranks' wait for it had timed out: {}",
        fname, w.info.rank, d.seconds, kLonger);
 }
 
 std::size_t piece_bytes() { return g_piece_bytes.load(); }
 
 // The call's start: the world, with this thread holding the lock and abandoned requests
-// swept, for a job of more than one rank.
+// swept.
 struct Entered {
   const World& w;
   std::unique_lock<std::mutex> lock;
@@ -489,6 +546,32 @@ Entered enter(const World& w) {
   std::unique_lock lock(g_mutex);
   sweep_abandoned();
   return {w, std::move(lock)};
+}
+
+// Before a collective: this rank's earlier collectives that timed out, waited for (until
+// this call's deadline) so that the next exchange is the other ranks' next one too. Errors
+// when they still wait, or when the other ranks made such a call late and went on to its
+// data, which this rank no longer sends: its calls can then never line up with theirs.
+void settle_earlier_calls(const World& w, std::string_view fname, const Deadline& d) {
+  auto stale = [] {
+    auto it = std::find_if(g_abandoned.begin(), g_abandoned.end(), [](const Abandoned& a) { return a.part != Part::Message; });
+    return it == g_abandoned.end() ? std::string_view() : it->fname;
+  };
+  std::chrono::microseconds nap{20};
+  while (g_out_of_step.empty() && !stale().empty() && Clock::now() < d.at && !luda::detail::g_interrupt) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(nap, d.at - Clock::now()));
+    nap = std::min(nap * 2, std::chrono::microseconds(1000));
+    sweep_abandoned();
+  }
+  if (!g_out_of_step.empty())
+    fail("{}: rank {} can make no more collective calls: its {} timed out, and then the other ranks made that call, "
+         "so they wait for its data, which this rank no longer sends; the ranks' calls cannot line up again. End the "
+         "job, and give that call a longer {{timeout = s}} (or LUDA_DIST_TIMEOUT)",
+         fname, w.info.rank, g_out_of_step);
+  if (std::string_view earlier = stale(); !earlier.empty())
+    fail("{}: rank {}'s earlier {} timed out and {} have still not made it (waited {:g} s more); until they do, this "
+         "rank's calls cannot line up with theirs",
+         fname, w.info.rank, earlier, others_text(w), d.seconds);
 }
 
 void check_op(std::string_view fname, DType dtype, Op op) {
@@ -534,9 +617,11 @@ void barrier(const CallOptions& options) {
   const World& w = world();
   if (w.info.size == 1) return;
   Entered e = enter(w);
+  const Deadline d = deadline_after(seconds);
+  settle_earlier_calls(w, fname, d);
   // The record exchange is an allgather, which no rank completes before every rank has
   // joined it: a barrier, that also tells a rank which made another call.
-  exchange_records(w, fname, detail::record_of(Call::Barrier, nullptr), deadline_after(seconds));
+  exchange_records(w, fname, detail::record_of(Call::Barrier, nullptr), d);
 }
 
 NDArray allreduce(const NDArray& x, Op op, const CallOptions& options) {
@@ -548,6 +633,7 @@ NDArray allreduce(const NDArray& x, Op op, const CallOptions& options) {
   if (w.info.size == 1) return x.copy();
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
+  settle_earlier_calls(w, fname, d);
   exchange_records(w, fname, detail::record_of(Call::Allreduce, &x, op), d);
   if (x.size() == 0) return NDArray::empty(x.shape(), x.dtype(), x.device());
 
@@ -572,7 +658,7 @@ NDArray allreduce(const NDArray& x, Op op, const CallOptions& options) {
       return w.plugin->iallreduce(bytes_of(send) + at * item, bytes_of(out) + at * item, count,
                                   static_cast<int>(wire), static_cast<int>(op), req);
     });
-    if (!wait_all(w, {r}, d, keep, fname)) data_timeout(w, fname, d);
+    if (!wait_all(w, {r}, d, data_part(fname, keep))) data_timeout(w, fname, d);
   }
   if (half) out = out.astype(x.dtype());
   return on_device(out, x.device());
@@ -587,6 +673,7 @@ NDArray broadcast(const NDArray& x, int root, const CallOptions& options) {
   if (w.info.size == 1) return x.copy();
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
+  settle_earlier_calls(w, fname, d);
   exchange_records(w, fname, detail::record_of(Call::Broadcast, &x, Op::Sum, root), d);
   if (x.size() == 0) return NDArray::empty(x.shape(), x.dtype(), x.device());
 
@@ -599,7 +686,7 @@ NDArray broadcast(const NDArray& x, int root, const CallOptions& options) {
     luda_mpi_request* r = start(w, fname, "MPI_Ibcast", [&](luda_mpi_request** req) {
       return w.plugin->ibcast(bytes_of(data) + at, bytes, root, req);
     });
-    if (!wait_all(w, {r}, d, keep, fname)) data_timeout(w, fname, d);
+    if (!wait_all(w, {r}, d, data_part(fname, keep))) data_timeout(w, fname, d);
   }
   return on_device(data, x.device());
 }
@@ -615,6 +702,7 @@ NDArray allgather(const NDArray& x, const CallOptions& options) {
   if (w.info.size == 1) return x.copy().reshape(shape);
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
+  settle_earlier_calls(w, fname, d);
   exchange_records(w, fname, detail::record_of(Call::Allgather, &x), d);
   if (x.size() == 0) return NDArray::empty(shape, x.dtype(), x.device());
 
@@ -626,7 +714,7 @@ NDArray allgather(const NDArray& x, const CallOptions& options) {
     luda_mpi_request* r = start(w, fname, "MPI_Iallgather", [&](luda_mpi_request** req) {
       return w.plugin->iallgather(bytes_of(send), static_cast<int>(total), bytes_of(out), req);
     });
-    if (!wait_all(w, {r}, d, {send.buffer(), out.buffer()}, fname)) data_timeout(w, fname, d);
+    if (!wait_all(w, {r}, d, data_part(fname, {send.buffer(), out.buffer()}))) data_timeout(w, fname, d);
   } else {
     // Piece by piece: each rank's bytes [at, at + n) gathered, then put in their places.
     const std::size_t piece = piece_bytes();
@@ -637,7 +725,7 @@ NDArray allgather(const NDArray& x, const CallOptions& options) {
       luda_mpi_request* r = start(w, fname, "MPI_Iallgather", [&](luda_mpi_request** req) {
         return w.plugin->iallgather(bytes_of(send) + at, static_cast<int>(n), gathered->data(), req);
       });
-      if (!wait_all(w, {r}, d, keep, fname)) data_timeout(w, fname, d);
+      if (!wait_all(w, {r}, d, data_part(fname, keep))) data_timeout(w, fname, d);
       for (std::size_t k = 0; k < ranks; ++k) std::memcpy(bytes_of(out) + k * total + at, gathered->data() + k * n, n);
     }
   }
@@ -681,7 +769,7 @@ void send(const NDArray& x, int dest, int tag, const CallOptions& options) {
       return w.plugin->isend(bytes_of(data) + at, bytes, dest, tag, req);
     }));
   }
-  if (!wait_all(w, std::move(requests), d, keep, fname))
+  if (!wait_all(w, std::move(requests), d, message_part(fname, keep)))
     fail("{}: rank {} waited {:g} s for rank {} to receive (tag {}); rank {} must call luda.dist.recv(buf, {}, {}), "
          "or it is still busy: {}",
          fname, w.info.rank, d.seconds, dest, tag, dest, w.info.rank, tag, kLonger);
@@ -705,7 +793,7 @@ void recv(NDArray& buf, int source, int tag, const CallOptions& options) {
          "{}), or it is still busy: {}",
          fname, w.info.rank, d.seconds, source, tag, source, w.info.rank, tag, kLonger);
   };
-  if (!wait_all(w, {r}, d, {header}, fname)) timed_out();
+  if (!wait_all(w, {r}, d, message_part(fname, {header}), true)) timed_out();
   if (header->call != Call::Send || header->dtype >= kNumDTypes || header->ndim > kMaxNdim)
     fail("{}: rank {} received a message from rank {} that luda.dist.send did not make", fname, w.info.rank, source);
 
@@ -727,7 +815,7 @@ void recv(NDArray& buf, int source, int tag, const CallOptions& options) {
       return w.plugin->irecv(bytes_of(into) + at, bytes, source, tag, req);
     }));
   }
-  if (!wait_all(w, std::move(requests), d, keep, fname)) timed_out();
+  if (!wait_all(w, std::move(requests), d, message_part(fname, keep), true)) timed_out();
   if (!same)
     fail("{}: rank {} sent {} {} (tag {}), but buf is {} {}; recv's buf must have the dtype and shape of the array "
          "sent",

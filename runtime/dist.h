@@ -14,8 +14,14 @@
 // rank that calls another function gets an error rather than a hang. Every wait has a
 // deadline: MPI's nonblocking calls are polled until the call's timeout (CallOptions),
 // else $LUDA_DIST_TIMEOUT seconds, else 60; a call that some ranks never make ends in an
-// error on the ranks that made it. Arrays go to MPI from host memory: a cuda array is
-// copied to the host, moved, and copied back (MPI is never given a device pointer).
+// error on the ranks that made it. Such a rank's next collective first waits (within its
+// own deadline) for the other ranks to reach the call that timed out: when they made
+// another call, they got the mismatch error there and the ranks' calls line up again;
+// when they made the same call late, they went on to its data, and this rank refuses every
+// later collective rather than let MPI match different operations. A recv that timed out
+// is cancelled, so that a later recv gets the message. Arrays go to MPI from host memory:
+// a cuda array is copied to the host, moved, and copied back (MPI is never given a device
+// pointer).
 //
 // Ranks count from 0, as MPI's do. Calls from several threads are serialized.
 #pragma once

@@ -105,6 +105,9 @@ struct luda_mpi_plugin {
   int (*finalize)(void);
   // The text of an error code, into `buffer` (NUL-terminated, cut to `size`).
   void (*error_string)(int code, char* buffer, size_t size);
+  // MPI_Cancel: a receive that no message has matched yet completes, cancelled, at a
+  // later test (one already matched completes as usual).
+  int (*cancel)(luda_mpi_request* request);
 };
 
 typedef const struct luda_mpi_plugin* (*luda_mpi_plugin_entry)(void);

@@ -228,10 +228,13 @@ void plugin_error_string(int code, char* buffer, std::size_t size) {
   std::snprintf(buffer, size, "%s", text);
 }
 
+int plugin_cancel(luda_mpi_request* request) { return MPI_Cancel(&request->request); }
+
 const luda_mpi_plugin kPlugin = {
     LUDA_MPI_PLUGIN_VERSION, sizeof(luda_mpi_plugin),
     plugin_init,  plugin_ibarrier, plugin_ibcast, plugin_iallreduce, plugin_iallgather,
     plugin_isend, plugin_irecv,    plugin_test,   plugin_finalize,   plugin_error_string,
+    plugin_cancel,
 };
 
 }  // namespace

@@ -276,6 +276,36 @@ describe("luda.dist under mpirun", function()
         message_of(function() dist.send(x, (RANK + 1) % SIZE, -2) end):match("^.-to "))
     end)
 
+    it("cancels a recv that timed out, so that the next recv gets the message", function()
+      dist.barrier()
+      if RANK == 1 then
+        local buf = luda.zeros(3, "float64", { device = "cpu" })
+        assert.are.equal("luda.dist.recv: rank 1 waited 1 s for a message from rank 0 with tag 5; rank 0 must call luda.dist.send(x, 1, 5), or it is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT",
+          message_of(function() dist.recv(buf, 0, 5, { timeout = 1 }) end))
+        dist.recv(buf, 0, 5)
+        assert.are.same({ 7, 8, 9 }, buf:totable())
+      elseif RANK == 0 then
+        busy_wait(2)
+        dist.send(luda.array({ 7, 8, 9 }, "float64", { device = "cpu" }), 1, 5)
+      end
+      dist.barrier()
+    end)
+
+    it("ends a large send in an error when its receiver is late, and the receiver still gets it", function()
+      dist.barrier()
+      local n = 1 << 20  -- 8 MiB: MPI waits for the receiver before it moves the data
+      if RANK == 0 then
+        assert.are.equal("luda.dist.send: rank 0 waited 1 s for rank 2 to receive (tag 0); rank 2 must call luda.dist.recv(buf, 0, 0), or it is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT",
+          message_of(function() dist.send(luda.arange(n, "float64", { device = "cpu" }), 2, 0, { timeout = 1 }) end))
+      elseif RANK == 2 then
+        busy_wait(2)
+        local buf = luda.zeros(n, "float64", { device = "cpu" })
+        dist.recv(buf, 0)
+        assert.are.equal(0, (buf - luda.arange(n, "float64", { device = "cpu" })):max():item())
+      end
+      dist.barrier()
+    end)
+
     it("ends a call that some ranks skip in an error, and the late rank's next call says so", function()
       dist.barrier()
       local x = luda.arange(4, "float64", { device = "cpu" })
