@@ -241,6 +241,16 @@ describe("luda.dist under mpirun", function()
     assert.is_true(left >= all, ("rank %d left at %.4f, before the last arrival %.4f"):format(RANK, left, all))
   end)
 
+  it("leaves the cpu device's containment of a faulting kernel in place once MPI has started", function()
+    -- MPI_Init installs signal handlers of its own; luda's cpu guard must still see a fault.
+    local k = luda.raw_kernel([[extern "C" __global__ void null(int* x, int z) { int* p = (int*)(long)z; *p = 1; }]], "null")
+    local x = luda.zeros(4, "int32", { device = "cpu" })
+    local message = message_of(function() k({ 1 }, { 1 }, { x, 0 }) end)
+    assert.are.equal("raw_kernel 'null' crashed on the cpu device: invalid memory access at address 0x0 (SIGSEGV)",
+      message:sub(1, 91))
+    assert.are.same({ 0, 3, 6 }, dist.allreduce(luda.arange(3, "int32", { device = "cpu" })):totable())
+  end)
+
   describe("errors", function()
     it("names each rank's array when dtypes or shapes differ", function()
       local shape = RANK == 1 and { 3 } or { 4 }
