@@ -346,7 +346,7 @@ World make_world() {
   if (!launcher) return w;
   const luda_mpi_plugin& p = detail::open_plugin(detail::plugin_candidates(self_dir()), *launcher);
   if (int rc = p.init(&w.info); rc != 0)
-    fail("luda.dist: MPI did not start under the launcher ({}): {}", *launcher, error_text(p, rc));
+    fail("luda.dist: MPI cannot be used under the launcher ({}): {}", *launcher, error_text(p, rc));
   w.plugin = &p;
   g_plugin = &p;
   g_rank = w.info.rank;
@@ -363,7 +363,7 @@ void refuse_recording(std::string_view fname) {
          fname);
 }
 
-// "one rank" / "2 ranks": the job's ranks other than this one, for messages.
+// "the other rank" / "the other 2 ranks": the job's ranks but this one, for messages.
 std::string others_text(const World& w) {
   int n = w.info.size - 1;
   return n == 1 ? "the other rank" : fmt::format("the other {} ranks", n);
@@ -557,8 +557,15 @@ void settle_earlier_calls(const World& w, std::string_view fname, const Deadline
     auto it = std::find_if(g_abandoned.begin(), g_abandoned.end(), [](const Abandoned& a) { return a.part != Part::Message; });
     return it == g_abandoned.end() ? std::string_view() : it->fname;
   };
+  luda::detail::InterruptScope scope;
   std::chrono::microseconds nap{20};
-  while (g_out_of_step.empty() && !stale().empty() && Clock::now() < d.at && !luda::detail::g_interrupt) {
+  while (g_out_of_step.empty() && !stale().empty() && Clock::now() < d.at) {
+    if (luda::detail::g_interrupt) {
+      scope.consume();
+      throw Interrupted(fmt::format("{}: interrupted while rank {} waited for {} to reach its earlier {}, which "
+                                    "timed out here",
+                                    fname, w.info.rank, others_text(w), stale()));
+    }
     std::this_thread::sleep_for(std::min<Clock::duration>(nap, d.at - Clock::now()));
     nap = std::min(nap * 2, std::chrono::microseconds(1000));
     sweep_abandoned();
