@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/repl.h"
 #include "cli/session.h"
+#include "runtime/dist.h"
 
 namespace luda::cli {
 namespace {
@@ -59,11 +60,15 @@ int run(int argc, char** argv) {
 }  // namespace luda::cli
 
 int main(int argc, char** argv) {
+  int status = 1;
   try {
-    return luda::cli::run(argc, argv);
+    status = luda::cli::run(argc, argv);
   } catch (const std::exception& e) {  // luda's own bug or memory exhaustion: never abort
     std::fflush(stdout);
     std::fprintf(stderr, "luda: %s\n", e.what());
-    return 1;
   }
+  // Under mpirun, a rank that fails ends without MPI_Finalize, so that mpirun stops the
+  // job at once instead of this rank waiting there for ranks that may wait for it.
+  if (status != 0) luda::dist::exiting_with_error();
+  return status;
 }

@@ -19,6 +19,20 @@ install(TARGETS luda_module LIBRARY DESTINATION ${LUDA_LUA_CMOD_DIR})
 if(LUDA_BUILD_CLI)
   install(TARGETS luda_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# luda's MPI plugin beside libluda. runtime/dist.cpp also looks for it from the `luda`
+# command's folder and from luda.so's, through these relative paths.
+if(TARGET luda_mpi)
+  install(TARGETS luda_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+if(IS_ABSOLUTE "${LUDA_LUA_CMOD_DIR}")
+  set(luda_cmod_full "${LUDA_LUA_CMOD_DIR}")
+else()
+  set(luda_cmod_full "${CMAKE_INSTALL_PREFIX}/${LUDA_LUA_CMOD_DIR}")
+endif()
+file(RELATIVE_PATH luda_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+file(RELATIVE_PATH luda_cmod_to_lib ${luda_cmod_full} ${CMAKE_INSTALL_FULL_LIBDIR})
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/runtime/dist.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+  LUDA_BIN_TO_LIBDIR="${luda_bin_to_lib}" LUDA_CMOD_TO_LIBDIR="${luda_cmod_to_lib}")
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 

@@ -59,6 +59,7 @@ int open_module(lua_State* L) {
   open_link(L);  // luda.cuda.declare_device
   open_jit(L);
   open_graphs(L);  // luda.graph
+  open_dist(L);    // luda.dist
   open_chunked(L);  // last: it reads the functions above
   return 1;
 }

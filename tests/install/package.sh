@@ -70,6 +70,29 @@ out=$("$prefix/bin/luda" -e 'print(luda.ones(2, "int32"))') || fail "the install
 [ "$out" = "array([1, 1], dtype=int32)" ] || fail "the installed luda command printed '$out'"
 echo "command: bin/luda runs"
 
+# luda's MPI plugin, where the build made one: installed beside libluda.so (which needs no
+# MPI), and found from the installed command and module under mpiexec, with no
+# LUDA_MPI_PLUGIN to point at it.
+if [ -e "$build/libluda_mpi.so" ]; then
+  [ -e "$libdir/libluda_mpi.so" ] || fail "the build's libluda_mpi.so is not installed in $libdir"
+  if readelf -d "$shared" | grep NEEDED | grep -i mpi; then fail "libluda.so needs MPI"; fi
+  if command -v mpiexec >/dev/null; then
+    unset LUDA_MPI_PLUGIN
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    script='local luda = require "luda"; local d = luda.dist
+local s = d.allreduce(luda.array(d.rank() + 1)):item()
+if d.rank() == 0 then print(d.size(), s) end'
+    out=$(mpiexec -n 2 "$prefix/bin/luda" -e "$script" 2>&1) || fail "bin/luda under mpiexec failed: $out"
+    [ "$out" = "$(printf '2\t3')" ] || fail "bin/luda under mpiexec printed '$out'"
+    cpath=$(lua5.4 -e "io.write((package.cpath:gsub('/usr/local/', '$prefix/')))")
+    out=$(LUA_CPATH="$cpath" mpiexec -n 2 lua5.4 -e "$script" 2>&1) || fail "lua5.4 under mpiexec failed: $out"
+    [ "$out" = "$(printf '2\t3')" ] || fail "lua5.4 with luda.so under mpiexec printed '$out'"
+    echo "MPI plugin: libluda_mpi.so beside libluda.so, found by bin/luda and luda.so under mpiexec"
+  else
+    echo "MPI plugin: libluda_mpi.so beside libluda.so (no mpiexec here to run it)"
+  fi
+fi
+
 # ---- a host built against the prefix
 run() {  # build-name, build directory or program
   local program=$2

@@ -221,4 +221,13 @@ describe("examples", function()
     contains(out, FUSE)
     contains(out, "fused layer matches plain Lua on all 1000000 elements")
   end)
+
+  -- On one process; ctest's example.distributed_sum runs it on 3 under mpirun.
+  on_devices("distributed_sum.lua sums 0 .. N-1 and its squares as the closed formulas say, on one rank", function(device)
+    local out, err, code = luda(example("distributed_sum.lua") .. " 1000000", device)
+    assert.are.same({ "", 0 }, { err, code })
+    contains(out, "1 rank, up to 1000000 values each, rank 0's on " .. support.device_name(device) .. "\n")
+    contains(out, "sum of 0 .. 999999 = 499999500000 (N(N-1)/2 = 499999500000)\n")
+    contains(out, "both equal the closed formulas\n")
+  end)
 end)

@@ -1,0 +1,134 @@
+// luda beyond one process: the ranks of an MPI job (`mpirun -n 4 luda script.lua` runs
+// one luda per rank), with collectives and messages on arrays (docs/distributed.md).
+//
+// libluda links no MPI. Under an MPI launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE or
+// PMIX_RANK in the environment) the first call of this file loads luda's MPI plugin,
+// libluda_mpi.so (runtime/mpi_plugin.h), with dlopen, and MPI_Init_thread runs unless
+// the host initialized MPI itself. Without a launcher nothing is loaded: size() is 1,
+// rank() 0, barrier returns at once, the collectives return copies, and a message to
+// oneself is an error.
+//
+// Every collective first exchanges a small record of what each rank called it with (the
+// function, the array's dtype and shape, the op or root), so that ranks that disagree
+// get an error naming each rank's part instead of MPI truncating or mixing data, and a
+// rank that calls another function gets an error rather than a hang. Every wait has a
+// deadline: MPI's nonblocking calls are polled until the call's timeout (CallOptions),
+// else $LUDA_DIST_TIMEOUT seconds, else 60; a call that some ranks never make ends in an
+// error on the ranks that made it. Such a rank's next collective first waits (within its
+// own deadline) for the other ranks to reach the call that timed out: when they made
+// another call, they got the mismatch error there and the ranks' calls line up again;
+// when they made the same call late, they went on to its data, and this rank refuses every
+// later collective rather than let MPI match different operations. A recv that timed out
+// is cancelled, so that a later recv gets the message. Arrays go to MPI from host memory:
+// a cuda array is copied to the host, moved, and copied back (MPI is never given a device
+// pointer).
+//
+// Ranks count from 0, as MPI's do. Calls from several threads are serialized.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/mpi_plugin.h"
+#include "runtime/ndarray.h"
+
+namespace luda::dist {
+
+enum class Op : std::uint8_t { Sum, Prod, Max, Min };
+// "sum", "prod", "max", "min"; nullopt for anything else.
+std::optional<Op> parse_op(std::string_view name);
+std::string_view op_name(Op op);
+
+struct CallOptions {
+  // The most seconds the call waits for the other ranks (positive); unset:
+  // $LUDA_DIST_TIMEOUT, else 60.
+  std::optional<double> timeout;
+};
+
+// The rank of this process in the job (0 without a launcher) and the number of ranks (1
+// without one). The first call under a launcher loads the plugin and initializes MPI;
+// Error when the plugin is missing (naming what to install) or MPI fails.
+int rank();
+int size();
+
+// Returns when every rank has called barrier.
+void barrier(const CallOptions& options = {});
+// The elements of every rank's x combined by `op`, as a new array on x's device. bool:
+// sum and max are logical or, prod and min logical and; complex: sum and prod only;
+// float16 and bfloat16 are combined in float32 and rounded back. Error for an op the
+// dtype lacks.
+NDArray allreduce(const NDArray& x, Op op, const CallOptions& options = {});
+// Root's x on every rank, as a new array on each rank's x's device (every rank passes an
+// array of root's dtype and shape).
+NDArray broadcast(const NDArray& x, int root, const CallOptions& options = {});
+// Every rank's x stacked in rank order: shape (size, *x.shape), on x's device.
+NDArray allgather(const NDArray& x, const CallOptions& options = {});
+// x to rank `dest`, matched by a recv there with this rank as source and the same tag.
+// Returns when MPI has taken the data (at once for small arrays; a large one waits for
+// the receiver).
+void send(const NDArray& x, int dest, int tag = 0, const CallOptions& options = {});
+// Fills `buf` (any device, any layout) with the array that rank `source` sends with
+// `tag`, which must have buf's dtype and shape.
+void recv(NDArray& buf, int source, int tag = 0, const CallOptions& options = {});
+
+// The deadline in seconds a call with `options` gets. Error for a malformed
+// $LUDA_DIST_TIMEOUT, naming it.
+double timeout_seconds(const CallOptions& options);
+
+// A process that is about to end with an error calls this (the `luda` command does):
+// it then skips MPI_Finalize at exit, so that mpirun ends the job at once rather than
+// this rank waiting in MPI_Finalize for ranks that may be waiting for it.
+void exiting_with_error() noexcept;
+
+namespace detail {
+
+// Which call a record is of: a collective, or the header that send puts before its data.
+enum class Call : std::uint8_t { Barrier, Allreduce, Broadcast, Allgather, Send };
+std::string_view call_name(Call call);  // "barrier", ...
+
+// What one rank contributes before a collective: fixed size, so that every rank's fits
+// one allgather.
+struct CallRecord {
+  Call call = Call::Barrier;
+  std::uint8_t dtype = 0;  // DType's code (allreduce, broadcast, allgather)
+  std::uint8_t op = 0;     // Op's code (allreduce)
+  std::uint8_t ndim = 0;
+  std::int32_t root = 0;   // broadcast
+  std::int64_t shape[kMaxNdim] = {};
+};
+CallRecord record_of(Call call, const NDArray* x, Op op = Op::Sum, int root = 0);
+
+// The error for records that disagree, from the view of the rank that called `fname`
+// ("luda.dist.allreduce"), or "" when every rank's record agrees with rank 0's. Ranks
+// that made another call are named first, then another op or root, then another dtype or
+// shape; each part lists the ranks that gave it.
+std::string mismatch_message(std::string_view fname, std::span<const CallRecord> records);
+
+// "rank 1", "ranks 0 and 2", "ranks 0, 2 and 5", "ranks 0 to 4 and 7".
+std::string rank_list(std::span<const int> ranks);
+
+// The variable that says this process runs under an MPI launcher ("OMPI_COMM_WORLD_SIZE=3"),
+// or nullopt.
+std::optional<std::string> launcher_variable();
+
+// Where the plugin is looked for, in order: $LUDA_MPI_PLUGIN alone when set; else
+// libluda_mpi.so in `self_dir` (the folder of the file holding luda's code: libluda.so,
+// luda.so or the `luda` command), where an install puts it relative to that folder, and
+// the bare name for the loader's search.
+std::vector<std::string> plugin_candidates(const std::string& self_dir);
+
+// The plugin's table from the first candidate that loads, checked for this luda's
+// version; Error naming `launcher`, every file tried and what to install otherwise.
+const luda_mpi_plugin& open_plugin(const std::vector<std::string>& candidates, std::string_view launcher);
+
+// Largest bytes given to one MPI call (MPI counts are int); larger transfers go in pieces.
+// Tests set it small to exercise the pieces.
+void set_piece_bytes(std::size_t bytes);
+
+}  // namespace detail
+
+}  // namespace luda::dist

@@ -1,0 +1,335 @@
+-- luda.dist under mpirun: ctest runs this spec in busted inside `luda`, one per rank
+-- (`mpirun -n 3 luda busted ... tests/lua/mpi/dist_spec.lua`, tests/CMakeLists.txt). Every
+-- rank runs every test, in order; each rank's data is a known function of its rank (a
+-- seeded stream of small numbers), so each rank computes the expected results in plain Lua
+-- from every rank's data. Values are small integers and halves, whose sums and products
+-- are exact whatever order MPI combines them in.
+local luda = require "luda"
+local support = require "support"
+local dist = luda.dist
+
+local on_devices = support.device_tests(_ENV)
+local error_of = support.error_of
+
+local RANK, SIZE = dist.rank(), dist.size()
+
+-- The message of an error raised by a luda function, without its "file:line: ".
+local function message_of(f)
+  return (tostring(error_of(f)):gsub("^[^:]*:%d+: ", ""))
+end
+
+-- A stream of integers in [lo, hi], the same for the same seed on every rank (a 64-bit
+-- LCG; Lua's integers wrap).
+local function stream(seed)
+  local s = seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+  return function(lo, hi)
+    s = s * 6364136223846793005 + 1442695040888963407
+    return lo + ((s >> 33) % (hi - lo + 1))
+  end
+end
+
+-- Rank r's values for a test: n of `kind` from the stream of (salt, r).
+local function values(kind, r, n, salt)
+  local next = stream(salt * 1000 + r)
+  local t = {}
+  for i = 1, n do
+    if kind == "int" then t[i] = next(-9, 9)
+    elseif kind == "small" then t[i] = next(-3, 3)
+    elseif kind == "unsigned" then t[i] = next(0, 60)
+    elseif kind == "half" then t[i] = next(-16, 16) / 2      -- halves up to 8
+    elseif kind == "quarter" then t[i] = next(-8, 8) / 2     -- halves up to 4
+    elseif kind == "bool" then t[i] = next(0, 2) ~= 0
+    end
+  end
+  return t
+end
+
+-- Every rank's values combined element by element as `op` does.
+local function reference(kind_values, op)
+  local out = {}
+  for i = 1, #kind_values[1] do
+    local acc = kind_values[1][i]
+    for r = 2, #kind_values do
+      local v = kind_values[r][i]
+      if type(acc) == "boolean" then
+        if op == "sum" or op == "max" then acc = acc or v else acc = acc and v end
+      elseif op == "sum" then acc = acc + v
+      elseif op == "prod" then acc = acc * v
+      elseif op == "max" then acc = math.max(acc, v)
+      else acc = math.min(acc, v) end
+    end
+    out[i] = acc
+  end
+  return out
+end
+
+local function every_rank(f)
+  local t = {}
+  for r = 0, SIZE - 1 do t[r + 1] = f(r) end
+  return t
+end
+
+local function busy_wait(seconds)
+  local t = luda.clock()
+  while luda.clock() - t < seconds do end
+end
+
+describe("luda.dist under mpirun", function()
+  it("has 3 ranks, each its own", function()
+    assert.are.equal(3, SIZE)
+    local ranks = dist.allgather(luda.array(RANK, "int64", { device = "cpu" })):totable()
+    assert.are.same({ 0, 1, 2 }, ranks)
+  end)
+
+  describe("allreduce", function()
+    -- dtype, kind of values, ops
+    local cases = {
+      { "int32", "int", { "sum", "max", "min" } }, { "int32", "small", { "prod" } },
+      { "int64", "int", { "sum", "max", "min" } }, { "int64", "small", { "prod" } },
+      { "int8", "int", { "sum", "max", "min" } }, { "int16", "small", { "prod" } },
+      { "uint8", "unsigned", { "max", "min" } }, { "uint32", "unsigned", { "sum", "max" } },
+      { "uint64", "unsigned", { "sum", "prod", "min" } },
+      { "float32", "half", { "sum", "prod", "max", "min" } },
+      { "float64", "half", { "sum", "prod", "max", "min" } },
+      { "float16", "half", { "sum", "prod", "max", "min" } },
+      { "bfloat16", "half", { "sum", "max", "min" } }, { "bfloat16", "quarter", { "prod" } },
+      { "bool", "bool", { "sum", "prod", "max", "min" } },
+    }
+    on_devices("combines every dtype with every op it has", function()
+      for c, case in ipairs(cases) do
+        local dtype, kind, ops = case[1], case[2], case[3]
+        for o, op in ipairs(ops) do
+          local salt = c * 10 + o
+          local all = every_rank(function(r) return values(kind, r, 7, salt) end)
+          local y = dist.allreduce(luda.array(all[RANK + 1], dtype), op)
+          assert.are.equal(dtype, y.dtype)
+          assert.are.same(reference(all, op), y:totable(), dtype .. " " .. op)
+        end
+      end
+    end)
+
+    on_devices("combines complex128 and complex64 by sum and prod", function()
+      for _, dtype in ipairs({ "complex128", "complex64" }) do
+        for o, op in ipairs({ "sum", "prod" }) do
+          local re = every_rank(function(r) return values("small", r, 5, 200 + o) end)
+          local im = every_rank(function(r) return values("small", r, 5, 300 + o) end)
+          local z = luda.array(re[RANK + 1], dtype) + luda.array(im[RANK + 1], dtype) * luda.complex(0, 1)
+          local y = dist.allreduce(z, op)
+          assert.are.equal(dtype, y.dtype)
+          local want_re, want_im = {}, {}
+          for i = 1, 5 do
+            local a, b = re[1][i], im[1][i]
+            for r = 2, SIZE do
+              local c, d = re[r][i], im[r][i]
+              if op == "sum" then a, b = a + c, b + d else a, b = a * c - b * d, a * d + b * c end
+            end
+            want_re[i], want_im[i] = a, b
+          end
+          assert.are.same(want_re, luda.real(y):totable())
+          assert.are.same(want_im, luda.imag(y):totable())
+        end
+      end
+    end)
+
+    on_devices("reduces float16 in float32 and rounds once", function()
+      -- In float16, 1024 + 0.5 + 0.5 stays 1024 (each half is a tie, kept even); in
+      -- float32 it is 1025, which float16 holds.
+      local x = luda.array({ RANK == 0 and 1024 or 0.5 }, "float16")
+      assert.are.same({ 1025 }, dist.allreduce(x):totable())
+    end)
+
+    on_devices("takes 0-d, empty and strided arrays", function()
+      local s = dist.allreduce(luda.array(RANK + 1, "int64"), "prod")
+      assert.are.same({}, s.shape)
+      assert.are.equal(6, s:item())
+      local e = dist.allreduce(luda.zeros({ 0, 3 }, "float32"), "max")
+      assert.are.same({ 0, 3 }, e.shape)
+      assert.are.equal("float32", e.dtype)
+      -- A transposed array and every other row of one: combined in their own order.
+      local all = every_rank(function(r) return values("int", r, 24, 50) end)
+      local base = luda.array(all[RANK + 1], "int32"):reshape(4, 6)
+      local want = luda.array(reference(all, "sum"), "int32"):reshape(4, 6)
+      assert.are.same(want.T:totable(), dist.allreduce(base.T):totable())
+      local rows = dist.allreduce(base:slice({ nil, nil, 2 }), "sum")
+      assert.are.same(want:slice({ nil, nil, 2 }):totable(), rows:totable())
+    end)
+
+    it("moves a large array", function()
+      local n = 1 << 20
+      local x = luda.arange(n, "float64", { device = "cpu" }) + RANK
+      local y = dist.allreduce(x)
+      local want = luda.arange(n, "float64", { device = "cpu" }) * 3 + 3
+      assert.are.equal(0, (y - want):max():item())
+    end)
+  end)
+
+  on_devices("broadcasts from each root", function()
+    for root = 0, SIZE - 1 do
+      local mine = values("int", RANK, 6, 60)
+      local y = dist.broadcast(luda.array(mine, "int16"):reshape(2, 3), root)
+      assert.are.same(luda.array(values("int", root, 6, 60), "int16"):reshape(2, 3):totable(), y:totable())
+      assert.are.equal("int16", y.dtype)
+    end
+    local s = dist.broadcast(luda.array(RANK * 1.5), 2)
+    assert.are.equal(3.0, s:item())
+    assert.are.same({ 0 }, dist.broadcast(luda.zeros(0), 1).shape)
+  end)
+
+  on_devices("gathers every rank's array in rank order", function()
+    local all = every_rank(function(r) return values("half", r, 6, 70) end)
+    local x = luda.array(all[RANK + 1], "float32"):reshape(2, 3)
+    local g = dist.allgather(x)
+    assert.are.same({ 3, 2, 3 }, g.shape)
+    for r = 1, SIZE do
+      assert.are.same(luda.array(all[r], "float32"):reshape(2, 3):totable(), g:totable()[r])
+    end
+    assert.are.same({ true, false, true }, dist.allgather(luda.array(RANK ~= 1)):totable())
+    assert.are.same({ 3, 0 }, dist.allgather(luda.zeros(0, "int8")).shape)
+    assert.are.same({ 0, 2, 4 }, dist.allgather(luda.array(2 * RANK, "int32")):totable())
+  end)
+
+  on_devices("sends and receives around a ring", function()
+    local next_rank, prev_rank = (RANK + 1) % SIZE, (RANK - 1) % SIZE
+    local mine = luda.array(values("int", RANK, 5, 80), "float64")
+    local buf = luda.zeros(5, "float64")
+    -- Even ranks send first, odd ranks receive first, so that no send waits on a rank
+    -- that is itself sending.
+    if RANK % 2 == 0 then
+      dist.send(mine, next_rank)
+      assert.is_true(rawequal(buf, dist.recv(buf, prev_rank)))
+    else
+      dist.recv(buf, prev_rank)
+      dist.send(mine, next_rank)
+    end
+    assert.are.same(values("int", prev_rank, 5, 80), buf:totable())
+  end)
+
+  it("matches messages by tag, into strided buffers", function()
+    if RANK == 0 then
+      dist.send(luda.array({ 1, 2, 3 }, "int32", { device = "cpu" }), 1, 7)
+      dist.send(luda.array({ 4, 5, 6 }, "int32", { device = "cpu" }), 1, 8)
+    elseif RANK == 1 then
+      local grid = luda.zeros({ 3, 2 }, "int32", { device = "cpu" })
+      dist.recv(grid:slice({}, 1), 0, 8)  -- the second column, a strided view
+      dist.recv(grid:slice({}, 0), 0, 7)
+      assert.are.same({ { 1, 4 }, { 2, 5 }, { 3, 6 } }, grid:totable())
+    end
+    dist.barrier()
+  end)
+
+  it("keeps rank order after a message that does not fit the receiver's buffer", function()
+    if RANK == 0 then
+      dist.send(luda.array({ 1, 2, 3, 4 }, "float64", { device = "cpu" }), 2)
+      dist.send(luda.array({ 9, 8, 7 }, "float32", { device = "cpu" }), 2)
+    elseif RANK == 2 then
+      local buf = luda.zeros(3, "float32", { device = "cpu" })
+      assert.are.equal("luda.dist.recv: rank 0 sent float64 (4,) (tag 0), but buf is float32 (3,); recv's buf must have the dtype and shape of the array sent",
+        message_of(function() dist.recv(buf, 0) end))
+      dist.recv(buf, 0)
+      assert.are.same({ 9, 8, 7 }, buf:totable())
+    end
+    dist.barrier()
+  end)
+
+  it("holds every rank at a barrier until the last arrives", function()
+    dist.barrier()
+    busy_wait(0.2 * RANK)
+    local arrived = luda.clock()
+    dist.barrier()
+    local left = luda.clock()
+    local all = dist.allgather(luda.array(arrived, "float64", { device = "cpu" })):max():item()
+    assert.is_true(left >= all, ("rank %d left at %.4f, before the last arrival %.4f"):format(RANK, left, all))
+  end)
+
+  it("leaves the cpu device's containment of a faulting kernel in place once MPI has started", function()
+    -- MPI_Init installs signal handlers of its own; luda's cpu guard must still see a fault.
+    local k = luda.raw_kernel([[extern "C" __global__ void null(int* x, int z) { int* p = (int*)(long)z; *p = 1; }]], "null")
+    local x = luda.zeros(4, "int32", { device = "cpu" })
+    local message = message_of(function() k({ 1 }, { 1 }, { x, 0 }) end)
+    assert.are.equal("raw_kernel 'null' crashed on the cpu device: invalid memory access at address 0x0 (SIGSEGV)",
+      message:sub(1, 91))
+    assert.are.same({ 0, 3, 6 }, dist.allreduce(luda.arange(3, "int32", { device = "cpu" })):totable())
+  end)
+
+  describe("errors", function()
+    it("names each rank's array when dtypes or shapes differ", function()
+      local shape = RANK == 1 and { 3 } or { 4 }
+      local x = luda.zeros(shape, "float64", { device = "cpu" })
+      assert.are.equal("luda.dist.allreduce: the ranks' arrays differ: ranks 0 and 2 gave float64 (4,), rank 1 gave float64 (3,); every rank must pass an array of the same dtype and shape",
+        message_of(function() dist.allreduce(x) end))
+      local y = luda.zeros({ 2, 2 }, RANK == 2 and "float32" or "int32", { device = "cpu" })
+      assert.are.equal("luda.dist.allgather: the ranks' arrays differ: ranks 0 and 1 gave int32 (2, 2), rank 2 gave float32 (2, 2); every rank must pass an array of the same dtype and shape",
+        message_of(function() dist.allgather(y) end))
+      assert.are.equal("luda.dist.broadcast: the ranks' arrays differ: ranks 0 and 1 gave int32 (2, 2), rank 2 gave float32 (2, 2); every rank must pass an array of the same dtype and shape",
+        message_of(function() dist.broadcast(y, 0) end))
+    end)
+
+    it("names each rank's call when ranks call different functions", function()
+      local x = luda.zeros(2, "int32", { device = "cpu" })
+      local call = RANK == 0 and function() dist.broadcast(x, 0) end or function() dist.allgather(x) end
+      local fname = RANK == 0 and "luda.dist.broadcast" or "luda.dist.allgather"
+      assert.are.equal(fname .. ": the ranks made different calls: rank 0 called luda.dist.broadcast, ranks 1 and 2 called luda.dist.allgather; every rank must make the same luda.dist calls in the same order",
+        message_of(call))
+      assert.are.equal("luda.dist.allreduce: the ranks asked for different operations: ranks 0 and 1 asked for sum, rank 2 asked for min; every rank must pass the same op",
+        message_of(function() dist.allreduce(x, RANK == 2 and "min" or "sum") end))
+    end)
+
+    it("says which root, dest or source is out of range", function()
+      local x = luda.zeros(2, "int32", { device = "cpu" })
+      assert.are.equal("luda.dist.broadcast: root 3 is out of range: the job has 3 ranks, 0 to 2 (ranks count from 0)",
+        message_of(function() dist.broadcast(x, 3) end))
+      assert.are.equal("luda.dist.send: dest -1 is out of range: the job has 3 ranks, 0 to 2 (ranks count from 0)",
+        message_of(function() dist.send(x, -1) end))
+      assert.are.equal(("luda.dist.recv: source %d is this rank; a message to itself would wait for its own send: use x:copy() instead"):format(RANK),
+        message_of(function() dist.recv(x, RANK) end))
+      assert.are.equal("luda.dist.send: tag -2 is out of range: tags are 0 to ",
+        message_of(function() dist.send(x, (RANK + 1) % SIZE, -2) end):match("^.-to "))
+    end)
+
+    it("cancels a recv that timed out, so that the next recv gets the message", function()
+      dist.barrier()
+      if RANK == 1 then
+        local buf = luda.zeros(3, "float64", { device = "cpu" })
+        assert.are.equal("luda.dist.recv: rank 1 waited 1 s for a message from rank 0 with tag 5; rank 0 must call luda.dist.send(x, 1, 5), or it is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT",
+          message_of(function() dist.recv(buf, 0, 5, { timeout = 1 }) end))
+        dist.recv(buf, 0, 5)
+        assert.are.same({ 7, 8, 9 }, buf:totable())
+      elseif RANK == 0 then
+        busy_wait(2)
+        dist.send(luda.array({ 7, 8, 9 }, "float64", { device = "cpu" }), 1, 5)
+      end
+      dist.barrier()
+    end)
+
+    it("ends a large send in an error when its receiver is late, and the receiver still gets it", function()
+      dist.barrier()
+      local n = 1 << 20  -- 8 MiB: MPI waits for the receiver before it moves the data
+      if RANK == 0 then
+        assert.are.equal("luda.dist.send: rank 0 waited 1 s for rank 2 to receive (tag 0); rank 2 must call luda.dist.recv(buf, 0, 0), or it is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT",
+          message_of(function() dist.send(luda.arange(n, "float64", { device = "cpu" }), 2, 0, { timeout = 1 }) end))
+      elseif RANK == 2 then
+        busy_wait(2)
+        local buf = luda.zeros(n, "float64", { device = "cpu" })
+        dist.recv(buf, 0)
+        assert.are.equal(0, (buf - luda.arange(n, "float64", { device = "cpu" })):max():item())
+      end
+      dist.barrier()
+    end)
+
+    it("ends a call that some ranks skip in an error, and the late rank's next call says so", function()
+      dist.barrier()
+      local x = luda.arange(4, "float64", { device = "cpu" })
+      if RANK < 2 then
+        assert.are.equal(("luda.dist.allreduce: rank %d waited 2 s for the other 2 ranks to call luda.dist.allreduce too; every rank must make the same luda.dist calls in the same order (a call that some ranks skip never completes), or a rank is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT"):format(RANK),
+          message_of(function() dist.allreduce(x, "sum", { timeout = 2 }) end))
+      else
+        busy_wait(4)  -- past the others' deadline: rank 2's next call meets their allreduce
+        assert.are.equal("luda.dist.barrier: the ranks made different calls: ranks 0 and 1 called luda.dist.allreduce, rank 2 called luda.dist.barrier; every rank must make the same luda.dist calls in the same order",
+          message_of(function() dist.barrier() end))
+      end
+      -- The ranks' calls match again, and the process goes on.
+      assert.are.same({ 0, 3, 6, 9 }, dist.allreduce(x):totable())
+      assert.are.equal(6, x:sum():item())
+    end)
+  end)
+end)
