@@ -316,7 +316,8 @@ local function from_array(x, chunks, options, who)
   local owners, where
   if options.distributed then owners, where = spread_over_ranks(#all, devices) end
   for k, g in ipairs(all) do
-    local device = owners and where[k] or placement(k - 1, #all, devices)
+    local device  -- nil: a block of another rank
+    if owners then device = where[k] else device = placement(k - 1, #all, devices) end
     if device then
       local view = #shape == 0 and x or x:slice(table.unpack(ranges(c, off, g)))
       blocks[k] = to(view, device)
@@ -340,7 +341,8 @@ local function build(shape, chunks, options, who, maker)
   if options.distributed then owners, where = spread_over_ranks(#all, devices) end
   local blocks, dtype = {}, nil
   for k, g in ipairs(all) do
-    local device = owners and where[k] or placement(k - 1, #all, devices)
+    local device  -- nil: a block of another rank
+    if owners then device = where[k] else device = placement(k - 1, #all, devices) end
     blocks[k] = device and maker(block_shape(c, g), device, ranges(c, off, g)) or false
     dtype = dtype or (blocks[k] and blocks[k].dtype)
   end
