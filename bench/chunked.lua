@@ -19,20 +19,6 @@ local function figure(key, value, text)
   print(("@@ %s %.6g"):format(key, value))
 end
 
--- map_blocks per block.
-local nblocks = smoke and 64 or 4096
-local small = luda.random.random({ nblocks * 16 }, "float32")
-local c = luda.chunked(small, 16)
-local same = time(function() return luda.map_blocks(function(b) return b end, c) end, 21)
-local add = time(function() return luda.map_blocks(function(b) return b + 1 end, c) end, 21)
-local block = c:block(0)
-local one = time(function() for _ = 1, nblocks do local _ = block + 1 end end, 21)
-figure("map_blocks_overhead_us", same * 1e3 / nblocks,
-  ("map_blocks over %d blocks, returning each block: %.2f us per block"):format(nblocks, same * 1e3 / nblocks))
-figure("map_blocks_add_overhead_us", (add - one) * 1e3 / nblocks,
-  ("map_blocks of b + 1 over %d blocks: %.2f us per block, %.2f us of it map_blocks' own (b + 1 alone: %.2f us)"):format(
-    nblocks, add * 1e3 / nblocks, (add - one) * 1e3 / nblocks, one * 1e3 / nblocks))
-
 -- Elementwise work and reductions, chunked (4 blocks of rows) against one array.
 local n = smoke and 512 or 8192
 local x = luda.random.random({ n, n }, "float32")
@@ -53,6 +39,20 @@ for _, case in ipairs(cases) do
     ("%s of %d x %d float32 in 4 blocks: %.3f ms, one array %.3f ms (%.3fx)"):format(what, n, n, chunked, plain,
       chunked / plain))
 end
+
+-- map_blocks per block.
+local nblocks = smoke and 64 or 4096
+local small = luda.random.random({ nblocks * 16 }, "float32")
+local c = luda.chunked(small, 16)
+local same = time(function() return luda.map_blocks(function(b) return b end, c) end, 21)
+local add = time(function() return luda.map_blocks(function(b) return b + 1 end, c) end, 21)
+local block = c:block(0)
+local one = time(function() for _ = 1, nblocks do local _ = block + 1 end end, 21)
+figure("map_blocks_overhead_us", same * 1e3 / nblocks,
+  ("map_blocks over %d blocks, returning each block: %.2f us per block"):format(nblocks, same * 1e3 / nblocks))
+figure("map_blocks_add_overhead_us", (add - one) * 1e3 / nblocks,
+  ("map_blocks of b + 1 over %d blocks: %.2f us per block, %.2f us of it map_blocks' own (b + 1 alone: %.2f us)"):format(
+    nblocks, add * 1e3 / nblocks, (add - one) * 1e3 / nblocks, one * 1e3 / nblocks))
 
 -- examples/chunked_svd.lua's SVD.
 local m, k, rows = smoke and 2000 or 10000, smoke and 100 or 1000, smoke and 500 or 5000

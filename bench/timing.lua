@@ -2,7 +2,8 @@
 --   local T = dofile("bench/timing.lua")
 -- T.time(fn, reps [, on]): the median milliseconds of `reps` runs of fn after one more,
 -- each waited for on the current device when that is a GPU (`on = "cpu"`: work that runs
--- on the cpu device, which needs no wait).
+-- on the cpu device, which needs no wait). Lua's garbage from before is collected first,
+-- so that freeing an earlier figure's arrays does not fall in this one's time.
 local luda = require "luda"
 
 local M = {}
@@ -19,6 +20,8 @@ function M.median(t)
 end
 
 function M.time(fn, reps, on)
+  collectgarbage()
+  collectgarbage()
   fn()
   M.wait(on)
   local t = {}
