@@ -751,15 +751,24 @@ void check_peer(const World& w, std::string_view fname, std::string_view what, i
          peer, what == "dest" ? "recv" : "send");
 }
 
+// What a send and a recv check first: not inside a graph's recording, the peer and the
+// tag; the world they use, and the call's timeout in `seconds`.
+const World& point_to_point(std::string_view fname, const char* what, int peer, int tag, const CallOptions& options,
+                            double* seconds) {
+  refuse_recording(fname);
+  *seconds = timeout_seconds(options);
+  const World& w = world();
+  check_peer(w, fname, what, peer);
+  check_tag(w, fname, tag);
+  return w;
+}
+
 }  // namespace
 
 void send(const NDArray& x, int dest, int tag, const CallOptions& options) {
   constexpr std::string_view fname = "luda.dist.send";
-  refuse_recording(fname);
-  const double seconds = timeout_seconds(options);
-  const World& w = world();
-  check_peer(w, fname, "dest", dest);
-  check_tag(w, fname, tag);
+  double seconds = 0;
+  const World& w = point_to_point(fname, "dest", dest, tag, options, &seconds);
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   auto header = std::make_shared<CallRecord>(message_header(x));
@@ -784,11 +793,8 @@ void send(const NDArray& x, int dest, int tag, const CallOptions& options) {
 
 void recv(NDArray& buf, int source, int tag, const CallOptions& options) {
   constexpr std::string_view fname = "luda.dist.recv";
-  refuse_recording(fname);
-  const double seconds = timeout_seconds(options);
-  const World& w = world();
-  check_peer(w, fname, "source", source);
-  check_tag(w, fname, tag);
+  double seconds = 0;
+  const World& w = point_to_point(fname, "source", source, tag, options, &seconds);
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   auto header = std::make_shared<CallRecord>();
