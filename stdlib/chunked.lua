@@ -1011,6 +1011,15 @@ end)
 
 -- ---- reductions ----------------------------------------------------------------------------
 
+-- Whether the blocks at these indices are all on one device.
+local function one_device(blocks, members)
+  local d = blocks[members[1]].device
+  for _, k in ipairs(members) do
+    if blocks[k].device ~= d then return false end
+  end
+  return true
+end
+
 -- Pairwise combination of a list (kept in order, so that the first of equals wins), each
 -- pair on the left one's device (luda's functions run where their arrays are).
 local function tree(list, combine)
@@ -1062,7 +1071,7 @@ end
 -- (to the shape the result's blocks have: the kept axes, and the reduced ones as 1 with
 -- keepdims), the partials of each output block combined by `combine` as a tree; a chunked
 -- array, or a plain one when no axis is left.
-local function reduce(c, axes, keepdims, per_block, combine)
+local function reduce(c, axes, keepdims, per_block, combine, stacked)
   if c._owners then
     raise("reductions of a distributed chunked array go over every axis (without keepdims); c:compute() gathers it for others")
   end
@@ -1089,12 +1098,29 @@ local function reduce(c, axes, keepdims, per_block, combine)
       if not axes[a] then key = key * nb[a] + g[a] end
     end
     key = key + 1
-    local p = per_block(c._blocks[k], list, g)
     local group = groups[key]
-    if group then group[#group + 1] = p else groups[key] = { p } end
+    if group then group[#group + 1] = k else groups[key] = { k } end
   end
   local blocks = {}
-  for key = 1, #groups do blocks[key] = tree(groups[key], combine) end
+  for key = 1, #groups do
+    local members = groups[key]
+    if stacked and #members > 1 and one_device(c._blocks, members) then
+      -- The partials written into one array, reduced along its first axis: one launch to
+      -- combine them, and no array per partial.
+      local rshape = { #members }
+      for a = 1, nd do
+        if not axes[a] then rshape[#rshape + 1] = c._chunks[a][all[members[1]][a] + 1]
+        elseif keepdims then rshape[#rshape + 1] = 1 end
+      end
+      local stack = luda.empty(rshape, stacked.dtype, { device = c._blocks[members[1]].device })
+      for j, k in ipairs(members) do stacked.into(c._blocks[k], list, stack:slice(j - 1)) end
+      blocks[key] = stacked.final(stack)
+    else
+      local partial = {}
+      for j, k in ipairs(members) do partial[j] = per_block(c._blocks[k], list, all[k]) end
+      blocks[key] = tree(partial, combine)
+    end
+  end
   if #shape == 0 then return blocks[1] end
   return make(shape, blocks[1].dtype, chunks, blocks, c._devices)
 end
@@ -1115,7 +1141,27 @@ local function across_ranks(partial, template, combine)
   return tree(list, combine):copy()
 end
 
-local function simple_reduction(name, combine)
+local function axes_list_of(axes, nd)
+  local l = {}
+  for a = 1, nd do if axes[a] then l[#l + 1] = a end end
+  return l
+end
+
+-- The dtype of a reduction's result (NumPy's: sums and products of bools and integers in
+-- 64 bits, of the same signedness; the others keep the dtype), without computing one.
+local function reduced_dtype(name, dtype, given)
+  if given then return given end
+  if name == "sum" or name == "prod" or name == "nansum" or name == "nanprod" then
+    if dtype == "bool" or dtype:find("^int") then return "int64" end
+    if dtype:find("^uint") then return "uint64" end
+  end
+  return dtype
+end
+
+-- A reduction by luda[name]; partials combine by `combine` (a binary luda function), or,
+-- where `final` names one and they are on one device, written into one array that
+-- luda[final] reduces along its first axis.
+local function simple_reduction(name, combine, final)
   local f = luda[name]
   local counts = name == "any" or name == "all" or name == "count_nonzero"
   return public(function(c, ...)
@@ -1125,8 +1171,16 @@ local function simple_reduction(name, combine)
     for a = 1, nd do every = every and axes[a] end
     if every and not options.keepdims then
       -- Every axis: each block to a 0-d partial, the partials combined in order.
-      local partial = {}
       local o = options.dtype ~= nil and { dtype = options.dtype } or nil
+      local all = {}
+      for k = 1, #c._blocks do all[k] = k end
+      if final and not c._owners and #c._blocks > 1 and one_device(c._blocks, all) then
+        local stack = luda.empty({ #c._blocks }, reduced_dtype(name, c._dtype, options.dtype),
+                                 { device = c._blocks[1].device })
+        for k, b in ipairs(c._blocks) do f(b, { dtype = options.dtype, out = stack:slice(k - 1) }) end
+        return luda[final](stack)
+      end
+      local partial = {}
       for _, b in ipairs(c._blocks) do
         if b then partial[#partial + 1] = f(b, o) end
       end
@@ -1136,23 +1190,28 @@ local function simple_reduction(name, combine)
     end
     local keep = options.keepdims and true or false
     local o = { keepdims = keep, dtype = (not counts) and options.dtype or nil }
+    local stacked = final and #axes_list_of(axes, nd) > 0 and {
+      dtype = reduced_dtype(name, c._dtype, options.dtype),
+      into = function(b, list, out) f(b, list, { keepdims = keep, dtype = options.dtype, out = out }) end,
+      final = function(stack) return luda[final](stack, 1) end,
+    } or nil
     return reduce(c, axes, keep, function(b, list)
       if #list == 0 then return f(b, { axis = {}, keepdims = keep }) end
       if counts then return f(b, list, { keepdims = keep }) end
       return f(b, list, o)
-    end, combine)
+    end, combine, stacked)
   end)
 end
 
 local chunked_reduction = {
-  sum = simple_reduction("sum", luda.add),
-  prod = simple_reduction("prod", luda.multiply),
-  max = simple_reduction("max", luda.maximum),
-  min = simple_reduction("min", luda.minimum),
-  nansum = simple_reduction("nansum", luda.add),
-  nanprod = simple_reduction("nanprod", luda.multiply),
-  nanmax = simple_reduction("nanmax", luda.fmax),
-  nanmin = simple_reduction("nanmin", luda.fmin),
+  sum = simple_reduction("sum", luda.add, "sum"),
+  prod = simple_reduction("prod", luda.multiply, "prod"),
+  max = simple_reduction("max", luda.maximum, "max"),
+  min = simple_reduction("min", luda.minimum, "min"),
+  nansum = simple_reduction("nansum", luda.add, "sum"),
+  nanprod = simple_reduction("nanprod", luda.multiply, "prod"),
+  nanmax = simple_reduction("nanmax", luda.fmax, "nanmax"),
+  nanmin = simple_reduction("nanmin", luda.fmin, "nanmin"),
   any = simple_reduction("any", luda.logical_or),
   all = simple_reduction("all", luda.logical_and),
   count_nonzero = simple_reduction("count_nonzero", luda.add),
