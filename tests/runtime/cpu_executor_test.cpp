@@ -768,7 +768,9 @@ TEST(CpuRunGraph, RunsIndependentTasksAtTheSameTime) {
   if (cpu_thread_count() < 2) GTEST_SKIP() << "one cpu thread (LUDA_CPU_THREADS=1)";
   std::atomic<int> arrived{0};
   std::vector<std::vector<std::size_t>> after(2);
-  std::vector<bool> met(2, false);
+  // One atomic per task: std::vector<bool> packs both into one byte, whose two writers
+  // would race.
+  std::atomic<bool> met[2] = {false, false};
   cpu_run_graph(after, [&](std::size_t i) {
     ++arrived;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
