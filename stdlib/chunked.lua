@@ -521,7 +521,6 @@ methods.compute = public(function(c, options)
   return out
 end)
 
-methods.to_array = methods.compute
 
 -- ---- rechunk -----------------------------------------------------------------------------
 
@@ -1141,9 +1140,10 @@ local function across_ranks(partial, template, combine)
   return tree(list, combine):copy()
 end
 
-local function axes_list_of(axes, nd)
+-- The reduced axes of c, in order (1-based).
+local function axes_list(c, axes)
   local l = {}
-  for a = 1, nd do if axes[a] then l[#l + 1] = a end end
+  for a = 1, #c._shape do if axes[a] then l[#l + 1] = a end end
   return l
 end
 
@@ -1190,7 +1190,7 @@ local function simple_reduction(name, combine, final)
     end
     local keep = options.keepdims and true or false
     local o = { keepdims = keep, dtype = (not counts) and options.dtype or nil }
-    local stacked = final and #axes_list_of(axes, nd) > 0 and {
+    local stacked = final and #axes_list(c, axes) > 0 and {
       dtype = reduced_dtype(name, c._dtype, options.dtype),
       into = function(b, list, out) f(b, list, { keepdims = keep, dtype = options.dtype, out = out }) end,
       final = function(stack) return luda[final](stack, 1) end,
@@ -1231,21 +1231,11 @@ chunked_reduction.mean = public(function(c, ...)
   local dtype = options.dtype or (is_inexact(c._dtype) and c._dtype or "float64")
   local wide = (dtype == "float16" or dtype == "bfloat16") and "float32" or dtype
   local n = count_of(c, axes)
-  local s = chunked_reduction.sum(c, { axis = (function()
-    local l = {}
-    for a = 1, #c._shape do if axes[a] then l[#l + 1] = a end end
-    return l
-  end)(), keepdims = options.keepdims, dtype = wide })
+  local s = chunked_reduction.sum(c, { axis = axes_list(c, axes), keepdims = options.keepdims, dtype = wide })
   local m = s / n
   if wide ~= dtype then m = is_chunked(m) and methods.astype(m, dtype) or m:astype(dtype) end
   return m
 end)
-
-local function axes_list(c, axes)
-  local l = {}
-  for a = 1, #c._shape do if axes[a] then l[#l + 1] = a end end
-  return l
-end
 
 -- var: the mean of |x - mean|^2, over count - ddof (NumPy's two passes).
 chunked_reduction.var = public(function(c, ...)
@@ -1313,21 +1303,15 @@ local function arg_reduction(name, better)
       return { idx, val }
     end
     -- reduce() works on arrays; the pairs travel as tables through a local tree.
-    local groups, order = {}, {}
-    local all = positions(c._nb)
-    for k, g in ipairs(all) do
+    local groups = {}
+    local out_nb = {}
+    for a = 1, nd do out_nb[a] = axes[a] and 1 or c._nb[a] end
+    for k, g in ipairs(positions(c._nb)) do
       local b = c._blocks[k]
       local og = {}
       for a = 1, nd do og[a] = axes[a] and 0 or g[a] end
-      local key = flat((function()
-        local nb = {}
-        for a = 1, nd do nb[a] = axes[a] and 1 or c._nb[a] end
-        return nb
-      end)(), og)
-      if not groups[key] then
-        groups[key] = {}
-        order[#order + 1] = key
-      end
+      local key = flat(out_nb, og)
+      groups[key] = groups[key] or {}
       table.insert(groups[key], luda.with_device(b.device, per_block, b, list, g))
     end
     local blocks = {}
