@@ -239,6 +239,8 @@ const DeviceProperties& cuda_properties(int ordinal) {
     p.shared_memory_per_block_optin = LUDA_ATTRIBUTE(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     p.l2_cache_bytes = LUDA_ATTRIBUTE(L2_CACHE_SIZE);
     p.memory_bus_width = LUDA_ATTRIBUTE(GLOBAL_MEMORY_BUS_WIDTH);
+    p.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}", LUDA_ATTRIBUTE(PCI_DOMAIN_ID), LUDA_ATTRIBUTE(PCI_BUS_ID),
+                               LUDA_ATTRIBUTE(PCI_DEVICE_ID));
 #undef LUDA_ATTRIBUTE
     // Clock rates are informational and some drivers no longer report them: 0 then.
     if (cu.cuDeviceGetAttribute(&p.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) != CUDA_SUCCESS)

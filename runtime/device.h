@@ -36,6 +36,9 @@ struct DeviceProperties {
   std::size_t total_memory = 0;
   std::size_t l2_cache_bytes = 0;
   int clock_khz = 0, memory_clock_khz = 0, memory_bus_width = 0;
+  // The device's PCI address, "0000:1b:00": which GPU it is among the processes of a host
+  // (ordinals differ with CUDA_VISIBLE_DEVICES).
+  std::string pci_bus_id;
   std::string arch() const;  // "sm_90"
 };
 

@@ -13,13 +13,17 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "runtime/error.h"
 #include "runtime/graph.h"
 #include "runtime/interrupt.h"
+#include "runtime/nccl.h"
 #include "runtime/shared_library.h"
 
 namespace luda::dist {
@@ -393,27 +397,36 @@ Deadline deadline_after(double seconds) {
   return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped)), seconds};
 }
 
-void note_gpu_through_host() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    std::fprintf(stderr,
-                 "luda.dist: cuda arrays go through host memory (copied to the host, moved by MPI, copied back): "
-                 "luda does not use NCCL yet\n");
-  });
+// Says once per reason, on this rank's stderr, that cuda arrays go through host memory.
+// Under g_mutex.
+void note_through_host(const World& w, const std::string& why) {
+  static std::set<std::string> said;
+  if (!said.insert(why).second) return;
+  std::fprintf(stderr,
+               "luda.dist (rank %d): cuda arrays go through pinned host memory (copied to the host, moved by MPI, "
+               "copied back): %s\n",
+               w.info.rank, why.c_str());
 }
 
-// x's elements as a C-contiguous array in host memory: x itself when it is one already.
+// x's elements as a C-contiguous array in host memory: x itself when it is one already; a
+// cuda array's in pinned memory, which copies faster.
 NDArray host_view(const NDArray& x) {
   if (x.device().is_cpu() && x.is_c_contiguous()) return x;
-  if (x.device().is_cuda()) note_gpu_through_host();
-  return x.copy(Device::cpu());
+  if (x.device().is_cpu()) return x.copy(Device::cpu());
+  NDArray staged = NDArray::view(Buffer::allocate_pinned(x.nbytes()), x.dtype(), x.shape(), c_strides(x.shape()));
+  staged.assign(x);
+  return staged;
 }
 
 // A host result as a new array on `device`.
-NDArray on_device(const NDArray& host, Device device) {
-  if (device.is_cpu()) return host;
-  note_gpu_through_host();
-  return host.to(device);
+NDArray on_device(const NDArray& host, Device device) { return device.is_cpu() ? host : host.to(device); }
+
+// A zero-filled C-contiguous host array for `into` to receive a cuda array's data: pinned.
+NDArray host_buffer(const Shape& shape, DType dtype, Device target) {
+  if (target.is_cpu()) return NDArray::empty(shape, dtype, Device::cpu());
+  std::size_t n = itemsize(dtype);
+  for (std::int64_t e : shape) n *= static_cast<std::size_t>(e);
+  return NDArray::view(Buffer::allocate_pinned(n), dtype, shape, c_strides(shape));
 }
 
 std::byte* bytes_of(const NDArray& a) { return static_cast<std::byte*>(a.data()); }
@@ -513,7 +526,8 @@ constexpr std::string_view kLonger = "give the call a longer {timeout = s}, or s
 
 // Every rank's record of this call, checked to agree. Errors: a timeout (some ranks did
 // not make the call), or the records' mismatch_message.
-void exchange_records(const World& w, std::string_view fname, const CallRecord& mine, const Deadline& d) {
+std::vector<CallRecord> exchange_records(const World& w, std::string_view fname, const CallRecord& mine,
+                                         const Deadline& d) {
   auto send = std::make_shared<CallRecord>(mine);
   auto records = std::make_shared<std::vector<CallRecord>>(static_cast<std::size_t>(w.info.size));
   luda_mpi_request* r = start(w, fname, "MPI_Iallgather", [&](luda_mpi_request** out) {
@@ -525,6 +539,7 @@ void exchange_records(const World& w, std::string_view fname, const CallRecord& 
          fname, w.info.rank, d.seconds, others_text(w), fname, kLonger);
   std::string message = detail::mismatch_message(fname, *records);
   if (!message.empty()) throw Error(message);
+  return *records;
 }
 
 [[noreturn]] void data_timeout(const World& w, std::string_view fname, const Deadline& d) {
@@ -588,6 +603,219 @@ void check_op(std::string_view fname, DType dtype, Op op) {
          fname, op_name(op), dtype_name(dtype));
 }
 
+
+// NCCL's part of the job, under g_mutex: the communicator, made at the first collective
+// that moves cuda arrays with it and kept for the process, and why this rank does not use
+// NCCL (empty while it may). A communicator that failed or timed out is aborted and kept.
+struct NcclState {
+  std::unique_ptr<nccl::Comm> comm;
+  std::string off;
+};
+NcclState g_nccl;
+
+// Whether this rank can move x with NCCL: a cuda array, and NCCL loads and was not given up.
+bool nccl_capable(const NDArray& x) {
+  if (!x.device().is_cuda() || !g_nccl.off.empty()) return false;
+  std::string why;
+  if (!nccl::version(&why)) {
+    g_nccl.off = why;
+    return false;
+  }
+  return true;
+}
+
+// This rank's record of a collective on x, with whether it can use NCCL.
+CallRecord record_with_place(Call call, const NDArray& x, Op op = Op::Sum, int root = 0) {
+  CallRecord r = detail::record_of(call, &x, op, root);
+  r.nccl = nccl_capable(x) ? 1 : 0;
+  return r;
+}
+
+// How NCCL combines an allreduce of `dtype` by `op`: the dtype sent (float16 and
+// bfloat16 as float32), NCCL's type and op, elements per element (2 for complex); nullopt
+// when NCCL cannot.
+struct NcclReduce {
+  DType wire;
+  int type;
+  std::size_t parts;
+  nccl::Op op;
+};
+std::optional<NcclReduce> nccl_reduce(DType dtype, Op op) {
+  auto as = [](DType wire, DType element, std::size_t parts, nccl::Op o) -> std::optional<NcclReduce> {
+    std::optional<int> type = nccl::type_of(element);
+    if (!type) return std::nullopt;
+    return NcclReduce{wire, *type, parts, o};
+  };
+  const auto same = static_cast<nccl::Op>(static_cast<int>(op));
+  switch (dtype) {
+    case DType::Bool:  // logical or is max of 0 and 1, logical and min
+      return as(dtype, DType::UInt8, 1, op == Op::Sum || op == Op::Max ? nccl::Op::Max : nccl::Op::Min);
+    case DType::Float16:
+    case DType::BFloat16: return as(DType::Float32, DType::Float32, 1, same);
+    case DType::Complex64: return op == Op::Sum ? as(dtype, DType::Float32, 2, same) : std::nullopt;
+    case DType::Complex128: return op == Op::Sum ? as(dtype, DType::Float64, 2, same) : std::nullopt;
+    default: return as(dtype, dtype, 1, same);
+  }
+}
+
+// Why this call's cuda arrays go through host memory, from every rank's record ("" when
+// NCCL moves them, or when this rank's array is no cuda array and there is nothing to say).
+std::string host_reason(const World& w, const NDArray& x, const std::vector<CallRecord>& records) {
+  if (!x.device().is_cuda()) return "";
+  if (!g_nccl.off.empty()) return g_nccl.off;
+  std::vector<int> others;
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (!records[i].nccl) others.push_back(static_cast<int>(i));
+  if (others.empty()) return "";
+  return fmt::format("{} passed a cpu array or cannot use NCCL, and NCCL moves data only when every rank's array "
+                     "is a cuda array (of this call: the job has {} ranks)",
+                     detail::rank_list(others), w.info.size);
+}
+
+// Polls the communicator until its setup or operations complete. A failure, the
+// deadline or an interrupt aborts it: later calls then move cuda arrays through host
+// memory (this rank says so in its record, so every rank does). Under g_mutex.
+void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::string_view what) {
+  nccl::Comm& c = *g_nccl.comm;
+  auto give_up = [&](const std::string& why) {
+    c.abort();
+    g_nccl.off = fmt::format("NCCL was given up: {}", why);
+  };
+  luda::detail::InterruptScope scope;
+  const Clock::time_point start_time = Clock::now();
+  std::chrono::microseconds nap{20};
+  for (;;) {
+    bool done = false;
+    try {
+      done = c.ready();
+    } catch (const Error& e) {
+      give_up(fmt::format("its {} failed on rank {}", what, w.info.rank));
+      fail("{}: {} failed on rank {}: {}; later calls move cuda arrays through host memory", fname, what,
+           w.info.rank, e.what());
+    }
+    if (done) return;
+    if (luda::detail::g_interrupt) {
+      give_up(fmt::format("an interrupt ended its {}", what));
+      scope.consume();
+      throw Interrupted(fmt::format("{}: interrupted while rank {} waited for {}; NCCL's communicator was aborted, "
+                                    "and later calls move cuda arrays through host memory",
+                                    fname, w.info.rank, what));
+    }
+    const Clock::time_point now = Clock::now();
+    if (now >= d.at) {
+      give_up(fmt::format("its {} did not complete within {:g} s on rank {}", what, d.seconds, w.info.rank));
+      fail("{}: rank {} waited {:g} s for {} to complete; a rank may have stopped or failed. NCCL's communicator "
+           "was aborted, and later calls move cuda arrays through host memory: {}",
+           fname, w.info.rank, d.seconds, what, kLonger);
+    }
+    if (now - start_time < std::chrono::microseconds(200)) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::min<Clock::duration>(nap, d.at - now));
+      nap = std::min(nap * 2, std::chrono::microseconds(1000));
+    }
+  }
+}
+
+// Which GPU a rank's array is on, for finding ranks that share one.
+struct GpuIdentity {
+  char host[64];
+  char pci[16];
+};
+
+// Every rank's GPU, in rank order. Under g_mutex.
+std::vector<GpuIdentity> gpu_identities(const World& w, std::string_view fname, int ordinal, const Deadline& d) {
+  auto mine = std::make_shared<GpuIdentity>();
+  std::memset(static_cast<void*>(mine.get()), 0, sizeof *mine);
+  gethostname(mine->host, sizeof mine->host - 1);
+  std::snprintf(mine->pci, sizeof mine->pci, "%s", cuda_properties(ordinal).pci_bus_id.c_str());
+  auto all = std::make_shared<std::vector<GpuIdentity>>(static_cast<std::size_t>(w.info.size));
+  luda_mpi_request* r = start(w, fname, "MPI_Iallgather", [&](luda_mpi_request** req) {
+    return w.plugin->iallgather(mine.get(), static_cast<int>(sizeof(GpuIdentity)), all->data(), req);
+  });
+  if (!wait_all(w, {r}, d, data_part(fname, {mine, all}))) data_timeout(w, fname, d);
+  return *all;
+}
+
+// The job's NCCL communicator, made with every rank when there is none: on this rank's
+// array's device, cuda:`ordinal`. Null when ranks share a GPU, which NCCL refuses (the
+// reason is kept in g_nccl.off on every rank, so later calls agree). Under g_mutex.
+nccl::Comm* communicator(const World& w, std::string_view fname, int ordinal, const Deadline& d) {
+  if (g_nccl.comm) return g_nccl.comm.get();
+  const std::vector<GpuIdentity> ids = gpu_identities(w, fname, ordinal, d);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::vector<int> sharing;
+    for (std::size_t j = 0; j < ids.size(); ++j)
+      if (std::strncmp(ids[i].host, ids[j].host, sizeof ids[i].host) == 0 &&
+          std::strncmp(ids[i].pci, ids[j].pci, sizeof ids[i].pci) == 0)
+        sharing.push_back(static_cast<int>(j));
+    if (sharing.size() > 1) {
+      g_nccl.off = fmt::format("{} use one GPU (PCI {} on {}), and NCCL needs a GPU per rank; give each rank of a "
+                               "host its own (docs/distributed.md, \"Starting\", shows how)",
+                               detail::rank_list(sharing), ids[i].pci, ids[i].host);
+      return nullptr;
+    }
+  }
+  // Rank 0's id, or why it could not make one, to every rank.
+  struct IdMessage {
+    std::int32_t ok;
+    nccl::UniqueId id;
+    char why[512];
+  };
+  auto message = std::make_shared<IdMessage>();
+  std::memset(static_cast<void*>(message.get()), 0, sizeof *message);
+  if (w.info.rank == 0) {
+    try {
+      message->id = nccl::unique_id();
+      message->ok = 1;
+    } catch (const Error& e) {
+      std::snprintf(message->why, sizeof message->why, "%s", e.what());
+    }
+  }
+  luda_mpi_request* r = start(w, fname, "MPI_Ibcast", [&](luda_mpi_request** req) {
+    return w.plugin->ibcast(message.get(), static_cast<int>(sizeof(IdMessage)), 0, req);
+  });
+  if (!wait_all(w, {r}, d, data_part(fname, {message}))) data_timeout(w, fname, d);
+  if (!message->ok) {
+    g_nccl.off = fmt::format("rank 0 could not start NCCL: {}", message->why);
+    return nullptr;
+  }
+  try {
+    g_nccl.comm = nccl::Comm::start(w.info.size, message->id, w.info.rank, ordinal);
+  } catch (const Error& e) {
+    g_nccl.off = fmt::format("NCCL's setup failed on rank {}: {}", w.info.rank, e.what());
+    fail("{}: {}; the other ranks wait for this rank's part until their timeout", fname, g_nccl.off);
+  }
+  wait_nccl(w, fname, d, "NCCL's setup");
+  return g_nccl.comm.get();
+}
+
+// x as a C-contiguous array on cuda:`ordinal`, the communicator's device.
+NDArray on_comm_device(const NDArray& x, int ordinal) {
+  const Device dev = Device::cuda(ordinal);
+  if (x.device() == dev && x.is_c_contiguous()) return x;
+  return x.copy(dev);
+}
+
+// The communicator for a collective on x whose records say every rank can use NCCL, or
+// null (the data then goes through host memory, with a note saying why). `unsupported`:
+// why NCCL cannot do this call ("" when it can); it is the same on every rank.
+nccl::Comm* nccl_for(const World& w, std::string_view fname, const NDArray& x, const std::vector<CallRecord>& records,
+                     const std::string& unsupported, const Deadline& d) {
+  std::string why = host_reason(w, x, records);
+  nccl::Comm* c = nullptr;
+  if (why.empty() && x.device().is_cuda()) {
+    if (!unsupported.empty()) {
+      why = unsupported;
+    } else {
+      c = communicator(w, fname, g_nccl.comm ? g_nccl.comm->ordinal() : x.device().index, d);
+      if (!c) why = g_nccl.off;
+    }
+  }
+  if (!why.empty()) note_through_host(w, why);
+  return c;
+}
+
 }  // namespace
 
 namespace detail {
@@ -613,6 +841,20 @@ double timeout_seconds(const CallOptions& options) {
 }
 
 void exiting_with_error() noexcept { g_exiting_with_error = true; }
+
+Info info() {
+  const World& w = world();
+  Info out;
+  out.rank = w.info.rank;
+  out.size = w.info.size;
+  if (w.plugin) out.mpi = w.info.library;
+  std::string why;
+  if (std::optional<std::string> v = nccl::version(&why)) out.nccl = *v;
+  std::lock_guard lock(g_mutex);
+  if (g_nccl.comm) out.nccl_device = Device::cuda(g_nccl.comm->ordinal());
+  out.host_reason = !g_nccl.off.empty() ? g_nccl.off : out.nccl.empty() ? why : "";
+  return out;
+}
 
 int rank() { return world().info.rank; }
 int size() { return world().info.size; }
@@ -641,8 +883,20 @@ NDArray allreduce(const NDArray& x, Op op, const CallOptions& options) {
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);
-  exchange_records(w, fname, detail::record_of(Call::Allreduce, &x, op), d);
+  const std::vector<CallRecord> records = exchange_records(w, fname, record_with_place(Call::Allreduce, x, op), d);
   if (x.size() == 0) return NDArray::empty(x.shape(), x.dtype(), x.device());
+  const std::optional<NcclReduce> how = nccl_reduce(x.dtype(), op);
+  const std::string unsupported =
+      how ? "" : fmt::format("NCCL cannot combine {} by {}", dtype_name(x.dtype()), op_name(op));
+  if (nccl::Comm* c = nccl_for(w, fname, x, records, unsupported, d)) {
+    NDArray send = on_comm_device(x, c->ordinal());
+    if (how->wire != x.dtype()) send = send.astype(how->wire);
+    NDArray out = NDArray::empty(x.shape(), how->wire, send.device());
+    c->all_reduce(send.data(), out.data(), static_cast<std::size_t>(x.size()) * how->parts, how->type, how->op);
+    wait_nccl(w, fname, d, "NCCL's allreduce");
+    if (how->wire != x.dtype()) out = out.astype(x.dtype());
+    return out.device() == x.device() ? out : out.to(x.device());
+  }
 
   // float16 and bfloat16 have no MPI type: combined as float32, rounded back after.
   const bool half = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16;
@@ -681,8 +935,16 @@ NDArray broadcast(const NDArray& x, int root, const CallOptions& options) {
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);
-  exchange_records(w, fname, detail::record_of(Call::Broadcast, &x, Op::Sum, root), d);
+  const std::vector<CallRecord> records =
+      exchange_records(w, fname, record_with_place(Call::Broadcast, x, Op::Sum, root), d);
   if (x.size() == 0) return NDArray::empty(x.shape(), x.dtype(), x.device());
+  if (nccl::Comm* c = nccl_for(w, fname, x, records, "", d)) {
+    NDArray out = NDArray::empty(x.shape(), x.dtype(), Device::cuda(c->ordinal()));
+    NDArray send = w.info.rank == root ? on_comm_device(x, c->ordinal()) : out;
+    c->broadcast(send.data(), out.data(), x.nbytes(), root);
+    wait_nccl(w, fname, d, "NCCL's broadcast");
+    return out.device() == x.device() ? out : out.to(x.device());
+  }
 
   NDArray data = w.info.rank == root ? (x.device().is_cuda() ? host_view(x) : x.copy(Device::cpu()))
                                      : NDArray::empty(x.shape(), x.dtype(), Device::cpu());
@@ -710,8 +972,15 @@ NDArray allgather(const NDArray& x, const CallOptions& options) {
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);
-  exchange_records(w, fname, detail::record_of(Call::Allgather, &x), d);
+  const std::vector<CallRecord> records = exchange_records(w, fname, record_with_place(Call::Allgather, x), d);
   if (x.size() == 0) return NDArray::empty(shape, x.dtype(), x.device());
+  if (nccl::Comm* c = nccl_for(w, fname, x, records, "", d)) {
+    NDArray send = on_comm_device(x, c->ordinal());
+    NDArray out = NDArray::empty(shape, x.dtype(), send.device());
+    c->all_gather(send.data(), out.data(), x.nbytes());
+    wait_nccl(w, fname, d, "NCCL's allgather");
+    return out.device() == x.device() ? out : out.to(x.device());
+  }
 
   NDArray send = host_view(x);
   NDArray out = NDArray::empty(shape, x.dtype(), Device::cpu());
@@ -818,7 +1087,7 @@ void recv(NDArray& buf, int source, int tag, const CallOptions& options) {
   // still received, so that the next one from this rank is read as a message.
   NDArray into = same && buf.device().is_cpu() && buf.is_c_contiguous()
                      ? buf
-                     : NDArray::empty(sent_shape, sent_dtype, Device::cpu());
+                     : host_buffer(sent_shape, sent_dtype, same ? buf.device() : Device::cpu());
   const Keep keep{into.buffer()};
   const std::size_t total = into.nbytes();
   std::vector<luda_mpi_request*> requests;
@@ -834,10 +1103,7 @@ void recv(NDArray& buf, int source, int tag, const CallOptions& options) {
          "sent",
          fname, source, dtype_name(sent_dtype), shape_str(sent_shape), tag, dtype_name(buf.dtype()),
          shape_str(buf.shape()));
-  if (into.buffer() != buf.buffer()) {
-    if (buf.device().is_cuda()) note_gpu_through_host();
-    buf.assign(into);
-  }
+  if (into.buffer() != buf.buffer()) buf.assign(into);
 }
 
 }  // namespace luda::dist

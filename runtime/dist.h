@@ -19,9 +19,19 @@
 // another call, they got the mismatch error there and the ranks' calls line up again;
 // when they made the same call late, they went on to its data, and this rank refuses every
 // later collective rather than let MPI match different operations. A recv that timed out
-// is cancelled, so that a later recv gets the message. Arrays go to MPI from host memory:
-// a cuda array is copied to the host, moved, and copied back (MPI is never given a device
-// pointer).
+// is cancelled, so that a later recv gets the message.
+//
+// How arrays move: MPI is never given a device pointer (Debian's OpenMPI is not
+// CUDA-aware). A collective on cuda arrays goes through NCCL (runtime/nccl.h) when every
+// rank's array is a cuda array, every rank can load NCCL, and no two ranks share a GPU:
+// the first such call makes the job's NCCL communicator, over MPI, on each rank's array's
+// device, and later calls use it (an array on another device of the rank is copied to it).
+// Otherwise, and for send and recv (NCCL's point-to-point messages have no tags to match
+// by), a cuda array is copied to pinned host memory, moved by MPI, and copied back, and
+// the first such call prints a one-time note saying why NCCL was not used. NCCL combines
+// what it has types for: bool, every integer but int16 and uint16, the float types
+// (float16 and bfloat16 in float32, as MPI's path does) and complex sums; other dtypes and
+// ops go through host memory.
 //
 // Ranks count from 0, as MPI's do. Calls from several threads are serialized.
 #pragma once
@@ -75,6 +85,18 @@ void send(const NDArray& x, int dest, int tag = 0, const CallOptions& options = 
 // `tag`, which must have buf's dtype and shape.
 void recv(NDArray& buf, int source, int tag = 0, const CallOptions& options = {});
 
+// What this process knows of the job and how it moves arrays.
+struct Info {
+  int rank = 0, size = 1;
+  std::string mpi;                   // MPI's library version line; empty without a launcher
+  std::string nccl;                  // the NCCL version that loads ("2.28.9"); empty when none does
+  std::optional<Device> nccl_device; // the NCCL communicator's device, once a collective made it
+  // Why this rank moves cuda arrays through host memory (NCCL missing or given up, ranks
+  // sharing a GPU); empty while NCCL may be used.
+  std::string host_reason;
+};
+Info info();
+
 // The deadline in seconds a call with `options` gets. Error for a malformed
 // $LUDA_DIST_TIMEOUT, naming it.
 double timeout_seconds(const CallOptions& options);
@@ -97,6 +119,9 @@ struct CallRecord {
   std::uint8_t dtype = 0;  // DType's code (allreduce, broadcast, allgather)
   std::uint8_t op = 0;     // Op's code (allreduce)
   std::uint8_t ndim = 0;
+  // 1 when this rank's array is a cuda array and this rank can move it with NCCL; the
+  // ranks may differ (the call then moves every rank's data through host memory).
+  std::uint8_t nccl = 0;
   std::int32_t root = 0;   // broadcast
   std::int64_t shape[kMaxNdim] = {};
 };

@@ -48,6 +48,27 @@ int l_rank(lua_State* L) {
   return 1;
 }
 
+// luda.dist.info(): {rank=, size=, mpi=, nccl=, nccl_device=, host_reason=}, the strings
+// and the device absent when there is none.
+int l_info(lua_State* L) {
+  const dist::Info i = dist::info();
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, i.rank);
+  lua_setfield(L, -2, "rank");
+  lua_pushinteger(L, i.size);
+  lua_setfield(L, -2, "size");
+  auto text = [&](const std::string& v, const char* key) {
+    if (v.empty()) return;
+    lua_pushlstring(L, v.data(), v.size());
+    lua_setfield(L, -2, key);
+  };
+  text(i.mpi, "mpi");
+  text(i.nccl, "nccl");
+  if (i.nccl_device) text(i.nccl_device->str(), "nccl_device");
+  text(i.host_reason, "host_reason");
+  return 1;
+}
+
 int l_size(lua_State* L) {
   lua_pushinteger(L, dist::size());
   return 1;
@@ -145,6 +166,7 @@ void open_dist(lua_State* L) {
       {"barrier", trampoline<l_barrier>},     {"allreduce", trampoline<l_allreduce>},
       {"broadcast", trampoline<l_broadcast>}, {"allgather", trampoline<l_allgather>},
       {"send", trampoline<l_send>},           {"recv", trampoline<l_recv>},
+      {"info", trampoline<l_info>},
       {nullptr, nullptr},
   };
   lua_newtable(L);

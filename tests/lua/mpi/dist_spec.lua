@@ -8,10 +8,24 @@ local luda = require "luda"
 local support = require "support"
 local dist = luda.dist
 
-local on_devices = support.device_tests(_ENV)
 local error_of = support.error_of
 
 local RANK, SIZE = dist.rank(), dist.size()
+
+-- Each behaviour on the cpu device and on this rank's GPU, cuda:(rank % GPUs): with a GPU
+-- per rank, cuda arrays move by NCCL; ranks that share one move them through host memory.
+local GPUS = 0
+for _, d in ipairs(support.gpu_missing() and {} or luda.devices()) do
+  if tostring(d):match("cuda") then GPUS = GPUS + 1 end
+end
+local MY_GPU = GPUS > 0 and ("cuda:" .. RANK % GPUS) or nil
+local function on_devices(name, body)
+  it(name .. " [cpu]", function() luda.with_device("cpu", body, "cpu") end)
+  it(name .. " [cuda]", function()
+    if not MY_GPU then return pending(support.gpu_missing()) end
+    luda.with_device(MY_GPU, body, MY_GPU)
+  end)
+end
 
 -- The message of an error raised by a luda function, without its "file:line: ".
 local function message_of(f)
@@ -229,6 +243,56 @@ describe("luda.dist under mpirun", function()
       assert.are.same({ 9, 8, 7 }, buf:totable())
     end
     dist.barrier()
+  end)
+
+  describe("info", function()
+    it("names the rank, the job's size and the MPI library", function()
+      local i = dist.info()
+      assert.are.equal(RANK, i.rank)
+      assert.are.equal(SIZE, i.size)
+      assert.matches("MPI", i.mpi)
+      -- NCCL either loads (its version) or there is a reason cuda arrays go through host memory.
+      if i.nccl then assert.matches("^%d+%.%d+%.%d+$", i.nccl) else assert.is_string(i.host_reason) end
+      if os.getenv("LUDA_NCCL") == "off" then
+        assert.are.equal("NCCL is turned off by LUDA_NCCL=off (unset it to use NCCL)", i.host_reason)
+      end
+    end)
+
+    it("says how cuda arrays moved: NCCL on the rank's GPU, else host memory and why", function()
+      if not MY_GPU then return pending(support.gpu_missing()) end
+      local x = luda.arange(4, "float32", { device = MY_GPU }) + RANK
+      assert.are.same(dist.allreduce(x:to("cpu")):totable(), dist.allreduce(x):totable())
+      local i = dist.info()
+      if GPUS >= SIZE and i.nccl and os.getenv("LUDA_NCCL") ~= "off" then
+        assert.are.equal(MY_GPU, i.nccl_device)
+        assert.is_nil(i.host_reason)
+      elseif GPUS < SIZE then
+        assert.is_nil(i.nccl_device)
+        assert.matches("use one GPU %(PCI [%x:]+ on .+%), and NCCL needs a GPU per rank", i.host_reason)
+      else
+        assert.is_string(i.host_reason)
+      end
+    end)
+
+    on_devices("moves arrays that live on another device of the rank, and ones of every layout", function(device)
+      -- An array on the cpu device of a rank whose collectives use NCCL, a transposed one,
+      -- and a float16 one reduced in float32: each comes back on its own device.
+      local all = every_rank(function(r) return values("half", r, 12, 90) end)
+      local want = luda.array(reference(all, "sum"), "float64"):reshape(3, 4)
+      local x = luda.array(all[RANK + 1], "float64"):reshape(3, 4)
+      for k, y in ipairs({ x, x.T, x:astype("float16"), x:to("cpu") }) do
+        local z = dist.allreduce(y, "sum")
+        assert.are.equal(tostring(y.device), tostring(z.device))
+        assert.are.equal(y.dtype, z.dtype)
+        local w = k == 2 and want.T or want
+        assert.are.same(w:astype(y.dtype):totable(), z:totable())
+      end
+      local g = dist.allgather(x.T)
+      for r = 1, SIZE do
+        assert.are.same(luda.array(all[r], "float64"):reshape(3, 4).T:totable(), g:totable()[r])
+      end
+      assert.are.same(luda.array(all[1], "float64"):reshape(3, 4).T:totable(), dist.broadcast(x.T, 0):totable())
+    end)
   end)
 
   it("holds every rank at a barrier until the last arrives", function()
