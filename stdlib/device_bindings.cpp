@@ -242,6 +242,14 @@ int l_stream(lua_State* L) {
   return 1;
 }
 
+// luda.default_stream({device=}): the device's default stream, where luda's work goes
+// when a call names no stream.
+int l_default_stream(lua_State* L) {
+  check_options(L, 1, "default_stream", {"device"});
+  push_object<Stream>(L, kStreamType, Stream::default_stream(device_option(L, 1, "default_stream")));
+  return 1;
+}
+
 int l_stream_synchronize(lua_State* L) {
   GraphRecording::refuse_if_recording("s:synchronize()");
   check_stream(L, 1, "synchronize").synchronize();
@@ -405,6 +413,7 @@ void open_devices(lua_State* L) {
       {"current_device", trampoline<l_current_device>},
       {"with_device", trampoline<l_with_device>},
       {"stream", trampoline<l_stream>},
+      {"default_stream", trampoline<l_default_stream>},
       {"event", trampoline<l_event>},
       {nullptr, nullptr},
   };

@@ -198,6 +198,32 @@ describe("devices", function()
     luda.cuda.synchronize()
   end))
 
+  it("the default stream waits for another stream's event", on_gpu(function()
+    local d = luda.default_stream()
+    assert.are.equal("cuda:0", d.device)
+    assert.matches("^<stream cuda:0", tostring(d))
+    -- A large copy on s, then the default stream's own work on its result: ordered only
+    -- by the event the default stream waits for.
+    local s = luda.stream()
+    local t = random_table({ 1 << 22 }, rand_float)
+    local h = luda.array(t, "float32", { device = "cpu" })
+    local done = luda.event({ timing = false })
+    local x = luda.to_device(h, { stream = s })
+    done:record(s)
+    d:wait(done)
+    local y = x * 2
+    for i = 1, #t, 65537 do assert.are.equal(f32(t[i]) * 2, y[i - 1]) end
+  end))
+
+  it("the cpu device has a default stream too", function()
+    local d = luda.default_stream({ device = "cpu" })
+    assert.are.equal("cpu", d.device)
+    d:synchronize()
+    assert.is_true(d:query())
+    assert.are.equal("bad argument #1 to 'default_stream' (unknown option 'devcie'; expected device)",
+      (tostring(support.error_of(function() luda.default_stream({ devcie = "cpu" }) end)):gsub("^[^:]*:%d+: ", "")))
+  end)
+
   it("device:use and with_device select the device of new arrays", on_gpu(function()
     luda.device("cpu"):use()
     assert.are.equal("cpu", luda.zeros(1).device)
