@@ -92,14 +92,14 @@ Stream Stream::default_stream(Device device) {
   return streams[device.index];
 }
 
-Stream Stream::create(Device device) {
+Stream Stream::create(Device device, bool non_blocking) {
   if (device.is_cpu()) require_cpu_device(device.index);
   auto state = std::make_shared<State>();
   state->device = device;
   if (device.is_cuda()) {
     ContextScope scope(device.index);
     // Non-blocking: no implicit synchronization with the legacy default stream.
-    LUDA_CU(cuStreamCreate, &state->handle, CU_STREAM_NON_BLOCKING);
+    LUDA_CU(cuStreamCreate, &state->handle, non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT);
     state->owned = true;
   }
   Stream s;

@@ -1066,6 +1066,28 @@ local function reduction_args(name, c, axis, options, ...)
   return axes, options
 end
 
+-- run(j, stream) for j = 1 .. n, the reductions of n blocks of one device into their
+-- partials. On a CUDA device each goes on one of a few blocking streams of the device,
+-- made once: CUDA orders them after the default stream's earlier work (the blocks, the
+-- array of partials) and before its later work (the partials' combination), with no
+-- event, and they overlap one another, so that one block's last wave and its small second
+-- pass run beside the next block's work instead of after it. On the cpu, in order.
+local STREAMS_PER_DEVICE = 4
+local block_streams = {}
+local function on_block_streams(device, n, run)
+  if n < 2 or not tostring(device):match("^cuda") then
+    for j = 1, n do run(j, nil) end
+    return
+  end
+  local pool = block_streams[device]
+  if not pool then
+    pool = {}
+    for i = 1, STREAMS_PER_DEVICE do pool[i] = luda.stream({ device = device, non_blocking = false }) end
+    block_streams[device] = pool
+  end
+  for j = 1, n do run(j, pool[(j - 1) % STREAMS_PER_DEVICE + 1]) end
+end
+
 -- The reduced result: each block reduced by `per_block(block, axes list, grid position)`
 -- (to the shape the result's blocks have: the kept axes, and the reduced ones as 1 with
 -- keepdims), the partials of each output block combined by `combine` as a tree; a chunked
@@ -1112,7 +1134,9 @@ local function reduce(c, axes, keepdims, per_block, combine, stacked)
         elseif keepdims then rshape[#rshape + 1] = 1 end
       end
       local stack = luda.empty(rshape, stacked.dtype, { device = c._blocks[members[1]].device })
-      for j, k in ipairs(members) do stacked.into(c._blocks[k], list, stack:slice(j - 1)) end
+      on_block_streams(c._blocks[members[1]].device, #members, function(j, stream)
+        stacked.into(c._blocks[members[j]], list, stack:slice(j - 1), stream)
+      end)
       blocks[key] = stacked.final(stack)
     else
       local partial = {}
@@ -1177,7 +1201,9 @@ local function simple_reduction(name, combine, final)
       if final and not c._owners and #c._blocks > 1 and one_device(c._blocks, all) then
         local stack = luda.empty({ #c._blocks }, reduced_dtype(name, c._dtype, options.dtype),
                                  { device = c._blocks[1].device })
-        for k, b in ipairs(c._blocks) do f(b, { dtype = options.dtype, out = stack:slice(k - 1) }) end
+        on_block_streams(c._blocks[1].device, #c._blocks, function(k, stream)
+          f(c._blocks[k], { dtype = options.dtype, out = stack:slice(k - 1), stream = stream })
+        end)
         return luda[final](stack)
       end
       local partial = {}
@@ -1192,7 +1218,9 @@ local function simple_reduction(name, combine, final)
     local o = { keepdims = keep, dtype = (not counts) and options.dtype or nil }
     local stacked = final and #axes_list(c, axes) > 0 and {
       dtype = reduced_dtype(name, c._dtype, options.dtype),
-      into = function(b, list, out) f(b, list, { keepdims = keep, dtype = options.dtype, out = out }) end,
+      into = function(b, list, out, stream)
+        f(b, list, { keepdims = keep, dtype = options.dtype, out = out, stream = stream })
+      end,
       final = function(stack) return luda[final](stack, 1) end,
     } or nil
     return reduce(c, axes, keep, function(b, list)

@@ -236,9 +236,16 @@ Stream& check_stream(lua_State* L, int arg, std::string_view fname) {
 
 // luda.stream({device=}): a new stream on the device, the current one when not given. A
 // cpu stream runs its work when it is submitted, which keeps it in order (runtime/stream.h).
+// luda.stream({device=, non_blocking=true}).
 int l_stream(lua_State* L) {
-  check_options(L, 1, "stream", {"device"});
-  push_object<Stream>(L, kStreamType, Stream::create(device_option(L, 1, "stream")));
+  check_options(L, 1, "stream", {"device", "non_blocking"});
+  bool non_blocking = true;
+  if (push_option(L, 1, "non_blocking") != LUA_TNIL) {
+    if (!lua_isboolean(L, -1)) fail("stream: option 'non_blocking' must be a boolean, got {}", describe(L, -1));
+    non_blocking = lua_toboolean(L, -1);
+  }
+  lua_pop(L, 1);
+  push_object<Stream>(L, kStreamType, Stream::create(device_option(L, 1, "stream"), non_blocking));
   return 1;
 }
 

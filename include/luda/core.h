@@ -259,8 +259,10 @@ class Stream {
  public:
   // The device's default stream: CUDA's legacy default stream (handle 0), or the cpu's one.
   static Stream default_stream(Device device);
-  // A new stream: non-blocking on a CUDA device (NoDeviceError without one).
-  static Stream create(Device device);
+  // A new stream (NoDeviceError without the device). On a CUDA device non-blocking by
+  // default; `non_blocking = false` makes one that CUDA orders after the legacy default
+  // stream's earlier work and before its later work, with no event.
+  static Stream create(Device device, bool non_blocking = true);
   // A stream the host made (cuStreamCreate, cudaStreamCreate, or a framework's stream) on a
   // CUDA device, so that luda's work on it is ordered with the host's. luda never destroys
   // it: the host keeps it alive while luda may use it.

@@ -213,6 +213,11 @@ describe("devices", function()
     d:wait(done)
     local y = x * 2
     for i = 1, #t, 65537 do assert.are.equal(f32(t[i]) * 2, y[i - 1]) end
+    -- A blocking stream needs no event: the default stream's later work waits for it.
+    local b = luda.stream({ non_blocking = false })
+    local x2 = luda.to_device(h, { stream = b })
+    local y2 = x2 * 3
+    for i = 1, #t, 65537 do assert.are.equal(f32(t[i]) * 3, y2[i - 1]) end
   end))
 
   it("the cpu device has a default stream too", function()
@@ -222,6 +227,9 @@ describe("devices", function()
     assert.is_true(d:query())
     assert.are.equal("bad argument #1 to 'default_stream' (unknown option 'devcie'; expected device)",
       (tostring(support.error_of(function() luda.default_stream({ devcie = "cpu" }) end)):gsub("^[^:]*:%d+: ", "")))
+    assert.are.equal("stream: option 'non_blocking' must be a boolean, got 1",
+      (tostring(support.error_of(function() luda.stream({ device = "cpu", non_blocking = 1 }) end)):gsub("^[^:]*:%d+: ", "")))
+    assert.are.equal("cpu", luda.stream({ device = "cpu", non_blocking = false }).device)
   end)
 
   it("device:use and with_device select the device of new arrays", on_gpu(function()
