@@ -54,6 +54,46 @@ figure("map_blocks_add_overhead_us", (add - one) * 1e3 / nblocks,
   ("map_blocks of b + 1 over %d blocks: %.2f us per block, %.2f us of it map_blocks' own (b + 1 alone: %.2f us)"):format(
     nblocks, add * 1e3 / nblocks, (add - one) * 1e3 / nblocks, one * 1e3 / nblocks))
 
+-- Blocks on different GPUs run at the same time: one block per GPU, each a kernel that
+-- spins for about 20 ms; map_blocks over all of them against one block alone (each waited
+-- for on every GPU).
+local gpus = luda.cuda and luda.cuda.device_count() or 0
+if not smoke and gpus >= 2 then
+  local spin = luda.raw_kernel([[
+extern "C" __global__ void spin(float* x, long long cycles) {
+  long long t0 = clock64();
+  while (clock64() - t0 < cycles) {}
+  if (threadIdx.x == 0) x[0] += 1.0f;
+}]], "spin")
+  local devices = {}
+  for i = 0, gpus - 1 do devices[#devices + 1] = "cuda:" .. i end
+  local cz = luda.chunked.zeros({ gpus * 32 }, 32, "float32", { devices = devices })
+  local cycles = 40000000  -- about 20 ms at an H100's or H200's 1.98 GHz
+  local function wait_all()
+    for _, d in ipairs(devices) do luda.with_device(d, luda.cuda.synchronize) end
+  end
+  local function timed(f)
+    f()
+    wait_all()
+    local t = {}
+    for r = 1, 5 do
+      local t0 = luda.clock()
+      f()
+      wait_all()
+      t[r] = (luda.clock() - t0) * 1e3
+    end
+    table.sort(t)
+    return t[3]
+  end
+  local one = timed(function() spin({ 1 }, { 32 }, { cz:block(0), cycles }) end)
+  local all = timed(function()
+    return luda.map_blocks(function(b) spin({ 1 }, { 32 }, { b, cycles }); return b end, cz)
+  end)
+  figure("chunked_gpus_concurrency", gpus * one / all,
+    ("map_blocks over %d blocks on %d GPUs, each block's kernel %.2f ms alone: %.2f ms in all, %.2fx of one after another"):format(
+      gpus, gpus, one, all, gpus * one / all))
+end
+
 -- examples/chunked_svd.lua's SVD.
 local m, k, rows = smoke and 2000 or 10000, smoke and 100 or 1000, smoke and 500 or 5000
 local a = luda.random.random({ m, k }, "float64", { seed = 7 })
