@@ -9,9 +9,9 @@
 -- __array_function__ lets Dask take NumPy's functions; so code written for an array runs
 -- on a chunked one.
 --
--- Loaded once per Lua state with the luda module table and the arrays' metatable as its
--- arguments.
-local luda, ARRAY_MT = ...
+-- Loaded once per Lua state with the luda module table, the arrays' metatable and
+-- stdlib/chunked_ranks.lua (as a function: how blocks move between ranks) as its arguments.
+local luda, ARRAY_MT, load_ranks = ...
 
 local M = {}        -- luda.chunked: the constructor (through __call) and its functions
 local Chunked = {}  -- the metatable of chunked arrays
@@ -21,14 +21,17 @@ local NAME = {}     -- a luda function -> "luda.name", for messages
 
 -- ---- errors at the caller's line ------------------------------------------------------
 
+-- This file and chunked_ranks.lua: the lines that are not the caller's.
 local SELF = debug.getinfo(1, "S").source
+local RANKS_SOURCE = debug.getinfo(load_ranks, "S").source
+local function internal(source) return source == SELF or source == RANKS_SOURCE end
 
--- The place of the innermost caller outside this file: "file:line: ", or "".
+-- The place of the innermost caller outside these files: "file:line: ", or "".
 local function where()
   for level = 2, 64 do
     local info = debug.getinfo(level, "Sl")
     if not info then break end
-    if info.source ~= SELF and info.what ~= "C" and info.currentline and info.currentline > 0 then
+    if not internal(info.source) and info.what ~= "C" and info.currentline and info.currentline > 0 then
       return info.short_src .. ":" .. info.currentline .. ": "
     end
   end
@@ -39,16 +42,23 @@ local function raise(fmt, ...)
   error(where() .. string.format(fmt, ...), 0)
 end
 
--- fn as a public function: an error raised at a line of this file (a luda function that
+-- fn as a public function: an error raised at a line of these files (a luda function that
 -- refused a block's operands) is reported at the caller's line instead.
-local SHORT = SELF:sub(1, 1) == "=" and SELF:sub(2) or SELF
+local function short(source) return source:sub(1, 1) == "=" and source:sub(2) or source end
+local SHORTS = { short(SELF) .. ":", short(RANKS_SOURCE) .. ":" }
+local function at_internal_line(e)
+  for _, prefix in ipairs(SHORTS) do
+    if e:sub(1, #prefix) == prefix then return true end
+  end
+  return false
+end
 local function public(fn)
   return function(...)
     local r = table.pack(pcall(fn, ...))
     if r[1] then return table.unpack(r, 2, r.n) end
     local e = r[2]
     if type(e) == "string" then
-      if e:sub(1, #SHORT + 1) == SHORT .. ":" then
+      if at_internal_line(e) then
         e = where() .. e:gsub("^[^:]*:%d+: ", "", 1)
       elseif not e:find("^[^%s:]+:%d+: ") then
         e = where() .. e  -- a luda function called with no Lua line of its own (through with_device)
@@ -80,6 +90,39 @@ local function product(t)
   for _, v in ipairs(t) do p = p * v end
   return p
 end
+
+local function to(x, device)
+  if is_array(x) and x.device ~= device then return x:to(device) end
+  return x
+end
+
+-- A partial result of a reduction: an array, or a list of arrays (argmax's index and
+-- value, which travel together).
+local function partial_device(p) return is_array(p) and p.device or p[1].device end
+local function partial_to(p, device)
+  if is_array(p) then return to(p, device) end
+  local out = {}
+  for i, a in ipairs(p) do out[i] = to(a, device) end
+  return out
+end
+
+-- Pairwise combination of a list of partials (kept in order, so that the first of equals
+-- wins), each pair on the left one's device (luda's functions run where their arrays are).
+local function tree(list, combine)
+  while #list > 1 do
+    local next_list = {}
+    for i = 1, #list, 2 do
+      local a, b = list[i], list[i + 1]
+      if b == nil then next_list[#next_list + 1] = a
+      else next_list[#next_list + 1] = combine(a, partial_to(b, partial_device(a))) end
+    end
+    list = next_list
+  end
+  return list[1]
+end
+
+-- Ranks, and moves of blocks and partials between them.
+local R = load_ranks(luda, { is_array = is_array, partial_to = partial_to, partial_device = partial_device, tree = tree })
 
 -- A device's name as arrays report theirs ("cpu", "cpu:1", "cuda:0").
 local function device_name(d)
@@ -248,27 +291,13 @@ local function make(shape, dtype, chunks, blocks, devices, owners)
                         _nb = numblocks_of(chunks), _devices = devices, _owners = owners }, Chunked)
 end
 
--- This process's rank and the number of ranks (1 and 0 without mpirun).
-local function my_rank() return luda.dist and luda.dist.rank() or 0 end
-local function rank_count() return luda.dist and luda.dist.size() or 1 end
+local my_rank, rank_count = R.rank, R.count
 
 -- Each block's rank when `n` blocks are spread over the ranks (neighbours together), and
 -- this rank's blocks' devices: its own blocks spread over `devices` as placement does.
 local function spread_over_ranks(n, devices)
-  local ranks, me = rank_count(), my_rank()
-  local owners, local_count = {}, 0
-  for k = 0, n - 1 do
-    owners[k + 1] = (k * ranks) // math.max(n, 1)
-    if owners[k + 1] == me then local_count = local_count + 1 end
-  end
-  local where, j = {}, 0
-  for k = 1, n do
-    if owners[k] == me then
-      where[k] = devices[(j * #devices) // math.max(local_count, 1) + 1]
-      j = j + 1
-    end
-  end
-  return owners, where
+  local owners = R.spread(n)
+  return owners, R.placed(owners, devices)
 end
 
 -- The devices of a list of blocks (this rank's, of a distributed array), in order of first
@@ -283,11 +312,6 @@ local function devices_of(blocks)
     end
   end
   return out
-end
-
-local function to(x, device)
-  if is_array(x) and x.device ~= device then return x:to(device) end
-  return x
 end
 
 -- luda.chunked(x, chunks [, {devices=}]): x's blocks, each a view of x where it stays on
@@ -536,6 +560,10 @@ local function pieces(old_off, old_chunks, lo, hi)
   return out
 end
 
+-- c with the blocks of `chunks`, made from the pieces of the old blocks that each covers
+-- (a new block inside one old block is a view of it, where it stays on its device). A
+-- distributed c's new blocks are spread over the ranks as a new array's are, and each
+-- piece held by another rank is sent to the new block's rank.
 local function rechunk(c, chunks, options)
   options = options or {}
   local new = normalize_chunks(chunks, c._shape, "rechunk")
@@ -547,16 +575,25 @@ local function rechunk(c, chunks, options)
     end
   end
   if same and not options.devices then return c end
-  if c._owners then
-    raise("rechunk: a distributed chunked array keeps its chunks (blocks do not move between ranks); c:compute() gathers it")
-  end
   local devices = options.devices and read_devices(options.devices, "rechunk") or c._devices or devices_of(c._blocks)
   local old_off, new_off = offsets_of(c._chunks), offsets_of(new)
   local nb = numblocks_of(new)
   local all = positions(nb)
+  local owners, where
+  if c._owners then owners, where = spread_over_ranks(#all, devices) end
+  local me = my_rank()
+  -- Old block j's piece `items`, on the rank of the new block (nil on other ranks).
+  local function piece(j, items, shape, device, owner)
+    local b = c._blocks[j]
+    local p = b and (#items == 0 and b or b:slice(table.unpack(items))) or nil
+    if not owners then return p end
+    return R.move(p, c._owners[j], owner,
+      function() return luda.empty(shape, c._dtype, { device = device }) end)
+  end
   local blocks = {}
   for k, g in ipairs(all) do
-    local device = placement(k - 1, #all, devices)
+    local device, owner
+    if owners then device, owner = where[k], owners[k] else device = placement(k - 1, #all, devices) end
     -- Per axis, the old blocks' pieces; their product covers the new block.
     local per_axis = {}
     for a = 1, #new do
@@ -576,32 +613,33 @@ local function rechunk(c, chunks, options)
       combos = next_combos
     end
     local shape = block_shape(new, g)
-    if #combos == 1 and #new > 0 then
+    local here = not owners or owner == me
+    if #combos == 1 then
       local combo = combos[1]
       local old_g, items = {}, {}
       for a = 1, #new do
         old_g[a] = combo[a][1]
         items[a] = { combo[a][2], combo[a][3] }
       end
-      blocks[k] = to(c._blocks[flat(c._nb, old_g)]:slice(table.unpack(items)), device)
-    elseif #new == 0 then
-      blocks[k] = to(c._blocks[1], device)
+      local b = piece(flat(c._nb, old_g), items, shape, device, owner)
+      blocks[k] = here and to(b, device) or false
     else
-      local out = luda.empty(shape, c._dtype, { device = device })
+      local out = here and luda.empty(shape, c._dtype, { device = device }) or false
       for _, combo in ipairs(combos) do
-        local old_g, from, into = {}, {}, {}
+        local old_g, from, into, size = {}, {}, {}, {}
         for a = 1, #new do
           old_g[a] = combo[a][1]
           from[a] = { combo[a][2], combo[a][3] }
           into[a] = { combo[a][4], combo[a][4] + combo[a][3] - combo[a][2] }
+          size[a] = combo[a][3] - combo[a][2]
         end
-        local piece = c._blocks[flat(c._nb, old_g)]:slice(table.unpack(from))
-        if piece.size > 0 then out[into] = to(piece, device) end
+        local p = piece(flat(c._nb, old_g), from, size, device, owner)
+        if out and p.size > 0 then out[into] = to(p, device) end
       end
       blocks[k] = out
     end
   end
-  return make(copy(c._shape), c._dtype, new, blocks, devices)
+  return make(copy(c._shape), c._dtype, new, blocks, devices, owners)
 end
 methods.rechunk = public(rechunk)
 
@@ -1019,21 +1057,6 @@ local function one_device(blocks, members)
   return true
 end
 
--- Pairwise combination of a list (kept in order, so that the first of equals wins), each
--- pair on the left one's device (luda's functions run where their arrays are).
-local function tree(list, combine)
-  while #list > 1 do
-    local next_list = {}
-    for i = 1, #list, 2 do
-      local a, b = list[i], list[i + 1]
-      if b == nil then next_list[#next_list + 1] = a
-      else next_list[#next_list + 1] = combine(a, to(b, a.device)) end
-    end
-    list = next_list
-  end
-  return list[1]
-end
-
 -- A reduction's arguments: (c [, axis] [, {axis=, keepdims=, dtype=, ddof=, ...}]).
 local function reduction_args(name, c, axis, options, ...)
   if type(axis) == "table" and getmetatable(axis) == nil and options == nil then
@@ -1124,22 +1147,6 @@ local function reduce(c, axes, keepdims, per_block, combine, stacked)
   return make(shape, blocks[1].dtype, chunks, blocks, c._devices)
 end
 
--- A reduction whose blocks reduce by luda[name] and combine by `combine` (a binary luda
--- function).
--- A reduction's partial on each rank (nil where a rank holds no block; `template`, an
--- array of the partial's dtype and shape, stands in for it) combined across the ranks in
--- rank order, which is block order; every rank gets the result.
-local function across_ranks(partial, template, combine)
-  if rank_count() == 1 then return partial or template end
-  local gathered = luda.dist.allgather(partial or template)
-  local flags = luda.dist.allgather(luda.array(partial ~= nil, "bool", { device = gathered.device })):totable()
-  local list = {}
-  for r, held in ipairs(flags) do
-    if held then list[#list + 1] = gathered:slice(r - 1) end
-  end
-  return tree(list, combine):copy()
-end
-
 -- The reduced axes of c, in order (1-based).
 local function axes_list(c, axes)
   local l = {}
@@ -1186,7 +1193,7 @@ local function simple_reduction(name, combine, final)
       end
       if not c._owners then return tree(partial, combine) end
       local template = #partial == 0 and f(luda.zeros({ 1 }, c._dtype), o) or nil
-      return across_ranks(#partial > 0 and tree(partial, combine) or nil, template, combine)
+      return R.across(#partial > 0 and tree(partial, combine) or nil, template, combine)
     end
     local keep = options.keepdims and true or false
     local o = { keepdims = keep, dtype = (not counts) and options.dtype or nil }

@@ -319,7 +319,11 @@ extern "C" __global__ void add_kernel(const double* x, const double* y, double* 
     local z = luda.chunked.zeros({ 9 }, 4, "int32", { distributed = true })
     assert.is_true(z.distributed)
     check(z, luda.zeros({ 9 }, "int32"), "zeros")
+    -- What moves blocks between ranks elsewhere moves nothing here, and stays distributed.
     assert.are.equal(here() .. "reductions of a distributed chunked array go over every axis (without keepdims); c:compute() gathers it for others", error_of(function() luda.sum(c, 1) end))
+    local r = c:rechunk({ 7, 4 })
+    assert.is_true(r.distributed)
+    check(r, x, "rechunk")
     assert.are.equal(here() .. "luda.add: a distributed chunked array combines with plain arrays, numbers, and distributed chunked arrays of its shape and chunks only (blocks do not move between ranks)", error_of(function() return c + luda.chunked(x, { 10, -1 }) end))
     assert.are.equal(here() .. "matmul: distributed chunked arrays have no matmul (their qr and svd: TSQR); c:compute() gathers one", error_of(function() return luda.matmul(c, luda.ones({ 6, 2 })) end))
   end)
