@@ -743,35 +743,59 @@ local function piece_of(v, g, nd, off, chunks)
   return v
 end
 
--- f applied block by block to operands (chunked arrays, arrays, numbers, ...), each block
--- on its first chunked operand's device, the other pieces moved there.
--- The ranks of the blocks of a grid of `nb` that distributed operands share, or nil when
--- none is distributed; an error when they cannot be worked on rank by rank.
-local function shared_owners(operands, nb, who)
-  local owners
+-- The ranks of the output blocks of a grid of `nb` where operands are distributed: the
+-- first distributed operand's that spans the whole grid, else an even spread; nil where
+-- none is distributed.
+local function output_owners(operands, nb)
+  local any = false
   for _, v in ipairs(operands) do
-    if is_chunked(v) and v._owners then owners = owners or v._owners end
-  end
-  if not owners then return nil end
-  for _, v in ipairs(operands) do
-    if is_chunked(v) then
-      local same = v._owners ~= nil and #v._nb == #nb
-      for a = 1, same and #nb or 0 do same = same and v._nb[a] == nb[a] end
-      for k = 1, same and #owners or 0 do same = same and v._owners[k] == owners[k] end
-      if not same then
-        raise("%s: a distributed chunked array combines with plain arrays, numbers, and distributed chunked arrays of its shape and chunks only (blocks do not move between ranks)",
-          who)
-      end
+    if is_chunked(v) and v._owners then
+      any = true
+      local spans = #v._nb == #nb
+      for a = 1, spans and #nb or 0 do spans = spans and v._nb[a] == nb[a] end
+      if spans then return v._owners end
     end
   end
-  return owners
+  return any and R.spread(product(nb)) or nil
 end
 
+-- The operands, each distributed one holding on each rank the blocks that the rank's
+-- output blocks (of a grid of `nb`, at ranks `owners`) take from it: a block held by
+-- another rank is sent to each rank that needs it, once. Chunked operands that are not
+-- distributed hold every block on every rank already.
+local function bring(operands, nb, owners)
+  if not owners then return operands end
+  local nd = #nb
+  local out = {}
+  for i, v in ipairs(operands) do
+    out[i] = v
+    if is_chunked(v) and v._owners then
+      local fetch, vnd, vpos = R.fetcher(), #v._shape, positions(v._nb)
+      local blocks = {}
+      for j, b in ipairs(v._blocks) do blocks[j] = b end
+      for k, g in ipairs(positions(nb)) do
+        local vg = {}
+        for va = 1, vnd do vg[va] = v._nb[va] == 1 and 0 or g[nd - vnd + va] end
+        local j = flat(v._nb, vg)
+        blocks[j] = fetch(j, v._blocks[j] or nil, v._owners[j], owners[k], function()
+          return luda.empty(block_shape(v._chunks, vpos[j]), v._dtype)
+        end) or blocks[j]
+      end
+      out[i] = make(v._shape, v._dtype, v._chunks, blocks, v._devices)
+    end
+  end
+  return out
+end
+
+-- f applied block by block to operands (chunked arrays, arrays, numbers, ...), each block
+-- on its first chunked operand's device, the other pieces moved there. Where operands are
+-- distributed, each rank computes the output blocks output_owners gives it.
 local function blockwise(f, operands, who)
   local ops, shape, chunks = unify(operands, who)
   local nd = #shape
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
-  local owners = shared_owners(ops, nb, who)
+  local owners = output_owners(ops, nb)
+  ops = bring(ops, nb, owners)
   local me = my_rank()
   local blocks, dtype = {}, nil
   local lead
@@ -848,6 +872,9 @@ local function map_blocks(fn, ...)
   local cs = {}
   for j, i in ipairs(chunked_args) do cs[j] = args[i] end
   local unified, shape, chunks = unify(cs, "map_blocks")
+  local nb = numblocks_of(chunks)
+  local owners = output_owners(unified, nb)
+  unified = bring(unified, nb, owners)
   for j, i in ipairs(chunked_args) do args[i] = unified[j] end
   local lead = args[chunked_args[1]]
   local nd = #shape
@@ -901,8 +928,6 @@ local function map_blocks(fn, ...)
   end
   local dtype = options.dtype or lead._dtype
   local off = offsets_of(chunks)
-  local nb = numblocks_of(chunks)
-  local owners = shared_owners(cs, nb, "map_blocks")
   local out_owners = owners and {} or nil
   local me = my_rank()
   local blocks = {}

@@ -64,6 +64,22 @@ function R.move(x, from, dest, buffers)
   return got
 end
 
+-- A mover that takes each thing to each rank once: fetch(key, x, from, dest, buffers) is
+-- R.move, where `key` names x; a later fetch of that key to that rank moves nothing and
+-- returns what the first one returned.
+function R.fetcher()
+  local seen = {}
+  return function(key, x, from, dest, buffers)
+    local k = tostring(key) .. "@" .. dest
+    local got = seen[k]
+    if got == nil then
+      got = R.move(x, from, dest, buffers) or false
+      seen[k] = got
+    end
+    return got or nil
+  end
+end
+
 -- A partial made on the ranks holding some blocks (nil on the others; `template`, a partial
 -- of the same shapes and dtypes, stands in for it there), combined across the ranks in rank
 -- order; every rank gets the result.

@@ -174,4 +174,28 @@ describe("distributed chunked arrays", function()
     check(dist(x, { 4, 2 }):rechunk({ 3, 4 }), x, "rechunk between a send and its recv")
     if RANK == 1 then check(luda.dist.recv(luda.empty({ 3 }, "int64"), 0), mine, "the script's own message") end
   end)
+
+  it("combine distributed arrays whose blocks are on other ranks, and with chunked ones", function()
+    for _ = 1, 12 do
+      local shape = random_shape()
+      local x, y, z = random_array(shape), random_array(shape), random_array(shape)
+      local cx, cy = dist(x, random_chunks(shape)), dist(y, random_chunks(shape))
+      local w = ("%s and %s"):format(tostring(cx), tostring(cy))
+      check(cx + cy, x + y, "add " .. w)
+      check(luda.hypot(cy, cx), luda.hypot(y, x), "hypot " .. w)
+      check(luda.where(luda.less(cx, 0), cy, luda.chunked(z, random_chunks(shape))), luda.where(luda.less(x, 0), y, z),
+        "where with a chunked array that is not distributed " .. w)
+      check(cx * luda.chunked(y, random_chunks(shape)), x * y, "with a chunked array that is not distributed")
+      check(luda.map_blocks(function(a, b) return a - b end, cx, cy), x - y, "map_blocks " .. w)
+      -- A transposed array's owners run across the grid.
+      if #shape >= 2 then check(cx.T + cy.T, x.T + y.T, "transposed " .. w) end
+      -- A row and a column, distributed, broadcast against the grid.
+      local row = random_array({ shape[#shape] })
+      check(cx + dist(row, random_chunks({ shape[#shape] })), x + row, "+ a distributed row " .. w)
+      local col_shape = { table.unpack(shape) }
+      col_shape[#col_shape] = 1
+      local col = random_array(col_shape)
+      check(luda.multiply(dist(col, random_chunks(col_shape)), cy), col * y, "a distributed column * " .. w)
+    end
+  end)
 end)
