@@ -1114,15 +1114,18 @@ local function reduction_args(name, c, axis, options, ...)
   return axes, options
 end
 
--- The reduced result: each block reduced by `per_block(block, axes list, grid position)`
--- (to the shape the result's blocks have: the kept axes, and the reduced ones as 1 with
--- keepdims), the partials of each output block combined by `combine` as a tree; a chunked
--- array, or a plain one when no axis is left.
-local function reduce(c, axes, keepdims, per_block, combine, stacked)
-  if c._owners then
-    raise("reductions of a distributed chunked array go over every axis (without keepdims); c:compute() gathers it for others")
-  end
+-- The reduced result: each block reduced by `how.per_block(block, axes list, grid
+-- position)` to a partial (of the shape the result's blocks have: the kept axes, and the
+-- reduced ones as 1 with keepdims), the partials of each output block combined in block
+-- order by `how.combine` as a tree, and `how.finish` (where given) making the output block
+-- of the combined partial. Where `how.stacked` is given and partials are on one device,
+-- they are written into one array that stacked.final reduces along its first axis instead.
+-- A chunked array, or a plain one when no axis is left. Of a distributed c, each rank
+-- reduces its own blocks, and the partials move to the rank of their output block
+-- (R.combine_groups); a plain result is sent from there to every rank.
+local function reduce(c, axes, keepdims, how)
   local nd = #c._shape
+  local finish = how.finish or function(p) return p end
   local list, shape, chunks = {}, {}, {}
   for a = 1, nd do
     if axes[a] then
@@ -1148,28 +1151,43 @@ local function reduce(c, axes, keepdims, per_block, combine, stacked)
     local group = groups[key]
     if group then group[#group + 1] = k else groups[key] = { k } end
   end
-  local blocks = {}
-  for key = 1, #groups do
-    local members = groups[key]
-    if stacked and #members > 1 and one_device(c._blocks, members) then
+  local stacked = how.stacked
+  -- The partial of blocks `run` (flat indices, of this rank).
+  local function partial(run)
+    if stacked and #run > 1 and one_device(c._blocks, run) then
       -- The partials written into one array, reduced along its first axis: one launch to
       -- combine them, and no array per partial.
-      local rshape = { #members }
+      local rshape = { #run }
       for a = 1, nd do
-        if not axes[a] then rshape[#rshape + 1] = c._chunks[a][all[members[1]][a] + 1]
+        if not axes[a] then rshape[#rshape + 1] = c._chunks[a][all[run[1]][a] + 1]
         elseif keepdims then rshape[#rshape + 1] = 1 end
       end
-      local stack = luda.empty(rshape, stacked.dtype, { device = c._blocks[members[1]].device })
-      for j, k in ipairs(members) do stacked.into(c._blocks[k], list, stack:slice(j - 1)) end
-      blocks[key] = stacked.final(stack)
-    else
-      local partial = {}
-      for j, k in ipairs(members) do partial[j] = per_block(c._blocks[k], list, all[k]) end
-      blocks[key] = tree(partial, combine)
+      local stack = luda.empty(rshape, stacked.dtype, { device = c._blocks[run[1]].device })
+      for j, k in ipairs(run) do stacked.into(c._blocks[k], list, stack:slice(j - 1)) end
+      return stacked.final(stack)
     end
+    local parts = {}
+    for j, k in ipairs(run) do parts[j] = how.per_block(c._blocks[k], list, all[k]) end
+    return tree(parts, how.combine)
   end
-  if #shape == 0 then return blocks[1] end
-  return make(shape, blocks[1].dtype, chunks, blocks, c._devices)
+  local owner_of = c._owners and function(k) return c._owners[k] end or nil
+  local combined, owners = R.combine_groups(groups, owner_of, partial, how.combine)
+  local blocks, dtype = {}, nil
+  for key, p in ipairs(combined) do
+    blocks[key] = p and finish(p)
+    dtype = dtype or (blocks[key] and blocks[key].dtype)
+  end
+  if not dtype then
+    -- A rank holding no output block: the dtype of one reduced from a block of ones.
+    local ones, zeros = {}, {}
+    for a = 1, nd do ones[a], zeros[a] = 1, 0 end
+    dtype = finish(how.per_block(luda.ones(ones, c._dtype), list, zeros)).dtype
+  end
+  if #shape == 0 then
+    if not owners then return blocks[1] end
+    return R.share(blocks[1] or nil, owners[1], function() return luda.empty({}, dtype) end)
+  end
+  return make(shape, dtype, chunks, blocks, c._devices, owners)
 end
 
 -- The reduced axes of c, in order (1-based).
@@ -1227,11 +1245,15 @@ local function simple_reduction(name, combine, final)
       into = function(b, list, out) f(b, list, { keepdims = keep, dtype = options.dtype, out = out }) end,
       final = function(stack) return luda[final](stack, 1) end,
     } or nil
-    return reduce(c, axes, keep, function(b, list)
-      if #list == 0 then return f(b, { axis = {}, keepdims = keep }) end
-      if counts then return f(b, list, { keepdims = keep }) end
-      return f(b, list, o)
-    end, combine, stacked)
+    return reduce(c, axes, keep, {
+      per_block = function(b, list)
+        if #list == 0 then return f(b, { axis = {}, keepdims = keep }) end
+        if counts then return f(b, list, { keepdims = keep }) end
+        return f(b, list, o)
+      end,
+      combine = combine,
+      stacked = stacked,
+    })
   end)
 end
 

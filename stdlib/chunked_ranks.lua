@@ -48,6 +48,14 @@ end
 -- A partial's arrays: an array alone, or a list of them (argmax's index and value).
 local function arrays_of(p) return H.is_array(p) and { p } or p end
 
+-- New arrays of p's shapes and dtypes, on its device: what receives a partial like p.
+local function like(p)
+  if H.is_array(p) then return luda.empty(p.shape, p.dtype, { device = p.device }) end
+  local out = {}
+  for i, a in ipairs(p) do out[i] = like(a) end
+  return out
+end
+
 -- x (an array, or a list of arrays) moved from rank `from` to rank `dest`: returned on
 -- `dest`, where it is received into `buffers()` (new arrays of x's shapes and dtypes),
 -- and nil on the other ranks. Every rank calls it, with the same ranks.
@@ -80,6 +88,51 @@ function R.fetcher()
   end
 end
 
+-- Output blocks combined from partials. groups[key] lists output block key's members
+-- (blocks reduced into it, or terms of a product), in order; `partial(run)` makes the
+-- partial of a run of consecutive members (a list) on its rank, and `combine` joins two.
+-- With owner_of(member), each member's rank, every rank makes the partials of its own runs;
+-- they move to the output block's rank, which combines them in member order. That rank
+-- is the one holding most of the members (so nothing moves where each output block has
+-- one), among equals the one an even spread of the output blocks gives it where that is
+-- one of them, else the first in member order. Returns each output block's partial (false
+-- where another rank's) and, with owner_of, the output blocks' ranks.
+function R.combine_groups(groups, owner_of, partial, combine)
+  local out = {}
+  if not owner_of then
+    for key, members in ipairs(groups) do out[key] = partial(members) end
+    return out
+  end
+  local me, even, owners = R.rank(), R.spread(#groups), {}
+  for key, members in ipairs(groups) do
+    local runs, count = {}, {}
+    for _, m in ipairs(members) do
+      local r = owner_of(m)
+      local last = runs[#runs]
+      if last and last.rank == r then last[#last + 1] = m else runs[#runs + 1] = { m, rank = r } end
+      count[r] = (count[r] or 0) + 1
+    end
+    local home, most = even[key], count[even[key]] or 0
+    for _, run in ipairs(runs) do
+      if count[run.rank] > most then home, most = run.rank, count[run.rank] end
+    end
+    owners[key] = home
+    local parts, mine = {}, nil
+    for i, run in ipairs(runs) do
+      if run.rank == me then
+        parts[i] = partial(run)
+        mine = mine or parts[i]
+      end
+    end
+    local list = {}
+    for i, run in ipairs(runs) do
+      list[#list + 1] = R.move(parts[i], run.rank, home, function() return like(mine) end)
+    end
+    out[key] = home == me and H.tree(list, combine) or false
+  end
+  return out, owners
+end
+
 -- A partial made on the ranks holding some blocks (nil on the others; `template`, a partial
 -- of the same shapes and dtypes, stands in for it there), combined across the ranks in rank
 -- order; every rank gets the result.
@@ -92,6 +145,13 @@ function R.across(partial, template, combine)
     if held then list[#list + 1] = gathered:slice(r - 1) end
   end
   return H.tree(list, combine):copy()
+end
+
+-- x, held by rank `root` (nil elsewhere), on every rank; `buffer()` makes an array of its
+-- shape and dtype where it is not held.
+function R.share(x, root, buffer)
+  if R.count() == 1 then return x end
+  return luda.dist.broadcast(x or buffer(), root)
 end
 
 return R

@@ -151,6 +151,65 @@ describe("distributed chunked arrays", function()
     assert.is_true(luda.allclose(luda.matmul(u:compute() * s, vh), x, { atol = 1e-10 }))
   end)
 
+  it("reduce along any axes, with keepdims, each output block on one rank", function()
+    local names = { "sum", "prod", "max", "min", "mean", "var", "std", "nansum", "nanprod", "nanmax", "nanmin",
+                    "nanmean" }
+    for _ = 1, 12 do
+      local shape = random_shape()
+      local x = random_array(shape, 0.5, 1.5)
+      if math.random() < 0.5 then x[{ 0 }] = 0 / 0 end  -- NaNs in the first row
+      local chunks = random_chunks(shape)
+      local c = dist(x, chunks)
+      local what = ("%s in %s"):format(table.concat(shape, "x"), luda.chunked(x, chunks))
+      for _, axis in ipairs(axis_sets(#shape)) do
+        for _, name in ipairs(names) do
+          local w = ("%s axis %s of %s"):format(name, axes_text(axis), what)
+          check(luda[name](c, axis), luda[name](x, axis), w, 1e-12)
+          check(c[name](c, axis, { keepdims = true }), x[name](x, axis, { keepdims = true }), w .. " keepdims", 1e-12)
+        end
+        local w = ("axis %s of %s"):format(axes_text(axis), what)
+        check(luda.var(c, axis, { ddof = 1 }), luda.var(x, axis, { ddof = 1 }), "var ddof=1 " .. w, 1e-12)
+        check(luda.sum(c, axis, { dtype = "float32" }), luda.sum(x, axis, { dtype = "float32" }), "sum float32 " .. w, 1e-6)
+        -- A transposed array's owners run across the grid, not along it.
+        check(luda.sum(c.T, axis), luda.sum(x.T, axis), "sum of the transpose " .. w, 1e-12)
+        check(luda.max(c.T, axis, { keepdims = true }), luda.max(x.T, axis, { keepdims = true }), "max of the transpose " .. w)
+      end
+      local b = luda.greater(x, 1)
+      local cb = dist(b, random_chunks(shape))
+      local xi = luda.floor(x * 7):astype("int32")
+      local ci = dist(xi, random_chunks(shape))
+      for _, axis in ipairs(axis_sets(#shape)) do
+        for _, name in ipairs({ "any", "all", "count_nonzero" }) do
+          check(luda[name](cb, axis), luda[name](b, axis), name .. " axis " .. axes_text(axis))
+          check(luda[name](cb, axis, { keepdims = true }), luda[name](b, axis, { keepdims = true }),
+            name .. " keepdims axis " .. axes_text(axis))
+        end
+        check(luda.sum(ci, axis), luda.sum(xi, axis), "int32 sum (to int64) axis " .. axes_text(axis))
+        check(luda.mean(ci, axis), luda.mean(xi, axis), "int32 mean axis " .. axes_text(axis), 1e-12)
+      end
+    end
+  end)
+
+  it("reduce arrays with an empty axis, and of one element, along each axis", function()
+    for _ = 1, 6 do
+      local shape = random_shape(true)
+      local x = random_array(shape)
+      local c = dist(x, random_chunks(shape))
+      for _, axis in ipairs(axis_sets(#shape)) do
+        for _, name in ipairs({ "sum", "prod", "nansum", "any", "all", "count_nonzero" }) do
+          local w = ("%s axis %s of %s"):format(name, axes_text(axis), table.concat(shape, "x"))
+          check(luda[name](c, axis), luda[name](x, axis), w, 1e-12)
+          check(luda[name](c, axis, { keepdims = true }), luda[name](x, axis, { keepdims = true }), w .. " keepdims", 1e-12)
+        end
+      end
+    end
+    local one = luda.array({ { 2.5 } })
+    local c = dist(one, 1)
+    for _, axis in ipairs({ 1, 2, { 1, 2 } }) do
+      check(luda.max(c, axis), luda.max(one, axis), "max of one element, axis " .. axes_text(axis))
+    end
+  end)
+
   it("rechunk, each new block sent to its rank from the ranks of its pieces", function()
     for i = 1, 20 do
       local shape = random_shape(i % 5 == 0)
@@ -196,6 +255,8 @@ describe("distributed chunked arrays", function()
       col_shape[#col_shape] = 1
       local col = random_array(col_shape)
       check(luda.multiply(dist(col, random_chunks(col_shape)), cy), col * y, "a distributed column * " .. w)
+      -- Results of reductions, which are on the ranks that reduced them.
+      check(cx - luda.mean(cy, 1, { keepdims = true }), x - luda.mean(y, 1, { keepdims = true }), "- a mean " .. w, 1e-12)
     end
   end)
 end)
