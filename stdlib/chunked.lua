@@ -106,8 +106,8 @@ local function partial_to(p, device)
   return out
 end
 
--- Pairwise combination of a list of partials (kept in order, so that the first of equals
--- wins), each pair on the left one's device (luda's functions run where their arrays are).
+-- Pairwise combination of a list of partials, kept in order, each pair on the left one's
+-- device (luda's functions run where their arrays are).
 local function tree(list, combine)
   while #list > 1 do
     local next_list = {}
@@ -1318,8 +1318,10 @@ chunked_reduction.nanmean = public(function(c, ...)
   return s / n
 end)
 
--- argmax and argmin: per block, the index (offset to the whole array's) and the value;
--- combined keeping the first of equal values, and the first NaN, as NumPy's.
+-- argmax and argmin: per block, the index (offset to the whole array's) and the value, a
+-- partial of two arrays; combined keeping the better value, and of equal values (or NaNs)
+-- the smaller index, as NumPy's first. (Block order is not index order over several axes:
+-- a later block of the grid may hold an earlier index.)
 local function arg_reduction(name, better)
   local value_of = name:find("max") and "max" or "min"
   if name:find("nan") then value_of = "nan" .. value_of end
@@ -1327,18 +1329,28 @@ local function arg_reduction(name, better)
     local axes, options = reduction_args(name, c, ...)
     local list = axes_list(c, axes)
     local nd = #c._shape
-    if c._owners then raise("luda.%s: a distributed chunked array has no %s; c:compute() gathers it first", name, name) end
     if #list > 1 and #list < nd then raise("luda.%s: one axis at most", name) end
+    local keep = options.keepdims and true or false
     local off = offsets_of(c._chunks)
-    local flat_all = #list == nd and nd > 1
+    local flat_all = #list == nd and nd ~= 1
+    local ones = {}
+    for a = 1, nd do ones[a] = 1 end
+    -- A block's index and value by luda[name], over every axis or along axis a. Of the nan
+    -- forms, a slice of NaNs only gives index 0 and value NaN (luda's own nanargmax refuses
+    -- it, but another block may hold a number of that slice).
+    local function arg_of(b, a)
+      local o = a and { keepdims = keep } or nil
+      if not (name:find("nan") and is_inexact(b.dtype)) then return luda[name](b, a, o), luda[value_of](b, a, o) end
+      local nan = luda.isnan(b)
+      local filled = luda.where(a and luda.all(nan, a, { keepdims = true }) or luda.all(nan), 0, b)
+      return luda[name](filled, a, o), luda.where(luda.all(nan, a, o), 0 / 0, luda[value_of](filled, a, o))
+    end
     local function per_block(b, _, g)
-      local idx, val
       if flat_all then
-        idx = luda[name](b)
-        val = luda[value_of](b)
+        local idx, val = arg_of(b)
         -- The block's flat index, as a flat index of the whole array.
         local bs = b.shape
-        local global = luda.zeros({}, "int64")
+        local global = luda.zeros({}, "int64", { device = b.device })
         local rest = idx
         local stride_b = product(bs)
         for a = 1, nd do
@@ -1349,58 +1361,34 @@ local function arg_reduction(name, better)
           for a2 = a + 1, nd do stride_c = stride_c * c._shape[a2] end
           global = global + coord * stride_c
         end
+        if keep then return { global:reshape(ones), val:reshape(ones) } end
         return { global, val }
       end
       local a = list[1]
-      idx = luda[name](b, a, { keepdims = true }) + off[a][g[a] + 1]
-      val = luda[value_of](b, a, { keepdims = true })
-      return { idx, val }
+      local idx, val = arg_of(b, a)
+      return { idx + off[a][g[a] + 1], val }
     end
-    -- reduce() works on arrays; the pairs travel as tables through a local tree.
-    local groups = {}
-    local out_nb = {}
-    for a = 1, nd do out_nb[a] = axes[a] and 1 or c._nb[a] end
-    for k, g in ipairs(positions(c._nb)) do
-      local b = c._blocks[k]
-      local og = {}
-      for a = 1, nd do og[a] = axes[a] and 0 or g[a] end
-      local key = flat(out_nb, og)
-      groups[key] = groups[key] or {}
-      table.insert(groups[key], luda.with_device(b.device, per_block, b, list, g))
+    local all_nan = false  -- a value left NaN by a nan form: a slice of NaNs only
+    local result = reduce(c, axes, keep, {
+      per_block = function(b, l, g) return luda.with_device(b.device, per_block, b, l, g) end,
+      combine = function(p, q)
+        local take = luda.with_device(p[1].device, function()
+          local tie = luda.logical_or(luda.equal(q[2], p[2]), luda.logical_and(luda.isnan(q[2]), luda.isnan(p[2])))
+          return luda.logical_or(better(q[2], p[2]), luda.logical_and(tie, luda.less(q[1], p[1])))
+        end)
+        return { luda.where(take, q[1], p[1]), luda.where(take, q[2], p[2]) }
+      end,
+      finish = function(p)
+        if name:find("nan") then all_nan = all_nan or luda.any(luda.isnan(p[2])):item() end
+        return p[1]
+      end,
+    })
+    if name:find("nan") then
+      -- Every rank raises it, or none: the ranks' later calls stay in step.
+      if c._owners and rank_count() > 1 then all_nan = luda.dist.allreduce(luda.array(all_nan), "max"):item() end
+      if all_nan then raise("luda.%s: All-NaN slice encountered", name) end
     end
-    local blocks = {}
-    for key, members in pairs(groups) do
-      while #members > 1 do
-        local next_members = {}
-        for i = 1, #members, 2 do
-          local p, q = members[i], members[i + 1]
-          if q == nil then next_members[#next_members + 1] = p
-          else
-            local d = p[1].device
-            local qi, qv = to(q[1], d), to(q[2], d)
-            local take = luda.with_device(d, better, qv, p[2])
-            next_members[#next_members + 1] = { luda.where(take, qi, p[1]), luda.where(take, qv, p[2]) }
-          end
-        end
-        members = next_members
-      end
-      blocks[key] = members[1][1]
-    end
-    if #list == nd then return blocks[1]:reshape({}) end
-    local a = list[1]
-    local shape, chunks, squeezed = {}, {}, {}
-    for a2 = 1, nd do
-      if a2 ~= a or options.keepdims then
-        shape[#shape + 1] = a2 == a and 1 or c._shape[a2]
-        chunks[#chunks + 1] = a2 == a and { 1 } or copy(c._chunks[a2])
-      end
-    end
-    for k, b in ipairs(blocks) do
-      local s = {}
-      for a2 = 1, nd do if a2 ~= a or options.keepdims then s[#s + 1] = b.shape[a2] end end
-      squeezed[k] = b:reshape(s)
-    end
-    return make(shape, "int64", chunks, squeezed, c._devices)
+    return result
   end)
 end
 
@@ -1409,8 +1397,10 @@ local function better_max(q, p) return luda.logical_or(luda.greater(q, p), luda.
 local function better_min(q, p) return luda.logical_or(luda.less(q, p), luda.logical_and(luda.isnan(q), luda.logical_not(luda.isnan(p)))) end
 chunked_reduction.argmax = arg_reduction("argmax", better_max)
 chunked_reduction.argmin = arg_reduction("argmin", better_min)
-chunked_reduction.nanargmax = arg_reduction("nanargmax", function(q, p) return luda.greater(q, p) end)
-chunked_reduction.nanargmin = arg_reduction("nanargmin", function(q, p) return luda.less(q, p) end)
+-- Of the nan forms: greater (less), or a number where p is NaN (a slice of NaNs only).
+local function number_over_nan(q, p) return luda.logical_and(luda.isnan(p), luda.logical_not(luda.isnan(q))) end
+chunked_reduction.nanargmax = arg_reduction("nanargmax", function(q, p) return luda.logical_or(luda.greater(q, p), number_over_nan(q, p)) end)
+chunked_reduction.nanargmin = arg_reduction("nanargmin", function(q, p) return luda.logical_or(luda.less(q, p), number_over_nan(q, p)) end)
 
 for name, f in pairs(chunked_reduction) do
   methods[name] = f

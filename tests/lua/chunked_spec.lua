@@ -202,6 +202,30 @@ describe("chunked arrays", function()
     check(luda.mean(ci), luda.mean(i), "int8 mean")
   end)
 
+  on_devices("find the first of equal values by index, not by block, and skip blocks of NaNs in the nan forms", function()
+    for _ = 1, 20 do
+      local shape = random_shape()
+      local x = luda.floor(random_array(shape, 0, 3))  -- few values: equal ones in several blocks
+      local c = luda.chunked(x, random_chunks(shape))
+      for _, name in ipairs({ "argmax", "argmin" }) do
+        check(luda[name](c), luda[name](x), name .. " of " .. tostring(c))
+        for a = 1, #shape do check(luda[name](c, a), luda[name](x, a), name .. " axis " .. a .. " of " .. tostring(c)) end
+      end
+    end
+    -- Blocks whose slices are NaNs only: the other blocks of the slice give the index.
+    local y = luda.array({ { 1, 0 / 0, 5 }, { 0 / 0, 7, 2 }, { 3, 4, 0 / 0 }, { 7, 1, 9 } })
+    for _, chunks in ipairs({ { 1, 2 }, { 2, 1 }, 1, { 3, 3 } }) do
+      local c = luda.chunked(y, chunks)
+      for _, name in ipairs({ "nanargmax", "nanargmin", "argmax", "argmin" }) do
+        check(luda[name](c), luda[name](y), name .. " with NaNs")
+        check(luda[name](c, 1), luda[name](y, 1), name .. " with NaNs, axis 1")
+        check(luda[name](c, 2), luda[name](y, 2), name .. " with NaNs, axis 2")
+      end
+    end
+    local z = luda.chunked(luda.array({ { 0 / 0, 1 }, { 0 / 0, 2 } }), 1)
+    assert.are.equal(here() .. "luda.nanargmax: All-NaN slice encountered", error_of(function() luda.nanargmax(z, 1) end))
+  end)
+
   on_devices("rechunk to any chunks, keeping the values", function()
     for _ = 1, 30 do
       local shape = random_shape()
@@ -324,6 +348,8 @@ extern "C" __global__ void add_kernel(const double* x, const double* y, double* 
     assert.is_true(s.distributed)
     check(s, luda.sum(x, 1, { keepdims = true }), "sum along an axis", 1e-12)
     check(luda.std(c, 2), luda.std(x, 2), "std along an axis", 1e-12)
+    check(luda.argmax(c, 1), luda.argmax(x, 1), "argmax along an axis")
+    check(luda.argmin(c), luda.argmin(x), "argmin")
     local r = c:rechunk({ 7, 4 })
     assert.is_true(r.distributed)
     check(r, x, "rechunk")

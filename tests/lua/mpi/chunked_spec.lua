@@ -207,6 +207,42 @@ describe("distributed chunked arrays", function()
     local c = dist(one, 1)
     for _, axis in ipairs({ 1, 2, { 1, 2 } }) do
       check(luda.max(c, axis), luda.max(one, axis), "max of one element, axis " .. axes_text(axis))
+      check(luda.argmin(c, type(axis) == "number" and axis or nil), luda.argmin(one, type(axis) == "number" and axis or nil),
+        "argmin of one element")
+    end
+  end)
+
+  it("give argmax and argmin along each axis and over all, the first of equals and the first NaN", function()
+    for _ = 1, 12 do
+      local shape = random_shape()
+      -- Few values, so that equal ones are in several blocks; NaNs in some.
+      local x = luda.floor(random_array(shape, 0, 3))
+      if math.random() < 0.5 then x = luda.where(luda.greater(random_array(shape, 0, 1), 0.8), 0 / 0, x) end
+      local c = dist(x, random_chunks(shape))
+      local w = table.concat(shape, "x") .. " in " .. tostring(c)
+      for _, name in ipairs({ "argmax", "argmin" }) do
+        check(luda[name](c), luda[name](x), name .. " of " .. w)
+        check(c[name](c, { keepdims = true }), x[name](x, { keepdims = true }), name .. " keepdims of " .. w)
+        for a = 1, #shape do
+          check(luda[name](c, a), luda[name](x, a), ("%s axis %d of %s"):format(name, a, w))
+          check(luda[name](c, a, { keepdims = true }), luda[name](x, a, { keepdims = true }),
+            ("%s axis %d keepdims of %s"):format(name, a, w))
+        end
+        check(luda[name](c, -1), luda[name](x, -1), name .. " axis -1 of " .. w)
+      end
+      -- The nan forms skip NaNs; each block here has a number in every slice.
+      local y = luda.floor(random_array(shape, 0, 3))
+      local cy = dist(y, random_chunks(shape))
+      for _, name in ipairs({ "nanargmax", "nanargmin" }) do
+        check(luda[name](cy), luda[name](y), name .. " of " .. table.concat(shape, "x"))
+        for a = 1, #shape do check(luda[name](cy, a), luda[name](y, a), ("%s axis %d"):format(name, a)) end
+      end
+    end
+    local y = luda.array({ { 1, 0 / 0, 5 }, { 0 / 0, 7, 2 }, { 3, 4, 0 / 0 }, { 7, 1, 9 } })
+    local cy = dist(y, { 1, 2 })
+    for _, name in ipairs({ "nanargmax", "nanargmin" }) do
+      check(luda[name](cy), luda[name](y), name .. " with NaNs")
+      check(luda[name](cy, 1), luda[name](y, 1), name .. " with NaNs, axis 1")
     end
   end)
 
