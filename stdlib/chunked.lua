@@ -1410,18 +1410,18 @@ end
 -- ---- linear algebra --------------------------------------------------------------------------
 
 -- matmul of a 2-d chunked a and a 2-d (or 1-d) chunked or plain b: block (i, j) is the sum
--- over k of a's (i, k) times b's (k, j), b's row chunks made a's column chunks.
+-- over k of a's (i, k) times b's (k, j), b's row chunks made a's column chunks. Where a or b
+-- is distributed, each term is computed on the rank of a's block (else of b's), b's blocks
+-- sent to the ranks whose terms need them, and the terms summed as a reduction's partials
+-- are (R.combine_groups): on the rank holding most of an output block's terms.
 local function matmul(a, b)
-  if (is_chunked(a) and a._owners) or (is_chunked(b) and b._owners) then
-    raise("matmul: distributed chunked arrays have no matmul (their qr and svd: TSQR); c:compute() gathers one")
-  end
   if not is_chunked(a) then
     if is_array(a) then a = from_array(a, { -1, -1 }, { devices = b._devices }) else raise("matmul: operands must be arrays") end
   end
   if #a._shape ~= 2 then raise("matmul: chunked operands must be 2-d (got %d-d)", #a._shape) end
   local vector = (is_chunked(b) and #b._shape or b.ndim) == 1
   if is_array(b) then
-    b = from_array(vector and b or b, vector and { a._chunks[2] } or { a._chunks[2], -1 }, { devices = a._devices })
+    b = from_array(b, vector and { a._chunks[2] } or { a._chunks[2], -1 }, { devices = a._devices })
   end
   if b._shape[1] ~= a._shape[2] then
     raise("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size %d is different from %d)",
@@ -1431,20 +1431,52 @@ local function matmul(a, b)
   b = rechunk(b, want)
   local I, K = a._nb[1], a._nb[2]
   local J = vector and 1 or b._nb[2]
-  local blocks = {}
+  local function a_at(i, k) return flat(a._nb, { i, k }) end
+  local function b_at(k, j) return vector and k + 1 or flat(b._nb, { k, j }) end
+  local owner_of
+  if a._owners then owner_of = function(m) return a._owners[a_at(m[1], m[2])] end
+  elseif b._owners then owner_of = function(m) return b._owners[b_at(m[2], m[3])] end end
+  -- b's blocks on the ranks of the terms that take them (a's are there already: a term is
+  -- on a's block's rank, or a is on every rank).
+  local b_here = b._blocks
+  if a._owners and b._owners then
+    local fetch, bpos = R.fetcher(), positions(b._nb)
+    b_here = {}
+    for kb, blk in ipairs(b._blocks) do b_here[kb] = blk end
+    for i = 0, I - 1 do
+      for j = 0, J - 1 do
+        for k = 0, K - 1 do
+          local kb = b_at(k, j)
+          b_here[kb] = fetch(kb, b._blocks[kb] or nil, b._owners[kb], owner_of({ i, k, j }), function()
+            return luda.empty(block_shape(b._chunks, bpos[kb]), b._dtype)
+          end) or b_here[kb]
+        end
+      end
+    end
+  end
+  -- Output block (i, j): the terms (i, k, j) over k, in order.
+  local groups = {}
   for i = 0, I - 1 do
     for j = 0, J - 1 do
       local terms = {}
-      for k = 0, K - 1 do
-        local ab = a._blocks[flat(a._nb, { i, k })]
-        local bb = vector and b._blocks[k + 1] or b._blocks[flat(b._nb, { k, j })]
-        terms[#terms + 1] = luda.with_device(ab.device, luda.matmul, ab, to(bb, ab.device))
-      end
-      blocks[#blocks + 1] = tree(terms, luda.add)
+      for k = 0, K - 1 do terms[k + 1] = { i, k, j } end
+      groups[#groups + 1] = terms
     end
   end
-  if vector then return make({ a._shape[1] }, blocks[1].dtype, { copy(a._chunks[1]) }, blocks, a._devices) end
-  return make({ a._shape[1], b._shape[2] }, blocks[1].dtype, { copy(a._chunks[1]), copy(b._chunks[2]) }, blocks, a._devices)
+  local blocks, owners = R.combine_groups(groups, owner_of, function(run)
+    local terms = {}
+    for t, m in ipairs(run) do
+      local ab, bb = a._blocks[a_at(m[1], m[2])], b_here[b_at(m[2], m[3])]
+      terms[t] = luda.with_device(ab.device, luda.matmul, ab, to(bb, ab.device))
+    end
+    return tree(terms, luda.add)
+  end, luda.add)
+  local dtype
+  for _, blk in ipairs(blocks) do dtype = dtype or (blk and blk.dtype) end
+  dtype = dtype or luda.matmul(luda.ones({ 1, 1 }, a._dtype), luda.ones(vector and { 1 } or { 1, 1 }, b._dtype)).dtype
+  if vector then return make({ a._shape[1] }, dtype, { copy(a._chunks[1]) }, blocks, a._devices, owners) end
+  return make({ a._shape[1], b._shape[2] }, dtype, { copy(a._chunks[1]), copy(b._chunks[2]) }, blocks, a._devices,
+    owners)
 end
 methods.matmul = public(matmul)
 methods.dot = methods.matmul

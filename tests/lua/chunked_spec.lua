@@ -355,7 +355,9 @@ extern "C" __global__ void add_kernel(const double* x, const double* y, double* 
     check(r, x, "rechunk")
     check(c + luda.chunked(x, { 6, 2 }), x + x, "with a chunked array of other chunks")
     check(c + r, x + x, "with a distributed one of other chunks")
-    assert.are.equal(here() .. "matmul: distributed chunked arrays have no matmul (their qr and svd: TSQR); c:compute() gathers one", error_of(function() return luda.matmul(c, luda.ones({ 6, 2 })) end))
+    local m = luda.matmul(c, luda.chunked(x.T, { 4, 5 }, { distributed = true }))
+    assert.is_true(m.distributed)
+    check(m, luda.matmul(x, x.T), "matmul", 1e-12)
   end)
 
   it("refuse what they cannot do, at the caller's line", function()

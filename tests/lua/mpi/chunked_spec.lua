@@ -295,4 +295,26 @@ describe("distributed chunked arrays", function()
       check(cx - luda.mean(cy, 1, { keepdims = true }), x - luda.mean(y, 1, { keepdims = true }), "- a mean " .. w, 1e-12)
     end
   end)
+
+  it("give matmul and dot across the ranks", function()
+    for _ = 1, 12 do
+      local n, k, m = math.random(1, 12), math.random(1, 12), math.random(1, 9)
+      local a, b, v = random_array({ n, k }), random_array({ k, m }), random_array({ k })
+      local ca = dist(a, random_chunks({ n, k }))
+      local cb = dist(b, random_chunks({ k, m }))
+      local w = ("%s @ %s"):format(tostring(ca), tostring(cb))
+      check(luda.matmul(ca, cb), luda.matmul(a, b), "matmul " .. w, 1e-12)
+      check(luda.dot(ca, cb), luda.matmul(a, b), "dot " .. w, 1e-12)
+      check(ca:matmul(b), luda.matmul(a, b), "distributed @ plain " .. w, 1e-12)
+      check(luda.matmul(a, cb), luda.matmul(a, b), "plain @ distributed " .. w, 1e-12)
+      check(luda.matmul(ca, luda.chunked(b, random_chunks({ k, m }))), luda.matmul(a, b), "@ chunked " .. w, 1e-12)
+      check(luda.matmul(luda.chunked(a, random_chunks({ n, k })), cb), luda.matmul(a, b), "chunked @ " .. w, 1e-12)
+      check(luda.matmul(ca, dist(v, random_chunks({ k }))), luda.matmul(a, v), "@ a distributed vector " .. w, 1e-12)
+      check(luda.matmul(ca, v), luda.matmul(a, v), "@ a vector " .. w, 1e-12)
+      check(luda.matmul(ca.T, ca), luda.matmul(a.T, a), "a.T @ a " .. w, 1e-12)
+    end
+    -- An empty inner axis gives zeros.
+    local a, b = luda.zeros({ 4, 0 }), luda.zeros({ 0, 3 })
+    check(luda.matmul(dist(a, { 2, 1 }), dist(b, { 1, 2 })), luda.matmul(a, b), "empty inner axis")
+  end)
 end)
