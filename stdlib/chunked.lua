@@ -9,9 +9,9 @@
 -- __array_function__ lets Dask take NumPy's functions; so code written for an array runs
 -- on a chunked one.
 --
--- Loaded once per Lua state with the luda module table and the arrays' metatable as its
--- arguments.
-local luda, ARRAY_MT = ...
+-- Loaded once per Lua state with the luda module table, the arrays' metatable and
+-- stdlib/chunked_ranks.lua (as a function: how blocks move between ranks) as its arguments.
+local luda, ARRAY_MT, load_ranks = ...
 
 local M = {}        -- luda.chunked: the constructor (through __call) and its functions
 local Chunked = {}  -- the metatable of chunked arrays
@@ -21,14 +21,17 @@ local NAME = {}     -- a luda function -> "luda.name", for messages
 
 -- ---- errors at the caller's line ------------------------------------------------------
 
+-- This file and chunked_ranks.lua: the lines that are not the caller's.
 local SELF = debug.getinfo(1, "S").source
+local RANKS_SOURCE = debug.getinfo(load_ranks, "S").source
+local function internal(source) return source == SELF or source == RANKS_SOURCE end
 
--- The place of the innermost caller outside this file: "file:line: ", or "".
+-- The place of the innermost caller outside these files: "file:line: ", or "".
 local function where()
   for level = 2, 64 do
     local info = debug.getinfo(level, "Sl")
     if not info then break end
-    if info.source ~= SELF and info.what ~= "C" and info.currentline and info.currentline > 0 then
+    if not internal(info.source) and info.what ~= "C" and info.currentline and info.currentline > 0 then
       return info.short_src .. ":" .. info.currentline .. ": "
     end
   end
@@ -39,16 +42,23 @@ local function raise(fmt, ...)
   error(where() .. string.format(fmt, ...), 0)
 end
 
--- fn as a public function: an error raised at a line of this file (a luda function that
+-- fn as a public function: an error raised at a line of these files (a luda function that
 -- refused a block's operands) is reported at the caller's line instead.
-local SHORT = SELF:sub(1, 1) == "=" and SELF:sub(2) or SELF
+local function short(source) return source:sub(1, 1) == "=" and source:sub(2) or source end
+local SHORTS = { short(SELF) .. ":", short(RANKS_SOURCE) .. ":" }
+local function at_internal_line(e)
+  for _, prefix in ipairs(SHORTS) do
+    if e:sub(1, #prefix) == prefix then return true end
+  end
+  return false
+end
 local function public(fn)
   return function(...)
     local r = table.pack(pcall(fn, ...))
     if r[1] then return table.unpack(r, 2, r.n) end
     local e = r[2]
     if type(e) == "string" then
-      if e:sub(1, #SHORT + 1) == SHORT .. ":" then
+      if at_internal_line(e) then
         e = where() .. e:gsub("^[^:]*:%d+: ", "", 1)
       elseif not e:find("^[^%s:]+:%d+: ") then
         e = where() .. e  -- a luda function called with no Lua line of its own (through with_device)
@@ -80,6 +90,39 @@ local function product(t)
   for _, v in ipairs(t) do p = p * v end
   return p
 end
+
+local function to(x, device)
+  if is_array(x) and x.device ~= device then return x:to(device) end
+  return x
+end
+
+-- A partial result of a reduction: an array, or a list of arrays (argmax's index and
+-- value, which travel together).
+local function partial_device(p) return is_array(p) and p.device or p[1].device end
+local function partial_to(p, device)
+  if is_array(p) then return to(p, device) end
+  local out = {}
+  for i, a in ipairs(p) do out[i] = to(a, device) end
+  return out
+end
+
+-- Pairwise combination of a list of partials, kept in order, each pair on the left one's
+-- device (luda's functions run where their arrays are).
+local function tree(list, combine)
+  while #list > 1 do
+    local next_list = {}
+    for i = 1, #list, 2 do
+      local a, b = list[i], list[i + 1]
+      if b == nil then next_list[#next_list + 1] = a
+      else next_list[#next_list + 1] = combine(a, partial_to(b, partial_device(a))) end
+    end
+    list = next_list
+  end
+  return list[1]
+end
+
+-- Ranks, and moves of blocks and partials between them.
+local R = load_ranks(luda, { is_array = is_array, partial_to = partial_to, partial_device = partial_device, tree = tree })
 
 -- A device's name as arrays report theirs ("cpu", "cpu:1", "cuda:0").
 local function device_name(d)
@@ -248,27 +291,13 @@ local function make(shape, dtype, chunks, blocks, devices, owners)
                         _nb = numblocks_of(chunks), _devices = devices, _owners = owners }, Chunked)
 end
 
--- This process's rank and the number of ranks (1 and 0 without mpirun).
-local function my_rank() return luda.dist and luda.dist.rank() or 0 end
-local function rank_count() return luda.dist and luda.dist.size() or 1 end
+local my_rank, rank_count = R.rank, R.count
 
 -- Each block's rank when `n` blocks are spread over the ranks (neighbours together), and
 -- this rank's blocks' devices: its own blocks spread over `devices` as placement does.
 local function spread_over_ranks(n, devices)
-  local ranks, me = rank_count(), my_rank()
-  local owners, local_count = {}, 0
-  for k = 0, n - 1 do
-    owners[k + 1] = (k * ranks) // math.max(n, 1)
-    if owners[k + 1] == me then local_count = local_count + 1 end
-  end
-  local where, j = {}, 0
-  for k = 1, n do
-    if owners[k] == me then
-      where[k] = devices[(j * #devices) // math.max(local_count, 1) + 1]
-      j = j + 1
-    end
-  end
-  return owners, where
+  local owners = R.spread(n)
+  return owners, R.placed(owners, devices)
 end
 
 -- The devices of a list of blocks (this rank's, of a distributed array), in order of first
@@ -283,11 +312,6 @@ local function devices_of(blocks)
     end
   end
   return out
-end
-
-local function to(x, device)
-  if is_array(x) and x.device ~= device then return x:to(device) end
-  return x
 end
 
 -- luda.chunked(x, chunks [, {devices=}]): x's blocks, each a view of x where it stays on
@@ -536,6 +560,10 @@ local function pieces(old_off, old_chunks, lo, hi)
   return out
 end
 
+-- c with the blocks of `chunks`, made from the pieces of the old blocks that each covers
+-- (a new block inside one old block is a view of it, where it stays on its device). A
+-- distributed c's new blocks are spread over the ranks as a new array's are, and each
+-- piece held by another rank is sent to the new block's rank.
 local function rechunk(c, chunks, options)
   options = options or {}
   local new = normalize_chunks(chunks, c._shape, "rechunk")
@@ -547,16 +575,25 @@ local function rechunk(c, chunks, options)
     end
   end
   if same and not options.devices then return c end
-  if c._owners then
-    raise("rechunk: a distributed chunked array keeps its chunks (blocks do not move between ranks); c:compute() gathers it")
-  end
   local devices = options.devices and read_devices(options.devices, "rechunk") or c._devices or devices_of(c._blocks)
   local old_off, new_off = offsets_of(c._chunks), offsets_of(new)
   local nb = numblocks_of(new)
   local all = positions(nb)
+  local owners, where
+  if c._owners then owners, where = spread_over_ranks(#all, devices) end
+  local me = my_rank()
+  -- Old block j's piece `items`, on the rank of the new block (nil on other ranks).
+  local function piece(j, items, shape, device, owner)
+    local b = c._blocks[j]
+    local p = b and (#items == 0 and b or b:slice(table.unpack(items))) or nil
+    if not owners then return p end
+    return R.move(p, c._owners[j], owner,
+      function() return luda.empty(shape, c._dtype, { device = device }) end)
+  end
   local blocks = {}
   for k, g in ipairs(all) do
-    local device = placement(k - 1, #all, devices)
+    local device, owner
+    if owners then device, owner = where[k], owners[k] else device = placement(k - 1, #all, devices) end
     -- Per axis, the old blocks' pieces; their product covers the new block.
     local per_axis = {}
     for a = 1, #new do
@@ -576,32 +613,33 @@ local function rechunk(c, chunks, options)
       combos = next_combos
     end
     local shape = block_shape(new, g)
-    if #combos == 1 and #new > 0 then
+    local here = not owners or owner == me
+    if #combos == 1 then
       local combo = combos[1]
       local old_g, items = {}, {}
       for a = 1, #new do
         old_g[a] = combo[a][1]
         items[a] = { combo[a][2], combo[a][3] }
       end
-      blocks[k] = to(c._blocks[flat(c._nb, old_g)]:slice(table.unpack(items)), device)
-    elseif #new == 0 then
-      blocks[k] = to(c._blocks[1], device)
+      local b = piece(flat(c._nb, old_g), items, shape, device, owner)
+      blocks[k] = here and to(b, device) or false
     else
-      local out = luda.empty(shape, c._dtype, { device = device })
+      local out = here and luda.empty(shape, c._dtype, { device = device }) or false
       for _, combo in ipairs(combos) do
-        local old_g, from, into = {}, {}, {}
+        local old_g, from, into, size = {}, {}, {}, {}
         for a = 1, #new do
           old_g[a] = combo[a][1]
           from[a] = { combo[a][2], combo[a][3] }
           into[a] = { combo[a][4], combo[a][4] + combo[a][3] - combo[a][2] }
+          size[a] = combo[a][3] - combo[a][2]
         end
-        local piece = c._blocks[flat(c._nb, old_g)]:slice(table.unpack(from))
-        if piece.size > 0 then out[into] = to(piece, device) end
+        local p = piece(flat(c._nb, old_g), from, size, device, owner)
+        if out and p.size > 0 then out[into] = to(p, device) end
       end
       blocks[k] = out
     end
   end
-  return make(copy(c._shape), c._dtype, new, blocks, devices)
+  return make(copy(c._shape), c._dtype, new, blocks, devices, owners)
 end
 methods.rechunk = public(rechunk)
 
@@ -705,35 +743,59 @@ local function piece_of(v, g, nd, off, chunks)
   return v
 end
 
--- f applied block by block to operands (chunked arrays, arrays, numbers, ...), each block
--- on its first chunked operand's device, the other pieces moved there.
--- The ranks of the blocks of a grid of `nb` that distributed operands share, or nil when
--- none is distributed; an error when they cannot be worked on rank by rank.
-local function shared_owners(operands, nb, who)
-  local owners
+-- The ranks of the output blocks of a grid of `nb` where operands are distributed: the
+-- first distributed operand's that spans the whole grid, else an even spread; nil where
+-- none is distributed.
+local function output_owners(operands, nb)
+  local any = false
   for _, v in ipairs(operands) do
-    if is_chunked(v) and v._owners then owners = owners or v._owners end
-  end
-  if not owners then return nil end
-  for _, v in ipairs(operands) do
-    if is_chunked(v) then
-      local same = v._owners ~= nil and #v._nb == #nb
-      for a = 1, same and #nb or 0 do same = same and v._nb[a] == nb[a] end
-      for k = 1, same and #owners or 0 do same = same and v._owners[k] == owners[k] end
-      if not same then
-        raise("%s: a distributed chunked array combines with plain arrays, numbers, and distributed chunked arrays of its shape and chunks only (blocks do not move between ranks)",
-          who)
-      end
+    if is_chunked(v) and v._owners then
+      any = true
+      local spans = #v._nb == #nb
+      for a = 1, spans and #nb or 0 do spans = spans and v._nb[a] == nb[a] end
+      if spans then return v._owners end
     end
   end
-  return owners
+  return any and R.spread(product(nb)) or nil
 end
 
+-- The operands, each distributed one holding on each rank the blocks that the rank's
+-- output blocks (of a grid of `nb`, at ranks `owners`) take from it: a block held by
+-- another rank is sent to each rank that needs it, once. Chunked operands that are not
+-- distributed hold every block on every rank already.
+local function bring(operands, nb, owners)
+  if not owners then return operands end
+  local nd = #nb
+  local out = {}
+  for i, v in ipairs(operands) do
+    out[i] = v
+    if is_chunked(v) and v._owners then
+      local fetch, vnd, vpos = R.fetcher(), #v._shape, positions(v._nb)
+      local blocks = {}
+      for j, b in ipairs(v._blocks) do blocks[j] = b end
+      for k, g in ipairs(positions(nb)) do
+        local vg = {}
+        for va = 1, vnd do vg[va] = v._nb[va] == 1 and 0 or g[nd - vnd + va] end
+        local j = flat(v._nb, vg)
+        blocks[j] = fetch(j, v._blocks[j] or nil, v._owners[j], owners[k], function()
+          return luda.empty(block_shape(v._chunks, vpos[j]), v._dtype)
+        end) or blocks[j]
+      end
+      out[i] = make(v._shape, v._dtype, v._chunks, blocks, v._devices)
+    end
+  end
+  return out
+end
+
+-- f applied block by block to operands (chunked arrays, arrays, numbers, ...), each block
+-- on its first chunked operand's device, the other pieces moved there. Where operands are
+-- distributed, each rank computes the output blocks output_owners gives it.
 local function blockwise(f, operands, who)
   local ops, shape, chunks = unify(operands, who)
   local nd = #shape
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
-  local owners = shared_owners(ops, nb, who)
+  local owners = output_owners(ops, nb)
+  ops = bring(ops, nb, owners)
   local me = my_rank()
   local blocks, dtype = {}, nil
   local lead
@@ -810,6 +872,9 @@ local function map_blocks(fn, ...)
   local cs = {}
   for j, i in ipairs(chunked_args) do cs[j] = args[i] end
   local unified, shape, chunks = unify(cs, "map_blocks")
+  local nb = numblocks_of(chunks)
+  local owners = output_owners(unified, nb)
+  unified = bring(unified, nb, owners)
   for j, i in ipairs(chunked_args) do args[i] = unified[j] end
   local lead = args[chunked_args[1]]
   local nd = #shape
@@ -863,8 +928,6 @@ local function map_blocks(fn, ...)
   end
   local dtype = options.dtype or lead._dtype
   local off = offsets_of(chunks)
-  local nb = numblocks_of(chunks)
-  local owners = shared_owners(cs, nb, "map_blocks")
   local out_owners = owners and {} or nil
   local me = my_rank()
   local blocks = {}
@@ -1019,21 +1082,6 @@ local function one_device(blocks, members)
   return true
 end
 
--- Pairwise combination of a list (kept in order, so that the first of equals wins), each
--- pair on the left one's device (luda's functions run where their arrays are).
-local function tree(list, combine)
-  while #list > 1 do
-    local next_list = {}
-    for i = 1, #list, 2 do
-      local a, b = list[i], list[i + 1]
-      if b == nil then next_list[#next_list + 1] = a
-      else next_list[#next_list + 1] = combine(a, to(b, a.device)) end
-    end
-    list = next_list
-  end
-  return list[1]
-end
-
 -- A reduction's arguments: (c [, axis] [, {axis=, keepdims=, dtype=, ddof=, ...}]).
 local function reduction_args(name, c, axis, options, ...)
   if type(axis) == "table" and getmetatable(axis) == nil and options == nil then
@@ -1088,15 +1136,18 @@ local function on_block_streams(device, n, run)
   for j = 1, n do run(j, pool[(j - 1) % STREAMS_PER_DEVICE + 1]) end
 end
 
--- The reduced result: each block reduced by `per_block(block, axes list, grid position)`
--- (to the shape the result's blocks have: the kept axes, and the reduced ones as 1 with
--- keepdims), the partials of each output block combined by `combine` as a tree; a chunked
--- array, or a plain one when no axis is left.
-local function reduce(c, axes, keepdims, per_block, combine, stacked)
-  if c._owners then
-    raise("reductions of a distributed chunked array go over every axis (without keepdims); c:compute() gathers it for others")
-  end
+-- The reduced result: each block reduced by `how.per_block(block, axes list, grid
+-- position)` to a partial (of the shape the result's blocks have: the kept axes, and the
+-- reduced ones as 1 with keepdims), the partials of each output block combined in block
+-- order by `how.combine` as a tree, and `how.finish` (where given) making the output block
+-- of the combined partial. Where `how.stacked` is given and partials are on one device,
+-- they are written into one array that stacked.final reduces along its first axis instead.
+-- A chunked array, or a plain one when no axis is left. Of a distributed c, each rank
+-- reduces its own blocks, and the partials move to the rank of their output block
+-- (R.combine_groups); a plain result is sent from there to every rank.
+local function reduce(c, axes, keepdims, how)
   local nd = #c._shape
+  local finish = how.finish or function(p) return p end
   local list, shape, chunks = {}, {}, {}
   for a = 1, nd do
     if axes[a] then
@@ -1122,46 +1173,45 @@ local function reduce(c, axes, keepdims, per_block, combine, stacked)
     local group = groups[key]
     if group then group[#group + 1] = k else groups[key] = { k } end
   end
-  local blocks = {}
-  for key = 1, #groups do
-    local members = groups[key]
-    if stacked and #members > 1 and one_device(c._blocks, members) then
+  local stacked = how.stacked
+  -- The partial of blocks `run` (flat indices, of this rank).
+  local function partial(run)
+    if stacked and #run > 1 and one_device(c._blocks, run) then
       -- The partials written into one array, reduced along its first axis: one launch to
       -- combine them, and no array per partial.
-      local rshape = { #members }
+      local rshape = { #run }
       for a = 1, nd do
-        if not axes[a] then rshape[#rshape + 1] = c._chunks[a][all[members[1]][a] + 1]
+        if not axes[a] then rshape[#rshape + 1] = c._chunks[a][all[run[1]][a] + 1]
         elseif keepdims then rshape[#rshape + 1] = 1 end
       end
-      local stack = luda.empty(rshape, stacked.dtype, { device = c._blocks[members[1]].device })
-      on_block_streams(c._blocks[members[1]].device, #members, function(j, stream)
-        stacked.into(c._blocks[members[j]], list, stack:slice(j - 1), stream)
+      local stack = luda.empty(rshape, stacked.dtype, { device = c._blocks[run[1]].device })
+      on_block_streams(c._blocks[run[1]].device, #run, function(j, stream)
+        stacked.into(c._blocks[run[j]], list, stack:slice(j - 1), stream)
       end)
-      blocks[key] = stacked.final(stack)
-    else
-      local partial = {}
-      for j, k in ipairs(members) do partial[j] = per_block(c._blocks[k], list, all[k]) end
-      blocks[key] = tree(partial, combine)
+      return stacked.final(stack)
     end
+    local parts = {}
+    for j, k in ipairs(run) do parts[j] = how.per_block(c._blocks[k], list, all[k]) end
+    return tree(parts, how.combine)
   end
-  if #shape == 0 then return blocks[1] end
-  return make(shape, blocks[1].dtype, chunks, blocks, c._devices)
-end
-
--- A reduction whose blocks reduce by luda[name] and combine by `combine` (a binary luda
--- function).
--- A reduction's partial on each rank (nil where a rank holds no block; `template`, an
--- array of the partial's dtype and shape, stands in for it) combined across the ranks in
--- rank order, which is block order; every rank gets the result.
-local function across_ranks(partial, template, combine)
-  if rank_count() == 1 then return partial or template end
-  local gathered = luda.dist.allgather(partial or template)
-  local flags = luda.dist.allgather(luda.array(partial ~= nil, "bool", { device = gathered.device })):totable()
-  local list = {}
-  for r, held in ipairs(flags) do
-    if held then list[#list + 1] = gathered:slice(r - 1) end
+  local owner_of = c._owners and function(k) return c._owners[k] end or nil
+  local combined, owners = R.combine_groups(groups, owner_of, partial, how.combine)
+  local blocks, dtype = {}, nil
+  for key, p in ipairs(combined) do
+    blocks[key] = p and finish(p)
+    dtype = dtype or (blocks[key] and blocks[key].dtype)
   end
-  return tree(list, combine):copy()
+  if not dtype then
+    -- A rank holding no output block: the dtype of one reduced from a block of ones.
+    local ones, zeros = {}, {}
+    for a = 1, nd do ones[a], zeros[a] = 1, 0 end
+    dtype = finish(how.per_block(luda.ones(ones, c._dtype), list, zeros)).dtype
+  end
+  if #shape == 0 then
+    if not owners then return blocks[1] end
+    return R.share(blocks[1] or nil, owners[1], function() return luda.empty({}, dtype) end)
+  end
+  return make(shape, dtype, chunks, blocks, c._devices, owners)
 end
 
 -- The reduced axes of c, in order (1-based).
@@ -1212,7 +1262,7 @@ local function simple_reduction(name, combine, final)
       end
       if not c._owners then return tree(partial, combine) end
       local template = #partial == 0 and f(luda.zeros({ 1 }, c._dtype), o) or nil
-      return across_ranks(#partial > 0 and tree(partial, combine) or nil, template, combine)
+      return R.across(#partial > 0 and tree(partial, combine) or nil, template, combine)
     end
     local keep = options.keepdims and true or false
     local o = { keepdims = keep, dtype = (not counts) and options.dtype or nil }
@@ -1223,11 +1273,15 @@ local function simple_reduction(name, combine, final)
       end,
       final = function(stack) return luda[final](stack, 1) end,
     } or nil
-    return reduce(c, axes, keep, function(b, list)
-      if #list == 0 then return f(b, { axis = {}, keepdims = keep }) end
-      if counts then return f(b, list, { keepdims = keep }) end
-      return f(b, list, o)
-    end, combine, stacked)
+    return reduce(c, axes, keep, {
+      per_block = function(b, list)
+        if #list == 0 then return f(b, { axis = {}, keepdims = keep }) end
+        if counts then return f(b, list, { keepdims = keep }) end
+        return f(b, list, o)
+      end,
+      combine = combine,
+      stacked = stacked,
+    })
   end)
 end
 
@@ -1292,8 +1346,10 @@ chunked_reduction.nanmean = public(function(c, ...)
   return s / n
 end)
 
--- argmax and argmin: per block, the index (offset to the whole array's) and the value;
--- combined keeping the first of equal values, and the first NaN, as NumPy's.
+-- argmax and argmin: per block, the index (offset to the whole array's) and the value, a
+-- partial of two arrays; combined keeping the better value, and of equal values (or NaNs)
+-- the smaller index, as NumPy's first. (Block order is not index order over several axes:
+-- a later block of the grid may hold an earlier index.)
 local function arg_reduction(name, better)
   local value_of = name:find("max") and "max" or "min"
   if name:find("nan") then value_of = "nan" .. value_of end
@@ -1301,18 +1357,28 @@ local function arg_reduction(name, better)
     local axes, options = reduction_args(name, c, ...)
     local list = axes_list(c, axes)
     local nd = #c._shape
-    if c._owners then raise("luda.%s: a distributed chunked array has no %s; c:compute() gathers it first", name, name) end
     if #list > 1 and #list < nd then raise("luda.%s: one axis at most", name) end
+    local keep = options.keepdims and true or false
     local off = offsets_of(c._chunks)
-    local flat_all = #list == nd and nd > 1
+    local flat_all = #list == nd and nd ~= 1
+    local ones = {}
+    for a = 1, nd do ones[a] = 1 end
+    -- A block's index and value by luda[name], over every axis or along axis a. Of the nan
+    -- forms, a slice of NaNs only gives index 0 and value NaN (luda's own nanargmax refuses
+    -- it, but another block may hold a number of that slice).
+    local function arg_of(b, a)
+      local o = a and { keepdims = keep } or nil
+      if not (name:find("nan") and is_inexact(b.dtype)) then return luda[name](b, a, o), luda[value_of](b, a, o) end
+      local nan = luda.isnan(b)
+      local filled = luda.where(a and luda.all(nan, a, { keepdims = true }) or luda.all(nan), 0, b)
+      return luda[name](filled, a, o), luda.where(luda.all(nan, a, o), 0 / 0, luda[value_of](filled, a, o))
+    end
     local function per_block(b, _, g)
-      local idx, val
       if flat_all then
-        idx = luda[name](b)
-        val = luda[value_of](b)
+        local idx, val = arg_of(b)
         -- The block's flat index, as a flat index of the whole array.
         local bs = b.shape
-        local global = luda.zeros({}, "int64")
+        local global = luda.zeros({}, "int64", { device = b.device })
         local rest = idx
         local stride_b = product(bs)
         for a = 1, nd do
@@ -1323,58 +1389,34 @@ local function arg_reduction(name, better)
           for a2 = a + 1, nd do stride_c = stride_c * c._shape[a2] end
           global = global + coord * stride_c
         end
+        if keep then return { global:reshape(ones), val:reshape(ones) } end
         return { global, val }
       end
       local a = list[1]
-      idx = luda[name](b, a, { keepdims = true }) + off[a][g[a] + 1]
-      val = luda[value_of](b, a, { keepdims = true })
-      return { idx, val }
+      local idx, val = arg_of(b, a)
+      return { idx + off[a][g[a] + 1], val }
     end
-    -- reduce() works on arrays; the pairs travel as tables through a local tree.
-    local groups = {}
-    local out_nb = {}
-    for a = 1, nd do out_nb[a] = axes[a] and 1 or c._nb[a] end
-    for k, g in ipairs(positions(c._nb)) do
-      local b = c._blocks[k]
-      local og = {}
-      for a = 1, nd do og[a] = axes[a] and 0 or g[a] end
-      local key = flat(out_nb, og)
-      groups[key] = groups[key] or {}
-      table.insert(groups[key], luda.with_device(b.device, per_block, b, list, g))
+    local all_nan = false  -- a value left NaN by a nan form: a slice of NaNs only
+    local result = reduce(c, axes, keep, {
+      per_block = function(b, l, g) return luda.with_device(b.device, per_block, b, l, g) end,
+      combine = function(p, q)
+        local take = luda.with_device(p[1].device, function()
+          local tie = luda.logical_or(luda.equal(q[2], p[2]), luda.logical_and(luda.isnan(q[2]), luda.isnan(p[2])))
+          return luda.logical_or(better(q[2], p[2]), luda.logical_and(tie, luda.less(q[1], p[1])))
+        end)
+        return { luda.where(take, q[1], p[1]), luda.where(take, q[2], p[2]) }
+      end,
+      finish = function(p)
+        if name:find("nan") then all_nan = all_nan or luda.any(luda.isnan(p[2])):item() end
+        return p[1]
+      end,
+    })
+    if name:find("nan") then
+      -- Every rank raises it, or none: the ranks' later calls stay in step.
+      if c._owners and rank_count() > 1 then all_nan = luda.dist.allreduce(luda.array(all_nan), "max"):item() end
+      if all_nan then raise("luda.%s: All-NaN slice encountered", name) end
     end
-    local blocks = {}
-    for key, members in pairs(groups) do
-      while #members > 1 do
-        local next_members = {}
-        for i = 1, #members, 2 do
-          local p, q = members[i], members[i + 1]
-          if q == nil then next_members[#next_members + 1] = p
-          else
-            local d = p[1].device
-            local qi, qv = to(q[1], d), to(q[2], d)
-            local take = luda.with_device(d, better, qv, p[2])
-            next_members[#next_members + 1] = { luda.where(take, qi, p[1]), luda.where(take, qv, p[2]) }
-          end
-        end
-        members = next_members
-      end
-      blocks[key] = members[1][1]
-    end
-    if #list == nd then return blocks[1]:reshape({}) end
-    local a = list[1]
-    local shape, chunks, squeezed = {}, {}, {}
-    for a2 = 1, nd do
-      if a2 ~= a or options.keepdims then
-        shape[#shape + 1] = a2 == a and 1 or c._shape[a2]
-        chunks[#chunks + 1] = a2 == a and { 1 } or copy(c._chunks[a2])
-      end
-    end
-    for k, b in ipairs(blocks) do
-      local s = {}
-      for a2 = 1, nd do if a2 ~= a or options.keepdims then s[#s + 1] = b.shape[a2] end end
-      squeezed[k] = b:reshape(s)
-    end
-    return make(shape, "int64", chunks, squeezed, c._devices)
+    return result
   end)
 end
 
@@ -1383,8 +1425,10 @@ local function better_max(q, p) return luda.logical_or(luda.greater(q, p), luda.
 local function better_min(q, p) return luda.logical_or(luda.less(q, p), luda.logical_and(luda.isnan(q), luda.logical_not(luda.isnan(p)))) end
 chunked_reduction.argmax = arg_reduction("argmax", better_max)
 chunked_reduction.argmin = arg_reduction("argmin", better_min)
-chunked_reduction.nanargmax = arg_reduction("nanargmax", function(q, p) return luda.greater(q, p) end)
-chunked_reduction.nanargmin = arg_reduction("nanargmin", function(q, p) return luda.less(q, p) end)
+-- Of the nan forms: greater (less), or a number where p is NaN (a slice of NaNs only).
+local function number_over_nan(q, p) return luda.logical_and(luda.isnan(p), luda.logical_not(luda.isnan(q))) end
+chunked_reduction.nanargmax = arg_reduction("nanargmax", function(q, p) return luda.logical_or(luda.greater(q, p), number_over_nan(q, p)) end)
+chunked_reduction.nanargmin = arg_reduction("nanargmin", function(q, p) return luda.logical_or(luda.less(q, p), number_over_nan(q, p)) end)
 
 for name, f in pairs(chunked_reduction) do
   methods[name] = f
@@ -1394,18 +1438,18 @@ end
 -- ---- linear algebra --------------------------------------------------------------------------
 
 -- matmul of a 2-d chunked a and a 2-d (or 1-d) chunked or plain b: block (i, j) is the sum
--- over k of a's (i, k) times b's (k, j), b's row chunks made a's column chunks.
+-- over k of a's (i, k) times b's (k, j), b's row chunks made a's column chunks. Where a or b
+-- is distributed, each term is computed on the rank of a's block (else of b's), b's blocks
+-- sent to the ranks whose terms need them, and the terms summed as a reduction's partials
+-- are (R.combine_groups): on the rank holding most of an output block's terms.
 local function matmul(a, b)
-  if (is_chunked(a) and a._owners) or (is_chunked(b) and b._owners) then
-    raise("matmul: distributed chunked arrays have no matmul (their qr and svd: TSQR); c:compute() gathers one")
-  end
   if not is_chunked(a) then
     if is_array(a) then a = from_array(a, { -1, -1 }, { devices = b._devices }) else raise("matmul: operands must be arrays") end
   end
   if #a._shape ~= 2 then raise("matmul: chunked operands must be 2-d (got %d-d)", #a._shape) end
   local vector = (is_chunked(b) and #b._shape or b.ndim) == 1
   if is_array(b) then
-    b = from_array(vector and b or b, vector and { a._chunks[2] } or { a._chunks[2], -1 }, { devices = a._devices })
+    b = from_array(b, vector and { a._chunks[2] } or { a._chunks[2], -1 }, { devices = a._devices })
   end
   if b._shape[1] ~= a._shape[2] then
     raise("matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size %d is different from %d)",
@@ -1415,20 +1459,52 @@ local function matmul(a, b)
   b = rechunk(b, want)
   local I, K = a._nb[1], a._nb[2]
   local J = vector and 1 or b._nb[2]
-  local blocks = {}
+  local function a_at(i, k) return flat(a._nb, { i, k }) end
+  local function b_at(k, j) return vector and k + 1 or flat(b._nb, { k, j }) end
+  local owner_of
+  if a._owners then owner_of = function(m) return a._owners[a_at(m[1], m[2])] end
+  elseif b._owners then owner_of = function(m) return b._owners[b_at(m[2], m[3])] end end
+  -- b's blocks on the ranks of the terms that take them (a's are there already: a term is
+  -- on a's block's rank, or a is on every rank).
+  local b_here = b._blocks
+  if a._owners and b._owners then
+    local fetch, bpos = R.fetcher(), positions(b._nb)
+    b_here = {}
+    for kb, blk in ipairs(b._blocks) do b_here[kb] = blk end
+    for i = 0, I - 1 do
+      for j = 0, J - 1 do
+        for k = 0, K - 1 do
+          local kb = b_at(k, j)
+          b_here[kb] = fetch(kb, b._blocks[kb] or nil, b._owners[kb], owner_of({ i, k, j }), function()
+            return luda.empty(block_shape(b._chunks, bpos[kb]), b._dtype)
+          end) or b_here[kb]
+        end
+      end
+    end
+  end
+  -- Output block (i, j): the terms (i, k, j) over k, in order.
+  local groups = {}
   for i = 0, I - 1 do
     for j = 0, J - 1 do
       local terms = {}
-      for k = 0, K - 1 do
-        local ab = a._blocks[flat(a._nb, { i, k })]
-        local bb = vector and b._blocks[k + 1] or b._blocks[flat(b._nb, { k, j })]
-        terms[#terms + 1] = luda.with_device(ab.device, luda.matmul, ab, to(bb, ab.device))
-      end
-      blocks[#blocks + 1] = tree(terms, luda.add)
+      for k = 0, K - 1 do terms[k + 1] = { i, k, j } end
+      groups[#groups + 1] = terms
     end
   end
-  if vector then return make({ a._shape[1] }, blocks[1].dtype, { copy(a._chunks[1]) }, blocks, a._devices) end
-  return make({ a._shape[1], b._shape[2] }, blocks[1].dtype, { copy(a._chunks[1]), copy(b._chunks[2]) }, blocks, a._devices)
+  local blocks, owners = R.combine_groups(groups, owner_of, function(run)
+    local terms = {}
+    for t, m in ipairs(run) do
+      local ab, bb = a._blocks[a_at(m[1], m[2])], b_here[b_at(m[2], m[3])]
+      terms[t] = luda.with_device(ab.device, luda.matmul, ab, to(bb, ab.device))
+    end
+    return tree(terms, luda.add)
+  end, luda.add)
+  local dtype
+  for _, blk in ipairs(blocks) do dtype = dtype or (blk and blk.dtype) end
+  dtype = dtype or luda.matmul(luda.ones({ 1, 1 }, a._dtype), luda.ones(vector and { 1 } or { 1, 1 }, b._dtype)).dtype
+  if vector then return make({ a._shape[1] }, dtype, { copy(a._chunks[1]) }, blocks, a._devices, owners) end
+  return make({ a._shape[1], b._shape[2] }, dtype, { copy(a._chunks[1]), copy(b._chunks[2]) }, blocks, a._devices,
+    owners)
 end
 methods.matmul = public(matmul)
 methods.dot = methods.matmul

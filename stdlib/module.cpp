@@ -19,16 +19,19 @@ int clock(lua_State* L) {
 }
 
 // luda.chunked, luda.map_blocks, luda.rechunk: stdlib/chunked.lua, run with the module
-// table (on top of the stack) and the arrays' metatable as its arguments (no array is made
-// while the module opens: that would choose the default device). Its text is kept as a chunk's, so that
-// messages and debug.getinfo see it as the file "luda.chunked".
+// table (on top of the stack), the arrays' metatable and stdlib/chunked_ranks.lua (loaded,
+// not run: chunked.lua runs it with its helpers) as its arguments (no array is made while
+// the module opens: that would choose the default device). Their texts are kept as chunks'
+// texts, so that messages and debug.getinfo see them as the files "luda.chunked" and
+// "luda.chunked_ranks".
 void open_chunked(lua_State* L) {
-  const std::string_view text = detail::kChunkedLua;
-  if (load_chunk(L, text, "=luda.chunked") != LUA_OK)
+  if (load_chunk(L, detail::kChunkedLua, "=luda.chunked") != LUA_OK)
     fail("luda's own chunked.lua does not load: {}", lua_tostring(L, -1));
   lua_pushvalue(L, -2);
   luaL_getmetatable(L, kArrayType);
-  lua_call(L, 2, 0);
+  if (load_chunk(L, detail::kChunkedRanksLua, "=luda.chunked_ranks") != LUA_OK)
+    fail("luda's own chunked_ranks.lua does not load: {}", lua_tostring(L, -1));
+  lua_call(L, 3, 0);
 }
 
 int open_module(lua_State* L) {

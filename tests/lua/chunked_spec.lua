@@ -202,6 +202,30 @@ describe("chunked arrays", function()
     check(luda.mean(ci), luda.mean(i), "int8 mean")
   end)
 
+  on_devices("find the first of equal values by index, not by block, and skip blocks of NaNs in the nan forms", function()
+    for _ = 1, 20 do
+      local shape = random_shape()
+      local x = luda.floor(random_array(shape, 0, 3))  -- few values: equal ones in several blocks
+      local c = luda.chunked(x, random_chunks(shape))
+      for _, name in ipairs({ "argmax", "argmin" }) do
+        check(luda[name](c), luda[name](x), name .. " of " .. tostring(c))
+        for a = 1, #shape do check(luda[name](c, a), luda[name](x, a), name .. " axis " .. a .. " of " .. tostring(c)) end
+      end
+    end
+    -- Blocks whose slices are NaNs only: the other blocks of the slice give the index.
+    local y = luda.array({ { 1, 0 / 0, 5 }, { 0 / 0, 7, 2 }, { 3, 4, 0 / 0 }, { 7, 1, 9 } })
+    for _, chunks in ipairs({ { 1, 2 }, { 2, 1 }, 1, { 3, 3 } }) do
+      local c = luda.chunked(y, chunks)
+      for _, name in ipairs({ "nanargmax", "nanargmin", "argmax", "argmin" }) do
+        check(luda[name](c), luda[name](y), name .. " with NaNs")
+        check(luda[name](c, 1), luda[name](y, 1), name .. " with NaNs, axis 1")
+        check(luda[name](c, 2), luda[name](y, 2), name .. " with NaNs, axis 2")
+      end
+    end
+    local z = luda.chunked(luda.array({ { 0 / 0, 1 }, { 0 / 0, 2 } }), 1)
+    assert.are.equal(here() .. "luda.nanargmax: All-NaN slice encountered", error_of(function() luda.nanargmax(z, 1) end))
+  end)
+
   on_devices("rechunk to any chunks, keeping the values", function()
     for _ = 1, 30 do
       local shape = random_shape()
@@ -319,9 +343,21 @@ extern "C" __global__ void add_kernel(const double* x, const double* y, double* 
     local z = luda.chunked.zeros({ 9 }, 4, "int32", { distributed = true })
     assert.is_true(z.distributed)
     check(z, luda.zeros({ 9 }, "int32"), "zeros")
-    assert.are.equal(here() .. "reductions of a distributed chunked array go over every axis (without keepdims); c:compute() gathers it for others", error_of(function() luda.sum(c, 1) end))
-    assert.are.equal(here() .. "luda.add: a distributed chunked array combines with plain arrays, numbers, and distributed chunked arrays of its shape and chunks only (blocks do not move between ranks)", error_of(function() return c + luda.chunked(x, { 10, -1 }) end))
-    assert.are.equal(here() .. "matmul: distributed chunked arrays have no matmul (their qr and svd: TSQR); c:compute() gathers one", error_of(function() return luda.matmul(c, luda.ones({ 6, 2 })) end))
+    -- What moves blocks between ranks elsewhere moves nothing here, and stays distributed.
+    local s = luda.sum(c, 1, { keepdims = true })
+    assert.is_true(s.distributed)
+    check(s, luda.sum(x, 1, { keepdims = true }), "sum along an axis", 1e-12)
+    check(luda.std(c, 2), luda.std(x, 2), "std along an axis", 1e-12)
+    check(luda.argmax(c, 1), luda.argmax(x, 1), "argmax along an axis")
+    check(luda.argmin(c), luda.argmin(x), "argmin")
+    local r = c:rechunk({ 7, 4 })
+    assert.is_true(r.distributed)
+    check(r, x, "rechunk")
+    check(c + luda.chunked(x, { 6, 2 }), x + x, "with a chunked array of other chunks")
+    check(c + r, x + x, "with a distributed one of other chunks")
+    local m = luda.matmul(c, luda.chunked(x.T, { 4, 5 }, { distributed = true }))
+    assert.is_true(m.distributed)
+    check(m, luda.matmul(x, x.T), "matmul", 1e-12)
   end)
 
   it("refuse what they cannot do, at the caller's line", function()
