@@ -508,7 +508,11 @@ bool wait_all(const World& w, std::vector<luda_mpi_request*> requests, const Dea
       abandon();
       return false;
     }
-    if (now - start_time < std::chrono::microseconds(200)) {
+    // MPI moves a large message only while it is tested (its progress is made in the calls
+    // of the waiting rank): data and messages are polled without pause, as MPI's own
+    // blocking calls spin. A record exchange waits for the other ranks to arrive, which
+    // may take long: its polls pause, longer and longer, up to a millisecond.
+    if (as.part != Part::Records || now - start_time < std::chrono::microseconds(200)) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::min<Clock::duration>(nap, d.at - now));
@@ -611,7 +615,9 @@ struct NcclState {
   std::unique_ptr<nccl::Comm> comm;
   std::string off;
 };
-NcclState g_nccl;
+// Never destroyed: at exit the CUDA driver may be gone before static destructors run, and
+// the process's end releases what NCCL holds.
+NcclState& g_nccl = *new NcclState;
 
 // Whether this rank can move x with NCCL: a cuda array, and NCCL loads and was not given up.
 bool nccl_capable(const NDArray& x) {
@@ -682,8 +688,6 @@ void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::s
     g_nccl.off = fmt::format("NCCL was given up: {}", why);
   };
   luda::detail::InterruptScope scope;
-  const Clock::time_point start_time = Clock::now();
-  std::chrono::microseconds nap{20};
   for (;;) {
     bool done = false;
     try {
@@ -708,12 +712,7 @@ void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::s
            "was aborted, and later calls move cuda arrays through host memory: {}",
            fname, w.info.rank, d.seconds, what, kLonger);
     }
-    if (now - start_time < std::chrono::microseconds(200)) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::min<Clock::duration>(nap, d.at - now));
-      nap = std::min(nap * 2, std::chrono::microseconds(1000));
-    }
+    std::this_thread::yield();  // as wait_all polls data: a transfer's end is not long in coming
   }
 }
 
@@ -864,7 +863,7 @@ void barrier(const CallOptions& options) {
   refuse_recording(fname);
   const double seconds = timeout_seconds(options);
   const World& w = world();
-  if (w.info.size == 1) return;
+  if (!w.plugin) return;
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);
@@ -879,7 +878,7 @@ NDArray allreduce(const NDArray& x, Op op, const CallOptions& options) {
   check_op(fname, x.dtype(), op);
   const double seconds = timeout_seconds(options);
   const World& w = world();
-  if (w.info.size == 1) return x.copy();
+  if (!w.plugin) return x.copy();
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);
@@ -931,7 +930,7 @@ NDArray broadcast(const NDArray& x, int root, const CallOptions& options) {
   const double seconds = timeout_seconds(options);
   const World& w = world();
   check_rank(w, fname, "root", root);
-  if (w.info.size == 1) return x.copy();
+  if (!w.plugin) return x.copy();
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);
@@ -968,7 +967,7 @@ NDArray allgather(const NDArray& x, const CallOptions& options) {
   Shape shape = x.shape();
   shape.insert(shape.begin(), w.info.size);
   check_ndim(shape.size());
-  if (w.info.size == 1) return x.copy().reshape(shape);
+  if (!w.plugin) return x.copy().reshape(shape);
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);

@@ -6,7 +6,8 @@
 // libluda_mpi.so (runtime/mpi_plugin.h), with dlopen, and MPI_Init_thread runs unless
 // the host initialized MPI itself. Without a launcher nothing is loaded: size() is 1,
 // rank() 0, barrier returns at once, the collectives return copies, and a message to
-// oneself is an error.
+// oneself is an error. A job of one rank under a launcher (mpirun -n 1) moves its data as
+// any job does, through MPI and NCCL.
 //
 // Every collective first exchanges a small record of what each rank called it with (the
 // function, the array's dtype and shape, the op or root), so that ranks that disagree

@@ -136,8 +136,12 @@ Comm::~Comm() {
 void Comm::abort() noexcept {
   if (aborted_ || !comm_) return;
   aborted_ = true;
-  ContextScope scope(ordinal_);
-  (void)library().ncclCommAbort(static_cast<ncclComm_t>(comm_));
+  try {
+    ContextScope scope(ordinal_);
+    (void)library().ncclCommAbort(static_cast<ncclComm_t>(comm_));
+  } catch (...) {
+    // No context any more (the driver is shutting down): nothing is left to end.
+  }
 }
 
 bool Comm::ready() {

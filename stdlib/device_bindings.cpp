@@ -236,15 +236,21 @@ Stream& check_stream(lua_State* L, int arg, std::string_view fname) {
 
 // luda.stream({device=}): a new stream on the device, the current one when not given. A
 // cpu stream runs its work when it is submitted, which keeps it in order (runtime/stream.h).
+// Option `key` of the options table at `arg`, a boolean; `otherwise` when absent.
+bool flag_option(lua_State* L, int arg, std::string_view fname, const char* key, bool otherwise) {
+  bool value = otherwise;
+  if (push_option(L, arg, key) != LUA_TNIL) {
+    if (!lua_isboolean(L, -1)) fail("{}: option '{}' must be a boolean, got {}", fname, key, describe(L, -1));
+    value = lua_toboolean(L, -1);
+  }
+  lua_pop(L, 1);
+  return value;
+}
+
 // luda.stream({device=, non_blocking=true}).
 int l_stream(lua_State* L) {
   check_options(L, 1, "stream", {"device", "non_blocking"});
-  bool non_blocking = true;
-  if (push_option(L, 1, "non_blocking") != LUA_TNIL) {
-    if (!lua_isboolean(L, -1)) fail("stream: option 'non_blocking' must be a boolean, got {}", describe(L, -1));
-    non_blocking = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
+  const bool non_blocking = flag_option(L, 1, "stream", "non_blocking", true);
   push_object<Stream>(L, kStreamType, Stream::create(device_option(L, 1, "stream"), non_blocking));
   return 1;
 }
@@ -292,12 +298,7 @@ Event& check_event(lua_State* L, int arg, std::string_view fname) {
 // luda.event({timing=true, device=}): on the device, the current one when not given.
 int l_event(lua_State* L) {
   check_options(L, 1, "event", {"timing", "device"});
-  bool timing = true;
-  if (push_option(L, 1, "timing") != LUA_TNIL) {
-    if (!lua_isboolean(L, -1)) fail("event: option 'timing' must be a boolean, got {}", describe(L, -1));
-    timing = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
+  const bool timing = flag_option(L, 1, "event", "timing", true);
   push_object<Event>(L, kEventType, Event::create(device_option(L, 1, "event"), timing));
   return 1;
 }

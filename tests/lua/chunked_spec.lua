@@ -30,24 +30,7 @@ local function random_shape()
   for a = 1, math.random(1, 3) do s[a] = math.random(1, 9) end
   return s
 end
-local function random_chunks(shape)
-  local c = {}
-  for a, n in ipairs(shape) do
-    local kind = math.random(1, 3)
-    if kind == 1 then c[a] = math.random(1, n)
-    elseif kind == 2 then c[a] = -1
-    else
-      local list, left = {}, n
-      while left > 0 do
-        local e = math.random(1, left)
-        list[#list + 1] = e
-        left = left - e
-      end
-      c[a] = list
-    end
-  end
-  return c
-end
+local random_chunks = support.random_chunks
 
 local function random_array(shape, lo, hi)
   return luda.random.random(shape) * ((hi or 10) - (lo or -10)) + (lo or -10)

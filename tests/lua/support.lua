@@ -143,4 +143,25 @@ function M.run_luda(args, stdin, merged, env, seconds)
   return o, e, code
 end
 
+-- Random chunks for `shape`, as luda.chunked takes them: per axis a block size, -1 (the
+-- whole axis), or a list of uneven extents adding up to it (an empty axis: a block size).
+function M.random_chunks(shape)
+  local c = {}
+  for a, n in ipairs(shape) do
+    local kind = math.random(1, 3)
+    if kind == 1 or n == 0 then c[a] = math.random(1, math.max(n, 1))
+    elseif kind == 2 then c[a] = -1
+    else
+      local list, left = {}, n
+      while left > 0 do
+        local e = math.random(1, left)
+        list[#list + 1] = e
+        left = left - e
+      end
+      c[a] = list
+    end
+  end
+  return c
+end
+
 return M

@@ -5,9 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include <chrono>
 #include <regex>
-#include <set>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/error.h"
+#include "runtime/ndarray.h"
+#include "tests/test_support.h"
 
 #if __has_include(<nccl.h>)
 #include <nccl.h>
@@ -46,6 +54,51 @@ TEST(Nccl, GivesItsVersionOrWhyItCannotBeUsed) {
     EXPECT_NE(why.find("nccl.h"), std::string::npos) << why;
 #endif
   }
+}
+
+// Polls until the communicator's work completes; false after 60 s.
+bool settle(Comm& c) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!c.ready()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+std::vector<float> floats(const NDArray& a) {
+  std::vector<std::byte> bytes = a.to_host_bytes();
+  std::vector<float> out(bytes.size() / sizeof(float));
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+// A communicator of one rank (NCCL refuses two ranks on one GPU, so this is what one GPU
+// can run): its nonblocking setup, and each operation on device memory, polled to the end.
+TEST(Nccl, OneRankCommunicatorMovesDeviceMemory) {
+  LUDA_REQUIRE_GPU();
+  std::string why;
+  if (!version(&why)) GTEST_SKIP() << why;
+  std::unique_ptr<Comm> c = Comm::start(1, unique_id(), 0, 0);
+  ASSERT_TRUE(settle(*c)) << "setup";
+  EXPECT_EQ(c->ordinal(), 0);
+  const std::vector<float> v = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f};
+  const Device gpu = Device::cuda(0);
+  NDArray x = NDArray::from_host(v.data(), {5}, DType::Float32, gpu);
+  NDArray y = NDArray::zeros({5}, DType::Float32, gpu);
+  c->all_reduce(x.data(), y.data(), 5, *type_of(DType::Float32), Op::Max);
+  ASSERT_TRUE(settle(*c));
+  EXPECT_EQ(floats(y), v);
+  NDArray b = NDArray::zeros({5}, DType::Float32, gpu);
+  c->broadcast(x.data(), b.data(), x.nbytes(), 0);
+  ASSERT_TRUE(settle(*c));
+  EXPECT_EQ(floats(b), v);
+  NDArray g = NDArray::zeros({1, 5}, DType::Float32, gpu);
+  c->all_gather(x.data(), g.data(), x.nbytes());
+  ASSERT_TRUE(settle(*c));
+  EXPECT_EQ(floats(g), v);
+  c->abort();
+  EXPECT_THROW(c->ready(), Error);
 }
 
 }  // namespace

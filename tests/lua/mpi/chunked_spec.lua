@@ -44,24 +44,7 @@ local function random_shape(empty)
   if empty then s[math.random(1, #s)] = 0 end
   return s
 end
-local function random_chunks(shape)
-  local c = {}
-  for a, n in ipairs(shape) do
-    local kind = math.random(1, 3)
-    if kind == 1 or n == 0 then c[a] = math.random(1, math.max(n, 1))
-    elseif kind == 2 then c[a] = -1
-    else
-      local list, left = {}, n
-      while left > 0 do
-        local e = math.random(1, left)
-        list[#list + 1] = e
-        left = left - e
-      end
-      c[a] = list
-    end
-  end
-  return c
-end
+local random_chunks = support.random_chunks
 
 local seed = 100
 local function random_array(shape, lo, hi)

@@ -263,7 +263,10 @@ describe("luda.dist under mpirun", function()
       local x = luda.arange(4, "float32", { device = MY_GPU }) + RANK
       assert.are.same(dist.allreduce(x:to("cpu")):totable(), dist.allreduce(x):totable())
       local i = dist.info()
-      if GPUS >= SIZE and i.nccl and os.getenv("LUDA_NCCL") ~= "off" then
+      if os.getenv("LUDA_NCCL") == "off" then
+        assert.is_nil(i.nccl_device)
+        assert.are.equal("NCCL is turned off by LUDA_NCCL=off (unset it to use NCCL)", i.host_reason)
+      elseif GPUS >= SIZE and i.nccl then
         assert.are.equal(MY_GPU, i.nccl_device)
         assert.is_nil(i.host_reason)
       elseif GPUS < SIZE then
