@@ -217,7 +217,7 @@ describe("devices", function()
     local b = luda.stream({ non_blocking = false })
     local x2 = luda.to_device(h, { stream = b })
     local y2 = x2 * 3
-    for i = 1, #t, 65537 do assert.are.equal(f32(t[i]) * 3, y2[i - 1]) end
+    for i = 1, #t, 65537 do assert.are.equal(f32(f32(t[i]) * 3), y2[i - 1]) end
   end))
 
   it("the cpu device has a default stream too", function()
