@@ -1122,22 +1122,23 @@ end
 -- pass run beside the next block's work instead of after it. On the cpu, in order.
 local STREAMS_PER_DEVICE = 4
 local block_streams = {}
-local function on_block_streams(device, n, run)
-  if n < 2 or not tostring(device):match("^cuda") then
-    for j = 1, n do run(j, nil) end
-    return
-  end
+-- The j-th of those streams of `device` (in turn), nil on the cpu.
+local function block_stream(device, j)
+  if not tostring(device):match("^cuda") then return nil end
   local pool = block_streams[device]
   if not pool then
     pool = {}
     for i = 1, STREAMS_PER_DEVICE do pool[i] = luda.stream({ device = device, non_blocking = false }) end
     block_streams[device] = pool
   end
-  for j = 1, n do run(j, pool[(j - 1) % STREAMS_PER_DEVICE + 1]) end
+  return pool[(j - 1) % STREAMS_PER_DEVICE + 1]
+end
+local function on_block_streams(device, n, run)
+  for j = 1, n do run(j, n > 1 and block_stream(device, j) or nil) end
 end
 
 -- The reduced result: each block reduced by `how.per_block(block, axes list, grid
--- position)` to a partial (of the shape the result's blocks have: the kept axes, and the
+-- position [, stream])` (a stream of block_stream's, which it may use or not) to a partial (of the shape the result's blocks have: the kept axes, and the
 -- reduced ones as 1 with keepdims), the partials of each output block combined in block
 -- order by `how.combine` as a tree, and `how.finish` (where given) making the output block
 -- of the combined partial. Where `how.stacked` is given and partials are on one device,
@@ -1175,6 +1176,7 @@ local function reduce(c, axes, keepdims, how)
   end
   local stacked = how.stacked
   -- The partial of blocks `run` (flat indices, of this rank).
+  local turn = 0
   local function partial(run)
     if stacked and #run > 1 and one_device(c._blocks, run) then
       -- The partials written into one array, reduced along its first axis: one launch to
@@ -1189,6 +1191,13 @@ local function reduce(c, axes, keepdims, how)
         stacked.into(c._blocks[run[j]], list, stack:slice(j - 1), stream)
       end)
       return stacked.final(stack)
+    end
+    if #run == 1 then
+      -- An output block of one input block: the output blocks reduce on the device's
+      -- streams in turn, as the blocks of one output block do above.
+      turn = turn + 1
+      local b = c._blocks[run[1]]
+      return how.per_block(b, list, all[run[1]], #groups > 1 and block_stream(b.device, turn) or nil)
     end
     local parts = {}
     for j, k in ipairs(run) do parts[j] = how.per_block(c._blocks[k], list, all[k]) end
@@ -1274,10 +1283,10 @@ local function simple_reduction(name, combine, final)
       final = function(stack) return luda[final](stack, 1) end,
     } or nil
     return reduce(c, axes, keep, {
-      per_block = function(b, list)
+      per_block = function(b, list, _, stream)
         if #list == 0 then return f(b, { axis = {}, keepdims = keep }) end
         if counts then return f(b, list, { keepdims = keep }) end
-        return f(b, list, o)
+        return f(b, list, { keepdims = keep, dtype = o.dtype, stream = stream })
       end,
       combine = combine,
       stacked = stacked,
