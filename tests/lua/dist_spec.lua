@@ -119,6 +119,13 @@ describe("luda.dist without mpirun", function()
       err, 1, true)
   end)
 
+  it("says why cuda arrays would go through host memory when NCCL is turned off", function()
+    local probe = "-e 'local i = luda.dist.info() print(i.rank, i.size, i.mpi, i.nccl, i.nccl_device) io.write(i.host_reason)'"
+    local out, err, code = support.run_luda(probe, nil, false, { LUDA_NCCL = "off" })
+    assert.are.equal(0, code, err)
+    assert.are.equal("0\t1\tnil\tnil\tnil\nNCCL is turned off by LUDA_NCCL=off (unset it to use NCCL)", out)
+  end)
+
   it("loads nothing when no dist function is called under mpirun", function()
     local out, err, code = support.run_luda("-e 'print(luda.arange(3):sum():item())'", nil, false, {
       OMPI_COMM_WORLD_SIZE = "2", LUDA_MPI_PLUGIN = "/nonexistent/libluda_mpi.so", LUDA_DEVICE = "cpu",
