@@ -681,12 +681,16 @@ std::string host_reason(const World& w, const NDArray& x, const std::vector<Call
 // Polls the communicator until its setup or operations complete. A failure, the
 // deadline or an interrupt aborts it: later calls then move cuda arrays through host
 // memory (this rank says so in its record, so every rank does). Under g_mutex.
+// Aborts the communicator (NCCL's rule for one whose operation failed or was left
+// unfinished) and moves this rank's later cuda arrays through host memory. Under g_mutex.
+void give_up_nccl(const std::string& why) {
+  g_nccl.comm->abort();
+  g_nccl.off = fmt::format("NCCL was given up: {}", why);
+}
+
 void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::string_view what) {
   nccl::Comm& c = *g_nccl.comm;
-  auto give_up = [&](const std::string& why) {
-    c.abort();
-    g_nccl.off = fmt::format("NCCL was given up: {}", why);
-  };
+  auto& give_up = give_up_nccl;
   luda::detail::InterruptScope scope;
   for (;;) {
     bool done = false;
@@ -716,32 +720,42 @@ void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::s
   }
 }
 
-// Which GPU a rank's array is on, for finding ranks that share one.
-struct GpuIdentity {
+// What each rank gives to the communicator's setup, in one allgather (a single MPI
+// collective, so that a timeout cannot leave the ranks at different steps of it): which GPU
+// its array is on, for finding ranks that share one, and from rank 0 NCCL's id or why it
+// has none.
+struct Joining {
   char host[64];
   char pci[16];
+  std::int32_t ok;
+  nccl::UniqueId id;
+  char why[512];
 };
 
-// Every rank's GPU, in rank order. Under g_mutex.
-std::vector<GpuIdentity> gpu_identities(const World& w, std::string_view fname, int ordinal, const Deadline& d) {
-  auto mine = std::make_shared<GpuIdentity>();
+// The job's NCCL communicator, made with every rank when there is none: on this rank's
+// array's device, cuda:`ordinal`. Null when ranks share a GPU, which NCCL refuses, or when
+// rank 0 could not make an id (the reason is kept in g_nccl.off on every rank, so later
+// calls agree). Under g_mutex.
+nccl::Comm* communicator(const World& w, std::string_view fname, int ordinal, const Deadline& d) {
+  if (g_nccl.comm) return g_nccl.comm.get();
+  auto mine = std::make_shared<Joining>();
   std::memset(static_cast<void*>(mine.get()), 0, sizeof *mine);
   gethostname(mine->host, sizeof mine->host - 1);
   std::snprintf(mine->pci, sizeof mine->pci, "%s", cuda_properties(ordinal).pci_bus_id.c_str());
-  auto all = std::make_shared<std::vector<GpuIdentity>>(static_cast<std::size_t>(w.info.size));
+  if (w.info.rank == 0) {
+    try {
+      mine->id = nccl::unique_id();
+      mine->ok = 1;
+    } catch (const Error& e) {
+      std::snprintf(mine->why, sizeof mine->why, "%s", e.what());
+    }
+  }
+  auto all = std::make_shared<std::vector<Joining>>(static_cast<std::size_t>(w.info.size));
   luda_mpi_request* r = start(w, fname, "MPI_Iallgather", [&](luda_mpi_request** req) {
-    return w.plugin->iallgather(mine.get(), static_cast<int>(sizeof(GpuIdentity)), all->data(), req);
+    return w.plugin->iallgather(mine.get(), static_cast<int>(sizeof(Joining)), all->data(), req);
   });
   if (!wait_all(w, {r}, d, data_part(fname, {mine, all}))) data_timeout(w, fname, d);
-  return *all;
-}
-
-// The job's NCCL communicator, made with every rank when there is none: on this rank's
-// array's device, cuda:`ordinal`. Null when ranks share a GPU, which NCCL refuses (the
-// reason is kept in g_nccl.off on every rank, so later calls agree). Under g_mutex.
-nccl::Comm* communicator(const World& w, std::string_view fname, int ordinal, const Deadline& d) {
-  if (g_nccl.comm) return g_nccl.comm.get();
-  const std::vector<GpuIdentity> ids = gpu_identities(w, fname, ordinal, d);
+  const std::vector<Joining>& ids = *all;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     std::vector<int> sharing;
     for (std::size_t j = 0; j < ids.size(); ++j)
@@ -755,38 +769,32 @@ nccl::Comm* communicator(const World& w, std::string_view fname, int ordinal, co
       return nullptr;
     }
   }
-  // Rank 0's id, or why it could not make one, to every rank.
-  struct IdMessage {
-    std::int32_t ok;
-    nccl::UniqueId id;
-    char why[512];
-  };
-  auto message = std::make_shared<IdMessage>();
-  std::memset(static_cast<void*>(message.get()), 0, sizeof *message);
-  if (w.info.rank == 0) {
-    try {
-      message->id = nccl::unique_id();
-      message->ok = 1;
-    } catch (const Error& e) {
-      std::snprintf(message->why, sizeof message->why, "%s", e.what());
-    }
-  }
-  luda_mpi_request* r = start(w, fname, "MPI_Ibcast", [&](luda_mpi_request** req) {
-    return w.plugin->ibcast(message.get(), static_cast<int>(sizeof(IdMessage)), 0, req);
-  });
-  if (!wait_all(w, {r}, d, data_part(fname, {message}))) data_timeout(w, fname, d);
-  if (!message->ok) {
-    g_nccl.off = fmt::format("rank 0 could not start NCCL: {}", message->why);
+  if (!ids[0].ok) {
+    g_nccl.off = fmt::format("rank 0 could not start NCCL: {}", ids[0].why);
     return nullptr;
   }
   try {
-    g_nccl.comm = nccl::Comm::start(w.info.size, message->id, w.info.rank, ordinal);
+    g_nccl.comm = nccl::Comm::start(w.info.size, ids[0].id, w.info.rank, ordinal);
   } catch (const Error& e) {
     g_nccl.off = fmt::format("NCCL's setup failed on rank {}: {}", w.info.rank, e.what());
     fail("{}: {}; the other ranks wait for this rank's part until their timeout", fname, g_nccl.off);
   }
   wait_nccl(w, fname, d, "NCCL's setup");
   return g_nccl.comm.get();
+}
+
+// Starts a collective's NCCL operation by `begin` (which makes its buffers and starts it)
+// and waits for it to complete. One that fails to start gives NCCL up, as one that fails
+// later does: NCCL leaves a nonblocking communicator whose call failed unusable. Under g_mutex.
+template <class Begin>
+void run_nccl(const World& w, std::string_view fname, const Deadline& d, std::string_view what, Begin begin) {
+  try {
+    begin();
+  } catch (const Error&) {
+    give_up_nccl(fmt::format("its {} could not start on rank {}", what, w.info.rank));
+    throw;
+  }
+  wait_nccl(w, fname, d, what);
 }
 
 // x as a C-contiguous array on cuda:`ordinal`, the communicator's device.
@@ -887,12 +895,16 @@ NDArray allreduce(const NDArray& x, Op op, const CallOptions& options) {
   const std::optional<NcclReduce> how = nccl_reduce(x.dtype(), op);
   const std::string unsupported =
       how ? "" : fmt::format("NCCL cannot combine {} by {}", dtype_name(x.dtype()), op_name(op));
-  if (nccl::Comm* c = nccl_for(w, fname, x, records, unsupported, d)) {
-    NDArray send = on_comm_device(x, c->ordinal());
-    if (how->wire != x.dtype()) send = send.astype(how->wire);
-    NDArray out = NDArray::empty(x.shape(), how->wire, send.device());
-    c->all_reduce(send.data(), out.data(), static_cast<std::size_t>(x.size()) * how->parts, how->type, how->op);
-    wait_nccl(w, fname, d, "NCCL's allreduce");
+  // Every rank is here now: the setup and the transfer get the call's whole timeout again.
+  const Deadline phase = deadline_after(seconds);
+  if (nccl::Comm* c = nccl_for(w, fname, x, records, unsupported, phase)) {
+    NDArray send, out;
+    run_nccl(w, fname, phase, "NCCL's allreduce", [&] {
+      send = on_comm_device(x, c->ordinal());
+      if (how->wire != x.dtype()) send = send.astype(how->wire);
+      out = NDArray::empty(x.shape(), how->wire, send.device());
+      c->all_reduce(send.data(), out.data(), static_cast<std::size_t>(x.size()) * how->parts, how->type, how->op);
+    });
     if (how->wire != x.dtype()) out = out.astype(x.dtype());
     return out.device() == x.device() ? out : out.to(x.device());
   }
@@ -937,11 +949,14 @@ NDArray broadcast(const NDArray& x, int root, const CallOptions& options) {
   const std::vector<CallRecord> records =
       exchange_records(w, fname, record_with_place(Call::Broadcast, x, Op::Sum, root), d);
   if (x.size() == 0) return NDArray::empty(x.shape(), x.dtype(), x.device());
-  if (nccl::Comm* c = nccl_for(w, fname, x, records, "", d)) {
-    NDArray out = NDArray::empty(x.shape(), x.dtype(), Device::cuda(c->ordinal()));
-    NDArray send = w.info.rank == root ? on_comm_device(x, c->ordinal()) : out;
-    c->broadcast(send.data(), out.data(), x.nbytes(), root);
-    wait_nccl(w, fname, d, "NCCL's broadcast");
+  const Deadline phase = deadline_after(seconds);
+  if (nccl::Comm* c = nccl_for(w, fname, x, records, "", phase)) {
+    NDArray send, out;
+    run_nccl(w, fname, phase, "NCCL's broadcast", [&] {
+      out = NDArray::empty(x.shape(), x.dtype(), Device::cuda(c->ordinal()));
+      send = w.info.rank == root ? on_comm_device(x, c->ordinal()) : out;
+      c->broadcast(send.data(), out.data(), x.nbytes(), root);
+    });
     return out.device() == x.device() ? out : out.to(x.device());
   }
 
@@ -973,11 +988,14 @@ NDArray allgather(const NDArray& x, const CallOptions& options) {
   settle_earlier_calls(w, fname, d);
   const std::vector<CallRecord> records = exchange_records(w, fname, record_with_place(Call::Allgather, x), d);
   if (x.size() == 0) return NDArray::empty(shape, x.dtype(), x.device());
-  if (nccl::Comm* c = nccl_for(w, fname, x, records, "", d)) {
-    NDArray send = on_comm_device(x, c->ordinal());
-    NDArray out = NDArray::empty(shape, x.dtype(), send.device());
-    c->all_gather(send.data(), out.data(), x.nbytes());
-    wait_nccl(w, fname, d, "NCCL's allgather");
+  const Deadline phase = deadline_after(seconds);
+  if (nccl::Comm* c = nccl_for(w, fname, x, records, "", phase)) {
+    NDArray send, out;
+    run_nccl(w, fname, phase, "NCCL's allgather", [&] {
+      send = on_comm_device(x, c->ordinal());
+      out = NDArray::empty(shape, x.dtype(), send.device());
+      c->all_gather(send.data(), out.data(), x.nbytes());
+    });
     return out.device() == x.device() ? out : out.to(x.device());
   }
 

@@ -30,7 +30,7 @@ static_assert(sizeof(UniqueId) == sizeof(ncclUniqueId));
 #define LUDA_NCCL_FUNCTIONS(X)                                                              \
   X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRankConfig) X(ncclCommGetAsyncError)   \
   X(ncclCommAbort) X(ncclGetErrorString) X(ncclGetLastError) X(ncclAllReduce)               \
-  X(ncclBroadcast) X(ncclAllGather) X(ncclSend) X(ncclRecv)
+  X(ncclBroadcast) X(ncclAllGather)
 
 struct Library {
   SharedLibrary lib;
@@ -187,16 +187,6 @@ void Comm::all_gather(const void* send, void* recv, std::size_t bytes) {
           "ncclAllGather");
 }
 
-void Comm::send(const void* data, std::size_t bytes, int peer) {
-  ContextScope scope(ordinal_);
-  started(library().ncclSend(data, bytes, ncclUint8, peer, static_cast<ncclComm_t>(comm_), stream_), "ncclSend");
-}
-
-void Comm::recv(void* data, std::size_t bytes, int peer) {
-  ContextScope scope(ordinal_);
-  started(library().ncclRecv(data, bytes, ncclUint8, peer, static_cast<ncclComm_t>(comm_), stream_), "ncclRecv");
-}
-
 #else  // no nccl.h at build time: NCCL is never used
 
 std::optional<std::string> version(std::string* why) {
@@ -213,8 +203,6 @@ void Comm::started(int, const char*) {}
 void Comm::all_reduce(const void*, void*, std::size_t, int, Op) {}
 void Comm::broadcast(const void*, void*, std::size_t, int) {}
 void Comm::all_gather(const void*, void*, std::size_t) {}
-void Comm::send(const void*, std::size_t, int) {}
-void Comm::recv(void*, std::size_t, int) {}
 
 #endif
 

@@ -47,7 +47,7 @@ class Comm {
   // Starts this rank's part of a communicator of `ranks` on CUDA device `ordinal`; ready()
   // says when every rank has joined. Error when NCCL refuses at once.
   static std::unique_ptr<Comm> start(int ranks, const UniqueId& id, int rank, int ordinal);
-  ~Comm();  // ncclCommDestroy, or ncclCommAbort for one that failed or was abandoned
+  ~Comm();  // ncclCommAbort: what is pending ends (luda.dist keeps its communicator for the process)
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
 
@@ -64,8 +64,6 @@ class Comm {
   void all_reduce(const void* send, void* recv, std::size_t count, int type, Op op);
   void broadcast(const void* send, void* recv, std::size_t bytes, int root);
   void all_gather(const void* send, void* recv, std::size_t bytes);
-  void send(const void* data, std::size_t bytes, int peer);
-  void recv(void* data, std::size_t bytes, int peer);
 
  private:
   Comm() = default;
