@@ -72,23 +72,10 @@ extern "C" __global__ void spin(float* x, long long cycles) {
   local function wait_all()
     for _, d in ipairs(devices) do luda.with_device(d, luda.cuda.synchronize) end
   end
-  local function timed(f)
-    f()
-    wait_all()
-    local t = {}
-    for r = 1, 5 do
-      local t0 = luda.clock()
-      f()
-      wait_all()
-      t[r] = (luda.clock() - t0) * 1e3
-    end
-    table.sort(t)
-    return t[3]
-  end
-  local one = timed(function() spin({ 1 }, { 32 }, { cz:block(0), cycles }) end)
-  local all = timed(function()
+  local one = time(function() spin({ 1 }, { 32 }, { cz:block(0), cycles }) end, 5, wait_all)
+  local all = time(function()
     return luda.map_blocks(function(b) spin({ 1 }, { 32 }, { b, cycles }); return b end, cz)
-  end)
+  end, 5, wait_all)
   figure("chunked_gpus_concurrency", gpus * one / all,
     ("map_blocks over %d blocks on %d GPUs, each block's kernel %.2f ms alone: %.2f ms in all, %.2fx of one after another"):format(
       gpus, gpus, one, all, gpus * one / all))

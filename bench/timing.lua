@@ -2,7 +2,8 @@
 --   local T = dofile("bench/timing.lua")
 -- T.time(fn, reps [, on]): the median milliseconds of `reps` runs of fn after one more,
 -- each waited for on the current device when that is a GPU (`on = "cpu"`: work that runs
--- on the cpu device, which needs no wait). Lua's garbage from before is collected first,
+-- on the cpu device, which needs no wait; a function: what waits, such as a wait for every
+-- device). Lua's garbage from before is collected first,
 -- so that freeing an earlier figure's arrays does not fall in this one's time.
 local luda = require "luda"
 
@@ -11,6 +12,7 @@ local M = {}
 local on_gpu = luda.current_device().kind ~= "cpu"
 
 function M.wait(on)
+  if type(on) == "function" then return on() end
   if on ~= "cpu" and on_gpu then luda.cuda.synchronize() end
 end
 
