@@ -12,15 +12,7 @@ local here, error_of = support.here, support.error_of
 -- Equal arrays: shape, dtype, and values (NaN equal to NaN; floats within rtol).
 local function check(got, want, what, rtol)
   if luda.chunked.is_chunked(got) then got = got:compute() end
-  if got.device ~= want.device then got = got:to(want.device) end
-  assert.are.same(want.shape, got.shape, what)
-  assert.are.equal(want.dtype, got.dtype, what)
-  if want.size == 0 then return end
-  if want.dtype:find("float") or want.dtype:find("complex") then
-    assert.is_true(luda.allclose(got, want, { rtol = rtol or 0, atol = 0, equal_nan = true }), what)
-  else
-    assert.is_true(luda.all(luda.equal(got, want)):item(), what)
-  end
+  support.assert_array_equal(got, want, what, rtol)
 end
 
 -- A random shape of 1 to 3 axes, and random chunks for it: per axis a block size or a

@@ -143,6 +143,22 @@ function M.run_luda(args, stdin, merged, env, seconds)
   return o, e, code
 end
 
+-- Asserts (busted's assert) that array `got` equals `want`: shape, dtype, and values on
+-- want's device (NaN equal to NaN; float and complex values within `rtol`, default exact).
+function M.assert_array_equal(got, want, what, rtol)
+  local assert = require "luassert"
+  if got.device ~= want.device then got = got:to(want.device) end
+  assert.are.same(want.shape, got.shape, what)
+  assert.are.equal(want.dtype, got.dtype, what)
+  if want.size == 0 then return end
+  local luda = require "luda"
+  if want.dtype:find("float") or want.dtype:find("complex") then
+    assert.is_true(luda.allclose(got, want, { rtol = rtol or 0, atol = 0, equal_nan = true }), what)
+  else
+    assert.is_true(luda.all(luda.equal(got, want)):item(), what)
+  end
+end
+
 -- Random chunks for `shape`, as luda.chunked takes them: per axis a block size, -1 (the
 -- whole axis), or a list of uneven extents adding up to it (an empty axis: a block size).
 function M.random_chunks(shape)

@@ -25,15 +25,7 @@ local function check(got, want, what, rtol)
     check_held(got, what)
     got = got:compute()
   end
-  assert.are.same(want.shape, got.shape, what)
-  assert.are.equal(want.dtype, got.dtype, what)
-  if got.device ~= want.device then got = got:to(want.device) end
-  if want.size == 0 then return end
-  if want.dtype:find("float") or want.dtype:find("complex") then
-    assert.is_true(luda.allclose(got, want, { rtol = rtol or 0, atol = 0, equal_nan = true }), what)
-  else
-    assert.is_true(luda.all(luda.equal(got, want)):item(), what)
-  end
+  support.assert_array_equal(got, want, what, rtol)
 end
 
 -- A random shape of 1 to 3 axes (extents 1 to 9, or 0 where `empty`), and random chunks for
