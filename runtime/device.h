@@ -79,7 +79,8 @@ struct MemoryInfo {
 };
 MemoryInfo memory_info(int ordinal);
 
-// Peer access from `from` to `to` enabled once (no-op when already on, or the same device).
+// Peer access from `from` to `to` enabled once (no-op when already on, or the same device):
+// `from`'s context, and its kernels and copies, reach memory of `to`, arrays' pool included.
 // Returns false when the hardware cannot.
 bool enable_peer_access(int from, int to);
 

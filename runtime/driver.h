@@ -28,7 +28,7 @@ namespace driver {
   X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuCtxEnablePeerAccess)    \
   X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync)       \
   X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)              \
-  X(cuMemPoolGetAttribute)                                                              \
+  X(cuMemPoolGetAttribute) X(cuMemPoolSetAccess)                                        \
   X(cuMemHostAlloc) X(cuMemFreeHost)                                                    \
   X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyPeerAsync)   \
   X(cuMemsetD8Async)                                                                    \

@@ -66,7 +66,7 @@ constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guara
   X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuCtxEnablePeerAccess)       \
   X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) X(cuMemFreeAsync)          \
   X(cuDeviceGetDefaultMemPool) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo) X(cuMemHostAlloc) \
-  X(cuMemPoolGetAttribute)                                                                 \
+  X(cuMemPoolGetAttribute) X(cuMemPoolSetAccess)                                          \
   X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)          \
   X(cuMemcpyPeerAsync) X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)             \
   X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuStreamGetFlags)         \
@@ -404,6 +404,11 @@ CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev) {
 CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute, void* value) {
   COUNT(cuMemPoolSetAttribute);
   return pool && value ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool, const CUmemAccessDesc*, size_t) {
+  COUNT(cuMemPoolSetAccess);
+  return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t) {
