@@ -3,6 +3,8 @@
 // indexing x[key] with any other key (stdlib/indexing_bindings.cpp), #x, tostring
 // (NumPy's repr; a CUDA array prints the same repr, as CuPy does), and the methods get,
 // copy_to_host, to, totable, item, reshape, transpose, slice, copy, astype, fill.
+#include <algorithm>
+#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -276,7 +278,31 @@ int l_array_str(lua_State* L) {
 
 }  // namespace
 
-void push_array(lua_State* L, NDArray a) { push_object<NDArray>(L, kArrayType, std::move(a)); }
+// Lua's collector sees an array as its small userdata, not the device or host memory behind
+// it, so a loop making large temporaries would hold them (and the memory pool would keep
+// mapping new memory) until the Lua heap alone asked for a collection. The bytes of buffers
+// that a new handle alone holds are added to the collector's debt, in steps of
+// kExternalStep, so that garbage arrays are freed about as soon as CPython's reference
+// counts free CuPy's. A collector stopped by collectgarbage("stop") stays stopped.
+namespace {
+constexpr std::size_t kExternalStep = std::size_t{16} << 20;
+
+void count_external_bytes(lua_State* L, const NDArray& a) {
+  const std::shared_ptr<Buffer>& b = a.buffer();
+  if (!b || b.use_count() != 1) return;  // a view, or a buffer another handle holds
+  static thread_local std::size_t pending = 0;
+  pending += b->size();
+  if (pending < kExternalStep) return;
+  const std::size_t kib = std::min<std::size_t>(pending >> 10, INT_MAX);
+  pending = 0;
+  if (lua_gc(L, LUA_GCISRUNNING)) lua_gc(L, LUA_GCSTEP, static_cast<int>(kib));
+}
+}  // namespace
+
+void push_array(lua_State* L, NDArray a) {
+  count_external_bytes(L, a);
+  push_object<NDArray>(L, kArrayType, std::move(a));
+}
 
 void open_arrays(lua_State* L) {
   static const luaL_Reg methods[] = {

@@ -434,3 +434,40 @@ describe("luda arrays on the cpu device", function()
     end)
   end)
 end)
+
+-- Lua's collector sees an array as its small userdata; luda tells it of the memory behind
+-- new arrays, so that a loop's garbage temporaries are freed as the loop goes.
+describe("garbage arrays", function()
+  local SCRIPT = [[
+local luda = require "luda"
+local x = luda.ones(8 << 20, "float32", { device = "cpu" })  -- 32 MiB
+%s
+for _ = 1, 40 do local y = x * 2 + 1 end  -- 80 temporaries of 32 MiB: 2.5 GiB in all
+for line in io.lines("/proc/self/status") do
+  local kb = line:match("^VmHWM:%%s+(%%d+)")
+  if kb then print(tonumber(kb) // 1024) end
+end
+print(collectgarbage("isrunning"))
+]]
+  local function peak_mib(prelude)
+    local out, err, code = support.run_luda("-", SCRIPT:format(prelude), false, { LUDA_DEVICE = "cpu" }, 120)
+    assert.are.same({ "", 0 }, { err, code })
+    local mib, running = out:match("^(%d+)\n(%a+)\n$")
+    assert.truthy(mib, out)
+    return tonumber(mib), running
+  end
+
+  it("are freed as a loop makes new ones, not when the Lua heap alone asks", function()
+    if not io.open("/proc/self/status") then return pending("needs Linux's /proc/self/status") end
+    local mib, running = peak_mib("")
+    assert.are.equal("true", running)
+    assert.is_true(mib < 1024, ("the loop's peak memory was %d MiB"):format(mib))
+  end)
+
+  it("stay while collectgarbage('stop') holds the collector", function()
+    if not io.open("/proc/self/status") then return pending("needs Linux's /proc/self/status") end
+    local mib, running = peak_mib('collectgarbage("stop")')
+    assert.are.equal("false", running)
+    assert.is_true(mib > 2048, ("the loop's peak memory was %d MiB"):format(mib))
+  end)
+end)
