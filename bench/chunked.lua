@@ -1,4 +1,5 @@
--- Chunked arrays on one device (bench/chunked.sh runs it beside CuPy):
+-- Chunked arrays on one device, its blocks all on the current one (bench/chunked.sh runs it
+-- beside CuPy; bench/multi_gpu.lua spreads blocks over GPUs):
 --   map_blocks' cost per block: map_blocks over many small blocks with a function that
 --   returns its block (luda's own work alone), and with one that adds 1 (less the same
 --   call on a plain block);
@@ -22,7 +23,7 @@ end
 -- Elementwise work and reductions, chunked (4 blocks of rows) against one array.
 local n = smoke and 512 or 8192
 local x = luda.random.random({ n, n }, "float32")
-local cx = luda.chunked(x, { n // 4, n })
+local cx = luda.chunked(x, { n // 4, n }, { devices = { x.device } })
 local reps = smoke and 5 or 21
 local cases = {
   { "x2p1", "x * 2 + 1", function(a) return a * 2 + 1 end },
@@ -84,7 +85,7 @@ end
 -- examples/chunked_svd.lua's SVD.
 local m, k, rows = smoke and 2000 or 10000, smoke and 100 or 1000, smoke and 500 or 5000
 local a = luda.random.random({ m, k }, "float64", { seed = 7 })
-local ca = luda.chunked(a, { rows, k })
+local ca = luda.chunked(a, { rows, k }, { devices = { a.device } })
 local svd_reps = smoke and 3 or 7
 local t_chunked = time(function() return luda.linalg.svd(ca, { full_matrices = false }) end, svd_reps)
 local t_plain = time(function() return luda.linalg.svd(a, { full_matrices = false }) end, svd_reps)
