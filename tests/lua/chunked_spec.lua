@@ -335,6 +335,41 @@ extern "C" __global__ void add_kernel(const double* x, const double* y, double* 
     check(m, luda.matmul(x, x.T), "matmul", 1e-12)
   end)
 
+  -- Each block's kernel stamps the GPU's global nanosecond timer when it starts and when it
+  -- ends (about 10 ms of spinning later): on every GPU at once, every start comes before
+  -- every end.
+  it("run their blocks on every GPU at the same time", function()
+    local why = support.gpu_missing(2)
+    if why then return pending(why) end
+    local stamp = luda.raw_kernel([[
+extern "C" __global__ void stamp(unsigned long long* t, long long cycles) {
+  unsigned long long t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  long long c0 = clock64();
+  while (clock64() - c0 < cycles) {}
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  t[0] = t0;
+  t[1] = t1;
+}]], "stamp")
+    local devices = {}
+    for i = 0, luda.cuda.device_count() - 1 do devices[#devices + 1] = "cuda:" .. i end
+    local c = luda.chunked.zeros({ 2 * #devices }, 2, "uint64", { devices = devices })
+    local out = luda.map_blocks(function(b)
+      stamp({ 1 }, { 1 }, { b, 20000000 })
+      return b
+    end, c)
+    for i = 0, #devices - 1 do assert.are.equal(devices[i + 1], out:block(i).device) end
+    local t = out:compute():totable()
+    local last_start, first_end = 0, math.huge
+    for i = 1, #t, 2 do
+      assert.is_true(t[i + 1] - t[i] > 1000000, "a block's kernel spun for under 1 ms")
+      last_start, first_end = math.max(last_start, t[i]), math.min(first_end, t[i + 1])
+    end
+    assert.is_true(last_start < first_end,
+      ("the blocks ran one after another: the last started %.3f ms after the first ended"):format(
+        (last_start - first_end) * 1e-6))
+  end)
+
   it("refuse what they cannot do, at the caller's line", function()
     local x = luda.arange(12):reshape(3, 4)
     local c = luda.chunked(x, { 2, 2 })
