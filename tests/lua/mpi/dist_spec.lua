@@ -1,9 +1,10 @@
 -- luda.dist under mpirun: ctest runs this spec in busted inside `luda`, one per rank
--- (`mpirun -n 3 luda busted ... tests/lua/mpi/dist_spec.lua`, tests/CMakeLists.txt). Every
--- rank runs every test, in order; each rank's data is a known function of its rank (a
--- seeded stream of small numbers), so each rank computes the expected results in plain Lua
--- from every rank's data. Values are small integers and halves, whose sums and products
--- are exact whatever order MPI combines them in.
+-- (`mpirun -n 3 luda busted ... tests/lua/mpi/dist_spec.lua`, tests/CMakeLists.txt); it
+-- holds for any number of ranks from two on. Every rank runs every test, in order; each
+-- rank's data is a known function of its rank (a seeded stream of small numbers), so each
+-- rank computes the expected results in plain Lua from every rank's data. Values are small
+-- integers and halves, whose sums and products are exact whatever order MPI combines them
+-- in. Where a test needs a rank other than 0 and 1 it takes the last one, LAST.
 local luda = require "luda"
 local support = require "support"
 local dist = luda.dist
@@ -11,6 +12,7 @@ local dist = luda.dist
 local error_of = support.error_of
 
 local RANK, SIZE = dist.rank(), dist.size()
+local LAST = SIZE - 1
 
 -- Each behaviour on the cpu device and on this rank's GPU, cuda:(rank % GPUs): with a GPU
 -- per rank, cuda arrays move by NCCL; ranks that share one move them through host memory.
@@ -83,16 +85,28 @@ local function every_rank(f)
   return t
 end
 
+-- The ranks from..to, in order (empty when from > to).
+local function ranks(from, to)
+  local t = {}
+  for r = from, to do t[#t + 1] = r end
+  return t
+end
+
 local function busy_wait(seconds)
   local t = luda.clock()
   while luda.clock() - t < seconds do end
 end
 
 describe("luda.dist under mpirun", function()
-  it("has 3 ranks, each its own", function()
-    assert.are.equal(3, SIZE)
-    local ranks = dist.allgather(luda.array(RANK, "int64", { device = "cpu" })):totable()
-    assert.are.same({ 0, 1, 2 }, ranks)
+  it("has the ranks the launcher started, two or more, each its own", function()
+    -- The launcher tells each process the job's size and its rank (OpenMPI, then MPICH's PMI).
+    local size = os.getenv("OMPI_COMM_WORLD_SIZE") or os.getenv("PMI_SIZE")
+    local rank = os.getenv("OMPI_COMM_WORLD_RANK") or os.getenv("PMI_RANK")
+    if size then assert.are.equal(tonumber(size), SIZE) end
+    if rank then assert.are.equal(tonumber(rank), RANK) end
+    assert.is_true(SIZE >= 2, "this spec needs two or more ranks (mpirun -n N, N >= 2)")
+    local all = dist.allgather(luda.array(RANK, "int64", { device = "cpu" })):totable()
+    assert.are.same(ranks(0, SIZE - 1), all)
   end)
 
   describe("allreduce", function()
@@ -155,7 +169,9 @@ describe("luda.dist under mpirun", function()
     on_devices("takes 0-d, empty and strided arrays", function()
       local s = dist.allreduce(luda.array(RANK + 1, "int64"), "prod")
       assert.are.same({}, s.shape)
-      assert.are.equal(6, s:item())
+      local factorial = 1  -- 1 * 2 * ... * SIZE
+      for r = 1, SIZE do factorial = factorial * r end
+      assert.are.equal(factorial, s:item())
       local e = dist.allreduce(luda.zeros({ 0, 3 }, "float32"), "max")
       assert.are.same({ 0, 3 }, e.shape)
       assert.are.equal("float32", e.dtype)
@@ -172,7 +188,10 @@ describe("luda.dist under mpirun", function()
       local n = 1 << 20
       local x = luda.arange(n, "float64", { device = "cpu" }) + RANK
       local y = dist.allreduce(x)
-      local want = luda.arange(n, "float64", { device = "cpu" }) * 3 + 3
+      -- Element i is the sum over the ranks r of i + r: SIZE * i + (0 + 1 + ... + LAST).
+      local rank_sum = 0
+      for r = 0, LAST do rank_sum = rank_sum + r end
+      local want = luda.arange(n, "float64", { device = "cpu" }) * SIZE + rank_sum
       assert.are.equal(0, (y - want):max():item())
     end)
   end)
@@ -184,8 +203,8 @@ describe("luda.dist under mpirun", function()
       assert.are.same(luda.array(values("int", root, 6, 60), "int16"):reshape(2, 3):totable(), y:totable())
       assert.are.equal("int16", y.dtype)
     end
-    local s = dist.broadcast(luda.array(RANK * 1.5), 2)
-    assert.are.equal(3.0, s:item())
+    local s = dist.broadcast(luda.array(RANK * 1.5), LAST)
+    assert.are.equal(LAST * 1.5, s:item())
     assert.are.same({ 0 }, dist.broadcast(luda.zeros(0), 1).shape)
   end)
 
@@ -193,13 +212,13 @@ describe("luda.dist under mpirun", function()
     local all = every_rank(function(r) return values("half", r, 6, 70) end)
     local x = luda.array(all[RANK + 1], "float32"):reshape(2, 3)
     local g = dist.allgather(x)
-    assert.are.same({ 3, 2, 3 }, g.shape)
+    assert.are.same({ SIZE, 2, 3 }, g.shape)
     for r = 1, SIZE do
       assert.are.same(luda.array(all[r], "float32"):reshape(2, 3):totable(), g:totable()[r])
     end
-    assert.are.same({ true, false, true }, dist.allgather(luda.array(RANK ~= 1)):totable())
-    assert.are.same({ 3, 0 }, dist.allgather(luda.zeros(0, "int8")).shape)
-    assert.are.same({ 0, 2, 4 }, dist.allgather(luda.array(2 * RANK, "int32")):totable())
+    assert.are.same(every_rank(function(r) return r ~= 1 end), dist.allgather(luda.array(RANK ~= 1)):totable())
+    assert.are.same({ SIZE, 0 }, dist.allgather(luda.zeros(0, "int8")).shape)
+    assert.are.same(every_rank(function(r) return 2 * r end), dist.allgather(luda.array(2 * RANK, "int32")):totable())
   end)
 
   on_devices("sends and receives around a ring", function()
@@ -233,9 +252,9 @@ describe("luda.dist under mpirun", function()
 
   it("keeps rank order after a message that does not fit the receiver's buffer", function()
     if RANK == 0 then
-      dist.send(luda.array({ 1, 2, 3, 4 }, "float64", { device = "cpu" }), 2)
-      dist.send(luda.array({ 9, 8, 7 }, "float32", { device = "cpu" }), 2)
-    elseif RANK == 2 then
+      dist.send(luda.array({ 1, 2, 3, 4 }, "float64", { device = "cpu" }), LAST)
+      dist.send(luda.array({ 9, 8, 7 }, "float32", { device = "cpu" }), LAST)
+    elseif RANK == LAST then
       local buf = luda.zeros(3, "float32", { device = "cpu" })
       assert.are.equal("luda.dist.recv: rank 0 sent float64 (4,) (tag 0), but buf is float32 (3,); recv's buf must have the dtype and shape of the array sent",
         message_of(function() dist.recv(buf, 0) end))
@@ -315,7 +334,8 @@ describe("luda.dist under mpirun", function()
     local message = message_of(function() k({ 1 }, { 1 }, { x, 0 }) end)
     assert.are.equal("raw_kernel 'null' crashed on the cpu device: invalid memory access at address 0x0 (SIGSEGV)",
       message:sub(1, 91))
-    assert.are.same({ 0, 3, 6 }, dist.allreduce(luda.arange(3, "int32", { device = "cpu" })):totable())
+    local want = reference(every_rank(function() return { 0, 1, 2 } end), "sum")
+    assert.are.same(want, dist.allreduce(luda.arange(3, "int32", { device = "cpu" })):totable())
   end)
 
   describe("errors", function()
