@@ -105,6 +105,23 @@ local function rounded(x, dtype)
   return (x < 0 and -f or f) * step
 end
 
+-- Every result of adding `values` up in float16 in some order and grouping, each addition
+-- rounded to float16.
+local function float16_sums(values)
+  if #values == 1 then return { values[1] } end
+  local out = {}
+  for i = 1, #values do
+    for j = i + 1, #values do
+      local rest = { rounded(values[i] + values[j], "float16") }
+      for k = 1, #values do
+        if k ~= i and k ~= j then rest[#rest + 1] = values[k] end
+      end
+      for _, sum in ipairs(float16_sums(rest)) do out[#out + 1] = sum end
+    end
+  end
+  return out
+end
+
 -- The ranks from..to, in order (empty when from > to).
 local function ranks(from, to)
   local t = {}
@@ -207,10 +224,25 @@ describe("luda.dist under mpirun", function()
     end)
 
     on_devices("reduces float16 in float32 and rounds once", function()
-      -- In float16, 1024 + 0.5 + 0.5 stays 1024 (each half is a tie, kept even); in
-      -- float32 it is 1025, which float16 holds.
-      local x = luda.array({ RANK == 0 and 1024 or 0.5 }, "float16")
-      assert.are.same({ 1025 }, dist.allreduce(x):totable())
+      -- Ranks 0, 1 and 2 give 1024, 0.5 and 2^-13, any others 0. Their sum, 1024.5 + 2^-13,
+      -- is exact in float32 and rounds once to 1025 in float16, being past the tie. In
+      -- float16, whatever the order, each addition loses the smaller value (a tie to 1024,
+      -- kept even, or under half a step of 1024 or 0.5), and 1024 comes out. The sum of
+      -- two ranks' values is one addition, rounded alike either way, so this takes three.
+      if SIZE < 3 then
+        return pending("needs 3 or more ranks: two ranks' float16 sum is one rounding, in float16 as in float32")
+      end
+      local given = { 1024, 0.5, 2 ^ -13 }
+      local exact = 0  -- in Lua's float64, exact for these values
+      for r = 1, SIZE do exact = exact + (given[r] or 0) end
+      local want = rounded(exact, "float16")
+      -- Adding 0 in float16 is exact, so every float16 order is one of these three values'.
+      for _, sum in ipairs(float16_sums(given)) do
+        assert.are_not.equal(want, sum, "a float16 reduction would give the float32 one's result")
+      end
+      local y = dist.allreduce(luda.array({ given[RANK + 1] or 0 }, "float16"))
+      assert.are.equal("float16", y.dtype)
+      assert.are.same({ want }, y:totable())
     end)
 
     on_devices("takes 0-d, empty and strided arrays", function()
