@@ -129,6 +129,27 @@ local function ranks(from, to)
   return t
 end
 
+-- A sorted list of ranks as luda's messages name it: "rank 2", "ranks 0 and 2", "ranks 0,
+-- 2 and 3", a run of three or more as "2 to 5" ("ranks 0 and 2 to 5").
+local function ranks_text(list)
+  local items, i = {}, 1
+  while i <= #list do
+    local j = i
+    while list[j + 1] == list[j] + 1 do j = j + 1 end
+    if j - i >= 2 then
+      items[#items + 1] = list[i] .. " to " .. list[j]
+    else
+      for k = i, j do items[#items + 1] = tostring(list[k]) end
+    end
+    i = j + 1
+  end
+  local last = table.remove(items)
+  return (#list == 1 and "rank " or "ranks ") .. (#items > 0 and table.concat(items, ", ") .. " and " or "") .. last
+end
+
+-- Every rank but this one, as luda's messages count them.
+local OTHERS = SIZE == 2 and "the other rank" or ("the other %d ranks"):format(SIZE - 1)
+
 local function busy_wait(seconds)
   local t = luda.clock()
   while luda.clock() - t < seconds do end
@@ -421,12 +442,15 @@ describe("luda.dist under mpirun", function()
     it("names each rank's array when dtypes or shapes differ", function()
       local shape = RANK == 1 and { 3 } or { 4 }
       local x = luda.zeros(shape, "float64", { device = "cpu" })
-      assert.are.equal("luda.dist.allreduce: the ranks' arrays differ: ranks 0 and 2 gave float64 (4,), rank 1 gave float64 (3,); every rank must pass an array of the same dtype and shape",
+      local not_1 = ranks(0, LAST)
+      table.remove(not_1, 2)
+      assert.are.equal(("luda.dist.allreduce: the ranks' arrays differ: %s gave float64 (4,), rank 1 gave float64 (3,); every rank must pass an array of the same dtype and shape"):format(ranks_text(not_1)),
         message_of(function() dist.allreduce(x) end))
-      local y = luda.zeros({ 2, 2 }, RANK == 2 and "float32" or "int32", { device = "cpu" })
-      assert.are.equal("luda.dist.allgather: the ranks' arrays differ: ranks 0 and 1 gave int32 (2, 2), rank 2 gave float32 (2, 2); every rank must pass an array of the same dtype and shape",
+      local y = luda.zeros({ 2, 2 }, RANK == LAST and "float32" or "int32", { device = "cpu" })
+      local before_last = ranks_text(ranks(0, LAST - 1))
+      assert.are.equal(("luda.dist.allgather: the ranks' arrays differ: %s gave int32 (2, 2), rank %d gave float32 (2, 2); every rank must pass an array of the same dtype and shape"):format(before_last, LAST),
         message_of(function() dist.allgather(y) end))
-      assert.are.equal("luda.dist.broadcast: the ranks' arrays differ: ranks 0 and 1 gave int32 (2, 2), rank 2 gave float32 (2, 2); every rank must pass an array of the same dtype and shape",
+      assert.are.equal(("luda.dist.broadcast: the ranks' arrays differ: %s gave int32 (2, 2), rank %d gave float32 (2, 2); every rank must pass an array of the same dtype and shape"):format(before_last, LAST),
         message_of(function() dist.broadcast(y, 0) end))
     end)
 
@@ -434,17 +458,17 @@ describe("luda.dist under mpirun", function()
       local x = luda.zeros(2, "int32", { device = "cpu" })
       local call = RANK == 0 and function() dist.broadcast(x, 0) end or function() dist.allgather(x) end
       local fname = RANK == 0 and "luda.dist.broadcast" or "luda.dist.allgather"
-      assert.are.equal(fname .. ": the ranks made different calls: rank 0 called luda.dist.broadcast, ranks 1 and 2 called luda.dist.allgather; every rank must make the same luda.dist calls in the same order",
+      assert.are.equal(("%s: the ranks made different calls: rank 0 called luda.dist.broadcast, %s called luda.dist.allgather; every rank must make the same luda.dist calls in the same order"):format(fname, ranks_text(ranks(1, LAST))),
         message_of(call))
-      assert.are.equal("luda.dist.allreduce: the ranks asked for different operations: ranks 0 and 1 asked for sum, rank 2 asked for min; every rank must pass the same op",
-        message_of(function() dist.allreduce(x, RANK == 2 and "min" or "sum") end))
+      assert.are.equal(("luda.dist.allreduce: the ranks asked for different operations: %s asked for sum, rank %d asked for min; every rank must pass the same op"):format(ranks_text(ranks(0, LAST - 1)), LAST),
+        message_of(function() dist.allreduce(x, RANK == LAST and "min" or "sum") end))
     end)
 
     it("says which root, dest or source is out of range", function()
       local x = luda.zeros(2, "int32", { device = "cpu" })
-      assert.are.equal("luda.dist.broadcast: root 3 is out of range: the job has 3 ranks, 0 to 2 (ranks count from 0)",
-        message_of(function() dist.broadcast(x, 3) end))
-      assert.are.equal("luda.dist.send: dest -1 is out of range: the job has 3 ranks, 0 to 2 (ranks count from 0)",
+      assert.are.equal(("luda.dist.broadcast: root %d is out of range: the job has %d ranks, 0 to %d (ranks count from 0)"):format(SIZE, SIZE, LAST),
+        message_of(function() dist.broadcast(x, SIZE) end))
+      assert.are.equal(("luda.dist.send: dest -1 is out of range: the job has %d ranks, 0 to %d (ranks count from 0)"):format(SIZE, LAST),
         message_of(function() dist.send(x, -1) end))
       assert.are.equal(("luda.dist.recv: source %d is this rank; a message to itself would wait for its own send: use x:copy() instead"):format(RANK),
         message_of(function() dist.recv(x, RANK) end))
@@ -471,9 +495,9 @@ describe("luda.dist under mpirun", function()
       dist.barrier()
       local n = 1 << 20  -- 8 MiB: MPI waits for the receiver before it moves the data
       if RANK == 0 then
-        assert.are.equal("luda.dist.send: rank 0 waited 1 s for rank 2 to receive (tag 0); rank 2 must call luda.dist.recv(buf, 0, 0), or it is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT",
-          message_of(function() dist.send(luda.arange(n, "float64", { device = "cpu" }), 2, 0, { timeout = 1 }) end))
-      elseif RANK == 2 then
+        assert.are.equal(("luda.dist.send: rank 0 waited 1 s for rank %d to receive (tag 0); rank %d must call luda.dist.recv(buf, 0, 0), or it is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT"):format(LAST, LAST),
+          message_of(function() dist.send(luda.arange(n, "float64", { device = "cpu" }), LAST, 0, { timeout = 1 }) end))
+      elseif RANK == LAST then
         busy_wait(2)
         local buf = luda.zeros(n, "float64", { device = "cpu" })
         dist.recv(buf, 0)
@@ -485,16 +509,17 @@ describe("luda.dist under mpirun", function()
     it("ends a call that some ranks skip in an error, and the late rank's next call says so", function()
       dist.barrier()
       local x = luda.arange(4, "float64", { device = "cpu" })
-      if RANK < 2 then
-        assert.are.equal(("luda.dist.allreduce: rank %d waited 2 s for the other 2 ranks to call luda.dist.allreduce too; every rank must make the same luda.dist calls in the same order (a call that some ranks skip never completes), or a rank is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT"):format(RANK),
+      if RANK < LAST then
+        assert.are.equal(("luda.dist.allreduce: rank %d waited 2 s for %s to call luda.dist.allreduce too; every rank must make the same luda.dist calls in the same order (a call that some ranks skip never completes), or a rank is still busy: give the call a longer {timeout = s}, or set LUDA_DIST_TIMEOUT"):format(RANK, OTHERS),
           message_of(function() dist.allreduce(x, "sum", { timeout = 2 }) end))
       else
-        busy_wait(4)  -- past the others' deadline: rank 2's next call meets their allreduce
-        assert.are.equal("luda.dist.barrier: the ranks made different calls: ranks 0 and 1 called luda.dist.allreduce, rank 2 called luda.dist.barrier; every rank must make the same luda.dist calls in the same order",
+        busy_wait(4)  -- past the others' deadline: the last rank's next call meets their allreduce
+        assert.are.equal(("luda.dist.barrier: the ranks made different calls: %s called luda.dist.allreduce, rank %d called luda.dist.barrier; every rank must make the same luda.dist calls in the same order"):format(ranks_text(ranks(0, LAST - 1)), LAST),
           message_of(function() dist.barrier() end))
       end
       -- The ranks' calls match again, and the process goes on.
-      assert.are.same({ 0, 3, 6, 9 }, dist.allreduce(x):totable())
+      local want = reference(every_rank(function() return { 0, 1, 2, 3 } end), "sum")
+      assert.are.same(want, dist.allreduce(x):totable())
       assert.are.equal(6, x:sum():item())
     end)
   end)
