@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -132,7 +133,19 @@ std::shared_ptr<Buffer> Buffer::wrap(Device device, void* data, std::size_t byte
   return buffer;
 }
 
+namespace {
+std::atomic<std::uint64_t> g_live_bytes{0};
+}  // namespace
+
+std::uint64_t Buffer::live_bytes() { return g_live_bytes.load(std::memory_order_relaxed); }
+
+Buffer::Buffer(Device device, void* data, std::size_t size, Kind kind)
+    : device_(device), data_(data), size_(size), kind_(kind), pinned_(kind == Kind::Pinned) {
+  if (kind_ != Kind::Foreign) g_live_bytes.fetch_add(size_, std::memory_order_relaxed);
+}
+
 Buffer::~Buffer() {
+  if (kind_ != Kind::Foreign) g_live_bytes.fetch_sub(size_, std::memory_order_relaxed);
   try {
     switch (kind_) {
       case Kind::Host:

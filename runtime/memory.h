@@ -37,6 +37,10 @@ class Buffer {
                                       std::function<void()> release = {}, bool pinned = false);
 
   ~Buffer();  // never throws; frees on the stream it was allocated on
+
+  // Bytes of the buffers luda allocated (host, pinned and device memory, not wrapped
+  // memory) that are not yet freed, over every device and thread.
+  static std::uint64_t live_bytes();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -47,8 +51,7 @@ class Buffer {
 
  private:
   enum class Kind { Host, Pinned, Cuda, Foreign };
-  Buffer(Device device, void* data, std::size_t size, Kind kind)
-      : device_(device), data_(data), size_(size), kind_(kind), pinned_(kind == Kind::Pinned) {}
+  Buffer(Device device, void* data, std::size_t size, Kind kind);  // counts live_bytes
 
   Device device_;
   void* data_ = nullptr;

@@ -4,7 +4,6 @@
 // (NumPy's repr; a CUDA array prints the same repr, as CuPy does), and the methods get,
 // copy_to_host, to, totable, item, reshape, transpose, slice, copy, astype, fill.
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -279,23 +278,25 @@ int l_array_str(lua_State* L) {
 }  // namespace
 
 // Lua's collector sees an array as its small userdata, not the device or host memory behind
-// it, so a loop making large temporaries would hold them (and the memory pool would keep
-// mapping new memory) until the Lua heap alone asked for a collection. The bytes of buffers
-// that a new handle alone holds are added to the collector's debt, in steps of
-// kExternalStep, so that garbage arrays are freed about as soon as CPython's reference
-// counts free CuPy's. A collector stopped by collectgarbage("stop") stays stopped.
+// it, so a loop making large temporaries would hold them (and a GPU's memory pool would map
+// ever more memory) until the Lua heap alone asked for a collection. So, as Go's collector
+// paces itself by GOGC: once the buffers made by new arrays since the last collection add
+// up to as much as luda's memory then live (at least kCollectFloor), Lua collects in full,
+// which frees the garbage arrays. A full collection of a script's heap takes tens of
+// microseconds, so it is paid at most once per that much memory made. A collector stopped
+// by collectgarbage("stop") stays stopped.
 namespace {
-constexpr std::size_t kExternalStep = std::size_t{16} << 20;
+constexpr std::uint64_t kCollectFloor = std::uint64_t{256} << 20;
 
 void count_external_bytes(lua_State* L, const NDArray& a) {
   const std::shared_ptr<Buffer>& b = a.buffer();
   if (!b || b.use_count() != 1) return;  // a view, or a buffer another handle holds
-  static thread_local std::size_t pending = 0;
-  pending += b->size();
-  if (pending < kExternalStep) return;
-  const std::size_t kib = std::min<std::size_t>(pending >> 10, INT_MAX);
-  pending = 0;
-  if (lua_gc(L, LUA_GCISRUNNING)) lua_gc(L, LUA_GCSTEP, static_cast<int>(kib));
+  static thread_local std::uint64_t made = 0, budget = kCollectFloor;
+  made += b->size();
+  if (made < budget) return;
+  made = 0;
+  if (lua_gc(L, LUA_GCISRUNNING)) lua_gc(L, LUA_GCCOLLECT);
+  budget = std::max(kCollectFloor, Buffer::live_bytes());
 }
 }  // namespace
 
