@@ -80,6 +80,12 @@ struct QrResult {
   NDArray q, r;
 };
 QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream = nullptr);
+// qr of each array (mode as qr's, on each array's device's default stream), the arrays of
+// each device on a host thread of their own where they are on several devices: cuSOLVER
+// and LAPACK hold the calling thread until a factorization ends, so one thread would run
+// the devices' QRs one after another. The first error, in array order, is raised once
+// every thread has ended.
+std::vector<QrResult> qr_each(const std::vector<NDArray>& arrays, std::string_view mode);
 // eigh (vectors) and eigvalsh: the eigenvalues in ascending order and the eigenvectors as
 // columns, of the symmetric matrices whose lower ("L") or upper ("U") triangle a holds.
 struct EighResult {

@@ -18,8 +18,11 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -538,6 +541,41 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
     // out; it is not read back, so that qr stays asynchronous (as CuPy's, whose devInfo
     // check is off by default) and QRs on several GPUs (chunked TSQR) run at once.
   });
+  return out;
+}
+
+std::vector<QrResult> qr_each(const std::vector<NDArray>& arrays, std::string_view mode) {
+  std::vector<QrResult> out(arrays.size());
+  std::vector<Device> devices;
+  std::vector<std::vector<std::size_t>> groups;  // array indices, per device
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const Device d = arrays[i].device();
+    const auto at = std::find(devices.begin(), devices.end(), d);
+    if (at == devices.end()) {
+      devices.push_back(d);
+      groups.push_back({i});
+    } else {
+      groups[static_cast<std::size_t>(at - devices.begin())].push_back(i);
+    }
+  }
+  std::vector<std::exception_ptr> errors(arrays.size());
+  auto run = [&](const std::vector<std::size_t>& group) {
+    for (std::size_t i : group) {
+      try {
+        out[i] = qr(arrays[i], mode);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        return;  // the group's later arrays are not factored
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t g = 1; g < groups.size(); ++g) threads.emplace_back(run, std::cref(groups[g]));
+    if (!groups.empty()) run(groups[0]);
+  }  // joined
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 

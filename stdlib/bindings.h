@@ -28,6 +28,7 @@ void open_link(lua_State* L);                // link_bindings.cpp: luda.cuda.dec
 void open_routines(lua_State* L);            // routine_bindings.cpp: concatenate, eye, ... (after open_arrays)
 void open_indexing(lua_State* L);            // indexing_bindings.cpp: take, put, nonzero, ... (after open_arrays)
 void open_dist(lua_State* L);                // dist_bindings.cpp: luda.dist (MPI ranks, collectives)
+void push_chunked_helpers(lua_State* L);     // linalg_bindings.cpp: C functions only chunked.lua uses
 void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records
                                              // the builtin namespaces by identity)
 

@@ -11,7 +11,7 @@
 --
 -- Loaded once per Lua state with the luda module table, the arrays' metatable and
 -- stdlib/chunked_ranks.lua (as a function: how blocks move between ranks) as its arguments.
-local luda, ARRAY_MT, load_ranks = ...
+local luda, ARRAY_MT, load_ranks, C = ...  -- C: C functions for this file alone (qr_each)
 
 local M = {}        -- luda.chunked: the constructor (through __call) and its functions
 local Chunked = {}  -- the metatable of chunked arrays
@@ -1536,10 +1536,18 @@ local function tsqr(c, who)
         who, i - 1, e, n)
     end
   end
-  local qs, rs = {}, {}
+  -- The blocks' QRs, each device's on a thread of its own (a factorization holds its
+  -- thread until it ends).
+  local mine, at = {}, {}
   for k, b in ipairs(c._blocks) do
-    if b then qs[k], rs[k] = luda.with_device(b.device, luda.linalg.qr, b) end
+    if b then
+      mine[#mine + 1] = b
+      at[#mine] = k
+    end
   end
+  local qs, rs = {}, {}
+  local q_list, r_list = C.qr_each(mine, "reduced")
+  for j, k in ipairs(at) do qs[k], rs[k] = q_list[j], r_list[j] end
   -- The R factors, on one device (of a distributed array: every rank gets every R, from
   -- its block's rank, and factors their stack itself).
   local home

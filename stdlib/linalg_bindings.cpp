@@ -94,6 +94,31 @@ int l_qr(lua_State* L) {
   return 2;
 }
 
+// chunked.lua's TSQR: qr_each({a1, a2, ...}, mode) -> {q1, ...}, {r1, ...} (the q list
+// empty for mode "r"), each array's QR on its device, devices at once (ops::qr_each).
+int l_qr_each(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const std::string_view mode = check_string(L, 2, "qr");
+  std::vector<NDArray> arrays;
+  for (lua_Integer i = 1, n = luaL_len(L, 1); i <= n; ++i) {
+    lua_rawgeti(L, 1, i);
+    arrays.push_back(check_array(L, lua_gettop(L), "qr"));
+    lua_pop(L, 1);
+  }
+  std::vector<ops::QrResult> out = ops::qr_each(arrays, mode);
+  lua_createtable(L, static_cast<int>(out.size()), 0);
+  lua_createtable(L, static_cast<int>(out.size()), 0);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].q.valid()) {
+      push_array(L, std::move(out[i].q));
+      lua_rawseti(L, -3, static_cast<lua_Integer>(i + 1));
+    }
+    push_array(L, std::move(out[i].r));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 2;
+}
+
 // luda.linalg.eigh(a [, UPLO] [, {stream=}]) -> w, v; eigvalsh -> w. Upvalue 1: 1 for eigh.
 int l_eigh(lua_State* L) {
   const bool vectors = upvalue_integer(L, 1, 0, 1) == 1;
@@ -226,6 +251,12 @@ void open_linalg(lua_State* L) {
     lua_setfield(L, -2, v.name);
   }
   lua_setfield(L, -2, "linalg");  // luda.linalg.solve, ...
+}
+
+void push_chunked_helpers(lua_State* L) {
+  lua_newtable(L);
+  lua_pushcfunction(L, trampoline<l_qr_each>);
+  lua_setfield(L, -2, "qr_each");
 }
 
 }  // namespace luda::lua

@@ -19,8 +19,9 @@ int clock(lua_State* L) {
 }
 
 // luda.chunked, luda.map_blocks, luda.rechunk: stdlib/chunked.lua, run with the module
-// table (on top of the stack), the arrays' metatable and stdlib/chunked_ranks.lua (loaded,
-// not run: chunked.lua runs it with its helpers) as its arguments (no array is made while
+// table (on top of the stack), the arrays' metatable, stdlib/chunked_ranks.lua (loaded,
+// not run: chunked.lua runs it with its helpers) and a table of C functions for it alone
+// (push_chunked_helpers) as its arguments (no array is made while
 // the module opens: that would choose the default device). Their texts are kept as chunks'
 // texts, so that messages and debug.getinfo see them as the files "luda.chunked" and
 // "luda.chunked_ranks".
@@ -31,7 +32,8 @@ void open_chunked(lua_State* L) {
   luaL_getmetatable(L, kArrayType);
   if (load_chunk(L, detail::kChunkedRanksLua, "=luda.chunked_ranks") != LUA_OK)
     fail("luda's own chunked_ranks.lua does not load: {}", lua_tostring(L, -1));
-  lua_call(L, 3, 0);
+  push_chunked_helpers(L);
+  lua_call(L, 4, 0);
 }
 
 int open_module(lua_State* L) {

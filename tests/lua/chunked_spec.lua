@@ -382,6 +382,8 @@ extern "C" __global__ void stamp(unsigned long long* t, long long cycles) {
     assert.are.equal(here() .. "map_blocks: the block function returned a float64 array of shape (2, 2) for block (0, 0), where int64 of shape (2, 2) was expected; give map_blocks the output's dtype= and chunks=", error_of(function() luda.map_blocks(function(b) return b * 1.5 end, c) end))
     assert.are.equal(here() .. "map_blocks: drop_axis 2 has 2 blocks; rechunk that axis to one block first (c:rechunk)", error_of(function() luda.map_blocks(function(b) return b end, c, { drop_axis = 2 }) end))
     assert.are.equal(here() .. "luda.linalg.qr: the array has 2 blocks across; TSQR takes one column of blocks (c:rechunk({2, -1}))", error_of(function() luda.linalg.qr(c) end))
+    -- Raised by a block's QR (on a thread of its device's when the blocks are on several).
+    assert.are.equal(here() .. "qr: array type float16 is unsupported in linalg", error_of(function() luda.linalg.qr(luda.chunked(luda.zeros({ 8, 2 }, "float16"), { 2, 2 })) end))
     assert.are.equal(here() .. "luda.sum: axis 3 is out of range for a 2-d array (axes are 1 to 2, or -1 for the last)", error_of(function() luda.sum(c, 3) end))
     assert.are.equal(here() .. "chunked arrays are read-only: cannot set 'shape' (write a block, c:block(i, ...), instead)", error_of(function() c.shape = { 1 } end))
     -- A luda function that refuses a block's operands says so at the caller's line.
