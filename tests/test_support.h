@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <random>
@@ -13,6 +14,7 @@
 
 #include "runtime/device.h"
 #include "runtime/driver.h"
+#include "runtime/ndarray.h"
 
 namespace luda::test_support {
 
@@ -42,6 +44,15 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "no error";
+}
+
+// a's elements on the host, read as T (the element type of a's dtype).
+template <class T>
+std::vector<T> host_values(const NDArray& a) {
+  const std::vector<std::byte> bytes = a.to_host_bytes();
+  std::vector<T> v(bytes.size() / sizeof(T));
+  if (!bytes.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
 }
 
 }  // namespace luda::test_support

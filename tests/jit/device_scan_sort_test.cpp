@@ -23,6 +23,8 @@
 namespace luda::jit {
 namespace {
 
+using test_support::host_values;
+
 // Every dtype the kernels sort (float16 and bfloat16 by their float32 values, complex
 // lexicographically); the scans take float16 and bfloat16 as float32 (ops/cumulative.cpp).
 constexpr DType kAll[] = {DType::Bool,    DType::Int8,     DType::Int16,     DType::Int32,     DType::Int64,
@@ -60,13 +62,6 @@ INSTANTIATE_TEST_SUITE_P(Devices, ScanSortDevices, ::testing::Values("cpu", "cud
 template <class T>
 NDArray array_of(const std::vector<T>& v, const Shape& shape, DType t, Device device) {
   return NDArray::from_host(v.data(), shape, t, device);
-}
-template <class T>
-std::vector<T> values_of(const NDArray& a) {
-  const std::vector<std::byte> bytes = a.to_host_bytes();
-  std::vector<T> v(bytes.size() / sizeof(T));
-  if (!bytes.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
 }
 
 template <class T>
@@ -113,8 +108,8 @@ void check_sort(DType t, Device device, std::mt19937& rng, std::vector<T> (*make
     sort_rows(keys, index);
     const NDArray plain = array_of(data, {c.rows, c.len}, t, device);
     sort_rows(plain);
-    const std::vector<T> got = values_of<T>(keys), got_plain = values_of<T>(plain);
-    const std::vector<long long> got_index = values_of<long long>(index);
+    const std::vector<T> got = host_values<T>(keys), got_plain = host_values<T>(plain);
+    const std::vector<long long> got_index = host_values<long long>(index);
     for (long long r = 0; r < c.rows; ++r) {
       std::vector<long long> order(static_cast<std::size_t>(c.len));
       std::iota(order.begin(), order.end(), 0LL);
@@ -193,7 +188,7 @@ TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
       for (ScanOp op : {ScanOp::Sum, ScanOp::Prod}) {
         const NDArray a = array_of(ints, {c.rows, c.len}, DType::Int64, device);
         scan_rows(a, op);
-        const std::vector<long long> got = values_of<long long>(a);
+        const std::vector<long long> got = host_values<long long>(a);
         for (long long r = 0; r < c.rows; ++r) {
           unsigned long long acc = op == ScanOp::Sum ? 0 : 1;
           for (long long j = 0; j < c.len; ++j) {
@@ -217,8 +212,8 @@ TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
       const NDArray zsum = array_of(zs, {c.rows, c.len}, DType::Complex128, device);
       scan_rows(zp, ScanOp::Prod);
       scan_rows(zsum, ScanOp::Sum);
-      const std::vector<std::complex<double>> got_prod = values_of<std::complex<double>>(zp);
-      const std::vector<std::complex<double>> got_sum = values_of<std::complex<double>>(zsum);
+      const std::vector<std::complex<double>> got_prod = host_values<std::complex<double>>(zp);
+      const std::vector<std::complex<double>> got_sum = host_values<std::complex<double>>(zsum);
       for (long long r = 0; r < c.rows; ++r) {
         std::complex<double> prod = 1, sum = 0;
         double scale = 0;
@@ -237,12 +232,12 @@ TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
       for (auto& x : reals) x = u(rng);
       const NDArray f = array_of(reals, {c.rows, c.len}, DType::Float64, device);
       scan_rows(f, ScanOp::Sum);
-      const std::vector<double> got = values_of<double>(f);
+      const std::vector<double> got = host_values<double>(f);
       std::vector<unsigned char> bytes(n);
       for (auto& b : bytes) b = static_cast<unsigned char>(rng());
       const NDArray w = array_of(bytes, {c.rows, c.len}, DType::UInt8, device);
       scan_rows(w, ScanOp::Sum);
-      const std::vector<unsigned char> wrapped = values_of<unsigned char>(w);
+      const std::vector<unsigned char> wrapped = host_values<unsigned char>(w);
       for (long long r = 0; r < c.rows; ++r) {
         double acc = 0, scale = 0;
         unsigned char byte_sum = 0;

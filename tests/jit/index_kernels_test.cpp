@@ -11,21 +11,16 @@
 #include <vector>
 
 #include "jit/raw_module.h"
+#include "tests/test_support.h"
 
 namespace luda::jit {
 namespace {
 
+using test_support::host_values;
+
 template <class T>
 NDArray host_array(const std::vector<T>& values, const Shape& shape, DType dtype) {
   return NDArray::from_host(values.data(), shape, dtype, Device::cpu());
-}
-
-template <class T>
-std::vector<T> read(const NDArray& a) {
-  std::vector<std::byte> bytes = a.to_host_bytes();
-  std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
 }
 
 TEST(IndexKernels, CompileForAGpuWithEveryEntry) {
@@ -45,12 +40,12 @@ TEST(IndexKernels, OffsetsInEachModeAndTheFirstBadIndex) {
   const NDArray bad = NDArray::full({1}, Scalar::of_int(std::numeric_limits<std::int64_t>::max()), DType::Int64,
                                     Device::cpu());
   index_offsets(off, index, transposed, shape5, stride3, IndexMode::Wrap, false, bad);
-  EXPECT_EQ(read<std::int64_t>(off), (std::vector<std::int64_t>{0, 6, 12, 12, 12, 6}));
+  EXPECT_EQ(host_values<std::int64_t>(off), (std::vector<std::int64_t>{0, 6, 12, 12, 12, 6}));
   index_offsets(off, index, transposed, shape5, stride3, IndexMode::Clip, false, bad);
-  EXPECT_EQ(read<std::int64_t>(off), (std::vector<std::int64_t>{0, 12, 0, 0, 12, 6}));
-  EXPECT_EQ(read<std::int64_t>(bad)[0], std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(host_values<std::int64_t>(off), (std::vector<std::int64_t>{0, 12, 0, 0, 12, 6}));
+  EXPECT_EQ(host_values<std::int64_t>(bad)[0], std::numeric_limits<std::int64_t>::max());
   index_offsets(off, index, transposed, shape5, stride3, IndexMode::Raise, false, bad);
-  EXPECT_EQ(read<std::int64_t>(bad)[0], 1);  // 7 at off's position 1; -6 (position 3) is later
+  EXPECT_EQ(host_values<std::int64_t>(bad)[0], 1);  // 7 at off's position 1; -6 (position 3) is later
 }
 
 TEST(IndexKernels, FlatIndicesIntoAStridedTarget) {
@@ -61,7 +56,7 @@ TEST(IndexKernels, FlatIndicesIntoAStridedTarget) {
   const NDArray bad = NDArray::full({1}, Scalar::of_int(std::numeric_limits<std::int64_t>::max()), DType::Int64,
                                     Device::cpu());
   index_offsets(off, index, contiguous, shape, strides, IndexMode::Raise, true, bad);
-  EXPECT_EQ(read<std::int64_t>(off), (std::vector<std::int64_t>{100, 102, 105}));
+  EXPECT_EQ(host_values<std::int64_t>(off), (std::vector<std::int64_t>{100, 102, 105}));
 }
 
 TEST(IndexKernels, GatherAndScatterThroughOffsets) {
@@ -74,12 +69,12 @@ TEST(IndexKernels, GatherAndScatterThroughOffsets) {
   const NDArray base = NDArray::view(src.buffer(), DType::Float32, {}, {}, 3);
   const NDArray out = NDArray::empty({2, 2}, DType::Float32, Device::cpu());
   gather(out, base, off, shape, src_strides, off_strides);
-  EXPECT_EQ(read<float>(out), (std::vector<float>{11, 9, 3, 1}));
+  EXPECT_EQ(host_values<float>(out), (std::vector<float>{11, 9, 3, 1}));
   // The reverse, with a value broadcast along the first axis; repeats keep the last.
   const NDArray value = host_array(std::vector<float>{-1, -2}, {2}, DType::Float32);
   const std::int64_t value_strides[] = {0, 1};
   scatter(base, value, off, shape, src_strides, off_strides, value_strides);
-  std::vector<float> after = read<float>(src);
+  std::vector<float> after = host_values<float>(src);
   EXPECT_EQ(after[11], -1);
   EXPECT_EQ(after[9], -2);
   EXPECT_EQ(after[3], -1);
@@ -88,7 +83,7 @@ TEST(IndexKernels, GatherAndScatterThroughOffsets) {
   const NDArray three = host_array(std::vector<float>{7, 8, 9}, {3}, DType::Float32);
   const std::int64_t one[] = {3}, none[] = {0}, step[] = {1};
   scatter(NDArray::view(src.buffer(), DType::Float32, {}, {}, 0), three, twice, one, none, step, step);
-  EXPECT_EQ(read<float>(src)[4], 9);
+  EXPECT_EQ(host_values<float>(src)[4], 9);
 }
 
 TEST(IndexKernels, ArgwhereInCOrderAcrossChunks) {
@@ -104,7 +99,7 @@ TEST(IndexKernels, ArgwhereInCOrderAcrossChunks) {
   }
   const NDArray where = argwhere(host_array(mask, {25, 40}, DType::Bool));
   EXPECT_EQ(where.shape(), (Shape{static_cast<std::int64_t>(want.size() / 2), 2}));
-  EXPECT_EQ(read<std::int64_t>(where), want);
+  EXPECT_EQ(host_values<std::int64_t>(where), want);
   EXPECT_EQ(argwhere(host_array(std::vector<std::uint8_t>{0, 0}, {2}, DType::Bool)).shape(), (Shape{0, 1}));
 }
 

@@ -20,6 +20,8 @@
 namespace luda::jit {
 namespace {
 
+using test_support::host_values;
+
 namespace fs = std::filesystem;
 using dsl::Type;
 
@@ -362,13 +364,6 @@ NDArray device_floats(const std::vector<float>& v) {
   return NDArray::from_host(v.data(), {static_cast<std::int64_t>(v.size())}, DType::Float32, Device::cuda(0));
 }
 
-std::vector<float> to_floats(const NDArray& a) {
-  std::vector<std::byte> b = a.to_host_bytes();
-  std::vector<float> out(b.size() / 4);
-  std::memcpy(out.data(), b.data(), b.size());
-  return out;
-}
-
 LaunchConfig config_1d(long long grid, long long block) {
   LaunchConfig c;
   c.grid.x = grid;
@@ -386,7 +381,7 @@ TEST_F(JitKernelTest, GpuSpecializesOnceThenHitsMemory) {
                                  KernelArg::of_int(static_cast<std::int64_t>(n))};
   k->launch(config_1d(4, 256), args);
   k->launch(config_1d(4, 256), args);
-  std::vector<float> got = to_floats(out);
+  std::vector<float> got = host_values<float>(out);
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], a[i] + b[i]) << i;
   JitStats s = k->stats();
   EXPECT_EQ(s.calls, 2u);
@@ -405,7 +400,7 @@ TEST_F(JitKernelTest, GpuSpecializesOnceThenHitsMemory) {
   NDArray out2 = device_floats(zeros);
   args[2] = KernelArg::of_array(out2);
   again->launch(config_1d(4, 256), args);
-  got = to_floats(out2);
+  got = host_values<float>(out2);
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], a[i] + b[i]) << i;
   EXPECT_EQ(again->stats().disk_hits, 1u);
   EXPECT_EQ(again->stats().nvrtc_compiles, 0u);
@@ -438,7 +433,7 @@ TEST_F(JitKernelTest, GpuCheckedSignatureConvertsLuaNumbers) {
   k->launch(config_1d(1, 64), args);
   EXPECT_EQ(calls, 1);  // the weak integer used the compiled int64 signature
   EXPECT_EQ(k->stats().loads, 1u);
-  std::vector<float> got = to_floats(out);
+  std::vector<float> got = host_values<float>(out);
   for (std::size_t i = 0; i < 64; ++i) ASSERT_EQ(got[i], a[i] + b[i]) << i;
   args[3] = KernelArg::of_float(2.5);
   EXPECT_EQ(error_of([&] { k->launch(config_1d(1, 64), args); }),
@@ -463,7 +458,7 @@ TEST_F(JitKernelTest, GpuBoundscheckRaisesWithTheLuaLine) {
   std::vector<KernelArg> args = {KernelArg::of_array(x), KernelArg::of_array(x), KernelArg::of_array(out),
                                  KernelArg::of_int(1024)};
   k->launch(config_1d(4, 256), args);  // in range: no error, and the values are right
-  std::vector<float> got = to_floats(out);
+  std::vector<float> got = host_values<float>(out);
   for (std::size_t i = 0; i < 1024; ++i) ASSERT_EQ(got[i], a[i] + a[i]) << i;
   args[3] = KernelArg::of_int(1025);  // one thread past the end of out
   EXPECT_EQ(error_of([&] { k->launch(config_1d(8, 256), args); }),

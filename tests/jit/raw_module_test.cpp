@@ -22,6 +22,8 @@
 namespace luda::jit {
 namespace {
 
+using test_support::host_values;
+
 // CuPy's guide, "User-Defined Kernels": RawKernel.
 const char* kAddFunc = R"(
 extern "C" __global__
@@ -64,13 +66,6 @@ std::vector<float> random_floats(std::size_t n, unsigned seed) {
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng);
   return v;
-}
-
-std::vector<float> host_floats(const NDArray& a) {
-  std::vector<std::byte> bytes = a.to_host_bytes();
-  std::vector<float> out(bytes.size() / sizeof(float));
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
 }
 
 NDArray device_floats(const std::vector<float>& v, const Shape& shape) {
@@ -173,7 +168,7 @@ TEST(RawModule, TheCpuObjectComesFromTheDiskCacheTheSecondTime) {
     std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_array(dy), KernelArg::of_float(1.5),
                                    KernelArg::of_float(-2), KernelArg::of_int(300)};
     k->launch(config(3, 128), args);
-    std::vector<float> got = host_floats(dy);
+    std::vector<float> got = host_values<float>(dy);
     for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(got[i], 1.5f * x[i] - 2.0f) << "round " << round << " i " << i;
     JitStats s = k->stats();
     EXPECT_EQ(s.host_compiles, round == 0 ? 1u : 0u) << round;
@@ -216,7 +211,7 @@ template <typename T> __global__ void add_one(T* y, int n) {
     std::vector<KernelArg> aargs = {KernelArg::of_array(y), KernelArg::of_int(200)};
     scale->launch(config(2, 128), sargs);
     add_one->launch(config(2, 128), aargs);
-    std::vector<float> got = host_floats(y);
+    std::vector<float> got = host_values<float>(y);
     for (std::size_t i = 0; i < 200; ++i) ASSERT_FLOAT_EQ(got[i], y0[i] * 3.0f + 1.0f) << "round " << round << " i " << i;
     JitStats s = module->stats();
     EXPECT_EQ(module->compile_count(), round == 0 ? 1 : 0) << round;
@@ -236,7 +231,7 @@ TEST(RawKernelGpu, CupyAddBothConfigurations) {
     NDArray y = NDArray::zeros({10, 10}, DType::Float32, Device::cuda(0));
     std::vector<KernelArg> args = {KernelArg::of_array(x1), KernelArg::of_array(x2), KernelArg::of_array(y)};
     k->launch(config(grid, block), args);
-    std::vector<float> got = host_floats(y);
+    std::vector<float> got = host_values<float>(y);
     for (std::size_t i = 0; i < 100; ++i) ASSERT_EQ(got[i], a[i] + b[i]) << "grid " << grid << " i " << i;
   }
   EXPECT_EQ(k->raw_module()->compile_count(), 1);
@@ -258,7 +253,7 @@ TEST(RawKernelGpu, CupyRawModuleSumAndMultiply) {
                                      KernelArg::of_array(ym), KernelArg::of_int(100)};
   sum_ker->launch(config(10, 10), sum_args);
   multiply_ker->launch(config(10, 10), mul_args);
-  std::vector<float> s = host_floats(ys), m = host_floats(ym);
+  std::vector<float> s = host_values<float>(ys), m = host_values<float>(ym);
   for (std::size_t i = 0; i < 100; ++i) {
     ASSERT_EQ(s[i], a[i] + b[i]) << i;
     ASSERT_EQ(m[i], a[i] * b[i]) << i;
@@ -288,7 +283,7 @@ template <typename T> __global__ void twice(T* y, int n) {
   std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_array(dy),
                                  KernelArg::of_float(0.5), KernelArg::of_int(300)};
   axpy->launch(config(3, 128), args);
-  std::vector<float> got = host_floats(dy);
+  std::vector<float> got = host_values<float>(dy);
   for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(got[i], y0[i] + 0.5f * x[i]) << i;
 
   auto twice = module->get_function("twice<float>");  // a new name: compiled again
@@ -299,10 +294,10 @@ template <typename T> __global__ void twice(T* y, int n) {
   EXPECT_EQ(tsig->params[1].name, "n");
   std::vector<KernelArg> targs = {KernelArg::of_array(dy), KernelArg::of_int(300)};
   twice->launch(config(3, 128), targs);
-  std::vector<float> doubled = host_floats(dy);
+  std::vector<float> doubled = host_values<float>(dy);
   for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(doubled[i], 2 * got[i]) << i;
   axpy->launch(config(3, 128), args);  // its function from the first module still works
-  std::vector<float> again = host_floats(dy);
+  std::vector<float> again = host_values<float>(dy);
   for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(again[i], doubled[i] + 0.5f * x[i]) << i;
   EXPECT_EQ(module->compile_count(), 2);
 }
@@ -323,7 +318,7 @@ extern "C" __global__ void scale(const float* x, float a, int n, float* y) {
   std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_float(-1.75),
                                  KernelArg::of_int(n), KernelArg::of_array(y)};
   k->launch(config(2, 128), args);
-  std::vector<float> got = host_floats(y);
+  std::vector<float> got = host_values<float>(y);
   for (int i = 0; i < 256; ++i) ASSERT_EQ(got[i], i < n ? -1.75f * x[i] : 0.0f) << i;
   // A float64 array for `const float* x` is refused, naming the parameter.
   NDArray d64 = NDArray::zeros({256}, DType::Float64, Device::cuda(0));

@@ -24,6 +24,8 @@
 namespace luda::nccl {
 namespace {
 
+using test_support::host_values;
+
 #if __has_include(<nccl.h>)
 TEST(Nccl, TypesAreNcclsOwnForTheDtypesItHas) {
   EXPECT_EQ(type_of(DType::Int8), ncclInt8);
@@ -66,13 +68,6 @@ bool settle(Comm& c) {
   return true;
 }
 
-std::vector<float> floats(const NDArray& a) {
-  std::vector<std::byte> bytes = a.to_host_bytes();
-  std::vector<float> out(bytes.size() / sizeof(float));
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
 // A communicator of one rank (NCCL refuses two ranks on one GPU, so this is what one GPU
 // can run): its nonblocking setup, and each operation on device memory, polled to the end.
 TEST(Nccl, OneRankCommunicatorMovesDeviceMemory) {
@@ -88,15 +83,15 @@ TEST(Nccl, OneRankCommunicatorMovesDeviceMemory) {
   NDArray y = NDArray::zeros({5}, DType::Float32, gpu);
   c->all_reduce(x.data(), y.data(), 5, *type_of(DType::Float32), Op::Max);
   ASSERT_TRUE(settle(*c));
-  EXPECT_EQ(floats(y), v);
+  EXPECT_EQ(host_values<float>(y), v);
   NDArray b = NDArray::zeros({5}, DType::Float32, gpu);
   c->broadcast(x.data(), b.data(), x.nbytes(), 0);
   ASSERT_TRUE(settle(*c));
-  EXPECT_EQ(floats(b), v);
+  EXPECT_EQ(host_values<float>(b), v);
   NDArray g = NDArray::zeros({1, 5}, DType::Float32, gpu);
   c->all_gather(x.data(), g.data(), x.nbytes());
   ASSERT_TRUE(settle(*c));
-  EXPECT_EQ(floats(g), v);
+  EXPECT_EQ(host_values<float>(g), v);
   c->abort();
   EXPECT_THROW(c->ready(), Error);
 }
