@@ -13,7 +13,8 @@ local luda = require "luda"
 
 local smoke = arg and arg[1] == "--smoke"
 
-local time = dofile("bench/timing.lua").time
+local T = dofile("bench/timing.lua")
+local time = T.time
 
 local function figure(key, value, text)
   print(text)
@@ -70,9 +71,7 @@ extern "C" __global__ void spin(float* x, long long cycles) {
   for i = 0, gpus - 1 do devices[#devices + 1] = "cuda:" .. i end
   local cz = luda.chunked.zeros({ gpus * 32 }, 32, "float32", { devices = devices })
   local cycles = 40000000  -- about 20 ms at an H100's or H200's 1.98 GHz
-  local function wait_all()
-    for _, d in ipairs(devices) do luda.with_device(d, luda.cuda.synchronize) end
-  end
+  local wait_all = T.every_gpu
   local one = time(function() spin({ 1 }, { 32 }, { cz:block(0), cycles }) end, 5, wait_all)
   local all = time(function()
     return luda.map_blocks(function(b) spin({ 1 }, { 32 }, { b, cycles }); return b end, cz)

@@ -18,9 +18,7 @@ end
 local all = {}
 for i = 0, G - 1 do all[#all + 1] = "cuda:" .. i end
 local function first(g) return table.move(all, 1, g, 1, {}) end
-local function wait_all()
-  for _, d in ipairs(all) do luda.device(d):synchronize() end
-end
+local wait_all = T.every_gpu
 local function figure(key, value, text)
   print(text)
   print(("@@ %s %.6g"):format(key, value))

@@ -16,6 +16,11 @@ function M.wait(on)
   if on ~= "cpu" and on_gpu then luda.cuda.synchronize() end
 end
 
+-- A wait for every GPU of the machine (T.time's `on` for work spread over devices).
+function M.every_gpu()
+  for d = 0, luda.cuda.device_count() - 1 do luda.device(d):synchronize() end
+end
+
 function M.median(t)
   table.sort(t)
   return t[(#t + 1) // 2]

@@ -678,9 +678,6 @@ std::string host_reason(const World& w, const NDArray& x, const std::vector<Call
                      detail::rank_list(others), w.info.size);
 }
 
-// Polls the communicator until its setup or operations complete. A failure, the
-// deadline or an interrupt aborts it: later calls then move cuda arrays through host
-// memory (this rank says so in its record, so every rank does). Under g_mutex.
 // Aborts the communicator (NCCL's rule for one whose operation failed or was left
 // unfinished) and moves this rank's later cuda arrays through host memory. Under g_mutex.
 void give_up_nccl(const std::string& why) {
@@ -688,22 +685,24 @@ void give_up_nccl(const std::string& why) {
   g_nccl.off = fmt::format("NCCL was given up: {}", why);
 }
 
+// Polls the communicator until its setup or operations complete. A failure, the
+// deadline or an interrupt aborts it: later calls then move cuda arrays through host
+// memory (this rank says so in its record, so every rank does). Under g_mutex.
 void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::string_view what) {
   nccl::Comm& c = *g_nccl.comm;
-  auto& give_up = give_up_nccl;
   luda::detail::InterruptScope scope;
   for (;;) {
     bool done = false;
     try {
       done = c.ready();
     } catch (const Error& e) {
-      give_up(fmt::format("its {} failed on rank {}", what, w.info.rank));
+      give_up_nccl(fmt::format("its {} failed on rank {}", what, w.info.rank));
       fail("{}: {} failed on rank {}: {}; later calls move cuda arrays through host memory", fname, what,
            w.info.rank, e.what());
     }
     if (done) return;
     if (luda::detail::g_interrupt) {
-      give_up(fmt::format("an interrupt ended its {}", what));
+      give_up_nccl(fmt::format("an interrupt ended its {}", what));
       scope.consume();
       throw Interrupted(fmt::format("{}: interrupted while rank {} waited for {}; NCCL's communicator was aborted, "
                                     "and later calls move cuda arrays through host memory",
@@ -711,7 +710,7 @@ void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::s
     }
     const Clock::time_point now = Clock::now();
     if (now >= d.at) {
-      give_up(fmt::format("its {} did not complete within {:g} s on rank {}", what, d.seconds, w.info.rank));
+      give_up_nccl(fmt::format("its {} did not complete within {:g} s on rank {}", what, d.seconds, w.info.rank));
       fail("{}: rank {} waited {:g} s for {} to complete; a rank may have stopped or failed. NCCL's communicator "
            "was aborted, and later calls move cuda arrays through host memory: {}",
            fname, w.info.rank, d.seconds, what, kLonger);

@@ -9,9 +9,10 @@
 -- __array_function__ lets Dask take NumPy's functions; so code written for an array runs
 -- on a chunked one.
 --
--- Loaded once per Lua state with the luda module table, the arrays' metatable and
--- stdlib/chunked_ranks.lua (as a function: how blocks move between ranks) as its arguments.
-local luda, ARRAY_MT, load_ranks, C = ...  -- C: C functions for this file alone (qr_each)
+-- Loaded once per Lua state with the luda module table, the arrays' metatable,
+-- stdlib/chunked_ranks.lua (as a function: how blocks move between ranks) and a table of C
+-- functions for this file alone (qr_each) as its arguments.
+local luda, ARRAY_MT, load_ranks, C = ...
 
 local M = {}        -- luda.chunked: the constructor (through __call) and its functions
 local Chunked = {}  -- the metatable of chunked arrays
@@ -1138,8 +1139,9 @@ local function on_block_streams(device, n, run)
 end
 
 -- The reduced result: each block reduced by `how.per_block(block, axes list, grid
--- position [, stream])` (a stream of block_stream's, which it may use or not) to a partial (of the shape the result's blocks have: the kept axes, and the
--- reduced ones as 1 with keepdims), the partials of each output block combined in block
+-- position [, stream])` (a stream of block_stream's, which it may use or not) to a partial
+-- (of the shape the result's blocks have: the kept axes, and the reduced ones as 1 with
+-- keepdims), the partials of each output block combined in block
 -- order by `how.combine` as a tree, and `how.finish` (where given) making the output block
 -- of the combined partial. Where `how.stacked` is given and partials are on one device,
 -- they are written into one array that stacked.final reduces along its first axis instead.

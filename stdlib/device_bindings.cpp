@@ -234,8 +234,6 @@ Stream& check_stream(lua_State* L, int arg, std::string_view fname) {
   return check_object<Stream>(L, arg, kStreamType, fname);
 }
 
-// luda.stream({device=}): a new stream on the device, the current one when not given. A
-// cpu stream runs its work when it is submitted, which keeps it in order (runtime/stream.h).
 // Option `key` of the options table at `arg`, a boolean; `otherwise` when absent.
 bool flag_option(lua_State* L, int arg, std::string_view fname, const char* key, bool otherwise) {
   bool value = otherwise;
@@ -247,7 +245,9 @@ bool flag_option(lua_State* L, int arg, std::string_view fname, const char* key,
   return value;
 }
 
-// luda.stream({device=, non_blocking=true}).
+// luda.stream({device=, non_blocking=true}): a new stream on the device, the current one
+// when not given. A cpu stream runs its work when it is submitted, which keeps it in order
+// (runtime/stream.h).
 int l_stream(lua_State* L) {
   check_options(L, 1, "stream", {"device", "non_blocking"});
   const bool non_blocking = flag_option(L, 1, "stream", "non_blocking", true);
