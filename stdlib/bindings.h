@@ -29,6 +29,9 @@ void open_routines(lua_State* L);            // routine_bindings.cpp: concatenat
 void open_indexing(lua_State* L);            // indexing_bindings.cpp: take, put, nonzero, ... (after open_arrays)
 void open_dist(lua_State* L);                // dist_bindings.cpp: luda.dist (MPI ranks, collectives)
 void push_chunked_helpers(lua_State* L);     // linalg_bindings.cpp: C functions only chunked.lua uses
+// Adds to the table on top chunked.lua's view of the kernel kinds: kind_info, kind_call (the
+// kinds' __call) and kind_reduce (vectorize's f:reduce) (kind_bindings.cpp).
+void push_kind_helpers(lua_State* L);
 void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records
                                              // the builtin namespaces by identity)
 

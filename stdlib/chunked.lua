@@ -788,45 +788,60 @@ local function bring(operands, nb, owners)
   return out
 end
 
+-- The operands' pieces for the output block at grid position g, each moved to the device
+-- of the first chunked operand's block there (that device too).
+local function pieces_at(ops, g, nd, off, chunks)
+  local args, device = {}, nil
+  for i, v in ipairs(ops) do
+    args[i] = piece_of(v, g, nd, off, chunks)
+    if is_chunked(v) and not device then device = args[i].device end
+  end
+  for i = 1, #ops do args[i] = to(args[i], device) end
+  return args, device
+end
+
 -- f applied block by block to operands (chunked arrays, arrays, numbers, ...), each block
--- on its first chunked operand's device, the other pieces moved there. Where operands are
+-- on its first chunked operand's device, the other pieces moved there; f gives `nout`
+-- arrays (default 1), and so many chunked arrays come back. Where operands are
 -- distributed, each rank computes the output blocks output_owners gives it.
-local function blockwise(f, operands, who)
+local function blockwise(f, operands, who, nout)
+  nout = nout or 1
   local ops, shape, chunks = unify(operands, who)
   local nd = #shape
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
   local owners = output_owners(ops, nb)
   ops = bring(ops, nb, owners)
   local me = my_rank()
-  local blocks, dtype = {}, nil
+  local blocks, dtypes = {}, {}
+  for j = 1, nout do blocks[j] = {} end
   local lead
   for _, v in ipairs(ops) do if is_chunked(v) then lead = lead or v end end
   for k, g in ipairs(positions(nb)) do
     if owners and owners[k] ~= me then
-      blocks[k] = false
+      for j = 1, nout do blocks[j][k] = false end
     else
-      local args = {}
-      local device
-      for i, v in ipairs(ops) do
-        args[i] = piece_of(v, g, nd, off, chunks)
-        if is_chunked(v) and not device then device = args[i].device end
+      local args = pieces_at(ops, g, nd, off, chunks)
+      local results = table.pack(f(table.unpack(args, 1, #ops)))  -- runs where the block is
+      for j = 1, nout do
+        blocks[j][k] = results[j]
+        dtypes[j] = dtypes[j] or results[j].dtype
       end
-      for i = 1, #ops do args[i] = to(args[i], device) end
-      blocks[k] = f(table.unpack(args, 1, #ops))  -- runs where the block is
-      dtype = dtype or blocks[k].dtype
     end
   end
-  if not dtype then
-    -- A rank holding none of the blocks: the dtype f gives elements of the operands' dtypes.
+  if not dtypes[1] then
+    -- A rank holding none of the blocks: the dtypes f gives elements of the operands' dtypes.
     local probe = {}
     for i, v in ipairs(ops) do
       if is_chunked(v) then probe[i] = luda.zeros({}, v._dtype)
       elseif is_array(v) then probe[i] = luda.zeros({}, v.dtype, { device = v.device })
       else probe[i] = v end
     end
-    dtype = f(table.unpack(probe, 1, #ops)).dtype
+    local results = table.pack(f(table.unpack(probe, 1, #ops)))
+    for j = 1, nout do dtypes[j] = results[j].dtype end
   end
-  return make(shape, dtype, chunks, blocks, lead._devices, owners)
+  local out = {}
+  for j = 1, nout do out[j] = make(shape, dtypes[j], chunks, blocks[j], lead._devices, owners) end
+  return table.unpack(out, 1, nout)
 end
 
 -- ---- map_blocks ----------------------------------------------------------------------------
@@ -1445,6 +1460,208 @@ for name, f in pairs(chunked_reduction) do
   methods[name] = f
   if luda[name] then IMPL[luda[name]] = f end
 end
+
+-- ---- kernel kinds -----------------------------------------------------------------------------
+
+-- A call of a kernel kind (luda.vectorize, elementwise, reduction, fuse) with chunked
+-- operands. Elementwise kinds run block by block as the ufuncs do (several outputs give
+-- several chunked arrays). A luda.reduction reduces each block to the accumulator's value
+-- (before post_map_expr), combines those by reduce_expr as a tree in block order, and
+-- applies post_map_expr once to each combined value: four kinds derived from its strings,
+-- made at its first chunked call and kept while it lives.
+local kind_info = C.kind_info
+local derived = setmetatable({}, { __mode = "k" })
+
+-- The kinds a reduction kind's chunked calls run. Their parameters keep the kind's own
+-- declarations (placeholders bind as in the kind's call); the partial's is named so as to
+-- differ from every parameter of the kind.
+local function derived_kinds(k, info)
+  local d = derived[k]
+  if d then return d end
+  local taken = {}
+  for _, list in ipairs({ info.ins, info.outs }) do
+    for _, decl in ipairs(list) do taken[decl:match("(%S+)$")] = true end
+  end
+  local p = "partial"
+  while taken[p] or taken[p .. "_in"] do p = p .. "_" end
+  local rtype = info.reduce_type ~= "" and info.reduce_type or info.outs[1]:match("^(%S+)")
+  local acc = rtype .. " " .. p
+  local options = { reduce_type = rtype, fastmath = info.fastmath }
+  local ins = table.concat(info.ins, ", ")
+  d = {
+    -- A block's reduction: the accumulator's value, before post_map_expr.
+    partial = luda.reduction(ins, acc, info.map, info.reduce, p .. " = a", info.identity, info.name, options),
+    -- Two partials combined by reduce_expr.
+    pair = luda.elementwise(rtype .. " a, " .. rtype .. " b", acc, p .. " = " .. info.reduce, info.name .. "_combine",
+      { fastmath = info.fastmath }),
+    -- post_map_expr of a combined partial. The kind's inputs follow it: its scalars as
+    -- given, its arrays as 0-d arrays of their dtypes, which bind its placeholders as the
+    -- arrays do (post_map_expr reads only `a` and scalars).
+    post = luda.elementwise(acc .. ", " .. ins, table.concat(info.outs, ", "), "local a = " .. p .. "\n" .. info.post,
+      info.name .. "_post", { fastmath = info.fastmath }),
+  }
+  d.checked = {}
+  derived[k] = d
+  return d
+end
+
+-- Runs k once on one element of each piece (of the dtypes a chunked call gives it), the
+-- first time a call has these dtypes: errors in its strings are then k's own, with their
+-- places in them, rather than a derived kind's.
+local function check_kind_once(k, d, pieces, options)
+  local key, tiny = {}, {}
+  for i, v in ipairs(pieces) do
+    if is_array(v) then
+      key[i] = v.dtype
+      if v.ndim > 0 and v.size > 0 then
+        local one = {}
+        for a = 1, v.ndim do one[a] = { 0, 1 } end
+        v = v:slice(table.unpack(one))
+      end
+    else
+      key[i] = math.type(v) or type(v)
+    end
+    tiny[i] = v
+  end
+  key = table.concat(key, ",")
+  if d.checked[key] then return end
+  tiny[#pieces + 1] = options
+  k(table.unpack(tiny, 1, #pieces + 1))
+  d.checked[key] = true
+end
+
+local function kind_reduction(k, info, operands, options)
+  local who = info.who
+  for key in pairs(options) do
+    if key ~= "axis" and key ~= "keepdims" then
+      raise("%s: option '%s' is not taken with chunked operands (axis and keepdims are)", who, tostring(key))
+    end
+  end
+  if info.nout ~= 1 then raise("%s: a reduction of several outputs does not take chunked arrays; use map_blocks", who) end
+  if #operands ~= info.nin then raise("%s: takes %d inputs, got %d", who, info.nin, #operands) end
+  for _, v in ipairs(operands) do
+    if is_chunked(v) and v._owners then
+      raise("%s: a reduction kernel does not take distributed chunked arrays; reduce each rank's blocks with map_blocks and combine them with luda.dist.allreduce", who)
+    end
+  end
+  local ops, shape, chunks = unify(operands, who)
+  local nd = #shape
+  local axes = {}
+  local given = options.axis
+  if given == nil then
+    for a = 1, nd do axes[a] = true end
+  else
+    if type(given) ~= "table" then given = { given } end
+    for _, a in ipairs(given) do
+      local n = math.tointeger(a)
+      if not n or n == 0 or n > nd or n < -nd then
+        raise("%s: axis %s is out of range for %d dimensions (axes are 1 to %d, or negative from the end)", who,
+          tostring(a), nd, nd)
+      end
+      axes[n < 0 and nd + n + 1 or n] = true
+    end
+  end
+  local keep = options.keepdims and true or false
+  local d = derived_kinds(k, info)
+  local off, nb = offsets_of(chunks), numblocks_of(chunks)
+  local all = positions(nb)
+  -- The grid's blocks (each the first chunked operand's piece there, for its device) and
+  -- the operands' pieces at each grid position.
+  local lead
+  for i, v in ipairs(ops) do if is_chunked(v) then lead = lead or i end end
+  local blocks, args_at = {}, {}
+  for j, g in ipairs(all) do
+    args_at[j] = pieces_at(ops, g, nd, off, chunks)
+    blocks[j] = args_at[j][lead]
+  end
+  local grid = make(shape, ops[lead]._dtype, chunks, blocks, devices_of(blocks), nil)
+  check_kind_once(k, d, args_at[1], { axis = options.axis, keepdims = keep })
+  -- The inputs after the partial in d.post: scalars as given, arrays as 0-d arrays.
+  local function post(p)
+    local extra = {}
+    for i, v in ipairs(ops) do
+      if is_chunked(v) then extra[i] = luda.zeros({}, v._dtype, { device = p.device })
+      elseif is_array(v) then extra[i] = luda.zeros({}, v.dtype, { device = p.device })
+      else extra[i] = v end
+    end
+    return d.post(p, table.unpack(extra, 1, #ops))
+  end
+  return reduce(grid, axes, keep, {
+    per_block = function(_, list, g)
+      local args = args_at[flat(nb, g)]
+      args[#ops + 1] = { axis = list, keepdims = keep }
+      return d.partial(table.unpack(args, 1, #ops + 1))
+    end,
+    combine = function(p, q) return d.pair(p, q) end,
+    finish = post,
+  })
+end
+
+local function kind_call(k, ...)
+  local info = kind_info(k)
+  local args = table.pack(...)
+  local options
+  if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+    options = args[args.n]
+    args.n = args.n - 1
+  end
+  local operands = { table.unpack(args, 1, args.n) }
+  if info.raw then
+    raise("%s: a kernel with raw parameters does not take chunked arrays (its raw arrays, i and n would be a block's); use map_blocks, which hands it each block", info.who)
+  end
+  if info.reduces then
+    if info.type == "fuse" then
+      raise("%s: a fused function with reductions does not take chunked arrays; use luda.sum (max, min, prod) on the chunked array, which reduces each block and combines them, or map_blocks", info.who)
+    end
+    return kind_reduction(k, info, operands, options or {})
+  end
+  if options ~= nil then raise("%s: options (out=, stream=, size=) are not taken with chunked operands", info.who) end
+  if #operands > info.nin then
+    raise("%s: give the %d inputs only; with chunked operands the outputs are made block by block", info.who, info.nin)
+  end
+  return blockwise(function(...) return k(...) end, operands, info.who, info.nout)
+end
+IMPL[C.kind_call] = public(kind_call)
+
+-- f:reduce(c [, axis] [, {axis =, keepdims =, initial =}]) of a vectorize function of two
+-- arguments (NumPy's ufunc.reduce): each block reduced by f:reduce, the partials combined
+-- by f itself in block order, and `initial` combined once with each result.
+IMPL[C.kind_reduce] = public(function(k, c, axis, options)
+  local info = kind_info(k)
+  if type(axis) == "table" and getmetatable(axis) == nil and options == nil and axis[1] == nil then
+    axis, options = nil, axis
+  end
+  options = options or {}
+  for key in pairs(options) do
+    if key ~= "axis" and key ~= "keepdims" and key ~= "initial" then
+      raise("%s: option '%s' is not taken with a chunked array (axis, keepdims and initial are)", info.who, tostring(key))
+    end
+  end
+  if not is_chunked(c) then raise("%s: reduce takes one array (a chunked one here), got %s", info.who, type(c)) end
+  if c._owners then raise("%s: reduce does not take distributed chunked arrays; use map_blocks", info.who) end
+  local nd = #c._shape
+  if axis == nil then axis = options.axis end
+  if axis == nil then
+    if nd == 0 then raise("%s: reduce takes an array of one or more axes (it reduces the first by default); got a 0-d array", info.who) end
+    axis = 1
+  end
+  local axes = {}
+  for _, a in ipairs(type(axis) == "table" and axis or { axis }) do
+    local n = math.tointeger(a)
+    if not n or n == 0 or n > nd or n < -nd then
+      raise("%s: axis %s is out of range for %d dimensions (axes are 1 to %d, or negative from the end)", info.who,
+        tostring(a), nd, nd)
+    end
+    axes[n < 0 and nd + n + 1 or n] = true
+  end
+  local keep = options.keepdims and true or false
+  local initial = options.initial
+  return reduce(c, axes, keep, {
+    per_block = function(b, list) return k:reduce(b, { axis = list, keepdims = keep }) end,
+    combine = function(p, q) return k(p, q) end,
+    finish = initial ~= nil and function(p) return k(initial, p) end or nil,
+  })
+end)
 
 -- ---- linear algebra --------------------------------------------------------------------------
 

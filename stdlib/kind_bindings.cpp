@@ -470,6 +470,83 @@ int l_gc(lua_State* L) {
 
 }  // namespace
 
+namespace {
+
+// A parameter's declaration as its string gave it: "T x", "raw float32 y".
+std::string declaration(const dsl::KindParam& p) {
+  return fmt::format("{}{} {}", p.raw ? "raw " : "", p.dtype ? dsl::scalar_name(*p.dtype) : p.placeholder, p.name);
+}
+
+void set_declarations(lua_State* L, const std::vector<dsl::KindParam>& params, const char* field) {
+  lua_createtable(L, static_cast<int>(params.size()), 0);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    std::string d = declaration(params[i]);
+    lua_pushlstring(L, d.data(), d.size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, field);
+}
+
+void set_string(lua_State* L, const std::string& s, const char* field) {
+  lua_pushlstring(L, s.data(), s.size());
+  lua_setfield(L, -2, field);
+}
+
+// kind_info(k): what stdlib/chunked.lua needs to run a kind block by block: {type =
+// "vectorize" | "elementwise" | "reduction" | "fuse", who =, name =, nin =, nout =, raw = (a raw
+// parameter), reduces = (a reduction kind, or fuse with reductions)}; a reduction kind's
+// also ins, outs (each parameter's declaration), map, reduce, post, identity, reduce_type
+// and fastmath. nil for a value that is not a kind.
+int l_kind_info(lua_State* L) {
+  KindObject* k = test_kind(L, 1);
+  if (!k) return 0;
+  lua_newtable(L);
+  lua_pushstring(L, k->type == kVectorizeType    ? "vectorize"
+                    : k->type == kElementwiseType ? "elementwise"
+                    : k->type == kReductionType   ? "reduction"
+                                                  : "fuse");
+  lua_setfield(L, -2, "type");
+  set_string(L, k->who, "who");
+  set_string(L, k->name, "name");
+  lua_pushinteger(L, static_cast<lua_Integer>(k->in_names.size()));
+  lua_setfield(L, -2, "nin");
+  lua_pushinteger(L, static_cast<lua_Integer>(k->nout));
+  lua_setfield(L, -2, "nout");
+  bool raw = false;
+  if (k->strings)
+    for (const dsl::KindParam& p : k->strings->in) raw = raw || p.raw;
+  lua_pushboolean(L, raw);
+  lua_setfield(L, -2, "raw");
+  lua_pushboolean(L, k->type == kReductionType || (k->fuse && k->fuse->shape.reduction));
+  lua_setfield(L, -2, "reduces");
+  if (k->type == kReductionType && k->strings) {
+    const ops::StringKindState& s = *k->strings;
+    set_declarations(L, s.in, "ins");
+    set_declarations(L, s.out, "outs");
+    set_string(L, s.map, "map");
+    set_string(L, s.reduce, "reduce");
+    set_string(L, s.post, "post");
+    set_string(L, s.identity, "identity");
+    set_string(L, s.reduce_type, "reduce_type");
+    lua_pushboolean(L, s.options.fastmath);
+    lua_setfield(L, -2, "fastmath");
+  }
+  return 1;
+}
+
+}  // namespace
+
+void push_kind_helpers(lua_State* L) {
+  lua_pushcfunction(L, trampoline<l_kind_info>);
+  lua_setfield(L, -2, "kind_info");
+  luaL_getmetatable(L, kVectorizeType);  // the kinds share one __call (set_call_metamethods)
+  lua_getfield(L, -1, "__call");
+  lua_setfield(L, -3, "kind_call");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, trampoline<l_reduce>);
+  lua_setfield(L, -2, "kind_reduce");
+}
+
 void open_kinds(lua_State* L) {
   static const luaL_Reg meta[] = {
       {"__tostring", trampoline<l_tostring>},

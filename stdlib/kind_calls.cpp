@@ -370,7 +370,8 @@ int call_kind(lua_State* L) {
   if (!k) type_error(L, 1, "call", "kernel kind (vectorize, elementwise, reduction or fuse)");
   keep_for_graph(L, 1);
   if (k->type == kElementwiseType) return call_elementwise(L, *k);
-  if (k->reduction) return call_reduction(L, *k);
+  // A vectorize function's reduction kernel (made by f:reduce) is for f:reduce alone.
+  if (k->reduction && k->type != kVectorizeType) return call_reduction(L, *k);
   return call_single(L, *k);
 }
 

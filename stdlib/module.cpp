@@ -33,6 +33,7 @@ void open_chunked(lua_State* L) {
   if (load_chunk(L, detail::kChunkedRanksLua, "=luda.chunked_ranks") != LUA_OK)
     fail("luda's own chunked_ranks.lua does not load: {}", lua_tostring(L, -1));
   push_chunked_helpers(L);
+  push_kind_helpers(L);
   lua_call(L, 4, 0);
 }
 

@@ -177,6 +177,80 @@ describe("chunked arrays", function()
     check(luda.mean(ci), luda.mean(i), "int8 mean")
   end)
 
+  on_devices("run the kernel kinds block by block: vectorize, elementwise, fuse and reduction kernels", function()
+    local fma = luda.vectorize(function(a, b) return a * b + 1 end)
+    local split = luda.elementwise("T x, T y", "T s, T d", "s = x + y\nd = x - y", "split")
+    local poly = luda.fuse(function(x, y) return x * x - 3 * y end)
+    -- CuPy's ReductionKernel example: a dot product of rows with w, plus a bias.
+    local dnn = luda.reduction("T x, T w, T bias", "T z", "x * w", "a + b", "z = a + bias", "0", "dnn")
+    local absmax = luda.reduction("T x", "float64 m", "math.abs(x)", "math.max(a, b)", "m = a * 2", "0", "absmax")
+    local count = luda.reduction("T x", "int64 k", "x > 0.5", "a + b", "k = a", "0", "count",
+                                 { reduce_type = "int64" })
+    local add = luda.vectorize(function(a, b) return a + b end)
+    local maxi = luda.vectorize(function(a, b) return math.max(a, b) end, { identity = -math.huge })
+    for _ = 1, 20 do
+      local shape = random_shape()
+      local x, y = random_array(shape), random_array(shape)
+      local cx = luda.chunked(x, random_chunks(shape))
+      local cy = luda.chunked(y, random_chunks(shape))
+      check(fma(cx, cy), fma(x, y), "vectorize")
+      check(fma(cx, 2.5), fma(x, 2.5), "vectorize with a number")
+      local s, d = split(cx, y)
+      local s1, d1 = split(x, y)
+      check(s, s1, "elementwise, first output")
+      check(d, d1, "elementwise, second output")
+      check(poly(x, cy), poly(x, y), "fuse")
+      local row = random_array({ shape[#shape] })
+      check(fma(cx, row), fma(x, row), "vectorize with a row")
+      local axes = { false, -1 }
+      for a = 1, #shape do axes[#axes + 1] = a end
+      if #shape > 1 then axes[#axes + 1] = { 1, #shape } end
+      for _, axis in ipairs(axes) do
+        local what = ("axis %s of %s"):format(type(axis) == "table" and table.concat(axis, ",") or tostring(axis),
+                                             tostring(cx))
+        local o = axis and { axis = axis } or {}
+        local ok = axis and { axis = axis, keepdims = true } or { keepdims = true }
+        check(dnn(cx, row, 0.5, o), dnn(x, row, 0.5, o), "reduction kernel " .. what, 1e-12)
+        check(dnn(cx, cy, -2, ok), dnn(x, y, -2, ok), "reduction kernel keepdims " .. what, 1e-12)
+        check(absmax(cx, o), absmax(x, o), "max reduction kernel " .. what)
+        check(count(cx, o), count(x, o), "count reduction kernel " .. what)
+        if axis then
+          check(add:reduce(cx, axis), add:reduce(x, axis), "vectorize reduce " .. what, 1e-12)
+          check(maxi:reduce(cx, { axis = axis, keepdims = true }), maxi:reduce(x, { axis = axis, keepdims = true }),
+                "vectorize reduce with an identity " .. what)
+        end
+      end
+      check(add:reduce(cx), add:reduce(x), "vectorize reduce along the first axis", 1e-12)
+      check(add:reduce(cx, { axis = 1, initial = 100 }), add:reduce(x, { axis = 1, initial = 100 }), "initial", 1e-12)
+    end
+    -- float32 blocks: the placeholders bind to float32 in every derived kernel.
+    local x = luda.random.random({ 9, 7 }, "float32")
+    local w = luda.random.random({ 7 }, "float32")
+    local r = dnn(luda.chunked(x, { 4, 3 }), w, 1.5, { axis = 2 })
+    assert.are.equal("float32", r.dtype)
+    check(r, dnn(x, w, 1.5, { axis = 2 }), "float32 reduction kernel", 1e-6)
+    -- Empty blocks reduce to the identity.
+    local e = luda.zeros({ 0, 4 })
+    check(dnn(luda.chunked(e, { 2, 3 }), luda.ones(4), 1, { axis = 1 }), dnn(e, luda.ones(4), 1, { axis = 1 }), "empty")
+    -- Against plain Lua: the dot product of each row with w, plus the bias.
+    local xs, ws = luda.random.random({ 13, 5 }), luda.random.random({ 5 })
+    local got = dnn(luda.chunked(xs, { 5, 2 }), ws, 0.25, { axis = 2 }):compute():totable()
+    local xt, wt = xs:totable(), ws:totable()
+    for i = 1, 13 do
+      local want = 0.25
+      for j = 1, 5 do want = want + xt[i][j] * wt[j] end
+      assert.is_true(math.abs(got[i] - want) < 1e-12, "row " .. i)
+    end
+    -- What they refuse, at the caller's line.
+    local c = luda.chunked(luda.arange(12.0):reshape(3, 4), { 2, 2 })
+    assert.are.equal(here() .. "reduction 'dnn': option 'out' is not taken with chunked operands (axis and keepdims are)", error_of(function() dnn(c, 1, 0, { out = luda.zeros({}) }) end))
+    assert.are.equal(here() .. "reduction 'dnn': axis 3 is out of range for 2 dimensions (axes are 1 to 2, or negative from the end)", error_of(function() dnn(c, 1, 0, { axis = 3 }) end))
+    assert.are.equal(here() .. "elementwise 'gather': a kernel with raw parameters does not take chunked arrays (its raw arrays, i and n would be a block's); use map_blocks, which hands it each block", error_of(function() luda.elementwise("raw T x", "T y", "y = x[i]", "gather")(c, { size = 3 }) end))
+    assert.are.equal(here() .. "elementwise 'split': options (out=, stream=, size=) are not taken with chunked operands", error_of(function() split(c, c, { stream = nil, size = 2 }) end))
+    assert.are.equal(here() .. "elementwise 'split': give the 2 inputs only; with chunked operands the outputs are made block by block", error_of(function() split(c, c, c) end))
+    assert.are.equal(here() .. "fuse 'total': a fused function with reductions does not take chunked arrays; use luda.sum (max, min, prod) on the chunked array, which reduces each block and combines them, or map_blocks", error_of(function() luda.fuse(function(v) return luda.sum(v) end, { name = "total" })(c) end))
+  end)
+
   on_devices("find the first of equal values by index, not by block, and skip blocks of NaNs in the nan forms", function()
     for _ = 1, 20 do
       local shape = random_shape()

@@ -424,6 +424,14 @@ describe("vectorize's reduce", function()
     end
   end)
 
+  on_devices("a function with identity= is still called elementwise after its reduce", function()
+    local vmax = luda.vectorize(function(a, b) return math.max(a, b) end, { identity = -math.huge })
+    local x, y = luda.array({ 1, 5, -2 }, "float64"), luda.array({ 4, 0, -1 }, "float64")
+    assert.are.equal(5, vmax:reduce(x):item())
+    assert.are.same({ 4, 5, -1 }, vmax(x, y):totable())
+    assert.are.equal(3, vmax(3, 2))
+  end)
+
   on_devices("an associative function along each axis (the first by default), in every layout", function()
     for _, case in ipairs(H.layouts("int64", -1000, 1000)) do
       local name, x = case[1], case[2]
