@@ -286,10 +286,23 @@ end
 
 -- A chunked array of these blocks (a flat list in C order over the grid). A distributed
 -- one (docs/distributed.md) has `owners`, each block's rank; a block of another rank is
--- `false` here.
-local function make(shape, dtype, chunks, blocks, devices, owners)
+-- `false` here. `base`: one array of the whole shape, on one device, of which every block
+-- is a view (its slice at the block's place); elementwise work and reductions then run
+-- once over it, as on one array, instead of once per block (docs/chunked.md, "Blocks of
+-- one array").
+local function make(shape, dtype, chunks, blocks, devices, owners, base)
   return setmetatable({ _shape = shape, _dtype = dtype, _chunks = chunks, _blocks = blocks,
-                        _nb = numblocks_of(chunks), _devices = devices, _owners = owners }, Chunked)
+                        _nb = numblocks_of(chunks), _devices = devices, _owners = owners, _base = base }, Chunked)
+end
+
+-- The chunked array whose blocks are views of `base` (an array of the whole shape) at the
+-- places `chunks` give them.
+local function of_base(base, chunks, devices)
+  local off, blocks = offsets_of(chunks), {}
+  for k, g in ipairs(positions(numblocks_of(chunks))) do
+    blocks[k] = #chunks == 0 and base or base:slice(table.unpack(ranges(chunks, off, g)))
+  end
+  return make(base.shape, base.dtype, chunks, blocks, devices or { base.device }, nil, base)
 end
 
 local my_rank, rank_count = R.rank, R.count
@@ -340,21 +353,25 @@ local function from_array(x, chunks, options, who)
   local all = positions(nb)
   local owners, where
   if options.distributed then owners, where = spread_over_ranks(#all, devices) end
+  local views = not owners  -- every block a view of x
   for k, g in ipairs(all) do
     local device  -- nil: a block of another rank
     if owners then device = where[k] else device = placement(k - 1, #all, devices) end
     if device then
       local view = #shape == 0 and x or x:slice(table.unpack(ranges(c, off, g)))
       blocks[k] = to(view, device)
+      views = views and blocks[k].device == x.device
     else
       blocks[k] = false
     end
   end
-  return make(shape, x.dtype, c, blocks, devices, owners)
+  return make(shape, x.dtype, c, blocks, devices, owners, views and x or nil)
 end
 
--- Blocks made where they live: make(block_shape, device) for each.
-local function build(shape, chunks, options, who, maker)
+-- Blocks made where they live: maker(block_shape, device, ranges) for each. Where `whole`
+-- and every block goes to one device, one array of the whole shape made by the maker, of
+-- which the blocks are views.
+local function build(shape, chunks, options, who, maker, whole)
   if type(shape) == "number" then shape = { shape } end
   if type(shape) ~= "table" then raise("%s: shape must be a number or a table of them, got %s", who, type(shape)) end
   options = options or {}
@@ -364,6 +381,11 @@ local function build(shape, chunks, options, who, maker)
   local all = positions(nb)
   local owners, where
   if options.distributed then owners, where = spread_over_ranks(#all, devices) end
+  if whole and not owners and #devices == 1 then
+    local r = {}
+    for a = 1, #shape do r[a] = { 0, shape[a] } end
+    return of_base(maker(copy(shape), devices[1], r), c, devices)
+  end
   local blocks, dtype = {}, nil
   for k, g in ipairs(all) do
     local device  -- nil: a block of another rank
@@ -385,7 +407,7 @@ local function constructor(name, fill)
     local c = build(shape, chunks, options, "luda.chunked." .. name, function(s, device)
       if fill == nil then return luda[name](s, dtype or "float64", { device = device }) end
       return luda.full(s, fill, dtype or "float64", { device = device })
-    end)
+    end, true)
     rawset(c, "_dtype", c._dtype or (dtype or "float64"))
     return c
   end)
@@ -399,7 +421,7 @@ M.full = public(function(shape, chunks, value, dtype, options)
   local c = build(shape, chunks, options, "luda.chunked.full", function(s, device)
     if dtype then return luda.full(s, value, dtype, { device = device }) end
     return luda.full(s, value, { device = device })
-  end)
+  end, true)
   return c
 end)
 
@@ -443,7 +465,7 @@ M.arange = public(function(...)
     local a, b = start + r[1][1] * step, start + r[1][2] * step
     if dtype then return luda.arange(a, b, step, dtype, { device = device }) end
     return luda.arange(a, b, step, { device = device })
-  end)
+  end, true)
 end)
 
 -- ---- fields, methods, printing ----------------------------------------------------------
@@ -788,6 +810,53 @@ local function bring(operands, nb, owners)
   return out
 end
 
+-- The device of the bases of the chunked operands (unified: of one grid) when each has one
+-- (make's `base`) and they are all on one device and none is distributed; else nil.
+local function whole_device(ops)
+  local device
+  for _, v in ipairs(ops) do
+    if is_chunked(v) then
+      if not v._base or v._owners then return nil end
+      local d = v._base.device
+      if device and d ~= device then return nil end
+      device = d
+    end
+  end
+  return device
+end
+
+-- The operands for one call over the whole arrays: the chunked ones' bases, plain arrays on
+-- that device, anything else as it is.
+local function whole_args(ops, device)
+  local args = {}
+  for i, v in ipairs(ops) do
+    if is_chunked(v) then args[i] = v._base else args[i] = to(v, device) end
+  end
+  return args
+end
+
+-- The results of an elementwise f over unified operands whose blocks are all views of
+-- bases on one device: f called once over the bases, its `nout` results made chunked arrays
+-- of `chunks` whose blocks are their views; nil where the operands are not such.
+local function whole_results(f, ops, shape, chunks, nout, who)
+  local device = whole_device(ops)
+  if not device then return nil end
+  local results = table.pack(f(table.unpack(whole_args(ops, device), 1, #ops)))
+  local out = {}
+  for j = 1, nout do
+    local r = results[j]
+    local s = r.shape
+    for a = 1, math.max(#s, #shape) do
+      if s[a] ~= shape[a] then
+        raise("%s gave a result of shape %s over arrays of shape %s; it must work element by element", who,
+          tuple(s), tuple(shape))
+      end
+    end
+    out[j] = of_base(r, chunks)
+  end
+  return out
+end
+
 -- The operands' pieces for the output block at grid position g, each moved to the device
 -- of the first chunked operand's block there (that device too).
 local function pieces_at(ops, g, nd, off, chunks)
@@ -804,9 +873,13 @@ end
 -- on its first chunked operand's device, the other pieces moved there; f gives `nout`
 -- arrays (default 1), and so many chunked arrays come back. Where operands are
 -- distributed, each rank computes the output blocks output_owners gives it.
-local function blockwise(f, operands, who, nout)
+local function blockwise(f, operands, who, nout, elementwise)
   nout = nout or 1
   local ops, shape, chunks = unify(operands, who)
+  if elementwise then
+    local results = whole_results(f, ops, shape, chunks, nout, who)
+    if results then return table.unpack(results, 1, nout) end
+  end
   local nd = #shape
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
   local owners = output_owners(ops, nb)
@@ -1016,7 +1089,7 @@ local function ufunc(name)
     if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
       raise("luda.%s: options (out=, stream=) are not taken with chunked operands", name)
     end
-    return blockwise(f, { table.unpack(args, 1, args.n) }, "luda." .. name)
+    return blockwise(f, { table.unpack(args, 1, args.n) }, "luda." .. name, 1, true)
   end)
 end
 
@@ -1045,7 +1118,7 @@ end
 for _, name in ipairs({ "round", "around" }) do
   if luda[name] then
     IMPL[luda[name]] = public(function(x, decimals)
-      return blockwise(function(b) return luda[name](b, decimals) end, { x }, "luda." .. name)
+      return blockwise(function(b) return luda[name](b, decimals) end, { x }, "luda." .. name, 1, true)
     end)
   end
 end
@@ -1060,10 +1133,10 @@ Chunked.__unm = function(c) return chunked_ufunc.negative(c) end
 IMPL[ARRAY_MT.__unm] = Chunked.__unm
 
 methods.astype = public(function(c, dtype)
-  return blockwise(function(b) return b:astype(dtype) end, { c }, "astype")
+  return blockwise(function(b) return b:astype(dtype) end, { c }, "astype", 1, true)
 end)
 methods.copy = public(function(c)
-  return blockwise(function(b) return b:copy() end, { c }, "copy")
+  return blockwise(function(b) return b:copy() end, { c }, "copy", 1, true)
 end)
 methods.clip = public(function(c, lo, hi) return chunked_ufunc.clip(c, lo, hi) end)
 
@@ -1084,7 +1157,7 @@ methods.transpose = public(function(c)
     blocks[k] = c._blocks[from] and c._blocks[from].T
     if owners then owners[k] = c._owners[from] end
   end
-  return make(rev(copy(c._shape)), c._dtype, chunks, blocks, c._devices, owners)
+  return make(rev(copy(c._shape)), c._dtype, chunks, blocks, c._devices, owners, c._base and c._base.T)
 end)
 
 -- ---- reductions ----------------------------------------------------------------------------
@@ -1440,7 +1513,7 @@ local function arg_reduction(name, better)
     if name:find("nan") then
       -- Every rank raises it, or none: the ranks' later calls stay in step.
       if c._owners and rank_count() > 1 then all_nan = luda.dist.allreduce(luda.array(all_nan), "max"):item() end
-      if all_nan then raise("luda.%s: All-NaN slice encountered", name) end
+      if all_nan then raise("%s: All-NaN slice encountered", name) end
     end
     return result
   end)
@@ -1456,9 +1529,35 @@ local function number_over_nan(q, p) return luda.logical_and(luda.isnan(p), luda
 chunked_reduction.nanargmax = arg_reduction("nanargmax", function(q, p) return luda.logical_or(luda.greater(q, p), number_over_nan(q, p)) end)
 chunked_reduction.nanargmin = arg_reduction("nanargmin", function(q, p) return luda.logical_or(luda.less(q, p), number_over_nan(q, p)) end)
 
+-- A reduction's result r over the whole base of a chunked array of `chunks`, reduced along
+-- `axes`: r itself when no axis is left, else a chunked array of the kept axes' chunks
+-- (and 1 for each reduced one with keepdims) whose blocks are views of r.
+local function whole_reduced(r, chunks, axes, keepdims, devices)
+  local out = {}
+  for a = 1, #chunks do
+    if not axes[a] then out[#out + 1] = copy(chunks[a])
+    elseif keepdims then out[#out + 1] = { 1 } end
+  end
+  if #out == 0 then return r end
+  return of_base(r, out, devices)
+end
+
+-- Each reduction: over the base where c has one (the arguments are the array function's
+-- own), else block by block.
 for name, f in pairs(chunked_reduction) do
-  methods[name] = f
-  if luda[name] then IMPL[luda[name]] = f end
+  local g = f
+  if luda[name] then
+    local plain = luda[name]
+    g = public(function(c, ...)
+      if c._base and not c._owners then
+        local axes, options = reduction_args(name, c, ...)
+        return whole_reduced(plain(c._base, ...), c._chunks, axes, options.keepdims, c._devices)
+      end
+      return f(c, ...)
+    end)
+  end
+  methods[name] = g
+  if luda[name] then IMPL[luda[name]] = g end
 end
 
 -- ---- kernel kinds -----------------------------------------------------------------------------
@@ -1555,13 +1654,19 @@ local function kind_reduction(k, info, operands, options)
     for _, a in ipairs(given) do
       local n = math.tointeger(a)
       if not n or n == 0 or n > nd or n < -nd then
-        raise("%s: axis %s is out of range for %d dimensions (axes are 1 to %d, or negative from the end)", who,
+        raise("%s: axis %s is out of range for a %d-d array (axes are 1 to %d, or -1 for the last)", who,
           tostring(a), nd, nd)
       end
       axes[n < 0 and nd + n + 1 or n] = true
     end
   end
   local keep = options.keepdims and true or false
+  local whole = whole_device(ops)
+  if whole then
+    local args = whole_args(ops, whole)
+    args[#ops + 1] = { axis = options.axis, keepdims = keep }
+    return whole_reduced(k(table.unpack(args, 1, #ops + 1)), chunks, axes, keep, { whole })
+  end
   local d = derived_kinds(k, info)
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
   local all = positions(nb)
@@ -1619,7 +1724,7 @@ local function kind_call(k, ...)
   if #operands > info.nin then
     raise("%s: give the %d inputs only; with chunked operands the outputs are made block by block", info.who, info.nin)
   end
-  return blockwise(function(...) return k(...) end, operands, info.who, info.nout)
+  return blockwise(function(...) return k(...) end, operands, info.who, info.nout, true)
 end
 IMPL[C.kind_call] = public(kind_call)
 
@@ -1649,13 +1754,19 @@ IMPL[C.kind_reduce] = public(function(k, c, axis, options)
   for _, a in ipairs(type(axis) == "table" and axis or { axis }) do
     local n = math.tointeger(a)
     if not n or n == 0 or n > nd or n < -nd then
-      raise("%s: axis %s is out of range for %d dimensions (axes are 1 to %d, or negative from the end)", info.who,
+      raise("%s: axis %s is out of range for a %d-d array (axes are 1 to %d, or -1 for the last)", info.who,
         tostring(a), nd, nd)
     end
     axes[n < 0 and nd + n + 1 or n] = true
   end
   local keep = options.keepdims and true or false
   local initial = options.initial
+  if c._base then
+    local list = {}
+    for a = 1, nd do if axes[a] then list[#list + 1] = a end end
+    return whole_reduced(k:reduce(c._base, { axis = list, keepdims = keep, initial = initial }), c._chunks, axes,
+      keep, c._devices)
+  end
   return reduce(c, axes, keep, {
     per_block = function(b, list) return k:reduce(b, { axis = list, keepdims = keep }) end,
     combine = function(p, q) return k(p, q) end,

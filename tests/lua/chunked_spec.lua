@@ -28,6 +28,12 @@ local function random_array(shape, lo, hi)
   return luda.random.random(shape) * ((hi or 10) - (lo or -10)) + (lo or -10)
 end
 
+-- The same chunked array with blocks of their own (copies): luda.chunked(x) of one device
+-- has blocks that are views of x, and works over x at once; these go block by block.
+local function apart(c)
+  return luda.map_blocks(function(b) return b:copy() end, c)
+end
+
 describe("chunked arrays", function()
   before_each(function() math.randomseed(8128) end)
 
@@ -114,6 +120,8 @@ describe("chunked arrays", function()
         check(luda[name](x, cy), luda[name](x, y), name .. " array, chunked")
       end
       check(cx + cy * 2 - 1, x + y * 2 - 1, "operators")
+      check(apart(cx) + cy * 2 - 1, x + y * 2 - 1, "operators, blocks apart")
+      check(luda.hypot(apart(cx), apart(cy)), luda.hypot(x, y), "hypot, blocks apart")
       check(x / cy, x / y, "array / chunked")
       check(-cx, -x, "negation")
       check(cx ^ 2, x ^ 2, "power")
@@ -155,6 +163,7 @@ describe("chunked arrays", function()
             local a = axis
             if axis == false then a = nil end
             check(luda[name](c, a), luda[name](x, a), what, 1e-12)
+            check(luda[name](apart(c), a), luda[name](x, a), what .. ", blocks apart", 1e-12)
             if not name:find("arg") and a ~= nil then
               check(c[name](c, a, { keepdims = true }), x[name](x, a, { keepdims = true }), what .. " keepdims", 1e-12)
             end
@@ -194,6 +203,7 @@ describe("chunked arrays", function()
       local cx = luda.chunked(x, random_chunks(shape))
       local cy = luda.chunked(y, random_chunks(shape))
       check(fma(cx, cy), fma(x, y), "vectorize")
+      check(fma(apart(cx), cy), fma(x, y), "vectorize, blocks apart")
       check(fma(cx, 2.5), fma(x, 2.5), "vectorize with a number")
       local s, d = split(cx, y)
       local s1, d1 = split(x, y)
@@ -211,30 +221,35 @@ describe("chunked arrays", function()
         local o = axis and { axis = axis } or {}
         local ok = axis and { axis = axis, keepdims = true } or { keepdims = true }
         check(dnn(cx, row, 0.5, o), dnn(x, row, 0.5, o), "reduction kernel " .. what, 1e-12)
+        check(dnn(apart(cx), row, 0.5, o), dnn(x, row, 0.5, o), "reduction kernel, blocks apart " .. what, 1e-12)
+        check(dnn(apart(cx), apart(cy), -2, ok), dnn(x, y, -2, ok), "reduction kernel keepdims, apart " .. what, 1e-12)
         check(dnn(cx, cy, -2, ok), dnn(x, y, -2, ok), "reduction kernel keepdims " .. what, 1e-12)
-        check(absmax(cx, o), absmax(x, o), "max reduction kernel " .. what)
-        check(count(cx, o), count(x, o), "count reduction kernel " .. what)
+        check(absmax(apart(cx), o), absmax(x, o), "max reduction kernel " .. what)
+        check(count(apart(cx), o), count(x, o), "count reduction kernel " .. what)
         if axis then
           check(add:reduce(cx, axis), add:reduce(x, axis), "vectorize reduce " .. what, 1e-12)
+          check(add:reduce(apart(cx), axis), add:reduce(x, axis), "vectorize reduce, apart " .. what, 1e-12)
           check(maxi:reduce(cx, { axis = axis, keepdims = true }), maxi:reduce(x, { axis = axis, keepdims = true }),
                 "vectorize reduce with an identity " .. what)
         end
       end
       check(add:reduce(cx), add:reduce(x), "vectorize reduce along the first axis", 1e-12)
-      check(add:reduce(cx, { axis = 1, initial = 100 }), add:reduce(x, { axis = 1, initial = 100 }), "initial", 1e-12)
+      check(add:reduce(apart(cx), { axis = 1, initial = 100 }), add:reduce(x, { axis = 1, initial = 100 }), "initial",
+            1e-12)
     end
     -- float32 blocks: the placeholders bind to float32 in every derived kernel.
     local x = luda.random.random({ 9, 7 }, "float32")
     local w = luda.random.random({ 7 }, "float32")
-    local r = dnn(luda.chunked(x, { 4, 3 }), w, 1.5, { axis = 2 })
+    local r = dnn(apart(luda.chunked(x, { 4, 3 })), w, 1.5, { axis = 2 })
     assert.are.equal("float32", r.dtype)
     check(r, dnn(x, w, 1.5, { axis = 2 }), "float32 reduction kernel", 1e-6)
     -- Empty blocks reduce to the identity.
     local e = luda.zeros({ 0, 4 })
-    check(dnn(luda.chunked(e, { 2, 3 }), luda.ones(4), 1, { axis = 1 }), dnn(e, luda.ones(4), 1, { axis = 1 }), "empty")
+    check(dnn(apart(luda.chunked(e, { 2, 3 })), luda.ones(4), 1, { axis = 1 }), dnn(e, luda.ones(4), 1, { axis = 1 }),
+          "empty")
     -- Against plain Lua: the dot product of each row with w, plus the bias.
     local xs, ws = luda.random.random({ 13, 5 }), luda.random.random({ 5 })
-    local got = dnn(luda.chunked(xs, { 5, 2 }), ws, 0.25, { axis = 2 }):compute():totable()
+    local got = dnn(apart(luda.chunked(xs, { 5, 2 })), ws, 0.25, { axis = 2 }):compute():totable()
     local xt, wt = xs:totable(), ws:totable()
     for i = 1, 13 do
       local want = 0.25
@@ -242,13 +257,37 @@ describe("chunked arrays", function()
       assert.is_true(math.abs(got[i] - want) < 1e-12, "row " .. i)
     end
     -- What they refuse, at the caller's line.
-    local c = luda.chunked(luda.arange(12.0):reshape(3, 4), { 2, 2 })
+    local c = apart(luda.chunked(luda.arange(12.0):reshape(3, 4), { 2, 2 }))
     assert.are.equal(here() .. "reduction 'dnn': option 'out' is not taken with chunked operands (axis and keepdims are)", error_of(function() dnn(c, 1, 0, { out = luda.zeros({}) }) end))
-    assert.are.equal(here() .. "reduction 'dnn': axis 3 is out of range for 2 dimensions (axes are 1 to 2, or negative from the end)", error_of(function() dnn(c, 1, 0, { axis = 3 }) end))
+    assert.are.equal(here() .. "reduction 'dnn': axis 3 is out of range for a 2-d array (axes are 1 to 2, or -1 for the last)", error_of(function() dnn(c, 1, 0, { axis = 3 }) end))
     assert.are.equal(here() .. "elementwise 'gather': a kernel with raw parameters does not take chunked arrays (its raw arrays, i and n would be a block's); use map_blocks, which hands it each block", error_of(function() luda.elementwise("raw T x", "T y", "y = x[i]", "gather")(c, { size = 3 }) end))
     assert.are.equal(here() .. "elementwise 'split': options (out=, stream=, size=) are not taken with chunked operands", error_of(function() split(c, c, { stream = nil, size = 2 }) end))
     assert.are.equal(here() .. "elementwise 'split': give the 2 inputs only; with chunked operands the outputs are made block by block", error_of(function() split(c, c, c) end))
     assert.are.equal(here() .. "fuse 'total': a fused function with reductions does not take chunked arrays; use luda.sum (max, min, prod) on the chunked array, which reduces each block and combines them, or map_blocks", error_of(function() luda.fuse(function(v) return luda.sum(v) end, { name = "total" })(c) end))
+  end)
+
+  on_devices("blocks of one array on one device: elementwise work and reductions over it at once, their results views of one array", function()
+    local x = random_array({ 9, 7 })
+    local c = luda.chunked(x, { 4, 3 }, { devices = { x.device } })
+    -- Every block a view of an array of the whole shape: that array's C strides.
+    local function views_of_one(r, strides)
+      for i = 0, r.numblocks[1] - 1 do
+        for j = 0, r.numblocks[2] - 1 do assert.are.same(strides, r:block(i, j).strides) end
+      end
+    end
+    views_of_one(c * 2 + 1, { 7, 1 })
+    views_of_one(luda.sum(c, 1, { keepdims = true }), { 7, 1 })
+    views_of_one(luda.chunked.zeros({ 9, 7 }, { 4, 3 }, { devices = { x.device } }), { 7, 1 })
+    views_of_one(c.T, { 1, 7 })  -- views of x.T
+    -- Writing a block writes the array, and the next work reads it.
+    local z = luda.chunked.zeros({ 6 }, 4, { devices = { x.device } })
+    z:block(1)[{ 0 }] = 5
+    assert.are.equal(5, luda.sum(z):item())
+    check(z + 1, luda.array({ 1, 1, 1, 1, 6, 1 }, "float64"), "after a write")
+    -- Blocks apart (copies) keep their own C strides.
+    local a = apart(c) * 2
+    assert.are.same({ 3, 1 }, a:block(0, 0).strides)
+    check(a, x * 2, "apart")
   end)
 
   on_devices("find the first of equal values by index, not by block, and skip blocks of NaNs in the nan forms", function()
@@ -272,7 +311,7 @@ describe("chunked arrays", function()
       end
     end
     local z = luda.chunked(luda.array({ { 0 / 0, 1 }, { 0 / 0, 2 } }), 1)
-    assert.are.equal(here() .. "luda.nanargmax: All-NaN slice encountered", error_of(function() luda.nanargmax(z, 1) end))
+    assert.are.equal(here() .. "nanargmax: All-NaN slice encountered", error_of(function() luda.nanargmax(z, 1) end))
   end)
 
   on_devices("rechunk to any chunks, keeping the values", function()
