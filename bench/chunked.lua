@@ -21,11 +21,16 @@ local function figure(key, value, text)
   print(("@@ %s %.6g"):format(key, value))
 end
 
--- Elementwise work and reductions, chunked (4 blocks of rows) against one array.
+-- Elementwise work and reductions, chunked (4 blocks of rows) against one array: blocks
+-- that are views of the array (luda.chunked(x): the work runs over the array at once), and
+-- blocks apart (copies made by map_blocks: the work runs block by block, the blocks'
+-- reductions on streams of the device). Each waited for (calls taken in turn with the one
+-- array's), and 20 back to back.
 local n = smoke and 512 or 8192
 local x = luda.random.random({ n, n }, "float32")
 local cx = luda.chunked(x, { n // 4, n }, { devices = { x.device } })
-local reps = smoke and 5 or 21
+local apart = luda.map_blocks(function(b) return b:copy() end, cx)
+local reps = smoke and 5 or 41
 local cases = {
   { "x2p1", "x * 2 + 1", function(a) return a * 2 + 1 end },
   { "sum", "sum", function(a) return luda.sum(a) end },
@@ -35,11 +40,17 @@ local cases = {
 }
 for _, case in ipairs(cases) do
   local key, what, f = case[1], case[2], case[3]
-  local plain = time(function() return f(x) end, reps)
-  local chunked = time(function() return f(cx) end, reps)
-  figure("chunked_" .. key .. "_ratio", chunked / plain,
-    ("%s of %d x %d float32 in 4 blocks: %.3f ms, one array %.3f ms (%.3fx)"):format(what, n, n, chunked, plain,
-      chunked / plain))
+  for _, form in ipairs({ { "chunked", "blocks of the array", cx }, { "apart", "blocks apart", apart } }) do
+    local c = form[3]
+    local chunked, plain = T.compare(function() return f(c) end, function() return f(x) end, reps)
+    local burst = smoke and 3 or 20
+    local chunked_b = T.back_to_back(function() return f(c) end, burst)
+    local plain_b = T.back_to_back(function() return f(x) end, burst)
+    figure(form[1] .. "_" .. key .. "_ratio", chunked / plain,
+      ("%s of %d x %d float32 in 4 blocks (%s): %.3f ms, one array %.3f ms (%.3fx); %d back to back: %.3f ms, %.3f ms (%.3fx)"):format(
+        what, n, n, form[2], chunked, plain, chunked / plain, burst, chunked_b, plain_b, chunked_b / plain_b))
+    print(("@@ %s_%s_burst_ratio %.6g"):format(form[1], key, chunked_b / plain_b))
+  end
 end
 
 -- map_blocks per block.

@@ -41,4 +41,42 @@ function M.time(fn, reps, on)
   return M.median(t)
 end
 
+-- T.compare(fa, fb, reps [, on]): the median milliseconds of fa and of fb, their runs taken
+-- in turn (fa, fb, fa, ...) so that a drift of the machine's speed falls on both alike.
+function M.compare(fa, fb, reps, on)
+  collectgarbage()
+  collectgarbage()
+  fa()
+  fb()
+  M.wait(on)
+  local ta, tb = {}, {}
+  for k = 1, reps do
+    for _, pair in ipairs({ { fa, ta }, { fb, tb } }) do
+      local t0 = luda.clock()
+      pair[1]()
+      M.wait(on)
+      pair[2][k] = (luda.clock() - t0) * 1e3
+    end
+  end
+  return M.median(ta), M.median(tb)
+end
+
+-- T.back_to_back(fn, calls [, on]): milliseconds per call of `calls` calls made one after
+-- another and waited for once at the end (the best of 5 such runs): what a loop of work
+-- sees, where each call's launches queue behind the last's.
+function M.back_to_back(fn, calls, on)
+  collectgarbage()
+  collectgarbage()
+  fn()
+  M.wait(on)
+  local best = math.huge
+  for _ = 1, 5 do
+    local t0 = luda.clock()
+    for _ = 1, calls do fn() end
+    M.wait(on)
+    best = math.min(best, (luda.clock() - t0) * 1e3 / calls)
+  end
+  return best
+end
+
 return M

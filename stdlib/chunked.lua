@@ -1089,6 +1089,11 @@ local function ufunc(name)
     if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
       raise("luda.%s: options (out=, stream=) are not taken with chunked operands", name)
     end
+    if name == "clip" and args.n == 3 and (args[2] == nil) ~= (args[3] == nil) then
+      -- One bound (nil for none), as luda.clip takes it: the operands may hold no hole.
+      local bound = args[2] == nil and args[3] or args[2]
+      return blockwise(luda[args[2] == nil and "minimum" or "maximum"], { args[1], bound }, "luda.clip", 1, true)
+    end
     return blockwise(f, { table.unpack(args, 1, args.n) }, "luda." .. name, 1, true)
   end)
 end

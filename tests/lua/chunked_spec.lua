@@ -129,6 +129,8 @@ describe("chunked arrays", function()
       check(luda.where(luda.less(cx, 0), cx, cy), luda.where(luda.less(x, 0), x, y), "where")
       check(cx:astype("float32"), x:astype("float32"), "astype")
       check(cx:clip(-1, 1), x:clip(-1, 1), "clip")
+      check(luda.clip(cx, nil, 1), luda.clip(x, nil, 1), "clip with no lower bound")
+      check(luda.clip(apart(cx), -1, nil), luda.clip(x, -1, nil), "clip with no upper bound, blocks apart")
       -- A row broadcast against the chunked grid: a plain array, and a chunked one.
       local row = random_array({ shape[#shape] })
       check(cx + row, x + row, "+ a row")
