@@ -290,19 +290,43 @@ end
 -- is a view (its slice at the block's place); elementwise work and reductions then run
 -- once over it, as on one array, instead of once per block (docs/chunked.md, "Blocks of
 -- one array").
+-- (`owners` and `base` are kept as false where absent: a read of a missing field would go
+-- to the metatable's __index.)
 local function make(shape, dtype, chunks, blocks, devices, owners, base)
   return setmetatable({ _shape = shape, _dtype = dtype, _chunks = chunks, _blocks = blocks,
-                        _nb = numblocks_of(chunks), _devices = devices, _owners = owners, _base = base }, Chunked)
+                        _nb = numblocks_of(chunks), _devices = devices, _owners = owners or false,
+                        _base = base or false }, Chunked)
 end
 
--- The chunked array whose blocks are views of `base` (an array of the whole shape) at the
--- places `chunks` give them.
-local function of_base(base, chunks, devices)
-  local off, blocks = offsets_of(chunks), {}
-  for k, g in ipairs(positions(numblocks_of(chunks))) do
-    blocks[k] = #chunks == 0 and base or base:slice(table.unpack(ranges(chunks, off, g)))
+-- Each block's place for a chunks table (its ranges, as x:slice takes them), made once per
+-- table: the results of work over one array share their operand's chunks table.
+local PLACES = setmetatable({}, { __mode = "k" })
+local function places_of(chunks)
+  local list = PLACES[chunks]
+  if not list then
+    list = {}
+    local off = offsets_of(chunks)
+    for k, g in ipairs(positions(numblocks_of(chunks))) do list[k] = ranges(chunks, off, g) end
+    PLACES[chunks] = list
   end
-  return make(base.shape, base.dtype, chunks, blocks, devices or { base.device }, nil, base)
+  return list
+end
+
+-- The views of `base` (an array of the whole shape) at the places `chunks` give blocks.
+local function views_of(base, chunks)
+  local blocks = {}
+  if #chunks == 0 then blocks[1] = base
+  else
+    for k, r in ipairs(places_of(chunks)) do blocks[k] = base:slice(table.unpack(r)) end
+  end
+  return blocks
+end
+
+-- The chunked array whose blocks are views of `base` at the places `chunks` give them,
+-- made at the first read of its _blocks (Chunked.__index): work over the whole base never
+-- reads them.
+local function of_base(base, chunks, devices)
+  return make(base.shape, base.dtype, chunks, nil, devices or { base.device }, nil, base)
 end
 
 local my_rank, rank_count = R.rank, R.count
@@ -488,12 +512,19 @@ local FIELDS = {
     return s
   end,
   devices = function(c) return devices_of(c._blocks) end,
-  distributed = function(c) return c._owners ~= nil end,
+  distributed = function(c) return c._owners and true or false end,
   owners = function(c) return c._owners and copy(c._owners) or nil end,
   T = function(c) return methods.transpose(c) end,
 }
 
 Chunked.__index = function(c, k)
+  if k == "_blocks" then  -- the views of a base, made at the first read
+    local base = rawget(c, "_base")
+    if not base then return nil end
+    local blocks = views_of(base, rawget(c, "_chunks"))
+    rawset(c, "_blocks", blocks)
+    return blocks
+  end
   if type(k) == "string" and k:sub(1, 1) == "_" then return nil end  -- an unset internal field
   local f = FIELDS[k]
   if f then return f(c) end
@@ -694,6 +725,18 @@ end
 -- The operands' common grid: the output shape and chunks, and each chunked operand
 -- rechunked where its chunks differ from the first one spanning that axis.
 local function unify(operands, who)
+  -- One chunked operand, or several of one shape and one chunks table, and no plain array:
+  -- that grid as it is.
+  local lead, same = nil, true
+  for _, v in ipairs(operands) do
+    if is_chunked(v) then
+      lead = lead or v
+      same = same and v._chunks == lead._chunks and v._shape == lead._shape
+    elseif is_array(v) then
+      same = false
+    end
+  end
+  if lead and same then return operands, lead._shape, lead._chunks end
   local shapes = {}
   for i, v in ipairs(operands) do
     if is_chunked(v) then shapes[#shapes + 1] = v._shape
