@@ -902,13 +902,23 @@ end
 
 -- The operands' pieces for the output block at grid position g, each moved to the device
 -- of the first chunked operand's block there (that device too).
-local function pieces_at(ops, g, nd, off, chunks)
+-- k: g's flat index (a chunked operand of the grid's own chunks table gives its block k).
+local function pieces_at(ops, g, nd, off, chunks, k)
   local args, device = {}, nil
+  local moves = false  -- a piece that may be elsewhere: a plain array, or another grid's block
   for i, v in ipairs(ops) do
-    args[i] = piece_of(v, g, nd, off, chunks)
+    if is_chunked(v) and v._chunks == chunks and k then
+      args[i] = v._blocks[k]
+      if device then moves = true end
+    else
+      args[i] = piece_of(v, g, nd, off, chunks)
+      moves = moves or is_array(args[i]) or is_chunked(v)
+    end
     if is_chunked(v) and not device then device = args[i].device end
   end
-  for i = 1, #ops do args[i] = to(args[i], device) end
+  if moves then
+    for i = 1, #ops do args[i] = to(args[i], device) end
+  end
   return args, device
 end
 
@@ -936,7 +946,7 @@ local function blockwise(f, operands, who, nout, elementwise)
     if owners and owners[k] ~= me then
       for j = 1, nout do blocks[j][k] = false end
     else
-      local args = pieces_at(ops, g, nd, off, chunks)
+      local args = pieces_at(ops, g, nd, off, chunks, k)
       local results = table.pack(f(table.unpack(args, 1, #ops)))  -- runs where the block is
       for j = 1, nout do
         blocks[j][k] = results[j]
@@ -1724,7 +1734,7 @@ local function kind_reduction(k, info, operands, options)
   for i, v in ipairs(ops) do if is_chunked(v) then lead = lead or i end end
   local blocks, args_at = {}, {}
   for j, g in ipairs(all) do
-    args_at[j] = pieces_at(ops, g, nd, off, chunks)
+    args_at[j] = pieces_at(ops, g, nd, off, chunks, j)
     blocks[j] = args_at[j][lead]
   end
   local grid = make(shape, ops[lead]._dtype, chunks, blocks, devices_of(blocks), nil)
