@@ -1696,11 +1696,6 @@ local function kind_reduction(k, info, operands, options)
   end
   if info.nout ~= 1 then raise("%s: a reduction of several outputs does not take chunked arrays; use map_blocks", who) end
   if #operands ~= info.nin then raise("%s: takes %d inputs, got %d", who, info.nin, #operands) end
-  for _, v in ipairs(operands) do
-    if is_chunked(v) and v._owners then
-      raise("%s: a reduction kernel does not take distributed chunked arrays; reduce each rank's blocks with map_blocks and combine them with luda.dist.allreduce", who)
-    end
-  end
   local ops, shape, chunks = unify(operands, who)
   local nd = #shape
   local axes = {}
@@ -1728,17 +1723,41 @@ local function kind_reduction(k, info, operands, options)
   local d = derived_kinds(k, info)
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
   local all = positions(nb)
+  -- Where operands are distributed, each rank reduces the grid blocks that output_owners
+  -- gives it, the other operands' blocks that those take brought to it.
+  local owners = output_owners(ops, nb)
+  ops = bring(ops, nb, owners)
+  local me = my_rank()
   -- The grid's blocks (each the first chunked operand's piece there, for its device) and
-  -- the operands' pieces at each grid position.
+  -- the operands' pieces at each grid position of this rank.
   local lead
   for i, v in ipairs(ops) do if is_chunked(v) then lead = lead or i end end
-  local blocks, args_at = {}, {}
+  local blocks, args_at, first = {}, {}, nil
   for j, g in ipairs(all) do
-    args_at[j] = pieces_at(ops, g, nd, off, chunks, j)
-    blocks[j] = args_at[j][lead]
+    if owners and owners[j] ~= me then
+      blocks[j] = false
+    else
+      args_at[j] = pieces_at(ops, g, nd, off, chunks, j)
+      blocks[j] = args_at[j][lead]
+      first = first or args_at[j]
+    end
   end
-  local grid = make(shape, ops[lead]._dtype, chunks, blocks, devices_of(blocks), nil)
-  check_kind_once(k, d, args_at[1], { axis = options.axis, keepdims = keep })
+  -- Operands of one element each (of their dtypes): for a rank that holds no block.
+  local function tiny()
+    local args = {}
+    for i, v in ipairs(ops) do
+      if is_chunked(v) then
+        local ones = {}
+        for a = 1, #v._shape do ones[a] = 1 end
+        args[i] = luda.ones(ones, v._dtype)
+      else
+        args[i] = v
+      end
+    end
+    return args
+  end
+  local grid = make(shape, ops[lead]._dtype, chunks, blocks, devices_of(blocks), owners)
+  check_kind_once(k, d, first or tiny(), { axis = options.axis, keepdims = keep })
   -- The inputs after the partial in d.post: scalars as given, arrays as 0-d arrays.
   local function post(p)
     local extra = {}
@@ -1751,7 +1770,7 @@ local function kind_reduction(k, info, operands, options)
   end
   return reduce(grid, axes, keep, {
     per_block = function(_, list, g)
-      local args = args_at[flat(nb, g)]
+      local args = args_at[flat(nb, g)] or tiny()  -- tiny: the dtype of a rank holding no block
       args[#ops + 1] = { axis = list, keepdims = keep }
       return d.partial(table.unpack(args, 1, #ops + 1))
     end,
@@ -1801,7 +1820,6 @@ IMPL[C.kind_reduce] = public(function(k, c, axis, options)
     end
   end
   if not is_chunked(c) then raise("%s: reduce takes one array (a chunked one here), got %s", info.who, type(c)) end
-  if c._owners then raise("%s: reduce does not take distributed chunked arrays; use map_blocks", info.who) end
   local nd = #c._shape
   if axis == nil then axis = options.axis end
   if axis == nil then

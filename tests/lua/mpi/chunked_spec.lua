@@ -102,6 +102,31 @@ describe("distributed chunked arrays", function()
     if RANK == 1 then check(only, x + 1, "compute to rank 1") else assert.is_nil(only) end
   end)
 
+  it("run the kernel kinds rank by rank: elementwise kinds, reduction kernels and f:reduce", function()
+    local x = random_array({ 23, 6 })
+    local w = random_array({ 6 })
+    local c = dist(x, { 4, 4 })
+    local fma = luda.vectorize(function(a, b) return a * b + 1 end)
+    local split = luda.elementwise("T x, T y", "T s, T d", "s = x + y\nd = x - y", "split")
+    local dnn = luda.reduction("T x, T w, T bias", "T z", "x * w", "a + b", "z = a + bias", "0", "dnn")
+    local add = luda.vectorize(function(a, b) return a + b end)
+    check(fma(c, w), fma(x, w), "vectorize")
+    local sd, dd = split(c, x)
+    check(sd, x + x, "elementwise, first output")
+    check(dd, x - x, "elementwise, second output")
+    for _, axis in ipairs({ false, 1, 2, -1 }) do
+      local o = axis and { axis = axis } or {}
+      check(dnn(c, w, 0.5, o), dnn(x, w, 0.5, o), "reduction kernel, axis " .. tostring(axis), 1e-12)
+      check(dnn(c, dist(x, { 7, 2 }), -1, o), dnn(x, x, -1, o), "reduction kernel of two grids, axis " .. tostring(axis),
+            1e-12)
+    end
+    check(add:reduce(c, 1), add:reduce(x, 1), "f:reduce along axis 1", 1e-12)
+    check(add:reduce(c, { 1, 2 }), add:reduce(x, { 1, 2 }), "f:reduce over both", 1e-12)
+    -- A rank that holds no block still gives the 0-d result.
+    local small = dist(luda.arange(4):astype("float64"), { 4 })
+    check(dnn(small, 2, 1), dnn(luda.arange(4):astype("float64"), 2, 1), "one block, on rank 0")
+  end)
+
   it("reduce over every axis across the ranks", function()
     local x = luda.random.random({ 70, 5 }, "float64", { seed = 14 })
     local c = luda.chunked(x, { 10, -1 }, { distributed = true })
