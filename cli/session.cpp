@@ -37,9 +37,61 @@ void on_interrupt(int sig) {
 
 // ---- protected functions: they hold no C++ object, so a Lua error may cross them -------
 
+// ---- top-level locals of a REPL input outlive it ---------------------------------------
+// Each input is a chunk of its own, so a `local` at its top level would end with it (as in
+// lua.c). The REPL keeps them: when its chunk returns, or raises, the locals active in it
+// become globals of the same names (the value each holds then), which later inputs read.
+// A closure made in the input keeps the local itself, not the global.
+
+constexpr char kChunkKey[] = "luda.repl.chunk";  // registry: the input's chunk while it runs
+
+// Whether the function running at `ar` is the REPL's chunk.
+bool is_repl_chunk(lua_State* L, lua_Debug* ar) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kChunkKey) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    return false;
+  }
+  if (!lua_getinfo(L, "f", ar)) {
+    lua_pop(L, 1);
+    return false;
+  }
+  bool same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
+// The locals active at `ar` as globals; Lua's own temporaries ("(for state)") stay.
+void keep_locals(lua_State* L, lua_Debug* ar) {
+  for (int i = 1;; ++i) {
+    const char* name = lua_getlocal(L, ar, i);
+    if (name == nullptr) break;
+    if (name[0] == '(') {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_setglobal(L, name);
+  }
+}
+
+void locals_hook(lua_State* L, lua_Debug* ar) {
+  if (ar->event == LUA_HOOKRET && is_repl_chunk(L, ar)) keep_locals(L, ar);
+}
+
+// On an error: the locals of the REPL's chunk, if it is on the stack, as they are now.
+void keep_locals_on_error(lua_State* L) {
+  lua_Debug ar;
+  for (int level = 0; lua_getstack(L, level, &ar); ++level) {
+    if (is_repl_chunk(L, &ar)) {
+      keep_locals(L, &ar);
+      return;
+    }
+  }
+}
+
 // lua.c's msghandler: the message plus a traceback; a non-string error object is shown
-// through its __tostring, else by its type.
+// through its __tostring, else by its type. (A REPL input's locals are kept first.)
 int message_handler(lua_State* L) {
+  keep_locals_on_error(L);
   const char* msg = lua_tostring(L, 1);
   if (msg == nullptr) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
@@ -118,16 +170,68 @@ int load_script(lua_State* L) {
   return static_cast<int>(n) + 1;
 }
 
-// Prints its arguments as `print` does, tab-separated through tostring.
+// The REPL's picture of a value: what tostring gives, but a table with neither __tostring
+// nor __name is written as a constructor ({1, 2, 3}, {dtype = "float32", n = 4}): its
+// list part, then its other keys in sorted order; nested tables to depth 3, at most 40
+// entries each, a table met again as {...}.
+constexpr char kPrettyLua[] = R"lua(
+local function key_text(k)
+  if type(k) == "string" and k:match("^[%a_][%w_]*$") then return k end
+  if type(k) == "string" then return ("[%q]"):format(k) end
+  return "[" .. tostring(k) .. "]"
+end
+local function plain(v)
+  local mt = getmetatable(v)
+  return type(v) == "table" and not (type(mt) == "table" and (mt.__tostring or mt.__name))
+end
+local function pretty(v, depth, seen)
+  if type(v) == "string" then return depth == 0 and v or ("%q"):format(v) end
+  if not plain(v) then return tostring(v) end
+  if seen[v] or depth >= 3 then return "{...}" end
+  seen[v] = true
+  local parts, n = {}, #v
+  for i = 1, n do
+    if #parts == 40 then parts[#parts + 1] = "..." break end
+    parts[#parts + 1] = pretty(v[i], depth + 1, seen)
+  end
+  local keys = {}
+  for k in pairs(v) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
+  end
+  table.sort(keys, function(a, b)
+    if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then return a < b end
+    return type(a) < type(b)
+  end)
+  for _, k in ipairs(keys) do
+    if #parts >= 40 then parts[#parts + 1] = "..." break end
+    parts[#parts + 1] = key_text(k) .. " = " .. pretty(v[k], depth + 1, seen)
+  end
+  seen[v] = nil
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+return function(...)
+  local out = {}
+  for i = 1, select("#", ...) do out[i] = pretty((select(i, ...)), 0, {}) end
+  return table.concat(out, "\t")
+end
+)lua";
+constexpr char kPrettyKey[] = "luda.repl.pretty";
+
+// Prints its arguments tab-separated, through the REPL's picture of each (kPrettyLua).
 int print_values(lua_State* L) {
   int n = lua_gettop(L);
-  for (int i = 1; i <= n; ++i) {
-    size_t len = 0;
-    const char* s = luaL_tolstring(L, i, &len);
-    if (i > 1) std::fputc('\t', stdout);
-    std::fwrite(s, 1, len, stdout);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kPrettyKey) != LUA_TFUNCTION) {
     lua_pop(L, 1);
+    if (luaL_loadbuffer(L, kPrettyLua, sizeof(kPrettyLua) - 1, "=luda.repl") != LUA_OK) return lua_error(L);
+    lua_call(L, 0, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kPrettyKey);
   }
+  lua_insert(L, 1);
+  lua_call(L, n, 1);
+  size_t len = 0;
+  const char* s = lua_tolstring(L, -1, &len);
+  std::fwrite(s, 1, len, stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
   return 0;
@@ -241,9 +345,19 @@ void Session::report_message() { report(LUA_ERRSYNTAX, nullptr); }
 
 void Session::call_and_print() {
   int base = lua_gettop(L_) - 1;  // below the chunk
+  lua_pushvalue(L_, -1);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
+  lua_sethook(L_, locals_hook, LUA_MASKRET, 0);
   int status = call(0, LUA_MULTRET);
+  if (lua_gethook(L_) == locals_hook) lua_sethook(L_, nullptr, 0, 0);
+  lua_pushnil(L_);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
   if (status == LUA_OK) {
     int n = lua_gettop(L_) - base;
+    if (n > 0 && !lua_isnil(L_, base + 1)) {  // `_`: the last input's first value, as IPython's
+      lua_pushvalue(L_, base + 1);
+      lua_setglobal(L_, "_");
+    }
     if (n > 0 && lua_checkstack(L_, LUA_MINSTACK)) {
       lua_pushcfunction(L_, print_values);
       lua_insert(L_, base + 1);

@@ -186,6 +186,38 @@ describe("the luda REPL", function()
     assert.matches("^stdin%[1%]:1: bad argument #2 to 'zeros' %(unknown dtype 'float33'", err)
   end)
 
+  it("keeps top-level locals for later inputs, `_` for the last value, and prints tables as constructors", function()
+    local out, err = luda("-i", table.concat({
+      "local x, y = 6, 7",
+      "=x * y",
+      "=_ + 1",
+      "local t = {1, {2, 'two'}, key = true, ['a b'] = 1.5}",
+      "t",
+      "for i = 1, 2 do local inner = i end",
+      "=inner",
+      "local function sq(v) return v * v end",
+      "sq(5)",
+      "local before = 3; error('boom')",
+      "=before",
+      "=luda.zeros({2, 3}).shape",
+    }, "\n") .. "\n")
+    assert.are.equal("> > 42\n> 43\n> > {1, {2, \"two\"}, [\"a b\"] = 1.5, key = true}\n> > nil\n> > 25\n> > 3\n" ..
+                     "> {2, 3}\n> \n", out:match("^.-\n(.*)$"))
+    assert.matches("^stdin%[10%]:1: boom\n", err)
+  end)
+
+  it("runs the README's tour pasted line by line, printing what its comments say", function()
+    local root = debug.getinfo(1, "S").source:match("^@(.*)/tests/lua/[^/]*$")
+    local readme = read_file(root .. "/README.md")
+    local tour = readme:match("## A short tour\n\n```lua\n(.-)```")
+    assert.is_truthy(tour)
+    local out, err = luda("-i", tour, false, { LUDA_DEVICE = "cpu" })
+    assert.are.equal("", err)
+    assert.matches("> 3\tfloat32\tcpu\n", out)
+    assert.matches("> 1%.0\t1%.0\n", out)
+    assert.matches("array%(1%.e%+10, dtype=float32%)\tarray%(2%.7182817, dtype=float32%)\tarray%(99999%)\n", out)
+  end)
+
   it("runs the script first with -i, then reads from stdin", function()
     local path = script("answer = 6 * 7\n")
     local out, err, code = luda("-i " .. quote(path), "=answer\n")
