@@ -129,6 +129,10 @@ void run_repl(Session& session, LineReader& reader) {
       if (!in) break;
       line = std::move(in->text);
     }
+    if (!line.empty() && line[0] == ':') {  // a command: no Lua statement starts so
+      session.run_command(line);
+      continue;
+    }
     if (!line.empty() && line[0] == '=') line = "return " + line.substr(1);  // Lua 5.1's "=expr"
     session.begin_input();
 

@@ -2,6 +2,7 @@
 // ("return <line>;", as Lua 5.4's own REPL does; "=expr" too), else as statements,
 // continued with more lines (prompt ">>") while the chunk is incomplete. Results print
 // tab-separated through tostring; errors print with their traceback and the loop goes on.
+// A line that starts with ':' is a command (cli/commands.h).
 #pragma once
 
 #include <memory>

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cli/commands.h"
 #include "runtime/interrupt.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/module.h"
@@ -216,6 +217,7 @@ return function(...)
 end
 )lua";
 constexpr char kPrettyKey[] = "luda.repl.pretty";
+constexpr char kCommandsKey[] = "luda.repl.commands";
 
 // Prints its arguments tab-separated, through the REPL's picture of each (kPrettyLua).
 int print_values(lua_State* L) {
@@ -369,6 +371,24 @@ void Session::call_and_print() {
     }
   }
   report(status, nullptr);
+  lua_settop(L_, base);
+}
+
+void Session::run_command(std::string_view line) {
+  int base = lua_gettop(L_);
+  if (lua_getfield(L_, LUA_REGISTRYINDEX, kCommandsKey) != LUA_TFUNCTION) {
+    lua_pop(L_, 1);
+    lua_pushcfunction(L_, push_commands);
+    if (!report(call(0, 1), nullptr)) {
+      lua_settop(L_, base);
+      return;
+    }
+    lua_pushvalue(L_, -1);
+    lua_setfield(L_, LUA_REGISTRYINDEX, kCommandsKey);
+  }
+  lua_pushlstring(L_, line.data(), line.size());
+  report(call(1, 0), nullptr);
+  std::fflush(stdout);
   lua_settop(L_, base);
 }
 

@@ -56,6 +56,9 @@ class Session {
   // print NumPy-style through their __tostring); an error is reported with its traceback.
   // The state is ready for the next line either way.
   void call_and_print();
+  // Runs a REPL command line (":time expr", cli/commands.h); an error is reported and the
+  // state is ready for the next line.
+  void run_command(std::string_view line);
 
  private:
   // Calls the function below `nargs` arguments on the stack with the traceback handler;

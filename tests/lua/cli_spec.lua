@@ -218,6 +218,40 @@ describe("the luda REPL", function()
     assert.matches("array%(1%.e%+10, dtype=float32%)\tarray%(2%.7182817, dtype=float32%)\tarray%(99999%)\n", out)
   end)
 
+  it("runs commands: :time, :devices, :types, :cache, :help, and says what is wrong with a bad one", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local out, err = luda("-i", table.concat({
+      ":devices",
+      ":time luda.zeros(100) + 1",
+      "k = luda.cuda.jit(function(x) x[0] = 1 end)",
+      "k[{1, 1}](luda.zeros(2))",
+      ":types k",
+      ":cache",
+      ":cache clear",
+      ":cache",
+      ":help",
+      ":bogus",
+      ":time",
+      ":cuda 42",
+      "print('alive')",
+    }, "\n") .. "\n", false, { LUDA_DEVICE = "cpu", LUDA_CACHE_DIR = dir })
+    os.execute("rm -rf " .. quote(dir))
+    local body = out:match("^.-\n(.*)$")
+    assert.matches("^> %* <device cpu>\n", body)
+    assert.matches("\n> [%d.]+ [mun]?s %+%- [%d.]+ [mun]?s per call %(mean %+%- std%. dev%. of 7 runs, %d+ calls? each; best [%d.]+ [mun]?s%)\n", body)
+    assert.matches("\n> > > %-%- kernel k_%x+%(x: array%(float64, 1d, C%)%)\n", body)
+    -- The first :cache: the kernels compiled so far, written to the new folder; clear
+    -- removes them, and the counters stay.
+    local writes = body:match("> folder " .. literal(dir) .. "\nhits 0, misses %d+, writes (%d+), corrupt 0, write failures 0\n")
+    assert.is_truthy(writes)
+    assert.is_truthy(body:find("> removed " .. writes .. " kernel files (", 1, true))
+    assert.matches(":time expr +time expr as IPython's %%timeit", body)
+    assert.matches("> alive\n> \n$", body)
+    assert.are.equal("unknown command ':bogus'; :help lists them\n:time takes an expression\n" ..
+                     ":cuda takes a kernel or kind (luda.cuda.jit, vectorize, elementwise, reduction, fuse), got number\n", err)
+  end)
+
   it("runs the script first with -i, then reads from stdin", function()
     local path = script("answer = 6 * 7\n")
     local out, err, code = luda("-i " .. quote(path), "=answer\n")

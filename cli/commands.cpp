@@ -1,0 +1,171 @@
+#include "cli/commands.h"
+
+#include <lua.hpp>
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+namespace luda::cli {
+namespace {
+
+// clear_cache(dir): removes luda's kernel files (<hash>.luda) from dir; returns how many
+// and their bytes. Other files in the folder stay.
+int clear_cache(lua_State* L) {
+  const char* dir = luaL_checkstring(L, 1);
+  lua_Integer count = 0, bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec) || entry.path().extension() != ".luda") continue;
+    auto size = entry.file_size(ec);
+    if (ec) continue;
+    if (std::filesystem::remove(entry.path(), ec)) {
+      ++count;
+      bytes += static_cast<lua_Integer>(size);
+    }
+  }
+  lua_pushinteger(L, count);
+  lua_pushinteger(L, bytes);
+  return 2;
+}
+
+// The commands, in Lua: a function(line) run for an input that starts with ':'.
+constexpr char kCommandsLua[] = R"lua(
+local clear_cache = ...
+local luda = require "luda"
+
+local function say(fmt, ...) io.write(fmt:format(...), "\n") end
+
+-- An expression of the REPL's globals, compiled as the function that returns it.
+local function compile(expr, what)
+  if expr == "" then error(("%s takes an expression"):format(what), 0) end
+  local f, err = luda.load("return " .. expr, "=" .. what)
+  if not f then error(err, 0) end
+  return f
+end
+
+-- Waits for every device's queued work, so that a time includes it.
+local function wait_all()
+  if luda.cuda.is_available() then
+    for d = 0, luda.cuda.device_count() - 1 do luda.device(d):synchronize() end
+  end
+end
+
+local function time_text(s)
+  if s >= 1 then return ("%.3g s"):format(s) end
+  if s >= 1e-3 then return ("%.3g ms"):format(s * 1e3) end
+  if s >= 1e-6 then return ("%.3g us"):format(s * 1e6) end
+  return ("%.3g ns"):format(s * 1e9)
+end
+
+local commands = {}
+local help = {}
+
+help.time = ":time expr       time expr as IPython's %timeit: a warm-up call, then 7 runs of n calls each (n making a run last 0.2 s), every device waited for at the end of each run"
+commands.time = function(expr)
+  local f = compile(expr, ":time")
+  collectgarbage()
+  f()
+  wait_all()
+  local loops = 1
+  while true do
+    local t0 = luda.clock()
+    for _ = 1, loops do f() end
+    wait_all()
+    local t = luda.clock() - t0
+    if t >= 0.2 or loops >= 1e7 then break end
+    loops = loops * (t > 0.02 and 2 or 10)
+  end
+  local runs = {}
+  for r = 1, 7 do
+    local t0 = luda.clock()
+    for _ = 1, loops do f() end
+    wait_all()
+    runs[r] = (luda.clock() - t0) / loops
+  end
+  local mean = 0
+  for _, t in ipairs(runs) do mean = mean + t end
+  mean = mean / #runs
+  local var = 0
+  for _, t in ipairs(runs) do var = var + (t - mean) ^ 2 end
+  local sd = math.sqrt(var / (#runs - 1))
+  table.sort(runs)
+  say("%s +- %s per call (mean +- std. dev. of 7 runs, %d call%s each; best %s)", time_text(mean), time_text(sd),
+    loops, loops == 1 and "" or "s", time_text(runs[1]))
+end
+
+help.devices = ":devices         the devices, the current one marked"
+commands.devices = function()
+  local current = tostring(luda.current_device())
+  for _, d in ipairs(luda.devices()) do
+    say("%s %s", tostring(d) == current and "*" or " ", tostring(d))
+  end
+end
+
+help.cache = ":cache [clear]   the kernel cache's folder and counters; clear removes its kernel files"
+commands.cache = function(rest)
+  local s = luda.cuda.cache_stats()
+  if rest == "clear" then
+    if s.directory == "" then return say("no cache folder") end
+    local n, bytes = clear_cache(s.directory)
+    return say("removed %d kernel file%s (%.1f MiB) from %s", n, n == 1 and "" or "s", bytes / 2 ^ 20, s.directory)
+  elseif rest ~= "" then
+    error(":cache takes nothing or 'clear', got '" .. rest .. "'", 0)
+  end
+  say("folder %s", s.directory == "" and "(none)" or s.directory)
+  say("hits %d, misses %d, writes %d, corrupt %d, write failures %d", s.hits, s.misses, s.writes, s.corrupt,
+    s.write_failures)
+end
+
+-- :cuda k, :ptx k, :types k: what k:inspect gives.
+for _, what in ipairs({ "cuda", "ptx", "types" }) do
+  help[what] = (":%-15s k:inspect(\"%s\") of a kernel or kind k"):format(what .. " k", what)
+  commands[what] = function(expr)
+    local k = compile(expr, ":" .. what)()
+    local ok, text = pcall(function() return k:inspect(what) end)
+    if not ok and type(k) ~= "userdata" then
+      error((":%s takes a kernel or kind (luda.cuda.jit, vectorize, elementwise, reduction, fuse), got %s"):format(what,
+        type(k)), 0)
+    end
+    if not ok then error((":%s: %s"):format(what, tostring(text):gsub("^[^:]*:%d+: ", "")), 0) end
+    io.write(text, text:sub(-1) == "\n" and "" or "\n")
+  end
+end
+
+help.help = ":help            these commands"
+commands.help = function()
+  local names = {}
+  for name in pairs(help) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do say("%s", help[name]) end
+end
+
+-- A command's own error (a bad use of it: a message with no place) prints alone; an error
+-- of the code it runs (a message at a place) goes on, with its traceback.
+return function(line)
+  local name, rest = line:match("^:(%a*)%s*(.-)%s*$")
+  local command = commands[name]
+  if not command then
+    io.stderr:write(("unknown command ':%s'; :help lists them\n"):format(name or ""))
+    return
+  end
+  local ok, err = pcall(command, rest)
+  if ok then return end
+  if type(err) == "string" and not err:find("^[^%s:]+:%d+: ") then
+    io.stderr:write(err, "\n")
+    return
+  end
+  error(err, 0)
+end
+)lua";
+
+}  // namespace
+
+int push_commands(lua_State* L) {
+  if (luaL_loadbuffer(L, kCommandsLua, sizeof(kCommandsLua) - 1, "=luda.commands") != LUA_OK) return lua_error(L);
+  lua_pushcfunction(L, clear_cache);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+}  // namespace luda::cli
