@@ -3,6 +3,8 @@
 #include <lua.hpp>
 
 #include <filesystem>
+
+#include "cli/api_doc.h"
 #include <string>
 #include <system_error>
 
@@ -31,7 +33,7 @@ int clear_cache(lua_State* L) {
 
 // The commands, in Lua: a function(line) run for an input that starts with ':'.
 constexpr char kCommandsLua[] = R"lua(
-local clear_cache = ...
+local clear_cache, doc = ...
 local luda = require "luda"
 
 local function say(fmt, ...) io.write(fmt:format(...), "\n") end
@@ -132,8 +134,146 @@ for _, what in ipairs({ "cuda", "ptx", "types" }) do
   end
 end
 
-help.help = ":help            these commands"
-commands.help = function()
+-- ---- help from the API reference (docs/api.md, embedded) ----------------------------
+-- Its entries are the code spans of its headings and of its tables' first cells that name
+-- `luda.<name>`, `x:<method>`, `x.<field>` (docs/api.md says so at its top); an entry's
+-- key is that name without its arguments.
+local entries, lines
+
+local function key_of(span) return span:match("^([%a_][%w_%.:]*[%w_])") end
+
+local function index()
+  if entries then return end
+  entries, lines = {}, {}
+  for line in (doc .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = line end
+  local function add(key, entry)
+    if not key then return end
+    local list = entries[key] or {}
+    entries[key] = list
+    if list[#list] and list[#list].at == entry.at then return end  -- named twice in one heading
+    list[#list + 1] = entry
+  end
+  local fenced = false
+  for i, line in ipairs(lines) do
+    if line:match("^%s*```") then fenced = not fenced end
+    local hashes, text = line:match("^(#+) (.*)$")
+    if fenced then
+      -- code: no entries
+    elseif hashes then
+      for span in text:gmatch("`([^`]+)`") do add(key_of(span), { at = i, level = #hashes }) end
+    else
+      local cell = line:match("^| ([^|]*) |")
+      if cell then
+        for span in cell:gmatch("`([^`]+)`") do add(key_of(span), { at = i }) end
+      end
+    end
+  end
+end
+
+-- The text of an entry: a heading's section (to the next heading as high), or a table
+-- row as "column: cell" lines under its table's header.
+local function entry_text(e)
+  local out = {}
+  if e.level then
+    local fenced = false
+    for i = e.at, #lines do
+      local line = lines[i]
+      if line:match("^%s*```") then fenced = not fenced end
+      local hashes = not fenced and line:match("^(#+) ")
+      if i > e.at and hashes and #hashes <= e.level then break end
+      if #out == 60 then
+        out[#out + 1] = "... (the rest in docs/api.md)"
+        break
+      end
+      out[#out + 1] = line
+    end
+    while out[#out] == "" do out[#out] = nil end
+    return table.concat(out, "\n")
+  end
+  local top = e.at
+  while top > 1 and lines[top - 1]:match("^|") do top = top - 1 end
+  local function cells(line)
+    local list = {}
+    for cell in line:sub(2):gmatch("%s*(.-)%s*|") do list[#list + 1] = cell end
+    return list
+  end
+  local header, row = cells(lines[top]), cells(lines[e.at])
+  for j, cell in ipairs(row) do
+    if cell ~= "" then out[#out + 1] = ("%s: %s"):format(header[j] or ("column " .. j), cell) end
+  end
+  return table.concat(out, "\n")
+end
+
+-- The API reference's name for a value: a function of luda or of one of its tables
+-- (luda.linalg.solve), an array's method, a kernel kind's maker; nil when unknown.
+local function name_of(v)
+  if type(v) == "function" then
+    for k, f in pairs(luda) do
+      if rawequal(f, v) then return "luda." .. k end
+    end
+    for k, t in pairs(luda) do
+      if type(t) == "table" then
+        for j, f in pairs(t) do
+          if rawequal(f, v) then return "luda." .. k .. "." .. j end
+        end
+      end
+    end
+    index()
+    local probe = luda.zeros({ 1 }, "float32", { device = "cpu" })
+    for key in pairs(entries) do
+      local m = key:match("^x:([%w_]+)$")
+      if m and rawequal(probe[m], v) then return key end
+    end
+    return nil
+  end
+  local kind = tostring(v):match("^<(%a+) '")
+  if kind == "vectorize" or kind == "elementwise" or kind == "reduction" or kind == "fuse" then
+    return "luda." .. kind
+  end
+  if luda.chunked.is_chunked(v) then return "luda.chunked" end
+  local mt = getmetatable(v)
+  if type(v) == "userdata" and v.shape ~= nil and pcall(function() return v.dtype end) then return "x" end
+  return nil
+end
+
+-- help(v) / ?name: the API reference's entries for a value or a name ("luda.sum", "sum",
+-- "x:get", "shape"): the exact name, else luda.<name>, x:<name> and x.<name>, else every
+-- entry whose last part is the name.
+local function help_text(v)
+  index()
+  local name = type(v) == "string" and v or name_of(v)
+  if name == nil then
+    return ("no entry in the API reference for this %s; help(\"name\") looks a name up"):format(type(v))
+  end
+  if name == "x" then
+    local keys = {}
+    for key in pairs(entries) do
+      if key:match("^x[:%.]") then keys[#keys + 1] = key end
+    end
+    table.sort(keys)
+    return "an array; its fields and methods (help(\"x:sum\") for one):\n" .. table.concat(keys, " ")
+  end
+  local found = entries[name] or entries["luda." .. name] or entries["x:" .. name] or entries["x." .. name]
+  if not found then
+    local keys = {}
+    for key in pairs(entries) do
+      if key:match("[%.:]" .. name:gsub("%p", "%%%0") .. "$") then keys[#keys + 1] = key end
+    end
+    table.sort(keys)
+    if #keys == 1 then found = entries[keys[1]]
+    elseif #keys > 1 then return ("several entries end in '%s': %s"):format(name, table.concat(keys, ", "))
+    else return ("no entry named '%s' in the API reference (docs/api.md)"):format(name) end
+  end
+  local texts = {}
+  for _, e in ipairs(found) do texts[#texts + 1] = entry_text(e) end
+  return table.concat(texts, "\n\n")
+end
+
+local function help_fn(v) io.write(help_text(v), "\n") end
+
+help.help = ":help [name]     these commands, or the API reference's entry for a name (also ?name, name?, help(value))"
+commands.help = function(rest)
+  if rest ~= "" then return help_fn(rest) end
   local names = {}
   for name in pairs(help) do names[#names + 1] = name end
   table.sort(names)
@@ -142,7 +282,7 @@ end
 
 -- A command's own error (a bad use of it: a message with no place) prints alone; an error
 -- of the code it runs (a message at a place) goes on, with its traceback.
-return function(line)
+local function run(line)
   local name, rest = line:match("^:(%a*)%s*(.-)%s*$")
   local command = commands[name]
   if not command then
@@ -157,6 +297,8 @@ return function(line)
   end
   error(err, 0)
 end
+
+return { run = run, help = help_fn }
 )lua";
 
 }  // namespace
@@ -164,7 +306,8 @@ end
 int push_commands(lua_State* L) {
   if (luaL_loadbuffer(L, kCommandsLua, sizeof(kCommandsLua) - 1, "=luda.commands") != LUA_OK) return lua_error(L);
   lua_pushcfunction(L, clear_cache);
-  lua_call(L, 1, 1);
+  lua_pushlstring(L, kApiDoc.data(), kApiDoc.size());
+  lua_call(L, 2, 1);
   return 1;
 }
 

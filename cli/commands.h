@@ -1,13 +1,15 @@
 // The REPL's commands, in IPython's spirit: an input that starts with ':' (`:time expr`,
-// `:devices`, `:cache [clear]`, `:cuda k`, `:ptx k`, `:types k`, `:help`).
+// `:devices`, `:cache [clear]`, `:cuda k`, `:ptx k`, `:types k`, `:help [name]`), and help.
 #pragma once
 
 struct lua_State;
 
 namespace luda::cli {
 
-// A lua_CFunction: pushes the function(line) that runs a command line (raising a Lua
-// error with its message for a bad one). Needs luda loaded (package.loaded.luda).
+// A lua_CFunction: pushes a table of two functions: run(line), which runs a command line
+// (a bad use prints what is wrong; an error of the code it runs is raised), and
+// help(value or name), the REPL's global `help`: the API reference's entry (docs/api.md,
+// embedded). Needs luda loaded (package.loaded.luda).
 int push_commands(lua_State* L);
 
 }  // namespace luda::cli

@@ -119,6 +119,7 @@ std::string default_history_path() {
 void run_repl(Session& session, LineReader& reader) {
   using Load = Session::Load;
   std::optional<std::string> carried;  // typed after a Ctrl-C that dropped a chunk
+  session.prepare_repl();
   for (;;) {
     std::string line;
     if (carried) {
@@ -131,6 +132,12 @@ void run_repl(Session& session, LineReader& reader) {
     }
     if (!line.empty() && line[0] == ':') {  // a command: no Lua statement starts so
       session.run_command(line);
+      continue;
+    }
+    // ?name and name? (IPython's): help for a name (no Lua input starts or ends so).
+    if (line.size() > 1 && (line[0] == '?' || line.back() == '?')) {
+      std::string name = line[0] == '?' ? line.substr(1) : line.substr(0, line.size() - 1);
+      session.run_command(":help " + name);
       continue;
     }
     if (!line.empty() && line[0] == '=') line = "return " + line.substr(1);  // Lua 5.1's "=expr"

@@ -374,21 +374,34 @@ void Session::call_and_print() {
   lua_settop(L_, base);
 }
 
+// Pushes the commands' table (cli/commands.h), made once; false after reporting an error.
+bool Session::push_commands_table() {
+  if (lua_getfield(L_, LUA_REGISTRYINDEX, kCommandsKey) == LUA_TTABLE) return true;
+  lua_pop(L_, 1);
+  lua_pushcfunction(L_, push_commands);
+  if (!report(call(0, 1), nullptr)) return false;
+  lua_pushvalue(L_, -1);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kCommandsKey);
+  return true;
+}
+
+void Session::prepare_repl() {
+  int base = lua_gettop(L_);
+  if (lua_getglobal(L_, "help") == LUA_TNIL && push_commands_table()) {
+    lua_getfield(L_, -1, "help");
+    lua_setglobal(L_, "help");
+  }
+  lua_settop(L_, base);
+}
+
 void Session::run_command(std::string_view line) {
   int base = lua_gettop(L_);
-  if (lua_getfield(L_, LUA_REGISTRYINDEX, kCommandsKey) != LUA_TFUNCTION) {
-    lua_pop(L_, 1);
-    lua_pushcfunction(L_, push_commands);
-    if (!report(call(0, 1), nullptr)) {
-      lua_settop(L_, base);
-      return;
-    }
-    lua_pushvalue(L_, -1);
-    lua_setfield(L_, LUA_REGISTRYINDEX, kCommandsKey);
+  if (push_commands_table()) {
+    lua_getfield(L_, -1, "run");
+    lua_pushlstring(L_, line.data(), line.size());
+    report(call(1, 0), nullptr);
+    std::fflush(stdout);
   }
-  lua_pushlstring(L_, line.data(), line.size());
-  report(call(1, 0), nullptr);
-  std::fflush(stdout);
   lua_settop(L_, base);
 }
 

@@ -59,6 +59,8 @@ class Session {
   // Runs a REPL command line (":time expr", cli/commands.h); an error is reported and the
   // state is ready for the next line.
   void run_command(std::string_view line);
+  // Before the first input: the global `help` (cli/commands.h), unless one is defined.
+  void prepare_repl();
 
  private:
   // Calls the function below `nargs` arguments on the stack with the traceback handler;
@@ -66,6 +68,7 @@ class Session {
   int call(int nargs, int nresults);
   // Writes the message on top (if status is an error) with `prefix`, and pops it.
   bool report(int status, const char* prefix);
+  bool push_commands_table();
 
   lua_State* L_ = nullptr;
   int executed_ = 0;  // -e chunks run

@@ -252,6 +252,41 @@ describe("the luda REPL", function()
                      ":cuda takes a kernel or kind (luda.cuda.jit, vectorize, elementwise, reduction, fuse), got number\n", err)
   end)
 
+  it("shows the API reference's entry for help(value), ?name and name?", function()
+    local out, err = luda("-i", table.concat({
+      "?luda.vectorize",
+      "help(luda.linalg.solve)",
+      "x = luda.zeros(3)",
+      "help(x.sum)",
+      "shape?",
+      "help(luda.vectorize(function(a) return a end))",
+      "?no_such_name",
+      ":help cumsum",
+    }, "\n") .. "\n", false, { LUDA_DEVICE = "cpu" })
+    assert.are.equal("", err)
+    local body = out:match("^.-\n(.*)$")
+    -- Each from docs/api.md: the heading, and its section to the next heading as high.
+    local root = debug.getinfo(1, "S").source:match("^@(.*)/tests/lua/[^/]*$")
+    local api = read_file(root .. "/docs/api.md")
+    local function section(name)
+      local at = api:find("\n#+ `" .. literal(name) .. "[(`]")
+      assert.is_truthy(at, name)
+      local level = #api:match("^\n(#+)", at)
+      local stop = at + 1
+      repeat
+        stop = api:find("\n#", stop + 1, true)
+      until not stop or #api:match("^\n(#*)", stop) <= level
+      return (api:sub(at + 1, stop and stop - 1 or #api):gsub("\n+$", ""))
+    end
+    assert.is_truthy(body:find("> " .. section("luda.vectorize") .. "\n> ", 1, true))
+    assert.is_truthy(body:find("> " .. section("luda.linalg.solve") .. "\n> ", 1, true))
+    assert.is_truthy(body:find("> > " .. section("x:sum") .. "\n> ", 1, true))
+    assert.is_truthy(body:find("> field: `x.shape`\nvalue: the extents", 1, true))
+    assert.equal(2, select(2, body:gsub("### `luda.vectorize%(", "")))  -- ?luda.vectorize and help(a vectorize)
+    assert.is_truthy(body:find("> no entry named 'no_such_name' in the API reference (docs/api.md)\n", 1, true))
+    assert.is_truthy(body:find("`x:cumsum(", 1, true))
+  end)
+
   it("runs the script first with -i, then reads from stdin", function()
     local path = script("answer = 6 * 7\n")
     local out, err, code = luda("-i " .. quote(path), "=answer\n")
