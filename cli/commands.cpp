@@ -298,7 +298,79 @@ local function run(line)
   error(err, 0)
 end
 
-return { run = run, help = help_fn }
+-- ---- completion -----------------------------------------------------------------------
+local KEYWORDS = { "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
+                   "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while" }
+local KIND_MEMBERS = { "compile", "inspect", "reduce", "signatures", "stats", "lua", "name" }
+
+-- The names after `v.` (methods: after `v:`) that completion offers: a table's string keys
+-- and its __index table's; an array's fields and methods (from the API reference's
+-- entries); a kind's members.
+local function members(v, methods_only)
+  local out, seen = {}, {}
+  local function add(k, value)
+    if type(k) == "string" and k:match("^[%a_][%w_]*$") and not seen[k] then
+      if not methods_only or value == nil or type(value) == "function" then
+        seen[k] = true
+        out[#out + 1] = k
+      end
+    end
+  end
+  if type(v) == "table" then
+    for k, value in pairs(v) do add(k, value) end
+  end
+  local mt = getmetatable(v)
+  if type(mt) == "table" and type(mt.__index) == "table" then
+    for k, value in pairs(mt.__index) do add(k, value) end
+  end
+  if type(v) == "userdata" then
+    if pcall(function() return v.shape, v.dtype end) then
+      index()
+      for key in pairs(entries) do
+        local sep, m = key:match("^x([:%.])([%w_]+)$")
+        if m and (sep == ":" or not methods_only) then add(m) end
+      end
+    elseif tostring(v):match("^<%a+ '") then
+      for _, k in ipairs(KIND_MEMBERS) do add(k) end
+    end
+  end
+  return out
+end
+
+-- complete(line): the candidates for the name that ends `line` (the text before the
+-- cursor), each the whole name as it would read (`luda.vectorize`, `x:sum`), sorted, and
+-- the 1-based position in `line` where that name starts.
+local function complete(line)
+  local word = line:match("[%a_][%w_%.:]*$") or ""
+  local start = #line - #word + 1
+  local base, sep, part = word:match("^(.*)([%.:])([%w_]*)$")
+  local names = {}
+  if not base then
+    part = word
+    for k in pairs(_G) do if type(k) == "string" then names[#names + 1] = k end end
+    for _, k in ipairs(KEYWORDS) do names[#names + 1] = k end
+  else
+    local v = _G
+    for name in base:gmatch("[^%.:]+") do
+      local ok, field = pcall(function() return v[name] end)
+      if not ok or field == nil then return start, {} end
+      v = field
+    end
+    if base:find(":") then return start, {} end  -- a method's result: not known before the call
+    names = members(v, sep == ":")
+  end
+  local out, seen = {}, {}
+  for _, k in ipairs(names) do
+    if k:sub(1, #part) == part and not seen[k] then
+      seen[k] = true
+      out[#out + 1] = (base and base .. sep or "") .. k
+    end
+  end
+  table.sort(out)
+  return start, out
+end
+
+return { run = run, help = help_fn, complete = complete }
 )lua";
 
 }  // namespace

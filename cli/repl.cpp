@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 namespace luda::cli {
@@ -23,6 +24,42 @@ constexpr const char* kMorePrompt = ">> ";
 
 volatile std::sig_atomic_t g_prompt_interrupted = 0;
 bool g_line_dropped = false;
+
+// ---- Tab completion --------------------------------------------------------------------
+// readline asks for the word before the cursor, its word breaks leaving `.` and `:` inside
+// it (`luda.vec`, `x:su`); the completer gives whole names, whose part before readline's
+// word is kept.
+
+Completer g_completer;
+std::vector<std::string> g_matches;
+
+char* next_match(const char*, int state) {
+  static std::size_t next = 0;
+  if (state == 0) next = 0;
+  if (next >= g_matches.size()) return nullptr;
+  return strdup(g_matches[next++].c_str());
+}
+
+char** attempt_completion(const char* text, int start, int end) {
+  rl_attempted_completion_over = 1;  // no file names
+  g_matches.clear();
+  std::string_view before(rl_line_buffer, static_cast<std::size_t>(end));
+  if (before.find_first_not_of(" \t") == std::string_view::npos) {  // indent
+    rl_insert_text("  ");
+    return nullptr;
+  }
+  if (!g_completer) return nullptr;
+  std::size_t from = 0;
+  std::vector<std::string> names = g_completer(before, &from);
+  const auto word = static_cast<std::size_t>(start);
+  if (from > word) return nullptr;
+  for (std::string& name : names) {
+    if (word - from > name.size()) continue;
+    g_matches.push_back(name.substr(word - from));  // from readline's word on
+  }
+  rl_completion_append_character = '\0';
+  return rl_completion_matches(text, next_match);
+}
 
 void on_prompt_interrupt(int) { g_prompt_interrupted = 1; }
 
@@ -43,8 +80,11 @@ class TerminalReader final : public LineReader {
   explicit TerminalReader(std::string history_path) : path_(std::move(history_path)) {
     rl_readline_name = "luda";
     rl_signal_event_hook = on_signal_event;
-    rl_bind_key('\t', rl_insert);  // Tab indents: file-name completion is no help in Lua
+    rl_attempted_completion_function = attempt_completion;
+    rl_completer_word_break_characters = const_cast<char*>(" \t\n\"'`<>=;+-*/%^#~|&{}()[],");
     using_history();
+    history_write_timestamps = 1;  // so that a multi-line entry reads back as one
+    history_multiline_entries = 1;
     stifle_history(kHistoryLines);
     if (path_.empty()) return;
     if (read_history(path_.c_str()) == 0) {
@@ -57,6 +97,8 @@ class TerminalReader final : public LineReader {
 
   ~TerminalReader() override {
     rl_signal_event_hook = nullptr;
+    rl_attempted_completion_function = nullptr;
+    g_completer = nullptr;
     if (!path_.empty()) history_truncate_file(path_.c_str(), kHistoryLines);
   }
 
@@ -72,18 +114,20 @@ class TerminalReader final : public LineReader {
     if (raw == nullptr) return std::nullopt;  // Ctrl-D on an empty line
     InputLine line{raw, g_line_dropped};
     std::free(raw);
-    if (!line.text.empty()) remember(line.text);
     return line;
   }
 
- private:
-  void remember(const std::string& text) {
+  void set_completer(Completer completer) override { g_completer = std::move(completer); }
+
+  void remember(const std::string& text) override {
+    if (text.empty()) return;
     HIST_ENTRY* last = history_length > 0 ? history_get(history_base + history_length - 1) : nullptr;
     if (last != nullptr && text == last->line) return;
     add_history(text.c_str());
     if (!path_.empty()) append_history(1, path_.c_str());
   }
 
+ private:
   std::string path_;
 };
 
@@ -120,6 +164,7 @@ void run_repl(Session& session, LineReader& reader) {
   using Load = Session::Load;
   std::optional<std::string> carried;  // typed after a Ctrl-C that dropped a chunk
   session.prepare_repl();
+  reader.set_completer([&session](std::string_view line, std::size_t* start) { return session.complete(line, start); });
   for (;;) {
     std::string line;
     if (carried) {
@@ -131,20 +176,23 @@ void run_repl(Session& session, LineReader& reader) {
       line = std::move(in->text);
     }
     if (!line.empty() && line[0] == ':') {  // a command: no Lua statement starts so
+      reader.remember(line);
       session.run_command(line);
       continue;
     }
     // ?name and name? (IPython's): help for a name (no Lua input starts or ends so).
     if (line.size() > 1 && (line[0] == '?' || line.back() == '?')) {
-      std::string name = line[0] == '?' ? line.substr(1) : line.substr(0, line.size() - 1);
-      session.run_command(":help " + name);
+      reader.remember(line);
+      session.run_command(":help " + (line[0] == '?' ? line.substr(1) : line.substr(0, line.size() - 1)));
       continue;
     }
+    std::string entry = line;  // the input as typed, all its lines: one history entry
     if (!line.empty() && line[0] == '=') line = "return " + line.substr(1);  // Lua 5.1's "=expr"
     session.begin_input();
 
     // An expression first, so that "x" and "f(1), 2" print their values.
     if (session.load("return " + line + ";") == Load::Ok) {
+      reader.remember(entry);
       session.call_and_print();
       continue;
     }
@@ -154,25 +202,30 @@ void run_repl(Session& session, LineReader& reader) {
     for (;;) {
       Load status = session.load(chunk);
       if (status == Load::Ok) {
+        reader.remember(entry);
         session.call_and_print();
         break;
       }
       if (status == Load::Failed) {
+        reader.remember(entry);
         session.report_message();
         break;
       }
       std::optional<InputLine> more = reader.read(kMorePrompt);
       if (!more) {  // end of input inside a statement: say so, then stop
+        reader.remember(entry);
         session.report_message();
         return;
       }
       session.discard_message();
-      if (more->interrupted) {
+      if (more->interrupted) {  // the chunk is dropped, and not remembered
         carried = std::move(more->text);
         break;
       }
       chunk += '\n';
       chunk += more->text;
+      entry += '\n';
+      entry += more->text;
     }
   }
 }

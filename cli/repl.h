@@ -5,9 +5,13 @@
 // A line that starts with ':' is a command (cli/commands.h).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/session.h"
 
@@ -20,15 +24,23 @@ struct InputLine {
   bool interrupted = false;
 };
 
+// Tab completion: the candidates for the name that ends `line` (the text before the
+// cursor), each the whole name, and in *start where that name begins in `line`.
+using Completer = std::function<std::vector<std::string>(std::string_view line, std::size_t* start)>;
+
 class LineReader {
  public:
   virtual ~LineReader() = default;
   // Shows `prompt` and reads one line; nullopt at end of input (Ctrl-D).
   virtual std::optional<InputLine> read(const char* prompt) = 0;
+  // One whole input, all its lines, as one history entry (a terminal keeps them).
+  virtual void remember(const std::string&) {}
+  virtual void set_completer(Completer) {}
 };
 
 // A terminal: readline editing, history in `history_path` (read at start, appended per
-// line, capped at kHistoryLines; empty path: no history file), Ctrl-C clears the line.
+// input, a multi-line input one entry; capped at kHistoryLines; empty path: no history
+// file), Ctrl-C clears the line, Tab completes a name (indents at the start of a line).
 std::unique_ptr<LineReader> terminal_reader(std::string history_path);
 // Anything else (a pipe, a file): plain lines from stdin, prompts still written to stdout.
 std::unique_ptr<LineReader> stream_reader();

@@ -394,6 +394,28 @@ void Session::prepare_repl() {
   lua_settop(L_, base);
 }
 
+std::vector<std::string> Session::complete(std::string_view line, std::size_t* start) {
+  std::vector<std::string> out;
+  *start = line.size();
+  int base = lua_gettop(L_);
+  if (push_commands_table()) {
+    lua_getfield(L_, -1, "complete");
+    lua_pushlstring(L_, line.data(), line.size());
+    if (call(1, 2) == LUA_OK && lua_istable(L_, -1)) {
+      *start = static_cast<std::size_t>(lua_tointeger(L_, -2) - 1);
+      lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L_, -1));
+      for (lua_Integer i = 1; i <= n; ++i) {
+        lua_rawgeti(L_, -1, i);
+        std::size_t len = 0;
+        if (const char* s = lua_tolstring(L_, -1, &len)) out.emplace_back(s, len);
+        lua_pop(L_, 1);
+      }
+    }
+  }
+  lua_settop(L_, base);
+  return out;
+}
+
 void Session::run_command(std::string_view line) {
   int base = lua_gettop(L_);
   if (push_commands_table()) {

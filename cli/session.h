@@ -8,8 +8,10 @@
 // the command line and the script, the bare message (with its traceback) in the REPL.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/options.h"
 
@@ -61,6 +63,10 @@ class Session {
   void run_command(std::string_view line);
   // Before the first input: the global `help` (cli/commands.h), unless one is defined.
   void prepare_repl();
+  // Tab completion of the name that ends `line` (the text before the cursor): the
+  // candidates, each the whole name (`luda.vectorize`), and in *start the offset in `line`
+  // where that name begins. None where the name's base is unknown.
+  std::vector<std::string> complete(std::string_view line, std::size_t* start);
 
  private:
   // Calls the function below `nargs` arguments on the stack with the traceback handler;
