@@ -33,7 +33,7 @@ int clear_cache(lua_State* L) {
 
 // The commands, in Lua: a function(line) run for an input that starts with ':'.
 constexpr char kCommandsLua[] = R"lua(
-local clear_cache, doc = ...
+local clear_cache, doc, require_pretty = ...
 local luda = require "luda"
 
 local function say(fmt, ...) io.write(fmt:format(...), "\n") end
@@ -370,7 +370,70 @@ local function complete(line)
   return start, out
 end
 
-return { run = run, help = help_fn, complete = complete }
+-- ---- a notebook's pictures of values ----------------------------------------------------
+
+local function is_array(v)
+  return type(v) == "userdata" and pcall(function() return v.shape, v.dtype end) and v.shape ~= nil
+end
+
+local function escape(text)
+  return (text:gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
+end
+
+-- The positions shown along an axis of n, NumPy's way: all, or the first and last 3 (nil
+-- between them) when the array has more than 1000 elements.
+local function shown(n, summarize)
+  local list = {}
+  if summarize and n > 6 then
+    for i = 0, 2 do list[#list + 1] = i end
+    list[#list + 1] = false
+    for i = n - 3, n - 1 do list[#list + 1] = i end
+  else
+    for i = 0, n - 1 do list[#list + 1] = i end
+  end
+  return list
+end
+
+-- An array of 1 or 2 axes of numbers or bools as an HTML table (elided as its text is),
+-- with its shape, dtype and device; other arrays as their text; nil for what is not an
+-- array.
+local function html_of(v)
+  if not is_array(v) then return nil end
+  local caption = ("shape=(%s), dtype=%s, device=%s"):format(table.concat(v.shape, ", "), v.dtype, v.device)
+  if v.ndim == 0 or v.ndim > 2 or v.dtype:find("complex") then
+    return ("<pre>%s</pre><small>%s</small>"):format(escape(tostring(v)), caption)
+  end
+  local host = v:get()
+  local m = host.ndim == 2 and host:reshape(host.shape[1], host.shape[2]) or host:reshape(1, host.shape[1])
+  local summarize = host.size > 1000
+  local rows, cols = shown(m.shape[1], summarize), shown(m.shape[2], summarize)
+  local out = { "<table><tbody>" }
+  for _, i in ipairs(rows) do
+    out[#out + 1] = "<tr>"
+    local values = i and m[i]:totable() or nil
+    for _, j in ipairs(cols) do
+      local cell = (i and j) and tostring(values[j + 1]) or "&#8942;"
+      if i and not j then cell = "&#8230;" end
+      out[#out + 1] = "<td>" .. cell .. "</td>"
+    end
+    out[#out + 1] = "</tr>"
+  end
+  out[#out + 1] = "</tbody></table><small>" .. caption .. "</small>"
+  return table.concat(out)
+end
+
+-- show(...): for each value, {text = what the REPL prints, html = html_of(v) or nil}.
+local pretty_of = require_pretty
+local function show(...)
+  local out = {}
+  for i = 1, select("#", ...) do
+    local v = (select(i, ...))
+    out[i] = { text = pretty_of(v), html = html_of(v) }
+  end
+  return out
+end
+
+return { run = run, help = help_fn, help_text = help_text, complete = complete, show = show }
 )lua";
 
 }  // namespace
@@ -379,7 +442,8 @@ int push_commands(lua_State* L) {
   if (luaL_loadbuffer(L, kCommandsLua, sizeof(kCommandsLua) - 1, "=luda.commands") != LUA_OK) return lua_error(L);
   lua_pushcfunction(L, clear_cache);
   lua_pushlstring(L, kApiDoc.data(), kApiDoc.size());
-  lua_call(L, 2, 1);
+  lua_pushvalue(L, 1);  // the REPL's picture of one value (cli/session.cpp)
+  lua_call(L, 3, 1);
   return 1;
 }
 

@@ -2,6 +2,8 @@
 
 #include <lua.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -30,8 +32,10 @@ void stop_hook(lua_State* L, lua_Debug*) {
 // kernel's error then reaches the message handler, a C function, without the hook
 // replacing it, and Lua code stops at its next instruction. A second Ctrl-C kills the
 // process as usual.
+bool g_second_interrupt_kills = true;
+
 void on_interrupt(int sig) {
-  std::signal(sig, SIG_DFL);
+  if (g_second_interrupt_kills) std::signal(sig, SIG_DFL);
   luda::request_interrupt();
   lua_sethook(g_running, stop_hook, LUA_MASKCOUNT, 1);
 }
@@ -219,16 +223,20 @@ end
 constexpr char kPrettyKey[] = "luda.repl.pretty";
 constexpr char kCommandsKey[] = "luda.repl.commands";
 
+// Pushes the function of kPrettyLua (made once; it may raise).
+void push_pretty(lua_State* L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kPrettyKey) == LUA_TFUNCTION) return;
+  lua_pop(L, 1);
+  if (luaL_loadbuffer(L, kPrettyLua, sizeof(kPrettyLua) - 1, "=luda.repl") != LUA_OK) lua_error(L);
+  lua_call(L, 0, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kPrettyKey);
+}
+
 // Prints its arguments tab-separated, through the REPL's picture of each (kPrettyLua).
 int print_values(lua_State* L) {
   int n = lua_gettop(L);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, kPrettyKey) != LUA_TFUNCTION) {
-    lua_pop(L, 1);
-    if (luaL_loadbuffer(L, kPrettyLua, sizeof(kPrettyLua) - 1, "=luda.repl") != LUA_OK) return lua_error(L);
-    lua_call(L, 0, 1);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, kPrettyKey);
-  }
+  push_pretty(L);
   lua_insert(L, 1);
   lua_call(L, n, 1);
   size_t len = 0;
@@ -241,9 +249,30 @@ int print_values(lua_State* L) {
 
 constexpr char kEofMark[] = "<eof>";
 
+// `_`, the last input's first value (IPython's), set raw: a metatable a script gave the
+// globals (strict mode) cannot raise here, outside any protected call.
+void set_last_value(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_pushglobaltable(L);
+  lua_pushliteral(L, "_");
+  lua_pushvalue(L, idx);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+// The commands' table (cli/commands.h), given the REPL's picture of a value.
+int make_commands(lua_State* L) {
+  lua_pushcfunction(L, push_commands);
+  push_pretty(L);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
 }  // namespace
 
 Session::Session() : L_(luaL_newstate()) {}
+
+void Session::keep_running_on_interrupts() { g_second_interrupt_kills = false; }
 
 Session::~Session() {
   if (L_) lua_close(L_);
@@ -356,10 +385,7 @@ void Session::call_and_print() {
   lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
   if (status == LUA_OK) {
     int n = lua_gettop(L_) - base;
-    if (n > 0 && !lua_isnil(L_, base + 1)) {  // `_`: the last input's first value, as IPython's
-      lua_pushvalue(L_, base + 1);
-      lua_setglobal(L_, "_");
-    }
+    if (n > 0 && !lua_isnil(L_, base + 1)) set_last_value(L_, base + 1);
     if (n > 0 && lua_checkstack(L_, LUA_MINSTACK)) {
       lua_pushcfunction(L_, print_values);
       lua_insert(L_, base + 1);
@@ -378,7 +404,7 @@ void Session::call_and_print() {
 bool Session::push_commands_table() {
   if (lua_getfield(L_, LUA_REGISTRYINDEX, kCommandsKey) == LUA_TTABLE) return true;
   lua_pop(L_, 1);
-  lua_pushcfunction(L_, push_commands);
+  lua_pushcfunction(L_, make_commands);
   if (!report(call(0, 1), nullptr)) return false;
   lua_pushvalue(L_, -1);
   lua_setfield(L_, LUA_REGISTRYINDEX, kCommandsKey);
@@ -414,6 +440,134 @@ std::vector<std::string> Session::complete(std::string_view line, std::size_t* s
   }
   lua_settop(L_, base);
   return out;
+}
+
+Session::Load Session::check(std::string_view code) {
+  int base = lua_gettop(L_);
+  Load status = load(code);
+  lua_settop(L_, base);
+  if (status != Load::Ok) {  // an expression alone ("x +" is not one) is whole too
+    std::string expr = "return " + std::string(code) + ";";
+    if (load(expr) == Load::Ok) status = Load::Ok;
+    lua_settop(L_, base);
+  }
+  return status;
+}
+
+std::string Session::help_at(std::string_view code, std::size_t cursor) {
+  cursor = std::min(cursor, code.size());
+  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':'; };
+  std::size_t from = cursor, to = cursor;
+  while (from > 0 && name_char(code[from - 1])) --from;
+  while (to < code.size() && name_char(code[to])) ++to;
+  std::string name(code.substr(from, to - from));
+  while (!name.empty() && (name.back() == '.' || name.back() == ':')) name.pop_back();
+  std::string text;
+  if (name.empty()) return text;
+  int base = lua_gettop(L_);
+  if (push_commands_table()) {
+    lua_getfield(L_, -1, "help_text");
+    lua_pushlstring(L_, name.data(), name.size());
+    if (call(1, 1) == LUA_OK && lua_type(L_, -1) == LUA_TSTRING) {
+      std::size_t len = 0;
+      const char* s = lua_tolstring(L_, -1, &len);
+      if (std::string_view(s, len).find("no entry") != 0) text.assign(s, len);
+    }
+  }
+  lua_settop(L_, base);
+  return text;
+}
+
+namespace {
+// Splits a message handler's "message\nstack traceback:\n..." into the two.
+void split_error(std::string_view full, Session::CellResult* r) {
+  r->ok = false;
+  std::size_t at = full.find("\nstack traceback:");
+  r->error = std::string(full.substr(0, at));
+  if (at != std::string_view::npos) r->traceback = std::string(full.substr(at + 1));
+}
+}  // namespace
+
+Session::CellResult Session::run_cell(std::string_view code) {
+  CellResult r;
+  input_name_ = "=cell[" + std::to_string(++inputs_) + "]";
+  int base = lua_gettop(L_);
+  // The chunks to run: the whole as an expression; else the whole as statements, or its
+  // lines before the last as statements and the last as an expression.
+  std::string whole(code);
+  std::string head, last;
+  bool split = false;
+  if (load("return " + whole + ";") != Load::Ok) {
+    lua_settop(L_, base);
+    std::size_t end = whole.find_last_not_of(" \t\r\n");
+    std::size_t nl = end == std::string::npos ? std::string::npos : whole.rfind('\n', end);
+    if (nl != std::string::npos) {
+      head = whole.substr(0, nl);
+      last = whole.substr(nl + 1);
+      split = load("return " + last + ";") == Load::Ok;
+      lua_settop(L_, base);
+      if (split) {
+        split = load(head) == Load::Ok;
+        lua_settop(L_, base);
+      }
+    }
+    Load status = load(split ? head : whole);
+    if (status != Load::Ok) {
+      const char* msg = lua_tostring(L_, -1);
+      split_error(msg ? msg : "syntax error", &r);
+      lua_settop(L_, base);
+      return r;
+    }
+  }
+  // The last line's chunk keeps its line number: as many newlines before it as lines before.
+  std::string last_chunk;
+  if (split) {
+    last_chunk.assign(static_cast<std::size_t>(std::count(head.begin(), head.end(), '\n') + 1), '\n');
+    last_chunk += "return " + last + ";";
+  }
+  for (int step = 0; step < (split ? 2 : 1); ++step) {
+    if (step == 1 && load(last_chunk) != Load::Ok) break;
+    lua_pushvalue(L_, -1);
+    lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
+    lua_sethook(L_, locals_hook, LUA_MASKRET, 0);
+    int status = call(0, LUA_MULTRET);
+    if (lua_gethook(L_) == locals_hook) lua_sethook(L_, nullptr, 0, 0);
+    lua_pushnil(L_);
+    lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
+    if (status != LUA_OK) {
+      const char* msg = lua_tostring(L_, -1);
+      split_error(msg ? msg : "(error object is not a string)", &r);
+      lua_settop(L_, base);
+      return r;
+    }
+    if (split && step == 0) {
+      lua_settop(L_, base);
+      continue;
+    }
+    int n = lua_gettop(L_) - base;
+    if (n > 0 && !lua_isnil(L_, base + 1)) set_last_value(L_, base + 1);
+    if (n > 0 && lua_checkstack(L_, LUA_MINSTACK) && push_commands_table()) {
+      lua_getfield(L_, -1, "show");
+      lua_remove(L_, -2);
+      lua_insert(L_, base + 1);
+      if (call(n, 1) == LUA_OK && lua_istable(L_, -1)) {
+        lua_Integer count = static_cast<lua_Integer>(lua_rawlen(L_, -1));
+        for (lua_Integer i = 1; i <= count; ++i) {
+          lua_rawgeti(L_, -1, i);
+          Shown shown;
+          if (lua_getfield(L_, -1, "text") == LUA_TSTRING) shown.text = lua_tostring(L_, -1);
+          lua_pop(L_, 1);
+          if (lua_getfield(L_, -1, "html") == LUA_TSTRING) shown.html = lua_tostring(L_, -1);
+          lua_pop(L_, 2);
+          r.values.push_back(std::move(shown));
+        }
+      } else if (const char* msg = lua_tostring(L_, -1)) {
+        split_error(msg, &r);
+      }
+    }
+  }
+  lua_settop(L_, base);
+  return r;
 }
 
 void Session::run_command(std::string_view line) {

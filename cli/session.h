@@ -28,6 +28,10 @@ class Session {
 
   bool ok() const { return L_ != nullptr; }
 
+  // While code runs, Ctrl-C (SIGINT) stops it with "interrupted!", and a second one kills
+  // the process; after this call (a kernel's), every one only stops the code.
+  static void keep_running_on_interrupts();
+
   // Opens Lua's standard libraries and `luda` (package.loaded.luda and the global
   // `luda`) and builds the global `arg` as lua.c does. False after reporting a failure.
   bool open(const Options& options, int argc, char** argv);
@@ -63,6 +67,27 @@ class Session {
   void run_command(std::string_view line);
   // Before the first input: the global `help` (cli/commands.h), unless one is defined.
   void prepare_repl();
+  // ---- a notebook's cells (kernel/: the Jupyter kernel's interpreter) ---------------------
+  struct Shown {
+    std::string text;  // as the REPL prints it
+    std::string html;  // an array's HTML table; empty for other values
+  };
+  struct CellResult {
+    bool ok = true;
+    std::string error;      // the message, at its place ("cell[3]:2: boom")
+    std::string traceback;  // Lua's "stack traceback:" lines
+    std::vector<Shown> values;  // what the cell's expression gave
+  };
+  // Runs a cell as the chunk "cell[N]" (the Nth): an expression gives its values; else
+  // statements, whose last line, where it is an expression alone, gives its values after
+  // the lines before it ran. Top-level locals outlive the cell, as in the REPL. Output goes
+  // to the process's stdout and stderr.
+  CellResult run_cell(std::string_view code);
+  // Whether `code` is a whole input (Ok), one that goes on (Incomplete) or a syntax error.
+  Load check(std::string_view code);
+  // The API reference's entry for the name around `cursor` in `code`; empty when none.
+  std::string help_at(std::string_view code, std::size_t cursor);
+
   // Tab completion of the name that ends `line` (the text before the cursor): the
   // candidates, each the whole name (`luda.vectorize`), and in *start the offset in `line`
   // where that name begins. None where the name's base is unknown.

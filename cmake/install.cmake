@@ -19,6 +19,15 @@ install(TARGETS luda_module LIBRARY DESTINATION ${LUDA_LUA_CMOD_DIR})
 if(LUDA_BUILD_CLI)
   install(TARGETS luda_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# The Jupyter kernel, and its kernelspec naming the installed program (what
+# `luda-kernel install --prefix` writes), where Jupyter finds kernels under the prefix.
+if(TARGET luda_kernel)
+  install(TARGETS luda_kernel RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  file(WRITE ${PROJECT_BINARY_DIR}/kernelspec/kernel.json
+    "{\n  \"argv\": [\"${CMAKE_INSTALL_FULL_BINDIR}/luda-kernel\", \"-f\", \"{connection_file}\"],\n"
+    "  \"display_name\": \"luda (Lua)\",\n  \"language\": \"lua\",\n  \"interrupt_mode\": \"signal\"\n}\n")
+  install(FILES ${PROJECT_BINARY_DIR}/kernelspec/kernel.json DESTINATION ${CMAKE_INSTALL_DATADIR}/jupyter/kernels/luda)
+endif()
 # luda's MPI plugin beside libluda. runtime/dist.cpp also looks for it from the `luda`
 # command's folder and from luda.so's, through these relative paths.
 if(TARGET luda_mpi)

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""luda-kernel under a real Jupyter client (Debian's jupyter_client): kernel info, execute
+(results as text and as an HTML table, printed output in the cell's stream, locals kept
+from cell to cell, errors at their place), completion, inspection, is-complete, and an
+interrupt of a long cpu kernel that the kernel survives.
+
+    /usr/bin/python3 tests/kernel_client.py build/luda-kernel    (ctest: kernel.jupyter)
+
+Exits 77 (skipped) where jupyter_client is missing.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    from jupyter_client.manager import start_new_kernel
+except ImportError:
+    print("jupyter_client is missing (apt-get install python3-jupyter-client): skipped")
+    sys.exit(77)
+
+KERNEL = os.path.abspath(sys.argv[1])
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(kc, code, timeout=120):
+    """Executes code; returns (reply content, [(msg_type, content)] from iopub)."""
+    outputs = []
+    reply = kc.execute_interactive(code, timeout=timeout,
+                                   output_hook=lambda m: outputs.append((m["msg_type"], m["content"])))
+    return reply["content"], outputs
+
+
+def request(kc, method, *args):
+    """Sends a shell request (complete, inspect, is_complete) and waits for its reply."""
+    msg_id = getattr(kc, method)(*args)
+    while True:
+        reply = kc.get_shell_msg(timeout=60)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"]
+
+
+def texts(outputs, kind, name=None):
+    return "".join(c.get("text", "") for t, c in outputs if t == kind and (name is None or c.get("name") == name))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as prefix:
+        subprocess.run([KERNEL, "install", "--prefix", prefix], check=True, stdout=subprocess.DEVNULL)
+        os.environ["JUPYTER_PATH"] = os.path.join(prefix, "share", "jupyter")
+        os.environ["LUDA_DEVICE"] = "cpu"
+        km, kc = start_new_kernel(kernel_name="luda", startup_timeout=120)
+        try:
+            session(km, kc)
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    if failures:
+        sys.exit(f"{len(failures)} failure(s)")
+    print("ok: luda-kernel under jupyter_client")
+
+
+def session(km, kc):
+    info = request(kc, "kernel_info")
+    check(info["language_info"]["name"] == "lua" and info["implementation"] == "luda", f"kernel_info: {info}")
+
+    # A local of one cell is read by the next; an expression's value is the result, an
+    # array's also as an HTML table.
+    reply, out = run(kc, 'local x = luda.arange(6):reshape(2, 3)\nprint("made", x.shape[1])')
+    check(reply["status"] == "ok", f"first cell: {reply}")
+    check(texts(out, "stream", "stdout") == "made\t2\n", f"print in the stream: {out}")
+    reply, out = run(kc, "x * 2")
+    results = [c for t, c in out if t == "execute_result"]
+    check(len(results) == 1, f"one result: {out}")
+    if results:
+        data = results[0]["data"]
+        check(data.get("text/plain") == "array([[ 0,  2,  4],\n       [ 6,  8, 10]])", f"text/plain: {data}")
+        html = data.get("text/html", "")
+        check("<table>" in html and "<td>10</td>" in html and "shape=(2, 3), dtype=int64" in html, f"html: {html}")
+    reply, out = run(kc, "y = 40\ny + 2")
+    results = [c for t, c in out if t == "execute_result"]
+    check(results and results[0]["data"]["text/plain"] == "42", f"statements then an expression: {out}")
+
+    # An error, at its place in the cell; the kernel goes on.
+    reply, out = run(kc, "local a = 1\nerror('boom')")
+    check(reply["status"] == "error" and reply["evalue"].endswith(":2: boom") and reply["ename"] == "LuaError",
+          f"error reply: {reply}")
+    errors = [c for t, c in out if t == "error"]
+    check(errors and errors[0]["evalue"].endswith(":2: boom"), f"error message: {out}")
+    reply, out = run(kc, "luda.zeros({2}, 'float33')")
+    check(reply["status"] == "error" and "unknown dtype 'float33'" in reply["evalue"], f"luda error: {reply}")
+
+    # Completion, inspection, is-complete.
+    c = request(kc, "complete", "luda.vecto", 10)
+    check("luda.vectorize" in c["matches"] and c["cursor_start"] == 0 and c["cursor_end"] == 10, f"complete: {c}")
+    c = request(kc, "complete", "x:cums", 6)
+    check(c["matches"] == ["x:cumsum"], f"complete a method: {c}")
+    i = request(kc, "inspect", "luda.sum(x)", 6)
+    check(i["found"] and "x:sum(" in i["data"]["text/plain"], f"inspect: {i}")
+    i = request(kc, "inspect", "nothing_here", 3)
+    check(not i["found"], f"inspect of nothing: {i}")
+    for code, status in (("for i = 1, 2 do", "incomplete"), ("x = 1", "complete"), ("x + 1", "complete"),
+                         ("x = = 1", "invalid")):
+        r = request(kc, "is_complete", code)
+        check(r["status"] == status, f"is_complete {code!r}: {r}")
+
+    # An interrupt stops a long cpu kernel; the kernel lives on.
+    run(kc, "spin = luda.cuda.jit(function(a) while a[0] >= 0 do a[1] = a[1] + 1 end end)")
+    msg_id = kc.execute("spin[{1, 1}](luda.zeros(2))")
+    time.sleep(3)
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=60)
+    check(reply["content"]["status"] == "error" and "interrupted" in reply["content"]["evalue"],
+          f"interrupted: {reply['content']}")
+    reply, out = run(kc, "1 + 1")
+    results = [c for t, c in out if t == "execute_result"]
+    check(results and results[0]["data"]["text/plain"] == "2", f"after the interrupt: {reply} {out}")
+
+
+if __name__ == "__main__":
+    main()
