@@ -485,10 +485,12 @@ M.arange = public(function(...)
   if type(step) ~= "number" or step == 0 then raise("luda.chunked.arange: step must be a non-zero number") end
   local n = math.max(0, math.ceil((stop - start) / step))
   n = math.tointeger(n) or math.floor(n)
-  return build({ n }, { chunks }, options, "luda.chunked.arange", function(s, device, r)
-    local a, b = start + r[1][1] * step, start + r[1][2] * step
-    if dtype then return luda.arange(a, b, step, dtype, { device = device }) end
-    return luda.arange(a, b, step, { device = device })
+  -- Each block's values as NumPy's arange makes them, start + i * step, exactly the
+  -- block's count of them (a stop computed as start + hi * step may round past it).
+  local float = math.type(start) == "float" or math.type(step) == "float"
+  return build({ n }, { chunks }, options, "luda.chunked.arange", function(_, device, r)
+    local v = luda.arange(r[1][1], r[1][2], 1, float and "float64" or "int64", { device = device }) * step + start
+    return dtype and v:astype(dtype) or v
   end, true)
 end)
 
@@ -926,13 +928,16 @@ end
 -- on its first chunked operand's device, the other pieces moved there; f gives `nout`
 -- arrays (default 1), and so many chunked arrays come back. Where operands are
 -- distributed, each rank computes the output blocks output_owners gives it.
-local function blockwise(f, operands, who, nout, elementwise)
+-- `refused`: a message raised where the work would go block by block (f is right only
+-- over the whole arrays).
+local function blockwise(f, operands, who, nout, elementwise, refused)
   nout = nout or 1
   local ops, shape, chunks = unify(operands, who)
   if elementwise then
     local results = whole_results(f, ops, shape, chunks, nout, who)
     if results then return table.unpack(results, 1, nout) end
   end
+  if refused then raise("%s", refused) end
   local nd = #shape
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
   local owners = output_owners(ops, nb)
@@ -1142,6 +1147,9 @@ local function ufunc(name)
     if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
       raise("luda.%s: options (out=, stream=) are not taken with chunked operands", name)
     end
+    if name == "clip" and args.n >= 2 and args[2] == nil and args[3] == nil then
+      raise("luda.clip: give lo, hi or both; nil stands for no bound")
+    end
     if name == "clip" and args.n == 3 and (args[2] == nil) ~= (args[3] == nil) then
       -- One bound (nil for none), as luda.clip takes it: the operands may hold no hole.
       local bound = args[2] == nil and args[3] or args[2]
@@ -1176,7 +1184,7 @@ end
 for _, name in ipairs({ "round", "around" }) do
   if luda[name] then
     IMPL[luda[name]] = public(function(x, decimals)
-      return blockwise(function(b) return luda[name](b, decimals) end, { x }, "luda." .. name, 1, true)
+      return blockwise(function(b) return luda[name](b, decimals or 0) end, { x }, "luda." .. name, 1, true)
     end)
   end
 end
@@ -1395,8 +1403,17 @@ end
 local function simple_reduction(name, combine, final)
   local f = luda[name]
   local counts = name == "any" or name == "all" or name == "count_nonzero"
-  return public(function(c, ...)
+  local reduction
+  reduction = public(function(c, ...)
     local axes, options = reduction_args(name, c, ...)
+    if options.initial ~= nil then
+      -- initial combined once with each result, as the array functions do.
+      local rest = {}
+      for k, v in pairs(options) do if k ~= "initial" then rest[k] = v end end
+      local list = axes_list(c, axes)
+      if #list == #c._shape then list = nil end
+      return combine(reduction(c, list, rest), options.initial)
+    end
     local nd = #c._shape
     local every = true
     for a = 1, nd do every = every and axes[a] end
@@ -1440,6 +1457,7 @@ local function simple_reduction(name, combine, final)
       stacked = stacked,
     })
   end)
+  return reduction
 end
 
 local chunked_reduction = {
@@ -1500,13 +1518,20 @@ chunked_reduction.nanmean = public(function(c, ...)
                                           dtype = options.dtype or (is_inexact(c._dtype) and c._dtype or "float64") })
   local n = chunked_reduction.count_nonzero(chunked_ufunc.logical_not(chunked_ufunc.isnan(c)), list,
     { keepdims = options.keepdims })
-  return s / n
+  local r = s / n
+  local want = options.dtype or (is_inexact(c._dtype) and c._dtype) or "float64"
+  if r.dtype ~= want then r = r:astype(want) end  -- the sum's dtype, as NumPy's nanmean
+  return r
 end)
 
 -- argmax and argmin: per block, the index (offset to the whole array's) and the value, a
 -- partial of two arrays; combined keeping the better value, and of equal values (or NaNs)
 -- the smaller index, as NumPy's first. (Block order is not index order over several axes:
 -- a later block of the grid may hold an earlier index.)
+-- NaN where v is NaN, of any dtype (v ~= v: false for bools and integers, which
+-- luda.isnan refuses for bools).
+local function nan_at(v) return luda.not_equal(v, v) end
+
 local function arg_reduction(name, better)
   local value_of = name:find("max") and "max" or "min"
   if name:find("nan") then value_of = "nan" .. value_of end
@@ -1558,13 +1583,13 @@ local function arg_reduction(name, better)
       per_block = function(b, l, g) return luda.with_device(b.device, per_block, b, l, g) end,
       combine = function(p, q)
         local take = luda.with_device(p[1].device, function()
-          local tie = luda.logical_or(luda.equal(q[2], p[2]), luda.logical_and(luda.isnan(q[2]), luda.isnan(p[2])))
+          local tie = luda.logical_or(luda.equal(q[2], p[2]), luda.logical_and(nan_at(q[2]), nan_at(p[2])))
           return luda.logical_or(better(q[2], p[2]), luda.logical_and(tie, luda.less(q[1], p[1])))
         end)
         return { luda.where(take, q[1], p[1]), luda.where(take, q[2], p[2]) }
       end,
       finish = function(p)
-        if name:find("nan") then all_nan = all_nan or luda.any(luda.isnan(p[2])):item() end
+        if name:find("nan") then all_nan = all_nan or luda.any(nan_at(p[2])):item() end
         return p[1]
       end,
     })
@@ -1578,12 +1603,12 @@ local function arg_reduction(name, better)
 end
 
 -- q is better than p: greater (less), or NaN where p is not (NumPy: the first NaN wins).
-local function better_max(q, p) return luda.logical_or(luda.greater(q, p), luda.logical_and(luda.isnan(q), luda.logical_not(luda.isnan(p)))) end
-local function better_min(q, p) return luda.logical_or(luda.less(q, p), luda.logical_and(luda.isnan(q), luda.logical_not(luda.isnan(p)))) end
+local function better_max(q, p) return luda.logical_or(luda.greater(q, p), luda.logical_and(nan_at(q), luda.logical_not(nan_at(p)))) end
+local function better_min(q, p) return luda.logical_or(luda.less(q, p), luda.logical_and(nan_at(q), luda.logical_not(nan_at(p)))) end
 chunked_reduction.argmax = arg_reduction("argmax", better_max)
 chunked_reduction.argmin = arg_reduction("argmin", better_min)
 -- Of the nan forms: greater (less), or a number where p is NaN (a slice of NaNs only).
-local function number_over_nan(q, p) return luda.logical_and(luda.isnan(p), luda.logical_not(luda.isnan(q))) end
+local function number_over_nan(q, p) return luda.logical_and(nan_at(p), luda.logical_not(nan_at(q))) end
 chunked_reduction.nanargmax = arg_reduction("nanargmax", function(q, p) return luda.logical_or(luda.greater(q, p), number_over_nan(q, p)) end)
 chunked_reduction.nanargmin = arg_reduction("nanargmin", function(q, p) return luda.logical_or(luda.less(q, p), number_over_nan(q, p)) end)
 
@@ -1600,17 +1625,48 @@ local function whole_reduced(r, chunks, axes, keepdims, devices)
   return of_base(r, out, devices)
 end
 
+-- The arguments of a reduction checked as the array function checks them (its options,
+-- axes and dtypes): the function run once on a one-element array of c's dtype and
+-- dimensions, for each new form of the arguments, so that chunked arrays take and refuse
+-- what arrays do.
+local checked_forms = {}
+local function check_like_plain(name, plain, c, ...)
+  local args, key = table.pack(...), { name, #c._shape, c._dtype }
+  for i = 1, args.n do
+    local v = args[i]
+    if type(v) == "table" and getmetatable(v) == nil then
+      local keys = {}
+      for k, x in pairs(v) do keys[#keys + 1] = tostring(k) .. "=" .. type(x) .. ":" .. tostring(x) end
+      table.sort(keys)
+      key[#key + 1] = "{" .. table.concat(keys, ",") .. "}"
+    else
+      key[#key + 1] = type(v) .. ":" .. tostring(v)
+    end
+  end
+  key = table.concat(key, "|")
+  if checked_forms[key] then return end
+  local ones = {}
+  for a = 1, #c._shape do ones[a] = 1 end
+  local device
+  for _, b in ipairs(c._blocks) do
+    if b and not device then device = b.device end
+  end
+  plain(luda.ones(ones, c._dtype, { device = device }), ...)
+  checked_forms[key] = true
+end
+
 -- Each reduction: over the base where c has one (the arguments are the array function's
--- own), else block by block.
+-- own), else block by block, its arguments first checked as the array function checks them.
 for name, f in pairs(chunked_reduction) do
   local g = f
   if luda[name] then
     local plain = luda[name]
     g = public(function(c, ...)
+      local axes, options = reduction_args(name, c, ...)
       if c._base and not c._owners then
-        local axes, options = reduction_args(name, c, ...)
         return whole_reduced(plain(c._base, ...), c._chunks, axes, options.keepdims, c._devices)
       end
+      check_like_plain(name, plain, c, ...)
       return f(c, ...)
     end)
   end
@@ -1720,6 +1776,9 @@ local function kind_reduction(k, info, operands, options)
     args[#ops + 1] = { axis = options.axis, keepdims = keep }
     return whole_reduced(k(table.unpack(args, 1, #ops + 1)), chunks, axes, keep, { whole })
   end
+  if info.map:find("%f[%w_]_j%f[^%w_]") then
+    raise("%s: its map_expr reads _j (the index along the reduced axes), which block by block would be a block's; give blocks of one array (luda.chunked(x) on one device), or use map_blocks", who)
+  end
   local d = derived_kinds(k, info)
   local off, nb = offsets_of(chunks), numblocks_of(chunks)
   local all = positions(nb)
@@ -1756,7 +1815,7 @@ local function kind_reduction(k, info, operands, options)
     end
     return args
   end
-  local grid = make(shape, ops[lead]._dtype, chunks, blocks, devices_of(blocks), owners)
+  local grid = make(shape, ops[lead]._dtype, chunks, blocks, ops[lead]._devices, owners)
   check_kind_once(k, d, first or tiny(), { axis = options.axis, keepdims = keep })
   -- The inputs after the partial in d.post: scalars as given, arrays as 0-d arrays.
   local function post(p)
@@ -1801,7 +1860,11 @@ local function kind_call(k, ...)
   if #operands > info.nin then
     raise("%s: give the %d inputs only; with chunked operands the outputs are made block by block", info.who, info.nin)
   end
-  return blockwise(function(...) return k(...) end, operands, info.who, info.nout, true)
+  local refused
+  if info.body and (info.body:find("%f[%w_]i%f[^%w_]") or info.body:find("%f[%w_]n%f[^%w_]")) then
+    refused = ("%s: its body reads i or n (the element's index and the size), which block by block would be a block's; give blocks of one array (luda.chunked(x) on one device), or use map_blocks"):format(info.who)
+  end
+  return blockwise(function(...) return k(...) end, operands, info.who, info.nout, true, refused)
 end
 IMPL[C.kind_call] = public(kind_call)
 
@@ -1837,16 +1900,29 @@ IMPL[C.kind_reduce] = public(function(k, c, axis, options)
   end
   local keep = options.keepdims and true or false
   local initial = options.initial
-  if c._base then
+  local extent = 1
+  for a = 1, nd do if axes[a] then extent = extent * c._shape[a] end end
+  if c._base or extent == 0 then
+    -- Over one array (an empty reduced extent: every block is empty there, and the array
+    -- is small).
+    local base = c._base or c:compute()
     local list = {}
     for a = 1, nd do if axes[a] then list[#list + 1] = a end end
-    return whole_reduced(k:reduce(c._base, { axis = list, keepdims = keep, initial = initial }), c._chunks, axes,
-      keep, c._devices)
+    local r = k:reduce(base, { axis = list, keepdims = keep, initial = initial })
+    if c._base then return whole_reduced(r, c._chunks, axes, keep, c._devices) end
+    return r.ndim == 0 and r or from_array(r, (function()
+      local out = {}
+      for a = 1, nd do
+        if not axes[a] then out[#out + 1] = copy(c._chunks[a]) elseif keep then out[#out + 1] = { 1 } end
+      end
+      return out
+    end)(), { devices = c._devices })
   end
   return reduce(c, axes, keep, {
     per_block = function(b, list) return k:reduce(b, { axis = list, keepdims = keep }) end,
     combine = function(p, q) return k(p, q) end,
-    finish = initial ~= nil and function(p) return k(initial, p) end or nil,
+    -- initial once per result, in the result's dtype (docs/kinds.md)
+    finish = initial ~= nil and function(p) return k(luda.full({}, initial, p.dtype, { device = p.device }), p) end or nil,
   })
 end)
 

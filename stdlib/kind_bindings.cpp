@@ -494,7 +494,8 @@ void set_string(lua_State* L, const std::string& s, const char* field) {
 
 // kind_info(k): what stdlib/chunked.lua needs to run a kind block by block: {type =
 // "vectorize" | "elementwise" | "reduction" | "fuse", who =, name =, nin =, nout =, raw = (a raw
-// parameter), reduces = (a reduction kind, or fuse with reductions)}; a reduction kind's
+// parameter), reduces = (a reduction kind, or fuse with reductions)}; an elementwise
+// kernel's also body; a reduction kind's
 // also ins, outs (each parameter's declaration), map, reduce, post, identity, reduce_type
 // and fastmath. nil for a value that is not a kind.
 int l_kind_info(lua_State* L) {
@@ -513,8 +514,11 @@ int l_kind_info(lua_State* L) {
   lua_pushinteger(L, static_cast<lua_Integer>(k->nout));
   lua_setfield(L, -2, "nout");
   bool raw = false;
-  if (k->strings)
+  if (k->strings) {
     for (const dsl::KindParam& p : k->strings->in) raw = raw || p.raw;
+    for (const dsl::KindParam& p : k->strings->out) raw = raw || p.raw;
+    if (k->type == kElementwiseType) set_string(L, k->strings->body, "body");
+  }
   lua_pushboolean(L, raw);
   lua_setfield(L, -2, "raw");
   lua_pushboolean(L, k->type == kReductionType || (k->fuse && k->fuse->shape.reduction));

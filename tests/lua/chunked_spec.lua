@@ -292,6 +292,43 @@ describe("chunked arrays", function()
     check(a, x * 2, "apart")
   end)
 
+  on_devices("take and refuse what arrays take and refuse, with blocks of one array and blocks apart", function()
+    local x = random_array({ 7, 5 })
+    local xi = luda.arange(35):reshape(7, 5):astype("int32")
+    for _, c in ipairs({ luda.chunked(x, { 3, 2 }, { devices = { x.device } }), apart(luda.chunked(x, { 3, 2 })) }) do
+      check(luda.sum(c, { initial = 100 }), luda.sum(x, { initial = 100 }), "sum initial", 1e-12)
+      check(luda.max(c, 1, { initial = 100 }), luda.max(x, 1, { initial = 100 }), "max initial along 1")
+      check(luda.nanmean(c:astype("float32"), 2), luda.nanmean(x:astype("float32"), 2), "nanmean float32", 1e-6)
+      check(luda.round(c), luda.round(x), "round with no decimals")
+      assert.are.equal(error_of(function() luda.sum(x, { bogus = 1 }) end), error_of(function() luda.sum(c, { bogus = 1 }) end))
+      assert.are.equal(error_of(function() luda.any(x, { axis = 1 }) end), error_of(function() luda.any(c, { axis = 1 }) end))
+    end
+    local bools = luda.greater(x, 0)
+    check(luda.argmax(apart(luda.chunked(bools, { 3, 2 })), 1), luda.argmax(bools, 1), "argmax of bools")
+    assert.are.equal(here() .. "luda.clip: give lo, hi or both; nil stands for no bound", error_of(function() luda.clip(luda.chunked(x, 3), nil, nil) end))
+    -- Kernels that read their place: right over one array, refused block by block.
+    local idx = luda.elementwise("T x", "T y", "y = x + i * 10 + n * 1000", "idx")
+    local z = luda.zeros({ 4 })
+    check(idx(luda.chunked(z, 2, { devices = { z.device } })), idx(z), "i and n over one array")
+    assert.are.equal(here() .. "elementwise 'idx': its body reads i or n (the element's index and the size), which block by block would be a block's; give blocks of one array (luda.chunked(x) on one device), or use map_blocks", error_of(function() idx(apart(luda.chunked(z, 2))) end))
+    local jsum = luda.reduction("T x", "int64 z", "_j", "a + b", "z = a", "0", "jsum")
+    local r6 = luda.arange(6.0)
+    check(jsum(luda.chunked(r6, 2, { devices = { r6.device } })), jsum(r6), "_j over one array")
+    assert.are.equal(here() .. "reduction 'jsum': its map_expr reads _j (the index along the reduced axes), which block by block would be a block's; give blocks of one array (luda.chunked(x) on one device), or use map_blocks", error_of(function() jsum(apart(luda.chunked(r6, 2))) end))
+    assert.are.equal(here() .. "elementwise 'r': a kernel with raw parameters does not take chunked arrays (its raw arrays, i and n would be a block's); use map_blocks, which hands it each block", error_of(function() luda.elementwise("T x", "raw T y", "y[i] = x", "r")(luda.chunked(z, 2)) end))
+    -- f:reduce: initial in the result's dtype, and of an empty axis.
+    local vmax = luda.vectorize(function(a, b) if a > b then return a else return b end end)
+    check(vmax:reduce(apart(luda.chunked(xi, { 3, 2 })), { initial = 2.5 }), vmax:reduce(xi, { initial = 2.5 }), "initial 2.5 of int32")
+    check(vmax:reduce(apart(luda.chunked(luda.zeros({ 0 }), 2)), { initial = 1 }), vmax:reduce(luda.zeros({ 0 }), { initial = 1 }), "empty, initial")
+    -- arange with a float step: the count NumPy gives, in every block.
+    local a3 = luda.chunked.arange(0, 0.3, 0.1, 2)
+    assert.are.same({ 3 }, a3.shape)
+    assert.are.same({ { 2, 1 } }, a3.chunks)
+    assert.are.same({ { 3, 3, 3, 1 } }, luda.chunked.arange(0, 1, 0.1, 3, "float32").chunks)
+    check(luda.chunked.arange(0, 0.3, 0.1, 2), luda.arange(0, 0.3, 0.1), "arange 0, 0.3, 0.1", 1e-15)
+    check(apart(luda.chunked.arange(0, 1, 0.1, 3)), luda.arange(0, 1, 0.1), "arange 0, 1, 0.1 apart", 1e-15)
+  end)
+
   on_devices("find the first of equal values by index, not by block, and skip blocks of NaNs in the nan forms", function()
     for _ = 1, 20 do
       local shape = random_shape()

@@ -122,9 +122,14 @@ describe("distributed chunked arrays", function()
     end
     check(add:reduce(c, 1), add:reduce(x, 1), "f:reduce along axis 1", 1e-12)
     check(add:reduce(c, { 1, 2 }), add:reduce(x, { 1, 2 }), "f:reduce over both", 1e-12)
-    -- A rank that holds no block still gives the 0-d result.
+    -- A rank that holds no block still gives the 0-d result, and a chunked one that later
+    -- work takes (its devices are the operands').
     local small = dist(luda.arange(4):astype("float64"), { 4 })
     check(dnn(small, 2, 1), dnn(luda.arange(4):astype("float64"), 2, 1), "one block, on rank 0")
+    local x12 = luda.arange(12):astype("float64"):reshape({ 3, 4 })
+    local two = dist(x12, { 3, 2 })  -- 2 blocks: a third rank holds none
+    local r = dnn(two, 1, 0, { axis = 2 })
+    check(r:rechunk(1), dnn(x12, 1, 0, { axis = 2 }), "rechunked after a reduction kernel")
   end)
 
   it("reduce over every axis across the ranks", function()
