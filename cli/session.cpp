@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "runtime/interrupt.h"
+#include "stdlib/bindings.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/module.h"
 
@@ -440,6 +441,51 @@ std::vector<std::string> Session::complete(std::string_view line, std::size_t* s
   }
   lua_settop(L_, base);
   return out;
+}
+
+namespace {
+// The display sink luda.display calls (upvalue 1: the Session's DisplaySink): the bundle's
+// string fields, copied out before the callback runs (which may not raise into Lua).
+// Calls the sink with the bundle at index 1; false after pushing the message of what it threw.
+bool deliver(lua_State* L, Session::DisplaySink& sink) noexcept {
+  try {
+    std::vector<std::pair<std::string, std::string>> bundle;
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {  // a plain table of strings (luda.display's): nothing raises
+      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
+        std::size_t len = 0;
+        const char* v = lua_tolstring(L, -1, &len);
+        bundle.emplace_back(lua_tostring(L, -2), std::string(v, len));
+      }
+      lua_pop(L, 1);
+    }
+    sink(bundle);
+    return true;
+  } catch (const std::exception& e) {
+    lua_pushstring(L, e.what());
+  } catch (...) {
+    lua_pushliteral(L, "the notebook's display failed");
+  }
+  return false;
+}
+
+int call_display_sink(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  auto* sink = static_cast<Session::DisplaySink*>(lua_touserdata(L, lua_upvalueindex(1)));
+  if (!deliver(L, *sink)) return lua_error(L);
+  return 0;
+}
+}  // namespace
+
+void Session::set_display_sink(DisplaySink sink) {
+  display_sink_ = std::move(sink);
+  if (display_sink_) {
+    lua_pushlightuserdata(L_, &display_sink_);
+    lua_pushcclosure(L_, call_display_sink, 1);
+  } else {
+    lua_pushnil(L_);
+  }
+  lua_setfield(L_, LUA_REGISTRYINDEX, luda::lua::kDisplaySinkKey);
 }
 
 Session::Load Session::check(std::string_view code) {

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -83,6 +85,10 @@ class Session {
   // the lines before it ran. Top-level locals outlive the cell, as in the REPL. Output goes
   // to the process's stdout and stderr.
   CellResult run_cell(std::string_view code);
+  // Where luda.display's pictures go (a notebook's cell output) from now on: `sink`
+  // receives each as its MIME types' bytes ("image/png", "text/plain"); none: to files.
+  using DisplaySink = std::function<void(const std::vector<std::pair<std::string, std::string>>& bundle)>;
+  void set_display_sink(DisplaySink sink);
   // Whether `code` is a whole input (Ok), one that goes on (Incomplete) or a syntax error.
   Load check(std::string_view code);
   // The API reference's entry for the name around `cursor` in `code`; empty when none.
@@ -101,6 +107,7 @@ class Session {
   bool report(int status, const char* prefix);
   bool push_commands_table();
 
+  DisplaySink display_sink_;
   lua_State* L_ = nullptr;
   int executed_ = 0;  // -e chunks run
   int inputs_ = 0;    // REPL inputs begun

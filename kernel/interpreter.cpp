@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/options.h"
+#include "xtl/xbase64.hpp"
 #include "xeus/xhelper.hpp"
 
 namespace luda::kernel {
@@ -34,19 +35,31 @@ Interpreter::Interpreter() {
 }
 
 void Interpreter::configure_impl() {
-  // Output of the cells, and of luda's first note (the device it chose), to the streams.
-  out_ = std::make_unique<Capture>(1);
-  err_ = std::make_unique<Capture>(2);
   static char name[] = "luda-kernel";
   static char* argv[] = {name, nullptr};
   cli::Options options;
   options.script = 1;  // no script: arg[0] is the interpreter
   session_.open(options, 1, argv);
   session_.prepare_repl();
-  publish_output();
+  // luda.display's pictures: the cell's display data (binary types in base64, as Jupyter
+  // carries them).
+  session_.set_display_sink([this](const std::vector<std::pair<std::string, std::string>>& bundle) {
+    publish_output();  // what the cell printed before the picture comes before it
+    nl::json data = nl::json::object();
+    for (const auto& [mime, bytes] : bundle)
+      data[mime] = mime.rfind("text/", 0) == 0 || mime == "image/svg+xml" ? bytes : xtl::base64encode(bytes);
+    display_data(std::move(data), nl::json::object(), nl::json::object());
+  });
 }
 
 void Interpreter::publish_output() {
+  if (!out_) {
+    // The cells' output, from the first request on (what xeus and luda wrote while the
+    // kernel started stays in its log).
+    out_ = std::make_unique<Capture>(1);
+    err_ = std::make_unique<Capture>(2);
+    return;
+  }
   std::string out = out_->take(), err = err_->take();
   if (!out.empty()) publish_stream("stdout", out);
   if (!err.empty()) publish_stream("stderr", err);
@@ -54,6 +67,7 @@ void Interpreter::publish_output() {
 
 nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code, bool silent, bool,
                                            nl::json, bool) {
+  if (!out_) publish_output();  // starts the capture
   cli::Session::CellResult r = session_.run_cell(code);
   publish_output();
   if (!r.ok) {

@@ -28,6 +28,11 @@ void open_link(lua_State* L);                // link_bindings.cpp: luda.cuda.dec
 void open_routines(lua_State* L);            // routine_bindings.cpp: concatenate, eye, ... (after open_arrays)
 void open_indexing(lua_State* L);            // indexing_bindings.cpp: take, put, nonzero, ... (after open_arrays)
 void open_dist(lua_State* L);                // dist_bindings.cpp: luda.dist (MPI ranks, collectives)
+void open_display(lua_State* L);             // display_bindings.cpp: luda.display
+// The registry's field for a notebook's display sink: a function(bundle), bundle a table of
+// MIME type -> bytes ("image/png", "text/plain"); luda.display shows pictures through it
+// where it is set (the Jupyter kernel's Session sets it), else writes files.
+inline constexpr char kDisplaySinkKey[] = "luda.display.sink";
 void push_chunked_helpers(lua_State* L);     // linalg_bindings.cpp: C functions only chunked.lua uses
 // Adds to the table on top chunked.lua's view of the kernel kinds: kind_info, kind_call (the
 // kinds' __call) and kind_reduce (vectorize's f:reduce) (kind_bindings.cpp).

@@ -66,6 +66,7 @@ int open_module(lua_State* L) {
   open_jit(L);
   open_graphs(L);  // luda.graph
   open_dist(L);    // luda.dist
+  open_display(L);  // luda.display
   open_chunked(L);  // last: it reads the functions above
   return 1;
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """luda-kernel under a real Jupyter client (Debian's jupyter_client): kernel info, execute
 (results as text and as an HTML table, printed output in the cell's stream, locals kept
-from cell to cell, errors at their place), completion, inspection, is-complete, and an
+from cell to cell, pictures as image/png display data, errors at their place), completion, inspection, is-complete, and an
 interrupt of a long cpu kernel that the kernel survives.
 
     /usr/bin/python3 tests/kernel_client.py build/luda-kernel    (ctest: kernel.jupyter)
 
 Exits 77 (skipped) where jupyter_client is missing.
 """
+import base64
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -87,6 +89,18 @@ def session(km, kc):
     reply, out = run(kc, "y = 40\ny + 2")
     results = [c for t, c in out if t == "execute_result"]
     check(results and results[0]["data"]["text/plain"] == "42", f"statements then an expression: {out}")
+
+    # A picture: display data with the PNG (base64) of the array's size, output in order.
+    reply, out = run(kc, 'print("before")\nluda.display.image(luda.arange(12.0):reshape(3, 4))\nprint("after")')
+    kinds = [t for t, c in out if t in ("stream", "display_data")]
+    check(kinds == ["stream", "display_data", "stream"], f"picture between the prints: {out}")
+    shown = [c for t, c in out if t == "display_data"]
+    if shown:
+        png = base64.b64decode(shown[0]["data"]["image/png"])
+        width, height = struct.unpack(">II", png[16:24])
+        check(png[:8] == b"\x89PNG\r\n\x1a\n" and (width, height) == (4, 3), f"PNG {width} x {height}")
+        check(shown[0]["data"]["text/plain"] == "<image 4 x 3>", f"picture's text: {shown[0]['data']}")
+        check(len(set(png)) > 20, "a picture, not an empty file")
 
     # An error, at its place in the cell; the kernel goes on.
     reply, out = run(kc, "local a = 1\nerror('boom')")

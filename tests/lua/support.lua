@@ -127,8 +127,8 @@ M.LUDA = os.getenv("LUDA_BIN")
 -- exit status. `merged` sends stderr into stdout (to check the order of the two). `env`
 -- is a table of environment variables for the run ({LUDA_DEVICE = "cpu"}). `seconds`, when
 -- given, kills a run that takes longer (exit status 137): a test of a hang fails instead
--- of hanging the suite.
-function M.run_luda(args, stdin, merged, env, seconds)
+-- of hanging the suite. `cwd`, when given, is the folder it runs in.
+function M.run_luda(args, stdin, merged, env, seconds, cwd)
   assert(M.LUDA, "set LUDA_BIN to the luda binary (ctest does)")
   local out, err, inp = os.tmpname(), os.tmpname(), os.tmpname()
   M.write_file(inp, stdin or "")
@@ -137,7 +137,8 @@ function M.run_luda(args, stdin, merged, env, seconds)
   for k, v in pairs(env or {}) do vars[#vars + 1] = k .. "=" .. M.quote(v) .. " " end
   table.sort(vars)
   local limit = seconds and ("timeout -s KILL " .. seconds .. " ") or ""
-  local _, _, code = os.execute(table.concat(vars) .. limit .. M.quote(M.LUDA) .. " " .. args .. " <" .. inp .. redirect)
+  local dir = cwd and ("cd " .. M.quote(cwd) .. " && ") or ""
+  local _, _, code = os.execute(dir .. table.concat(vars) .. limit .. M.quote(M.LUDA) .. " " .. args .. " <" .. inp .. redirect)
   local o, e = M.read_file(out), merged and "" or M.read_file(err)
   os.remove(out); os.remove(err); os.remove(inp)
   return o, e, code
