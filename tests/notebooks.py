@@ -2,7 +2,7 @@
 """Every notebook of notebooks/ run top to bottom in luda-kernel by Debian's nbclient, on
 the device LUDA_DEVICE names (ctest: cpu): no cell may fail (their checks are Lua asserts
 against plain Lua), the cells that end in a value show one, the pictures are PNGs of the
-size the notebook draws and not of one color, and the whole takes at most 60 s on cpu.
+size the notebook draws and not of one color, the plots SVGs with lines, and the whole takes at most 60 s on cpu.
 
     /usr/bin/python3 tests/notebooks.py build/luda-kernel [notebook ...]   (ctest: notebooks.run)
 
@@ -28,8 +28,9 @@ except ImportError:
 KERNEL = os.path.abspath(sys.argv[1])
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = sys.argv[2:] or sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
-# What each notebook must show: its pictures' sizes (width, height).
+# What each notebook must show: its pictures' sizes (width, height), and its plots' count.
 PICTURES = {"mandelbrot.ipynb": [(240, 160)]}
+PLOTS = {"kernels.ipynb": 1}
 
 
 def png_size(data):
@@ -58,7 +59,7 @@ def main():
             total += seconds
             if os.environ.get("OUT"):
                 nbformat.write(nb, os.path.join(os.environ["OUT"], name))
-            pictures = []
+            pictures, plots = [], 0
             for cell in nb.cells:
                 if cell.cell_type != "code":
                     continue
@@ -70,6 +71,11 @@ def main():
                         pictures.append(size)
                         if len(set(png)) < 32:
                             failures.append(f"{name}: a picture of {size} looks blank")
+                    if out.output_type == "display_data" and "image/svg+xml" in out.data:
+                        svg = out.data["image/svg+xml"]
+                        plots += 1
+                        if "<svg" not in svg or svg.count("<path") < 3:
+                            failures.append(f"{name}: a plot with no lines")
                 last = cell.source.strip().splitlines()[-1] if cell.source.strip() else ""
                 shows = any(o.output_type in ("execute_result", "display_data") for o in cell.outputs)
                 if last and not last.startswith(("local ", "--", "end", "assert")) and "=" not in last.split("(")[0] and not shows:
@@ -77,7 +83,9 @@ def main():
             want = PICTURES.get(name, [])
             if pictures != want:
                 failures.append(f"{name}: pictures {pictures}, expected {want}")
-            print(f"{name}: {len(nb.cells)} cells in {seconds:.1f} s, pictures {pictures}")
+            if plots != PLOTS.get(name, 0):
+                failures.append(f"{name}: {plots} plots, expected {PLOTS.get(name, 0)}")
+            print(f"{name}: {len(nb.cells)} cells in {seconds:.1f} s, pictures {pictures}, plots {plots}")
     if os.environ.get("LUDA_DEVICE", "cpu") == "cpu" and total > 60:
         failures.append(f"the notebooks took {total:.1f} s on cpu, over 60 s")
     for f in failures:
