@@ -238,7 +238,12 @@ describe("the luda REPL", function()
     }, "\n") .. "\n", false, { LUDA_DEVICE = "cpu", LUDA_CACHE_DIR = dir })
     os.execute("rm -rf " .. quote(dir))
     local body = out:match("^.-\n(.*)$")
-    assert.matches("^> %* <device cpu>\n", body)
+    -- Every device, the current one (LUDA_DEVICE=cpu) starred.
+    local listed = body:match("^> (.-)\n> ")
+    local want = {}
+    local all = luda("-e " .. quote("for _, d in ipairs(luda.devices()) do print(d) end"), "", false, { LUDA_DEVICE = "cpu" })
+    for d in all:gmatch("[^\n]+") do want[#want + 1] = (d == "<device cpu>" and "* " or "  ") .. d end
+    assert.are.equal(table.concat(want, "\n"), listed)
     assert.matches("\n> [%d.]+ [mun]?s %+%- [%d.]+ [mun]?s per call %(mean %+%- std%. dev%. of 7 runs, %d+ calls? each; best [%d.]+ [mun]?s%)\n", body)
     assert.matches("\n> > > %-%- kernel k_%x+%(x: array%(float64, 1d, C%)%)\n", body)
     -- The first :cache: the kernels compiled so far, written to the new folder; clear
