@@ -375,8 +375,7 @@ void Session::discard_message() { lua_pop(L_, 1); }
 
 void Session::report_message() { report(LUA_ERRSYNTAX, nullptr); }
 
-void Session::call_and_print() {
-  int base = lua_gettop(L_) - 1;  // below the chunk
+int Session::call_keeping_locals() {
   lua_pushvalue(L_, -1);
   lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
   lua_sethook(L_, locals_hook, LUA_MASKRET, 0);
@@ -384,6 +383,12 @@ void Session::call_and_print() {
   if (lua_gethook(L_) == locals_hook) lua_sethook(L_, nullptr, 0, 0);
   lua_pushnil(L_);
   lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
+  return status;
+}
+
+void Session::call_and_print() {
+  int base = lua_gettop(L_) - 1;  // below the chunk
+  int status = call_keeping_locals();
   if (status == LUA_OK) {
     int n = lua_gettop(L_) - base;
     if (n > 0 && !lua_isnil(L_, base + 1)) set_last_value(L_, base + 1);
@@ -573,13 +578,7 @@ Session::CellResult Session::run_cell(std::string_view code) {
   }
   for (int step = 0; step < (split ? 2 : 1); ++step) {
     if (step == 1 && load(last_chunk) != Load::Ok) break;
-    lua_pushvalue(L_, -1);
-    lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
-    lua_sethook(L_, locals_hook, LUA_MASKRET, 0);
-    int status = call(0, LUA_MULTRET);
-    if (lua_gethook(L_) == locals_hook) lua_sethook(L_, nullptr, 0, 0);
-    lua_pushnil(L_);
-    lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
+    int status = call_keeping_locals();
     if (status != LUA_OK) {
       const char* msg = lua_tostring(L_, -1);
       split_error(msg ? msg : "(error object is not a string)", &r);

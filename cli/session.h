@@ -106,6 +106,9 @@ class Session {
   // Writes the message on top (if status is an error) with `prefix`, and pops it.
   bool report(int status, const char* prefix);
   bool push_commands_table();
+  // Calls the chunk on top (no arguments, every result kept) as a REPL input or a cell:
+  // its top-level locals become globals when it returns or raises.
+  int call_keeping_locals();
 
   DisplaySink display_sink_;
   lua_State* L_ = nullptr;

@@ -1238,6 +1238,25 @@ local function one_device(blocks, members)
 end
 
 -- A reduction's arguments: (c [, axis] [, {axis=, keepdims=, dtype=, ddof=, ...}]).
+-- The set of axes (1-based, axes[a] true) that `axis` names for an nd-d array: a number, a
+-- list, or nil for every axis; `who` starts the error for one out of range.
+local function read_axes(axis, nd, who)
+  local axes = {}
+  if axis == nil then
+    for a = 1, nd do axes[a] = true end
+    return axes
+  end
+  for _, a in ipairs(type(axis) == "table" and axis or { axis }) do
+    local n = math.tointeger(a)
+    if not n or n == 0 or n > nd or n < -nd then
+      raise("%s: axis %s is out of range for a %d-d array (axes are 1 to %d, or -1 for the last)", who, tostring(a),
+        nd, nd)
+    end
+    axes[n < 0 and nd + n + 1 or n] = true
+  end
+  return axes
+end
+
 local function reduction_args(name, c, axis, options, ...)
   if type(axis) == "table" and getmetatable(axis) == nil and options == nil then
     -- luda.sum(c, {axis = ...}) or luda.sum(c, {1, 2})
@@ -1252,21 +1271,7 @@ local function reduction_args(name, c, axis, options, ...)
     axis = options.axis
   end
   if options.out ~= nil then raise("luda.%s: out= is not taken with chunked arrays", name) end
-  local nd = #c._shape
-  local axes = {}
-  if axis == nil then
-    for a = 1, nd do axes[a] = true end
-  else
-    for _, a in ipairs(type(axis) == "table" and axis or { axis }) do
-      local n = math.tointeger(a)
-      if not n or n == 0 or n > nd or n < -nd then
-        raise("luda.%s: axis %s is out of range for a %d-d array (axes are 1 to %d, or -1 for the last)", name,
-          tostring(a), nd, nd)
-      end
-      axes[n < 0 and nd + n + 1 or n] = true
-    end
-  end
-  return axes, options
+  return read_axes(axis, #c._shape, "luda." .. name), options
 end
 
 -- run(j, stream) for j = 1 .. n, the reductions of n blocks of one device into their
@@ -1754,21 +1759,7 @@ local function kind_reduction(k, info, operands, options)
   if #operands ~= info.nin then raise("%s: takes %d inputs, got %d", who, info.nin, #operands) end
   local ops, shape, chunks = unify(operands, who)
   local nd = #shape
-  local axes = {}
-  local given = options.axis
-  if given == nil then
-    for a = 1, nd do axes[a] = true end
-  else
-    if type(given) ~= "table" then given = { given } end
-    for _, a in ipairs(given) do
-      local n = math.tointeger(a)
-      if not n or n == 0 or n > nd or n < -nd then
-        raise("%s: axis %s is out of range for a %d-d array (axes are 1 to %d, or -1 for the last)", who,
-          tostring(a), nd, nd)
-      end
-      axes[n < 0 and nd + n + 1 or n] = true
-    end
-  end
+  local axes = read_axes(options.axis, nd, who)
   local keep = options.keepdims and true or false
   local whole = whole_device(ops)
   if whole then
@@ -1889,15 +1880,7 @@ IMPL[C.kind_reduce] = public(function(k, c, axis, options)
     if nd == 0 then raise("%s: reduce takes an array of one or more axes (it reduces the first by default); got a 0-d array", info.who) end
     axis = 1
   end
-  local axes = {}
-  for _, a in ipairs(type(axis) == "table" and axis or { axis }) do
-    local n = math.tointeger(a)
-    if not n or n == 0 or n > nd or n < -nd then
-      raise("%s: axis %s is out of range for a %d-d array (axes are 1 to %d, or -1 for the last)", info.who,
-        tostring(a), nd, nd)
-    end
-    axes[n < 0 and nd + n + 1 or n] = true
-  end
+  local axes = read_axes(axis, nd, info.who)
   local keep = options.keepdims and true or false
   local initial = options.initial
   local extent = 1
