@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+
 #include <cstdio>
 #include <stdexcept>
 
@@ -35,9 +38,16 @@ Capture::~Capture() {
 }
 
 void Capture::drain() {
+  // Jupyter's interrupt (SIGINT) is for the thread running the cell, not this one; and a
+  // read that a signal cuts short is read again, else the pipe would stop being emptied.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   char buffer[65536];
   for (;;) {
     ssize_t n = read(read_end_, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     std::lock_guard lock(mutex_);
     text_.append(buffer, static_cast<std::size_t>(n));
@@ -47,8 +57,8 @@ void Capture::drain() {
 
 std::string Capture::take() {
   std::fflush(fd_ == 1 ? stdout : stderr);
-  ssize_t ignored = write(fd_, kMark, sizeof kMark - 1);
-  (void)ignored;
+  while (write(fd_, kMark, sizeof kMark - 1) < 0 && errno == EINTR) {
+  }
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [this] { return text_.find(kMark) != std::string::npos; });
   std::size_t at = text_.find(kMark);
