@@ -1,5 +1,6 @@
 #include "kernel/interpreter.h"
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,19 @@ int code_points(const std::string& text, std::size_t bytes) {
     if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++n;
   return n;
 }
+
+// SIGINT unblocked for this thread while the object lives, blocked again after.
+struct InterruptibleCell {
+  sigset_t interrupt;
+  InterruptibleCell() {
+    sigemptyset(&interrupt);
+    sigaddset(&interrupt, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &interrupt, nullptr);
+  }
+  ~InterruptibleCell() { pthread_sigmask(SIG_BLOCK, &interrupt, nullptr); }
+  InterruptibleCell(const InterruptibleCell&) = delete;
+  InterruptibleCell& operator=(const InterruptibleCell&) = delete;
+};
 
 }  // namespace
 
@@ -68,7 +82,11 @@ void Interpreter::publish_output() {
 nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code, bool silent, bool,
                                            nl::json, bool) {
   if (!out_) publish_output();  // starts the capture
-  cli::Session::CellResult r = session_.run_cell(code);
+  cli::Session::CellResult r;
+  {
+    InterruptibleCell cell;  // SIGINT reaches this thread while the cell runs (kernel/main.cpp)
+    r = session_.run_cell(code);
+  }
   publish_output();
   if (!r.ok) {
     std::vector<std::string> trace{r.error};

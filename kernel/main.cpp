@@ -84,9 +84,16 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
-  // Jupyter interrupts with SIGINT: between cells it stops nothing (the Session takes it
-  // while a cell runs, and stops the cell).
+  // Jupyter interrupts with SIGINT. Between cells it stops nothing; while a cell runs, the
+  // Session takes it and stops the cell. Only the thread that runs cells may receive it:
+  // blocked here, before xeus starts its threads (which inherit the mask), and unblocked by
+  // that thread for the time of each cell (kernel/interpreter.cpp). A ZeroMQ thread that
+  // took it would see its poll cut short and stop serving the kernel's messages.
   std::signal(SIGINT, SIG_IGN);
+  sigset_t interrupt;
+  sigemptyset(&interrupt);
+  sigaddset(&interrupt, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &interrupt, nullptr);
   xeus::xconfiguration config = xeus::load_configuration(argv[2]);
   auto context = xeus::make_context<zmq::context_t>();
   auto interpreter = std::make_unique<luda::kernel::Interpreter>();
