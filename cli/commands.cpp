@@ -38,6 +38,12 @@ local luda = require "luda"
 
 local function say(fmt, ...) io.write(fmt:format(...), "\n") end
 
+-- Whether v is an array (a userdata with a shape and a dtype; reading fields of another
+-- userdata may raise).
+local function is_array(v)
+  return type(v) == "userdata" and pcall(function() return v.shape, v.dtype end) and v.shape ~= nil
+end
+
 -- An expression of the REPL's globals, compiled as the function that returns it.
 local function compile(expr, what)
   if expr == "" then error(("%s takes an expression"):format(what), 0) end
@@ -231,8 +237,7 @@ local function name_of(v)
     return "luda." .. kind
   end
   if luda.chunked.is_chunked(v) then return "luda.chunked" end
-  local mt = getmetatable(v)
-  if type(v) == "userdata" and v.shape ~= nil and pcall(function() return v.dtype end) then return "x" end
+  if is_array(v) then return "x" end
   return nil
 end
 
@@ -324,7 +329,7 @@ local function members(v, methods_only)
     for k, value in pairs(mt.__index) do add(k, value) end
   end
   if type(v) == "userdata" then
-    if pcall(function() return v.shape, v.dtype end) then
+    if is_array(v) then
       index()
       for key in pairs(entries) do
         local sep, m = key:match("^x([:%.])([%w_]+)$")
@@ -371,10 +376,6 @@ local function complete(line)
 end
 
 -- ---- a notebook's pictures of values ----------------------------------------------------
-
-local function is_array(v)
-  return type(v) == "userdata" and pcall(function() return v.shape, v.dtype end) and v.shape ~= nil
-end
 
 local function escape(text)
   return (text:gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
