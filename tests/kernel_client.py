@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """luda-kernel under a real Jupyter client (Debian's jupyter_client): kernel info, execute
-(results as text and as an HTML table, printed output in the cell's stream, locals kept
-from cell to cell, pictures as image/png display data, errors at their place), completion,
-inspection and is-complete. An interrupt is not checked here: under load, the cell after an
-interrupted one sometimes hangs (docs/notebooks.md), a fault still to be found.
+(results as text and as an HTML table, printed output in the cell's stream as it is
+written, locals kept
+from cell to cell, pictures as image/png display data, errors at their place, cells of
+REPL commands), completion,
+inspection, is-complete, and an interrupt of a long cpu kernel that the kernel survives.
 
     /usr/bin/python3 tests/kernel_client.py build/luda-kernel    (ctest: kernel.jupyter)
 
@@ -15,6 +16,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     from jupyter_client.manager import start_new_kernel
@@ -32,10 +34,14 @@ def check(ok, what):
         print("FAIL:", what)
 
 
+# Every request here is sent with stop_on_error off: after a cell fails, xeus answers the
+# shell requests that arrive within 50 ms with an error and no output (Jupyter's
+# stop_on_error, which aborts the cells queued behind a failed one), and this client sends
+# its next request sooner than that.
 def run(kc, code, timeout=120):
     """Executes code; returns (reply content, [(msg_type, content)] from iopub)."""
     outputs = []
-    reply = kc.execute_interactive(code, timeout=timeout,
+    reply = kc.execute_interactive(code, timeout=timeout, stop_on_error=False,
                                    output_hook=lambda m: outputs.append((m["msg_type"], m["content"])))
     return reply["content"], outputs
 
@@ -90,6 +96,14 @@ def session(km, kc):
     results = [c for t, c in out if t == "execute_result"]
     check(results and results[0]["data"]["text/plain"] == "42", f"statements then an expression: {out}")
 
+    # Output shows while the cell runs: the first line arrives a second before the second.
+    arrivals = []
+    kc.execute_interactive('print("tick")\nlocal t = os.time()\nwhile os.time() - t < 2 do end\nprint("tock")',
+                           timeout=60, stop_on_error=False,
+                           output_hook=lambda m: m["msg_type"] == "stream" and arrivals.append((time.time(), m["content"]["text"])))
+    check([t for _, t in arrivals] == ["tick\n", "tock\n"] and arrivals[1][0] - arrivals[0][0] > 0.9,
+          f"streamed output: {arrivals}")
+
     # A picture: display data with the PNG (base64) of the array's size, output in order.
     reply, out = run(kc, 'print("before")\nluda.display.image(luda.arange(12.0):reshape(3, 4))\nprint("after")')
     kinds = [t for t, c in out if t in ("stream", "display_data")]
@@ -111,6 +125,21 @@ def session(km, kc):
     reply, out = run(kc, "luda.zeros({2}, 'float33')")
     check(reply["status"] == "error" and "unknown dtype 'float33'" in reply["evalue"], f"luda error: {reply}")
 
+    # Cells of REPL commands, as IPython's magics: output in the stream; their own failures
+    # and a line of Lua among them are the cell's errors.
+    reply, out = run(kc, ":devices\n?luda.sum")
+    text = texts(out, "stream", "stdout")
+    check(reply["status"] == "ok" and "* <device cpu>" in text and "`luda.sum(x" in text, f"command cell: {reply} {out}")
+    reply, out = run(kc, ":time luda.arange(10):sum()")
+    check(reply["status"] == "ok" and "per call (mean +- std. dev. of 7 runs" in texts(out, "stream", "stdout"),
+          f":time cell: {reply} {out}")
+    reply, out = run(kc, ":devices\nx = 1")
+    check(reply["status"] == "error" and "cell[" in reply["evalue"] and ":2: a cell that starts with a command"
+          in reply["evalue"], f"Lua among commands: {reply}")
+    reply, out = run(kc, ":frobnicate")
+    check(reply["status"] == "error" and "unknown command ':frobnicate'; :help lists them" in reply["evalue"],
+          f"unknown command: {reply}")
+
     # Completion, inspection, is-complete.
     c = request(kc, "complete", "luda.vecto", 10)
     check("luda.vectorize" in c["matches"] and c["cursor_start"] == 0 and c["cursor_end"] == 10, f"complete: {c}")
@@ -124,6 +153,20 @@ def session(km, kc):
                          ("x = = 1", "invalid")):
         r = request(kc, "is_complete", code)
         check(r["status"] == status, f"is_complete {code!r}: {r}")
+
+    # An interrupt stops a long cpu kernel; the kernel lives on.
+    run(kc, "spin = luda.cuda.jit(function(a) while a[0] >= 0 do a[1] = a[1] + 1 end end)")
+    msg_id = kc.execute("spin[{1, 1}](luda.zeros(2))", stop_on_error=False)
+    time.sleep(3)
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=60)
+    check(reply["content"]["status"] == "error" and "interrupted" in reply["content"]["evalue"],
+          f"interrupted: {reply['content']}")
+    reply, out = run(kc, "1 + 1", timeout=60)
+    results = [c for t, c in out if t == "execute_result"]
+    check(results and results[0]["data"]["text/plain"] == "2", f"after the interrupt: {reply} {out}")
 
 
 if __name__ == "__main__":
