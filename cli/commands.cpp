@@ -287,20 +287,20 @@ end
 
 -- A command's own error (a bad use of it: a message with no place) prints alone; an error
 -- of the code it runs (a message at a place) goes on, with its traceback.
-local function run(line)
+-- A command's own failure (an unknown command, a bad argument) is a message on stderr at
+-- the REPL, which goes on; in a notebook's cell (`raises`) it is the cell's error.
+local function run(line, raises)
   local name, rest = line:match("^:(%a*)%s*(.-)%s*$")
   local command = commands[name]
-  if not command then
-    io.stderr:write(("unknown command ':%s'; :help lists them\n"):format(name or ""))
-    return
+  local ok, err
+  if command then
+    ok, err = pcall(command, rest)
+    if ok then return end
+  else
+    err = ("unknown command ':%s'; :help lists them"):format(name or "")
   end
-  local ok, err = pcall(command, rest)
-  if ok then return end
-  if type(err) == "string" and not err:find("^[^%s:]+:%d+: ") then
-    io.stderr:write(err, "\n")
-    return
-  end
-  error(err, 0)
+  if raises or type(err) ~= "string" or err:find("^[^%s:]+:%d+: ") then error(err, 0) end
+  io.stderr:write(err, "\n")
 end
 
 -- ---- completion -----------------------------------------------------------------------

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "runtime/interrupt.h"
@@ -79,8 +82,37 @@ void keep_locals(lua_State* L, lua_Debug* ar) {
   }
 }
 
+// A notebook cell's output flush (Session::set_output_flush), called by the hook below
+// (every 1000 instructions) at most once a period; null outside a cell.
+struct OutputFlush {
+  const std::function<void()>* flush = nullptr;
+  std::chrono::milliseconds period{0};
+  std::chrono::steady_clock::time_point last;
+};
+OutputFlush g_output_flush;
+
+// The flush for the time of one cell, when one is set.
+class CellOutputFlush {
+ public:
+  CellOutputFlush(const std::function<void()>& flush, std::chrono::milliseconds period) {
+    if (flush) g_output_flush = {&flush, period, std::chrono::steady_clock::now()};
+  }
+  ~CellOutputFlush() { g_output_flush.flush = nullptr; }
+  CellOutputFlush(const CellOutputFlush&) = delete;
+  CellOutputFlush& operator=(const CellOutputFlush&) = delete;
+};
+
+// The hook while an input or a cell runs (Lua has one hook a state): returns keep the
+// chunk's locals; counts, in a cell with a flush, flush its output.
 void locals_hook(lua_State* L, lua_Debug* ar) {
-  if (ar->event == LUA_HOOKRET && is_repl_chunk(L, ar)) keep_locals(L, ar);
+  if (ar->event == LUA_HOOKRET && is_repl_chunk(L, ar)) {
+    keep_locals(L, ar);
+  } else if (ar->event == LUA_HOOKCOUNT && g_output_flush.flush) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - g_output_flush.last < g_output_flush.period) return;
+    g_output_flush.last = now;
+    (*g_output_flush.flush)();
+  }
 }
 
 // On an error: the locals of the REPL's chunk, if it is on the stack, as they are now.
@@ -378,7 +410,8 @@ void Session::report_message() { report(LUA_ERRSYNTAX, nullptr); }
 int Session::call_keeping_locals() {
   lua_pushvalue(L_, -1);
   lua_setfield(L_, LUA_REGISTRYINDEX, kChunkKey);
-  lua_sethook(L_, locals_hook, LUA_MASKRET, 0);
+  if (g_output_flush.flush) lua_sethook(L_, locals_hook, LUA_MASKRET | LUA_MASKCOUNT, 1000);
+  else lua_sethook(L_, locals_hook, LUA_MASKRET, 0);
   int status = call(0, LUA_MULTRET);
   if (lua_gethook(L_) == locals_hook) lua_sethook(L_, nullptr, 0, 0);
   lua_pushnil(L_);
@@ -482,6 +515,11 @@ int call_display_sink(lua_State* L) {
 }
 }  // namespace
 
+void Session::set_output_flush(std::function<void()> flush, std::chrono::milliseconds period) {
+  output_flush_ = std::move(flush);
+  flush_period_ = period;
+}
+
 void Session::set_display_sink(DisplaySink sink) {
   display_sink_ = std::move(sink);
   if (display_sink_) {
@@ -543,6 +581,13 @@ Session::CellResult Session::run_cell(std::string_view code) {
   CellResult r;
   input_name_ = "=cell[" + std::to_string(++inputs_) + "]";
   int base = lua_gettop(L_);
+  CellOutputFlush flushing(output_flush_, flush_period_);
+  std::size_t first = code.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && (code[first] == ':' || code[first] == '?')) {
+    run_command_cell(code, &r);
+    lua_settop(L_, base);
+    return r;
+  }
   // The chunks to run: the whole as an expression; else the whole as statements, or its
   // lines before the last as statements and the last as an expression.
   std::string whole(code);
@@ -613,6 +658,46 @@ Session::CellResult Session::run_cell(std::string_view code) {
   }
   lua_settop(L_, base);
   return r;
+}
+
+void Session::run_command_cell(std::string_view code, CellResult* r) {
+  int line_number = 0;
+  for (std::size_t at = 0; at <= code.size();) {
+    std::size_t end = code.find('\n', at);
+    if (end == std::string_view::npos) end = code.size();
+    std::string_view line = code.substr(at, end - at);
+    at = end + 1;
+    ++line_number;
+    std::size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b == std::string_view::npos) continue;
+    line = line.substr(b, e - b + 1);
+    std::string command(line);
+    if (line[0] == '?') command = ":help " + std::string(line.substr(1));
+    else if (line[0] != ':') {
+      r->ok = false;
+      r->error = fmt::format(
+          "cell[{}]:{}: a cell that starts with a command (':time expr', '?name') holds only commands, one a line; "
+          "put Lua code in a cell of its own",
+          inputs_, line_number);
+      return;
+    }
+    if (!push_commands_table()) {
+      r->ok = false;
+      r->error = "the REPL's commands could not be loaded";
+      return;
+    }
+    lua_getfield(L_, -1, "run");
+    lua_remove(L_, -2);
+    lua_pushlstring(L_, command.data(), command.size());
+    lua_pushboolean(L_, 1);  // its own failures raise
+    int status = call(2, 0);
+    std::fflush(stdout);
+    if (status != LUA_OK) {
+      const char* msg = lua_tostring(L_, -1);
+      split_error(msg ? msg : "(error object is not a string)", r);
+      return;
+    }
+  }
 }
 
 void Session::run_command(std::string_view line) {

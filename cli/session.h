@@ -8,6 +8,7 @@
 // the command line and the script, the bare message (with its traceback) in the REPL.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -80,7 +81,8 @@ class Session {
     std::string traceback;  // Lua's "stack traceback:" lines
     std::vector<Shown> values;  // what the cell's expression gave
   };
-  // Runs a cell as the chunk "cell[N]" (the Nth): an expression gives its values; else
+  // Runs a cell as the chunk "cell[N]" (the Nth). A cell that starts with ':' or '?' holds
+  // REPL commands, one a line (":time expr", "?name"), as IPython's magics.: an expression gives its values; else
   // statements, whose last line, where it is an expression alone, gives its values after
   // the lines before it ran. Top-level locals outlive the cell, as in the REPL. Output goes
   // to the process's stdout and stderr.
@@ -89,6 +91,9 @@ class Session {
   // receives each as its MIME types' bytes ("image/png", "text/plain"); none: to files.
   using DisplaySink = std::function<void(const std::vector<std::pair<std::string, std::string>>& bundle)>;
   void set_display_sink(DisplaySink sink);
+  // Called about every `period` while a cell's Lua code runs (from a count hook, so not
+  // inside a long kernel launch): a notebook publishes what the cell printed so far.
+  void set_output_flush(std::function<void()> flush, std::chrono::milliseconds period);
   // Whether `code` is a whole input (Ok), one that goes on (Incomplete) or a syntax error.
   Load check(std::string_view code);
   // The API reference's entry for the name around `cursor` in `code`; empty when none.
@@ -106,11 +111,15 @@ class Session {
   // Writes the message on top (if status is an error) with `prefix`, and pops it.
   bool report(int status, const char* prefix);
   bool push_commands_table();
+  // A cell of commands (run_cell): each line's command in turn; the first error ends it.
+  void run_command_cell(std::string_view code, CellResult* r);
   // Calls the chunk on top (no arguments, every result kept) as a REPL input or a cell:
   // its top-level locals become globals when it returns or raises.
   int call_keeping_locals();
 
   DisplaySink display_sink_;
+  std::function<void()> output_flush_;
+  std::chrono::milliseconds flush_period_{0};
   lua_State* L_ = nullptr;
   int executed_ = 0;  // -e chunks run
   int inputs_ = 0;    // REPL inputs begun

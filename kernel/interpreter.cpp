@@ -64,6 +64,9 @@ void Interpreter::configure_impl() {
       data[mime] = mime.rfind("text/", 0) == 0 || mime == "image/svg+xml" ? bytes : xtl::base64encode(bytes);
     display_data(std::move(data), nl::json::object(), nl::json::object());
   });
+  // What a long cell prints shows while it runs, a tenth of a second late at most (while
+  // Lua code runs; a kernel's own output when its launch returns).
+  session_.set_output_flush([this] { publish_output(); }, std::chrono::milliseconds(100));
 }
 
 void Interpreter::publish_output() {
