@@ -175,7 +175,7 @@ def main():
     parser.add_argument("kernel")
     parser.add_argument("--devices", default=os.environ.get("LUDA_DEVICE", "cpu"))
     parser.add_argument("notebooks", nargs="*")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     kernel = os.path.abspath(args.kernel)
     devices = args.devices.split(",")
     paths = args.notebooks or sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
