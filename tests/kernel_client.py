@@ -3,7 +3,7 @@
 (results as text and as an HTML table, printed output in the cell's stream as it is
 written, locals kept
 from cell to cell, pictures as image/png display data, errors at their place, cells of
-REPL commands), completion,
+REPL commands), completion, history,
 inspection, is-complete, and an interrupt of a long cpu kernel that the kernel survives.
 
     /usr/bin/python3 tests/kernel_client.py build/luda-kernel    (ctest: kernel.jupyter)
@@ -46,9 +46,9 @@ def run(kc, code, timeout=120):
     return reply["content"], outputs
 
 
-def request(kc, method, *args):
-    """Sends a shell request (complete, inspect, is_complete) and waits for its reply."""
-    msg_id = getattr(kc, method)(*args)
+def request(kc, method, *args, **kwargs):
+    """Sends a shell request (complete, inspect, is_complete, history) and waits for its reply."""
+    msg_id = getattr(kc, method)(*args, **kwargs)
     while True:
         reply = kc.get_shell_msg(timeout=60)
         if reply["parent_header"].get("msg_id") == msg_id:
@@ -153,6 +153,11 @@ def session(km, kc):
                          ("x = = 1", "invalid")):
         r = request(kc, "is_complete", code)
         check(r["status"] == status, f"is_complete {code!r}: {r}")
+
+    # History: the cells run, newest last.
+    h = request(kc, "history", raw=True, output=False, hist_access_type="tail", n=3)
+    inputs = [entry[2] for entry in h.get("history", [])]
+    check(h.get("status") == "ok" and len(inputs) == 3 and inputs[-1] == ":frobnicate", f"history: {h}")
 
     # An interrupt stops a long cpu kernel; the kernel lives on.
     run(kc, "spin = luda.cuda.jit(function(a) while a[0] >= 0 do a[1] = a[1] + 1 end end)")
