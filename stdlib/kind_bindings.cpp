@@ -492,7 +492,7 @@ void set_string(lua_State* L, const std::string& s, const char* field) {
   lua_setfield(L, -2, field);
 }
 
-// kind_info(k): what stdlib/chunked.lua needs to run a kind block by block: {type =
+// kind_info(k): what stdlib/chunked_kinds.lua needs to run a kind block by block: {type =
 // "vectorize" | "elementwise" | "reduction" | "fuse", who =, name =, nin =, nout =, raw = (a raw
 // parameter), reduces = (a reduction kind, or fuse with reductions)}; an elementwise
 // kernel's also body; a reduction kind's

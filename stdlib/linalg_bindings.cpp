@@ -94,7 +94,7 @@ int l_qr(lua_State* L) {
   return 2;
 }
 
-// chunked.lua's TSQR: qr_each({a1, a2, ...}, mode) -> {q1, ...}, {r1, ...} (the q list
+// chunked_linalg.lua's TSQR: qr_each({a1, a2, ...}, mode) -> {q1, ...}, {r1, ...} (the q list
 // empty for mode "r"), each array's QR on its device, devices at once (ops::qr_each).
 int l_qr_each(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);

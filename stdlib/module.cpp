@@ -2,6 +2,7 @@
 #include "stdlib/module.h"
 
 #include <chrono>
+#include <string>
 
 #include "stdlib/bindings.h"
 #include "stdlib/chunk_texts.h"
@@ -19,19 +20,24 @@ int clock(lua_State* L) {
 }
 
 // luda.chunked, luda.map_blocks, luda.rechunk: stdlib/chunked.lua, run with the module
-// table (on top of the stack), the arrays' metatable, stdlib/chunked_ranks.lua (loaded,
-// not run: chunked.lua runs it with its helpers) and a table of C functions for it alone
-// (push_chunked_helpers) as its arguments (no array is made while
-// the module opens: that would choose the default device). Their texts are kept as chunks'
-// texts, so that messages and debug.getinfo see them as the files "luda.chunked" and
-// "luda.chunked_ranks".
+// table (on top of the stack), the arrays' metatable, a table of its parts by name (ranks,
+// reduce, kinds, linalg: stdlib/chunked_<name>.lua, loaded, not run: chunked.lua runs each
+// with its helpers) and a table of C functions for these files alone (push_chunked_helpers,
+// push_kind_helpers) as its arguments (no array is made while the module opens: that would
+// choose the default device). Their texts are kept as chunks' texts, so that messages and
+// debug.getinfo see them as the files "luda.chunked" and "luda.chunked_<name>".
 void open_chunked(lua_State* L) {
   if (load_chunk(L, detail::kChunkedLua, "=luda.chunked") != LUA_OK)
     fail("luda's own chunked.lua does not load: {}", lua_tostring(L, -1));
   lua_pushvalue(L, -2);
   luaL_getmetatable(L, kArrayType);
-  if (load_chunk(L, detail::kChunkedRanksLua, "=luda.chunked_ranks") != LUA_OK)
-    fail("luda's own chunked_ranks.lua does not load: {}", lua_tostring(L, -1));
+  lua_newtable(L);
+  for (const auto& [name, text] : detail::kChunkedParts) {
+    std::string chunk = "=luda.chunked_" + std::string(name);
+    if (load_chunk(L, text, chunk.c_str()) != LUA_OK)
+      fail("luda's own chunked_{}.lua does not load: {}", name, lua_tostring(L, -1));
+    lua_setfield(L, -2, std::string(name).c_str());
+  }
   push_chunked_helpers(L);
   push_kind_helpers(L);
   lua_call(L, 4, 0);

@@ -541,5 +541,9 @@ extern "C" __global__ void stamp(unsigned long long* t, long long cycles) {
     -- A luda function that refuses a block's operands says so at the caller's line.
     local at, err = here(), error_of(function() return luda.floor(luda.chunked(luda.zeros(3, "complex64"), 2)) end)
     assert.are.equal(at, err:sub(1, #at))
+    -- A caller whose chunk name holds spaces (luda -e's "(command line 1)") is named once.
+    local spaced = load("local luda, c = ... ; luda.sum(c, 3)", "=(a chunk with spaces)")
+    assert.are.equal("(a chunk with spaces):1: luda.sum: axis 3 is out of range for a 2-d array (axes are 1 to 2, or -1 for the last)", error_of(function() spaced(luda, c) end))
+    assert.are.equal("(a chunk with spaces):1: luda.linalg.qr: the array has 2 blocks across; TSQR takes one column of blocks (c:rechunk({2, -1}))", error_of(function() load("local luda, c = ... ; luda.linalg.qr(c)", "=(a chunk with spaces)")(luda, c) end))
   end)
 end)
