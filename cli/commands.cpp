@@ -285,10 +285,10 @@ commands.help = function(rest)
   for _, name in ipairs(names) do say("%s", help[name]) end
 end
 
--- A command's own error (a bad use of it: a message with no place) prints alone; an error
--- of the code it runs (a message at a place) goes on, with its traceback.
--- A command's own failure (an unknown command, a bad argument) is a message on stderr at
--- the REPL, which goes on; in a notebook's cell (`raises`) it is the cell's error.
+-- A command's own failure (an unknown command, a bad use of it: a message with no place)
+-- prints alone on stderr at the REPL, which goes on, and is the cell's error in a
+-- notebook (`raises`); an error of the code it runs (a message at a place) goes on, with
+-- its traceback.
 local function run(line, raises)
   local name, rest = line:match("^:(%a*)%s*(.-)%s*$")
   local command = commands[name]

@@ -81,11 +81,11 @@ class Session {
     std::string traceback;  // Lua's "stack traceback:" lines
     std::vector<Shown> values;  // what the cell's expression gave
   };
-  // Runs a cell as the chunk "cell[N]" (the Nth). A cell that starts with ':' or '?' holds
-  // REPL commands, one a line (":time expr", "?name"), as IPython's magics.: an expression gives its values; else
+  // Runs a cell as the chunk "cell[N]" (the Nth): an expression gives its values; else
   // statements, whose last line, where it is an expression alone, gives its values after
   // the lines before it ran. Top-level locals outlive the cell, as in the REPL. Output goes
-  // to the process's stdout and stderr.
+  // to the process's stdout and stderr. A cell that starts with ':' or '?' holds REPL
+  // commands, one a line (":time expr", "?name"), as IPython's magics.
   CellResult run_cell(std::string_view code);
   // Where luda.display's pictures go (a notebook's cell output) from now on: `sink`
   // receives each as its MIME types' bytes ("image/png", "text/plain"); none: to files.
