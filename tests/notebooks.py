@@ -11,26 +11,26 @@ the first's within 1 of 255 for at least 99.5% of them. Cells tagged "device-dep
 
     /usr/bin/python3 tests/notebooks.py build/luda-kernel [--devices cpu,cuda] [notebook ...]
 
-Exits 77 (skipped) where nbclient is missing. With OUT set, the executed notebooks are
+Exits 77 (skipped) where nbclient or Pillow is missing. With OUT set, the executed notebooks are
 written there (as DEVICE-NAME.ipynb).
 """
 import argparse
 import base64
 import glob
+import io
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 
 try:
     import nbformat
     from nbclient import NotebookClient
+    from PIL import Image
 except ImportError:
-    print("nbclient is missing (apt-get install python3-nbclient): skipped")
+    print("nbclient or Pillow is missing (apt-get install python3-nbclient python3-pil): skipped")
     sys.exit(77)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,36 +41,10 @@ NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
 def png_decode(data):
-    """(width, height, channels, rows of bytes) of an 8-bit PNG as luda writes them."""
+    """(width, height, channels, pixel bytes, file bytes) of a PNG given in base64 (Pillow)."""
     png = base64.b64decode(data)
-    if png[:8] != b"\x89PNG\r\n\x1a\n":
-        return None
-    width, height, depth, color = struct.unpack(">IIBB", png[16:26])
-    channels = {0: 1, 2: 3, 4: 2, 6: 4}.get(color)
-    idat, at = b"", 8
-    while at < len(png):
-        size, kind = struct.unpack(">I4s", png[at:at + 8])
-        if kind == b"IDAT":
-            idat += png[at + 8:at + 8 + size]
-        at += 12 + size
-    raw, stride, rows, prev = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
-    for y in range(height):
-        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
-        f, cur = line[0], bytearray(line[1:])
-        for i in range(stride):
-            a = cur[i - channels] if i >= channels else 0
-            b, c = prev[i], prev[i - channels] if i >= channels else 0
-            if f == 1: cur[i] = (cur[i] + a) & 255
-            elif f == 2: cur[i] = (cur[i] + b) & 255
-            elif f == 3: cur[i] = (cur[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(cur))
-        prev = cur
-    assert depth == 8, depth
-    return width, height, channels, b"".join(rows), png
+    with Image.open(io.BytesIO(png)) as image:
+        return image.width, image.height, len(image.getbands()), image.tobytes(), png
 
 
 def run(kernel, path, device, prefix, failures):
