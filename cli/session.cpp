@@ -681,33 +681,30 @@ void Session::run_command_cell(std::string_view code, CellResult* r) {
           inputs_, line_number);
       return;
     }
-    if (!push_commands_table()) {
-      r->ok = false;
-      r->error = "the REPL's commands could not be loaded";
-      return;
-    }
-    lua_getfield(L_, -1, "run");
-    lua_remove(L_, -2);
-    lua_pushlstring(L_, command.data(), command.size());
-    lua_pushboolean(L_, 1);  // its own failures raise
-    int status = call(2, 0);
-    std::fflush(stdout);
+    int status = call_command(command, true);
     if (status != LUA_OK) {
-      const char* msg = lua_tostring(L_, -1);
+      const char* msg = status == -1 ? "the REPL's commands could not be loaded" : lua_tostring(L_, -1);
       split_error(msg ? msg : "(error object is not a string)", r);
       return;
     }
   }
 }
 
+int Session::call_command(std::string_view line, bool raises) {
+  if (!push_commands_table()) return -1;
+  lua_getfield(L_, -1, "run");
+  lua_remove(L_, -2);
+  lua_pushlstring(L_, line.data(), line.size());
+  lua_pushboolean(L_, raises);
+  int status = call(2, 0);
+  std::fflush(stdout);
+  return status;
+}
+
 void Session::run_command(std::string_view line) {
   int base = lua_gettop(L_);
-  if (push_commands_table()) {
-    lua_getfield(L_, -1, "run");
-    lua_pushlstring(L_, line.data(), line.size());
-    report(call(1, 0), nullptr);
-    std::fflush(stdout);
-  }
+  int status = call_command(line, false);
+  if (status != -1) report(status, nullptr);
   lua_settop(L_, base);
 }
 

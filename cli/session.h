@@ -111,6 +111,10 @@ class Session {
   // Writes the message on top (if status is an error) with `prefix`, and pops it.
   bool report(int status, const char* prefix);
   bool push_commands_table();
+  // Runs a command line (cli/commands.h's run): LUA_OK, an error status with the message
+  // on top, or -1 where the commands could not be loaded (reported). `raises`: the
+  // command's own failures are errors, else messages on stderr.
+  int call_command(std::string_view line, bool raises);
   // A cell of commands (run_cell): each line's command in turn; the first error ends it.
   void run_command_cell(std::string_view code, CellResult* r);
   // Calls the chunk on top (no arguments, every result kept) as a REPL input or a cell:
