@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "luda/luda.h"
 #include "runtime/ndarray.h"
 

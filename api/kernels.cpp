@@ -1,13 +1,13 @@
-// Kernels from C++ (luda/luda.h): the kinds are made by ops/make_kind.h, as the Lua module
-// makes them, and called on public Arrays; raw kernels are jit/raw_module.h's.
+// Kernels from C++ (luda/luda.h): the kinds are made by jit/kinds/make.h, as the Lua module
+// makes them, and called on public Arrays; raw kernels are jit/raw/raw_module.h's.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "api/internal.h"
-#include "jit/kernel.h"
-#include "jit/raw_module.h"
-#include "ops/make_kind.h"
+#include "jit/kinds/jit_kernel.h"
+#include "jit/raw/raw_module.h"
+#include "jit/kinds/make.h"
 #include "runtime/error.h"
 
 namespace luda {
@@ -109,16 +109,16 @@ std::vector<jit::KernelArg> api::kernel_args(const std::vector<Arg>& args) {
 // ---- the kinds ------------------------------------------------------------------------------
 
 struct ElementwiseKernel::Impl {
-  ops::ElementwiseMade made;
+  jit::ElementwiseMade made;
 };
 
 ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_params, std::string body, std::string name,
                                      KernelOptions options)
-    : impl_(std::make_shared<Impl>(Impl{ops::make_elementwise(in_params, out_params, body, name, jit_options(options))})) {}
+    : impl_(std::make_shared<Impl>(Impl{jit::make_elementwise(in_params, out_params, body, name, jit_options(options))})) {}
 
 std::vector<Array> ElementwiseKernel::operator()(const std::vector<Arg>& inputs, std::vector<Array> outputs,
                                                  const Stream& stream, std::int64_t size) const {
-  const ops::StringKindState& s = *impl_->made.state;
+  const jit::StringKindState& s = *impl_->made.state;
   std::size_t nin = s.in.size(), nout = s.out.size();
   if (inputs.size() != nin)
     fail("{}: {} input{} given; the kernel takes {}", s.who(), inputs.size(), inputs.size() == 1 ? "" : "s", nin);
@@ -128,24 +128,24 @@ std::vector<Array> ElementwiseKernel::operator()(const std::vector<Arg>& inputs,
   std::vector<jit::KernelArg> args = api::kernel_args(inputs);
   args.resize(nin + nout);
   std::vector<NDArray> outs = ndarrays(outputs, nout);
-  ops::call_elementwise(s, *impl_->made.kind, args, nin, outs, !outputs.empty(),
+  jit::call_elementwise(s, *impl_->made.kind, args, nin, outs, !outputs.empty(),
                         size >= 0 ? std::optional<std::int64_t>(size) : std::nullopt, stream_of(stream));
   return arrays(outs);
 }
 
 struct ReductionKernel::Impl {
-  ops::ReductionMade made;
+  jit::ReductionMade made;
 };
 
 ReductionKernel::ReductionKernel(std::string in_params, std::string out_params, std::string map_expr,
                                  std::string reduce_expr, std::string post_map_expr, std::string identity,
                                  std::string name, std::string reduce_type, KernelOptions options)
-    : impl_(std::make_shared<Impl>(Impl{ops::make_reduction(in_params, out_params, map_expr, reduce_expr,
+    : impl_(std::make_shared<Impl>(Impl{jit::make_reduction(in_params, out_params, map_expr, reduce_expr,
                                                             post_map_expr, identity, name, std::move(reduce_type),
                                                             jit_options(options))})) {}
 
 std::vector<Array> ReductionKernel::operator()(const std::vector<Arg>& inputs, const ReduceOptions& how) const {
-  const ops::StringKindState& s = *impl_->made.state;
+  const jit::StringKindState& s = *impl_->made.state;
   std::size_t nout = s.out.size();
   if (!how.out.empty() && how.out.size() != nout)
     fail("{}: {} output arrays given; the kernel has {} output{}", s.who(), how.out.size(), nout, nout == 1 ? "" : "s");
@@ -174,13 +174,13 @@ std::vector<Array> ReductionKernel::operator()(const std::vector<Arg>& inputs, c
 }
 
 struct Vectorize::Impl {
-  std::shared_ptr<ops::VectorizeState> state;
+  std::shared_ptr<jit::VectorizeState> state;
   std::unique_ptr<jit::ElementwiseKind> kind;
 };
 
 Vectorize::Vectorize(std::string function_text, std::vector<std::string> signatures, KernelOptions options) {
-  auto state = ops::vectorize_of_text(std::move(function_text), signatures, jit_options(options));
-  auto kind = ops::make_vectorize(state);
+  auto state = jit::vectorize_of_text(std::move(function_text), signatures, jit_options(options));
+  auto kind = jit::make_vectorize(state);
   for (const dsl::Signature& sig : state->signatures) kind->compile(sig.params, current_device());
   impl_ = std::make_shared<Impl>(Impl{std::move(state), std::move(kind)});
 }

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "jit/nvrtc.h"
+#include "jit/compile/nvrtc.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
 

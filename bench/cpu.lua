@@ -32,7 +32,7 @@ local function shell(command)
   return out, ok and code == 0
 end
 
--- The compiler and flags of the cpu target (jit/host_compiler.h), less -shared: the
+-- The compiler and flags of the cpu target (jit/compile/host_compiler.h), less -shared: the
 -- baseline is a program, not a shared object.
 local CXX = (os.getenv("LUDA_CXX") ~= "" and os.getenv("LUDA_CXX")) or (os.getenv("CXX") ~= "" and os.getenv("CXX")) or "c++"
 local FLAGS = "-std=c++17 -O2 -fPIC -fno-math-errno" .. (os.getenv("LUDA_CPU_PORTABLE") == "1" and "" or " -march=native")

@@ -1,6 +1,6 @@
 // The C++ side of bench/cpu.lua: z = x * w + b over n float32, the loop a C++ programmer
 // writes, compiled by bench/cpu.lua with the host compiler and the flags the cpu target
-// uses for kernels (jit/host_compiler.h), so that the two differ only in what luda adds.
+// uses for kernels (jit/compile/host_compiler.h), so that the two differ only in what luda adds.
 //   cpu_baseline N REPS   ->   "<best milliseconds> <checksum>"
 // The inputs are the bench's: x[i] = (i % 1000) / 1024 - 0.5, w[i] = (i % 7) * 0.25 + 0.5,
 // b[i] = (i % 13) * 0.125 - 0.75: exact in float32, and so is x * w, so that z is the same

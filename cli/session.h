@@ -70,7 +70,7 @@ class Session {
   void run_command(std::string_view line);
   // Before the first input: the global `help` (cli/commands.h), unless one is defined.
   void prepare_repl();
-  // ---- a notebook's cells (kernel/: the Jupyter kernel's interpreter) ---------------------
+  // ---- a notebook's cells (jupyter/: the Jupyter kernel's interpreter) --------------------
   struct Shown {
     std::string text;  // as the REPL prints it
     std::string html;  // an array's HTML table; empty for other values

@@ -85,7 +85,7 @@ void Emitter::function() {
 }
 
 // The cpu target's per-thread entry (compile.h, Target). A thread that fails a bounds
-// check or a 'for' step ends by throwing luda_cpu_exit (jit/cpu_prelude.cpp), caught here.
+// check or a 'for' step ends by throwing luda_cpu_exit (jit/compile/cpu_prelude.cpp), caught here.
 void Emitter::cpu_entry() {
   std::string args, block_locals, block_args;
   for (std::size_t i = 0; i < tf_.params.size(); ++i) {

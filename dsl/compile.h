@@ -108,10 +108,10 @@ struct WeakIntUse {
 };
 
 // Where a kernel runs. Cuda: NVRTC compiles kernel.code as is. Cpu: the host C++ compiler
-// does (jit/host_compiler.h), and kernel.code holds only the generated functions plus the
+// does (jit/compile/host_compiler.h), and kernel.code holds only the generated functions plus the
 // per-thread entry `extern "C" void <entry>_cpu(void* const* args)` (args[i] points at
 // argument i as the GPU ABI lays it out) and `int <entry>_cpu_needs_fibers`; jit/
-// prepends the cpu prelude (jit/cpu_prelude.h), which dsl/ cannot see.
+// prepends the cpu prelude (jit/compile/cpu_prelude.h), which dsl/ cannot see.
 enum class Target : unsigned char { Cuda, Cpu };
 
 struct KernelOptions {
@@ -190,7 +190,7 @@ struct CudaKernel {
   std::vector<std::shared_ptr<const Chunk>> link;
   // NVRTC options the kernel's options ask for: fastmath -> --use_fast_math, debug -> -G.
   // jit/ passes them (and hashes them into the cache key); for the cpu target it reads
-  // them as the host compiler's -ffast-math and -g (jit/host_compiler.h).
+  // them as the host compiler's -ffast-math and -g (jit/compile/host_compiler.h).
   std::vector<std::string> nvrtc_options;
 };
 

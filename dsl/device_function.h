@@ -1,6 +1,6 @@
 // Scalar functions for the kernel kinds (vectorize, elementwise, reduction, fuse): a Lua
 // function typed for scalar arguments and emitted as a CUDA C++ device function, which a
-// kind's template (jit/kind_templates.h) calls once per element. Pure: no CUDA, no Lua VM.
+// kind's template (jit/kinds/templates.h) calls once per element. Pure: no CUDA, no Lua VM.
 #pragma once
 
 #include <string>

@@ -17,7 +17,7 @@ namespace luda::dsl {
 std::string_view cuda_prelude();
 
 // The prelude with a target's own definitions of its two GPU-only pieces (the cpu target,
-// jit/cpu_prelude.h, gives plain C++ ones; everything else is shared text):
+// jit/compile/cpu_prelude.h, gives plain C++ ones; everything else is shared text):
 //   bounds_fail:     static void luda_fail(luda_BoundsRecord*, int what, int line, int axis,
 //                    long long index, long long extent): fill the record (first thread
 //                    wins; what = BoundsRecord::hit) and end the calling CUDA thread;

@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "dsl/types.h"
-#include "jit/kernel_args.h"
-#include "jit/kinds.h"
+#include "jit/call/call_args.h"
+#include "jit/kinds/elementwise.h"
+#include "jit/kinds/reduce_rules.h"
+#include "jit/kinds/reduction.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
 
@@ -63,12 +65,10 @@ bool is_step(std::string_view name);
 
 // ---- reductions ----------------------------------------------------------------------
 
-// ORDER REDUCE: NanArgmin last.
-enum class Reduce { Sum, Prod, Max, Min, Mean, Argmax, Argmin, NanSum, NanProd, NanMax, NanMin, NanMean, NanArgmax, NanArgmin };
-// "sum", "prod", "max", "min", "mean", "argmax", "argmin", "nansum" ... "nanargmin" (and
-// back: nullopt otherwise).
-std::string_view reduce_name(Reduce op);
-std::optional<Reduce> parse_reduce(std::string_view name);
+// The reductions' names and kinds' parts (jit/kinds/reduce_rules.h), as ops' own.
+using jit::parse_reduce;
+using jit::Reduce;
+using jit::reduce_name;
 
 // NumPy's dtype= and initial= of a reduction.
 struct ReduceOptions {
@@ -105,24 +105,6 @@ NDArray moment(bool root, bool nan, const NDArray& x, const std::optional<std::v
 // "dot: shapes (3,) and (4,) not aligned: 3 (axis 1) != 4 (axis 1)".
 NDArray vector_dot(const NDArray& x, const NDArray& y, NDArray out = {}, const Stream* stream = nullptr,
                    std::string_view who = "dot");
-
-// ---- for the kinds that reduce (luda.fuse with a final luda.sum/max/min/prod) --------
-
-// The reduction of `op` (Sum, Prod, Max, Min) over values of `element`: the type it
-// accumulates in (sum_type for Sum and Prod; Max and Min keep the type, bool as uint8),
-// the output dtype, and the reduce and identity functions as Lua source text.
-struct ReduceParts {
-  dsl::Scalar reduce_type = dsl::Scalar::Float64;
-  dsl::Scalar output = dsl::Scalar::Float64;
-  std::string reduce;    // "function(a, b) return a + b end"
-  std::string identity;  // "function() return luda.float32(0) end"
-  // NumPy's name of an operation that has no identity ("maximum", "minimum"; "" for sum
-  // and prod): its identity() only pads partial results, and an empty reduction raises.
-  std::string_view no_identity;
-};
-// "maximum" for Max, "minimum" for Min, else "".
-std::string_view no_identity(Reduce op);
-ReduceParts reduce_parts(Reduce op, dsl::Scalar element);
 
 // The 0-based, sorted axes of 1-based `given` (negative: from the end) for an array of
 // `ndim` axes. Errors start with `who`: "sum: axis 3 is out of range for a 2-d array (axes

@@ -2,8 +2,8 @@
 
 #include <array>
 
-#include "jit/device_scan.h"
-#include "jit/kernel_args.h"
+#include "ops/device/scan.h"
+#include "jit/call/call_args.h"
 #include "ops/array_math.h"
 #include "ops/routines.h"
 #include "runtime/error.h"
@@ -51,7 +51,7 @@ NDArray cumulative(Cumulative op, const NDArray& x, std::optional<int> axis, std
   work.assign_on(ordered, stream ? stream->handle() : nullptr);
   const std::int64_t len = axis ? x.shape()[static_cast<std::size_t>(*axis)] : x.size();
   if (x.size() > 0)
-    jit::scan_rows(work.reshape({x.size() / len, len}), sum ? jit::ScanOp::Sum : jit::ScanOp::Prod, stream);
+    ops::device::scan_rows(work.reshape({x.size() / len, len}), sum ? ops::device::ScanOp::Sum : ops::device::ScanOp::Prod, stream);
   NDArray result = axis ? moveaxis(work, last, *axis) : work.reshape({x.size()});
   if (scan != acc) {
     NDArray rounded = NDArray::empty(result.shape(), acc, x.device(), stream);

@@ -1,5 +1,5 @@
 // NumPy's cumulative sums and products (cumsum, cumprod, nancumsum, nancumprod): along an
-// axis, or over the flattened array, on the scan kernels of jit/device_scan.h. Axes are
+// axis, or over the flattened array, on the scan kernels of ops/device/scan.h. Axes are
 // 0-based here (the Lua binding takes 1-based ones); errors start with the function's name.
 #pragma once
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "ops/array_math.h"
 #include "ops/routines.h"
 #include "runtime/error.h"
@@ -256,7 +256,7 @@ void place_and_offset(Plan& p, IndexMode mode, std::string_view who) {
   for (std::int64_t k = 0; k < n; ++k) {
     const IndexArray& a = p.arrays[static_cast<std::size_t>(k)];
     const std::int64_t extent[] = {a.extent}, stride[] = {a.stride};
-    jit::index_offsets(p.off, a.index, broadcast_strides(a.index, b), extent, stride, mode, k > 0,
+    ops::device::index_offsets(p.off, a.index, broadcast_strides(a.index, b), extent, stride, mode, k > 0,
                        NDArray::view(bad.buffer(), DType::Int64, {1}, {1}, bad.offset() + k));
   }
   if (mode != IndexMode::Raise) return;
@@ -280,7 +280,7 @@ NDArray gather(Plan& p, IndexMode mode, std::string_view who) {
   place_and_offset(p, mode, who);
   NDArray out = NDArray::empty(p.result, p.x.dtype(), p.x.device());
   if (out.size() == 0) return out;
-  jit::gather(out, base_of(p), p.off, p.result, p.x_strides, p.off_strides);
+  ops::device::gather(out, base_of(p), p.off, p.result, p.x_strides, p.off_strides);
   return out;
 }
 
@@ -342,7 +342,7 @@ void set_item(const NDArray& x, std::span<const Index> index, const NDArray& val
   if (v.device() != x.device()) v = v.to(x.device());
   if (v.dtype() != x.dtype()) v = v.astype(x.dtype());
   else if (may_share_memory(v, x)) v = v.copy();  // read whole before any write
-  jit::scatter(base_of(p), v, p.off, p.result, p.x_strides, p.off_strides, broadcast_strides(v, p.result));
+  ops::device::scatter(base_of(p), v, p.off, p.result, p.x_strides, p.off_strides, broadcast_strides(v, p.result));
 }
 
 NDArray take(const NDArray& x, const NDArray& indices, std::optional<int> axis, IndexMode mode) {
@@ -369,7 +369,7 @@ void put(const NDArray& x, const NDArray& indices, const NDArray& values, IndexM
   const Shape& b = idx.shape();
   const NDArray off = NDArray::empty(b, DType::Int64, x.device());
   const NDArray bad = NDArray::full({1}, Scalar::of_int(kNoBadIndex), DType::Int64, x.device());
-  jit::index_offsets(off, idx, idx.strides(), x.shape(), x.strides(), mode, false, bad);
+  ops::device::index_offsets(off, idx, idx.strides(), x.shape(), x.strides(), mode, false, bad);
   if (mode == IndexMode::Raise) {
     std::int64_t position = 0;
     std::memcpy(&position, bad.to_host_bytes().data(), 8);
@@ -386,15 +386,15 @@ void put(const NDArray& x, const NDArray& indices, const NDArray& values, IndexM
   }
   v = v.reshape(b);
   const Strides none(b.size(), 0);
-  jit::scatter(NDArray::view(x.buffer(), x.dtype(), {}, {}, x.offset()), v, off, b, none, c_strides(b), v.strides());
+  ops::device::scatter(NDArray::view(x.buffer(), x.dtype(), {}, {}, x.offset()), v, off, b, none, c_strides(b), v.strides());
 }
 
 NDArray argwhere(const NDArray& x) {
   if (!x.valid()) fail("argwhere: an empty array handle");
   GraphRecording::refuse_if_recording("nonzero (and argwhere, flatnonzero, compress, a boolean index)");
-  if (x.dtype() == DType::Bool) return jit::argwhere(x);
+  if (x.dtype() == DType::Bool) return ops::device::argwhere(x);
   const std::array<jit::KernelArg, 2> compare = {jit::KernelArg::of_array(x), jit::KernelArg::of_int(0)};
-  return jit::argwhere(ops::apply("not_equal", compare));
+  return ops::device::argwhere(ops::apply("not_equal", compare));
 }
 
 std::vector<NDArray> nonzero(const NDArray& x) {

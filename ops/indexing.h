@@ -2,7 +2,7 @@
 // the functions built on it: take, put, nonzero, flatnonzero, argwhere, compress. Basic
 // indexing (integers, slices, newaxis, '...') gives a view; an index with an array in it
 // (integers, or booleans as a mask) or a boolean gives a new array on x's device, gathered
-// by a kernel there (jit/index_kernels.h), or is written through one. NumPy's rules
+// by a kernel there (ops/device/index.h), or is written through one. NumPy's rules
 // (numpy.org, "Indexing on ndarrays"):
 //   - integer arrays broadcast together; their shape takes the place of the axes they
 //     index when the advanced items stand next to each other, else it comes first;
@@ -29,7 +29,7 @@
 #include <variant>
 #include <vector>
 
-#include "jit/index_kernels.h"
+#include "ops/device/index.h"
 #include "runtime/ndarray.h"
 
 namespace luda::ops {
@@ -55,7 +55,7 @@ NDArray get_item(const NDArray& x, std::span<const Index> index);
 // indexing result of shape (2,)".
 void set_item(const NDArray& x, std::span<const Index> index, const NDArray& value);
 
-using jit::IndexMode;
+using ops::device::IndexMode;
 
 // numpy.take: the elements of x at `indices` (an integer array) along `axis` (0-based;
 // nullopt: of x flattened), of shape x.shape[:axis] + indices.shape + x.shape[axis+1:].

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "ops/array_math.h"
 #include "runtime/error.h"
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
 

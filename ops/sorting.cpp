@@ -3,14 +3,19 @@
 #include <array>
 #include <string_view>
 
-#include "jit/device_sort.h"
-#include "jit/kernel_args.h"
+#include "ops/device/sort.h"
+#include "jit/call/call_args.h"
 #include "ops/cumulative.h"
-#include "ops/make_kind.h"
+#include "jit/kinds/make.h"
 #include "ops/routines.h"
 #include "runtime/error.h"
 
 namespace luda::ops {
+
+// The kinds' frontends (jit/kinds/frontend.h, jit/kinds/make.h) that this file builds on.
+using jit::ElementwiseMade;
+using jit::call_elementwise;
+using jit::make_elementwise;
 
 namespace {
 
@@ -81,7 +86,7 @@ NDArray sort(const NDArray& x, std::optional<int> axis, const Stream* stream) {
   require_sortable(x, "sort");
   LUDA_INTERNAL_CHECK(!axis || (*axis >= 0 && *axis < x.ndim()));
   const Rows r = rows_of(x, axis, stream);
-  jit::sort_rows(r.rows, {}, stream);
+  ops::device::sort_rows(r.rows, {}, stream);
   return put_back(r.data, x, axis, stream);
 }
 
@@ -94,7 +99,7 @@ NDArray argsort(const NDArray& x, std::optional<int> axis, const Stream* stream)
   LUDA_INTERNAL_CHECK(!axis || (*axis >= 0 && *axis < x.ndim()));
   const Rows r = rows_of(x, axis, stream);
   const NDArray index = NDArray::empty(r.data.shape(), DType::Int64, x.device(), stream);
-  jit::sort_rows(r.rows, index.reshape(r.rows.shape()), stream);
+  ops::device::sort_rows(r.rows, index.reshape(r.rows.shape()), stream);
   return put_back(index, x, axis, stream);
 }
 
@@ -113,7 +118,7 @@ Unique unique(const NDArray& x, bool index, bool inverse, bool counts, bool equa
     if (counts) u.counts = NDArray::empty({0}, DType::Int64, device, stream);
     return u;
   }
-  jit::sort_rows(keys.reshape({1, n}), order.valid() ? order.reshape({1, n}) : NDArray(), stream);
+  ops::device::sort_rows(keys.reshape({1, n}), order.valid() ? order.reshape({1, n}) : NDArray(), stream);
   const NDArray starts = NDArray::empty({n}, DType::Bool, device, stream);
   {
     std::array<jit::KernelArg, 3> args = {jit::KernelArg::of_array(keys), jit::KernelArg::of_bool(equal_nan)};

@@ -1,4 +1,4 @@
-// NumPy's sort, argsort and unique, on the merge sort of jit/device_sort.h: stable, NaN
+// NumPy's sort, argsort and unique, on the merge sort of ops/device/sort.h: stable, NaN
 // after every number, -0.0 equal to 0.0, as NumPy orders them. Axes are 0-based here (the
 // Lua binding takes 1-based ones); errors start with the function's name.
 #pragma once

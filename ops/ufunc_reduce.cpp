@@ -12,6 +12,17 @@
 #include "runtime/error.h"
 
 namespace luda::ops {
+
+// The kinds' frontends (jit/kinds/frontend.h, jit/kinds/make.h) that this file builds on.
+using jit::TypedFunction;
+using jit::VectorizeState;
+using jit::builtin_environment;
+using jit::compile_scalar_function;
+using jit::source_text_function;
+using jit::strong;
+using jit::to_dtype;
+using jit::vectorize_code;
+
 namespace {
 
 // x[..., start:stop:step, ...] with the slice at `axis`.

@@ -7,11 +7,12 @@
 #include <span>
 #include <string_view>
 
-#include "jit/kernel_args.h"
-#include "jit/kinds.h"
+#include "jit/call/call_args.h"
+#include "jit/kinds/elementwise.h"
+#include "jit/kinds/reduction.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
-#include "ops/kind_frontend.h"
+#include "jit/kinds/frontend.h"
 
 namespace luda::ops {
 
@@ -35,7 +36,7 @@ NDArray ufunc_reduce(jit::ElementwiseKind& kind, std::string_view who, std::stri
 // result's dtype), identity() the identity, and post(a, initial) f(initial, a); its inputs
 // are x and the initial value (the identity when none is given). Over several axes the
 // function must commute as well.
-std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const VectorizeState> state);
+std::unique_ptr<jit::ReductionKind> vectorize_reduction(std::shared_ptr<const jit::VectorizeState> state);
 
 // `result` as the call's result: written into `out` when valid (same shape and dtype, or
 // the error "<who>: out is a float64 array of shape (3,) but the result is a float32 array

@@ -177,7 +177,7 @@ inline bool may_share_memory(const NDArray& a, const NDArray& b) { return byte_e
 
 // A copy's iteration space: the shape with axes of extent 1 dropped and neighbours that
 // step evenly in both operands merged, with each operand's strides in bytes. The host's
-// conversions and the device's copy kernel (jit/device_copy.h) walk the same layout.
+// conversions and the device's copy kernel (ops/device/copy.h) walk the same layout.
 struct CopyLayout {
   Shape shape;
   Strides dst, src;  // bytes
@@ -191,7 +191,7 @@ Strides broadcast_strides(const NDArray& src, const Shape& to);
 // A copy of `src` into `dst` on one CUDA device by a kernel on `stream` (any dtypes,
 // strides and broadcast, converted as the host converts): how assign copies within a GPU
 // without the host, and the only way a graph being recorded can. The jit layer provides
-// it (jit/device_copy.h) and sets it when luda is opened; unset, such copies go through
+// it (ops/device/copy.h) and sets it when luda is opened; unset, such copies go through
 // the host, and are refused in a recording.
 using DeviceAssign = void (*)(const NDArray& dst, const NDArray& src, CUstream stream);
 void set_device_assign(DeviceAssign f) noexcept;

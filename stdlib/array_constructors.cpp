@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "runtime/driver.h"
 #include "runtime/graph.h"
 #include "stdlib/bindings.h"

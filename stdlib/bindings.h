@@ -22,7 +22,7 @@ void open_arrays(lua_State* L);              // array_bindings.cpp
 void open_array_constructors(lua_State* L);  // array_constructors.cpp
 void open_devices(lua_State* L);             // device_bindings.cpp
 void open_math(lua_State* L);               // math_bindings.cpp: luda.math
-void open_kernels(lua_State* L);             // kernel_bindings.cpp
+void open_kernels(lua_State* L);             // raw_kernel_bindings.cpp
 void open_random(lua_State* L);              // random_bindings.cpp: luda.random (after open_kinds)
 void open_link(lua_State* L);                // link_bindings.cpp: luda.cuda.declare_device
 void open_routines(lua_State* L);            // routine_bindings.cpp: concatenate, eye, ... (after open_arrays)
@@ -97,7 +97,7 @@ inline Scalar* test_scalar(lua_State* L, int idx) { return test_object<Scalar>(L
 
 // A kernel's counters as a Lua table (k:stats() of cuda.jit kernels and of the kinds, one
 // set of fields): calls, memory_hits, specializations, disk_hits, disk_misses,
-// nvrtc_compiles, host_compiles, loads, frontend_seconds, nvrtc_seconds, load_seconds.
+// nvrtc_compiles, host_compiles, loads, frontend_seconds, compile_seconds, load_seconds.
 // jit_bindings.cpp.
 void push_jit_stats(lua_State* L, const jit::JitStats& s);
 

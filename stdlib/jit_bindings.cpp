@@ -14,7 +14,7 @@
 #include <new>
 
 #include "dsl/source_text.h"
-#include "jit/kernel.h"
+#include "jit/kinds/jit_kernel.h"
 #include "stdlib/bindings.h"
 #include "stdlib/environment.h"
 #include "stdlib/function_source.h"
@@ -431,7 +431,7 @@ void push_jit_stats(lua_State* L, const jit::JitStats& s) {
   set_integer(L, "host_compiles", s.host_compiles);
   set_integer(L, "loads", s.loads);
   set_number(L, "frontend_seconds", s.frontend_seconds);
-  set_number(L, "nvrtc_seconds", s.nvrtc_seconds);
+  set_number(L, "compile_seconds", s.compile_seconds);
   set_number(L, "load_seconds", s.load_seconds);
 }
 

@@ -18,10 +18,11 @@
 #include "dsl/find_function.h"
 #include "dsl/kind_source.h"
 #include "dsl/source_text.h"
-#include "jit/kinds.h"
+#include "jit/kinds/elementwise.h"
+#include "jit/kinds/reduction.h"
 #include "ops/array_math.h"
-#include "ops/kind_frontend.h"
-#include "ops/make_kind.h"
+#include "jit/kinds/frontend.h"
+#include "jit/kinds/make.h"
 #include "ops/ufunc_reduce.h"
 #include "stdlib/environment.h"
 #include "stdlib/function_source.h"
@@ -94,8 +95,8 @@ jit::JitOptions read_kind_options(lua_State* L, int idx, std::string_view fname,
 
 // The function at idx: a Lua function, or Lua source text of one ("function(a, b) ... end"),
 // whose names are then all globals.
-ops::LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string_view fname, std::string name) {
-  ops::LuaFunction f;
+jit::LuaFunction lua_function(lua_State* L, int idx, LuaEnvironment& env, std::string_view fname, std::string name) {
+  jit::LuaFunction f;
   bool vararg = false;
   if (lua_type(L, idx) == LUA_TSTRING) {
     f.source = dsl::text_source(std::string(check_string(L, idx, fname)));
@@ -127,7 +128,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   k.type = kVectorizeType;
   k.env = std::make_unique<LuaEnvironment>(L);
   EnvironmentGuard guard{L, k.env.get()};
-  auto state = std::make_shared<ops::VectorizeState>();
+  auto state = std::make_shared<jit::VectorizeState>();
   state->fn = lua_function(L, fn, *k.env, "vectorize", name);
   state->fn.options = options;
   k.name = state->fn.name;
@@ -142,7 +143,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
   if (sigs) {
     state->dynamic = false;
     if (lua_type(L, sigs) == LUA_TSTRING) {
-      ops::add_signature(*state, ops::parse_vectorize_signature(string_at(L, sigs), state->fn, who));
+      jit::add_signature(*state, jit::parse_vectorize_signature(string_at(L, sigs), state->fn, who));
     } else {
       auto n = static_cast<int>(lua_rawlen(L, sigs));
       if (n == 0) fail("{}: the signature table is empty; give signatures (\"float32(float32, float32)\") or none", who);
@@ -151,12 +152,12 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
         if (lua_type(L, -1) != LUA_TSTRING)
           fail("{}: signatures[{}] must be a string such as \"float32(float32, float32)\", got {}", who, i,
                describe(L, -1));
-        ops::add_signature(*state, ops::parse_vectorize_signature(string_at(L, -1), state->fn, who));
+        jit::add_signature(*state, jit::parse_vectorize_signature(string_at(L, -1), state->fn, who));
         lua_pop(L, 1);
       }
     }
   }
-  k.elementwise = ops::make_vectorize(state);
+  k.elementwise = jit::make_vectorize(state);
   k.vectorize = state;
   guard.env = nullptr;
   KindObject& object = push_kind(L, std::move(k), fn);
@@ -205,7 +206,7 @@ int l_elementwise(lua_State* L) {
   int opts = lua_type(L, 4) == LUA_TTABLE ? 4 : 5;
   std::string_view name = opts == 5 && !lua_isnoneornil(L, 4) ? check_string(L, 4, "elementwise") : "kernel";
   jit::JitOptions options = read_kind_options(L, opts, "elementwise", {"fastmath", "boundscheck"}, nullptr);
-  ops::ElementwiseMade made = ops::make_elementwise(in, out, body, name, options);
+  jit::ElementwiseMade made = jit::make_elementwise(in, out, body, name, options);
   KindObject k;
   k.type = kElementwiseType;
   k.name = made.state->name;
@@ -240,7 +241,7 @@ int l_reduction(lua_State* L) {
   else if (type != LUA_TNIL)
     fail("{}: option 'reduce_type' must be a dtype (\"float32\") or a placeholder, got {}", who, describe(L, -1));
   lua_pop(L, 1);
-  ops::ReductionMade made = ops::make_reduction(text[0], text[1], text[2], text[3], text[4], text[5], name,
+  jit::ReductionMade made = jit::make_reduction(text[0], text[1], text[2], text[3], text[4], text[5], name,
                                                 std::move(reduce_type), options);
   KindObject k;
   k.type = kReductionType;
@@ -262,7 +263,7 @@ int l_fuse(lua_State* L) {
   k.type = kFuseType;
   k.env = std::make_unique<LuaEnvironment>(L);
   EnvironmentGuard guard{L, k.env.get()};
-  auto state = std::make_shared<ops::FuseState>();
+  auto state = std::make_shared<jit::FuseState>();
   state->fn = lua_function(L, 1, *k.env, "fuse", name);
   state->fn.options = options;
   state->shape = dsl::analyze_fuse(state->fn.source);
@@ -280,7 +281,7 @@ int l_fuse(lua_State* L) {
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                              dsl::Target target) {
       std::vector<dsl::Type> params(inputs.begin(), inputs.end());
-      return ops::element_code(ops::typed(state->fn, std::move(params), target), state->who());
+      return jit::element_code(jit::typed(state->fn, std::move(params), target), state->who());
     };
     k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
   } else {
@@ -288,7 +289,7 @@ int l_fuse(lua_State* L) {
     setup.kind = "fuse";
     setup.name = k.name;
     for (const std::string& op : state->shape.ops)  // NumPy raises for the first one with no identity
-      if (setup.no_identity.empty()) setup.no_identity = ops::no_identity(*ops::parse_reduce(op));
+      if (setup.no_identity.empty()) setup.no_identity = jit::no_identity(*ops::parse_reduce(op));
     setup.in_names = k.in_names;
     setup.out_names = {"out"};
     for (int j = 2; j <= state->shape.nresults; ++j) setup.out_names.push_back(fmt::format("out{}", j));
@@ -296,7 +297,7 @@ int l_fuse(lua_State* L) {
     setup.accumulators = static_cast<int>(state->shape.ops.size());
     setup.options = options;
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                             dsl::Target target) { return ops::fuse_reduction_code(*state, inputs, target); };
+                             dsl::Target target) { return jit::fuse_reduction_code(*state, inputs, target); };
     const jit::ReductionSetup one_pass = setup;
     k.reduction = std::make_unique<jit::ReductionKind>(std::move(setup));
     if (!state->shape.post_params.empty()) {
@@ -313,13 +314,13 @@ int l_fuse(lua_State* L) {
         second.in_names.push_back(first.out_names.back());
       }
       first.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                               dsl::Target target) { return ops::fuse_reduction_code(*state, inputs, target, true); };
+                               dsl::Target target) { return jit::fuse_reduction_code(*state, inputs, target, true); };
       second.out_names = one_pass.out_names;
       second.raw.assign(second.in_names.size(), false);
       second.out_read.assign(second.out_names.size(), false);
       second.options = options;
       second.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
-                                dsl::Target target) { return ops::fuse_second_pass_code(*state, inputs, target); };
+                                dsl::Target target) { return jit::fuse_second_pass_code(*state, inputs, target); };
       k.fuse_first = std::make_unique<jit::ReductionKind>(std::move(first));
       k.fuse_second = std::make_unique<jit::ElementwiseKind>(std::move(second));
     }
@@ -355,9 +356,9 @@ int l_compile(lua_State* L) {
   KindObject& k = check_kind(L, 1, "compile");
   if (!k.vectorize) fail("{}: compile is for vectorize functions; other kinds compile at their first call", k.who);
   std::string_view text = check_string(L, 2, "compile");
-  dsl::Signature sig = ops::parse_vectorize_signature(text, k.vectorize->fn, k.who);
+  dsl::Signature sig = jit::parse_vectorize_signature(text, k.vectorize->fn, k.who);
   std::vector<dsl::Type> params = sig.params;
-  ops::add_signature(*k.vectorize, std::move(sig));
+  jit::add_signature(*k.vectorize, std::move(sig));
   k.env->bind(L);
   k.elementwise->compile(params, current_device());
   lua_settop(L, 1);
@@ -524,7 +525,7 @@ int l_kind_info(lua_State* L) {
   lua_pushboolean(L, k->type == kReductionType || (k->fuse && k->fuse->shape.reduction));
   lua_setfield(L, -2, "reduces");
   if (k->type == kReductionType && k->strings) {
-    const ops::StringKindState& s = *k->strings;
+    const jit::StringKindState& s = *k->strings;
     set_declarations(L, s.in, "ins");
     set_declarations(L, s.out, "outs");
     set_string(L, s.map, "map");

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
 #include "stdlib/bindings.h"

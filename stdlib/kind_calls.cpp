@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <array>
 
-#include "jit/kind_layout.h"
+#include "jit/kinds/layout.h"
 #include "ops/array_math.h"
-#include "ops/make_kind.h"
+#include "jit/kinds/make.h"
 #include "stdlib/kind_object.h"
 
 namespace luda::lua {
@@ -237,7 +237,7 @@ int call_elementwise(lua_State* L, KindObject& k) {
   int options = 0;
   int n = split_options(L, 2, &options);
   auto nin = static_cast<int>(k.in_names.size()), nout = static_cast<int>(k.nout);
-  const ops::StringKindState& s = *k.strings;
+  const jit::StringKindState& s = *k.strings;
   if (n != nin && n != nin + nout) {
     std::string ins, outs;
     for (std::size_t i = 0; i < s.in.size(); ++i) ins += (i ? ", " : "") + s.in[i].name;
@@ -248,10 +248,10 @@ int call_elementwise(lua_State* L, KindObject& k) {
   ArgStorage storage;
   read_operands(L, k, nin, storage.data());
   std::span<const jit::KernelArg> in(storage.data(), static_cast<std::size_t>(nin));
-  ops::check_raw_inputs(s, in);
+  jit::check_raw_inputs(s, in);
   CallOptions o = read_call_options(L, options, k.who, {"stream", "size"});
   bool given = n > nin;
-  ops::check_sizing(s, in, given, o.size != 0);
+  jit::check_sizing(s, in, given, o.size != 0);
   for (int j = 0; j < nout && given; ++j)
     if (!test_array(L, 2 + nin + j))
       fail("{}: output {} '{}' must be an ndarray, got {}", k.who, j + 1, s.out[static_cast<std::size_t>(j)].name,
@@ -265,7 +265,7 @@ int call_elementwise(lua_State* L, KindObject& k) {
   for (int j = 0; j < nout && given; ++j) outs[static_cast<std::size_t>(j)] = *test_array(L, 2 + nin + j);
   std::optional<std::int64_t> size;
   if (o.size) size = to_integer(L, o.size, k.who, "option 'size'");
-  ops::run_elementwise(s, *k.elementwise, {storage.data(), static_cast<std::size_t>(nin + nout)},
+  jit::run_elementwise(s, *k.elementwise, {storage.data(), static_cast<std::size_t>(nin + nout)},
                        static_cast<std::size_t>(nin), outs, size, o.stream);
   for (int j = 0; j < nout; ++j) {
     if (given) lua_pushvalue(L, 2 + nin + j);

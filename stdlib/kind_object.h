@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "jit/kinds.h"
-#include "ops/kind_frontend.h"
+#include "jit/kinds/elementwise.h"
+#include "jit/kinds/reduction.h"
+#include "jit/kinds/frontend.h"
 #include "stdlib/environment.h"
 #include "stdlib/kind_bindings.h"
 
@@ -26,13 +27,13 @@ struct KindObject {
   std::vector<std::string> in_names;
   std::size_t nout = 1;
   std::unique_ptr<LuaEnvironment> env;  // before the kinds: destroyed after them
-  std::shared_ptr<ops::VectorizeState> vectorize;
-  std::shared_ptr<ops::StringKindState> strings;
-  std::shared_ptr<ops::FuseState> fuse;
+  std::shared_ptr<jit::VectorizeState> vectorize;
+  std::shared_ptr<jit::StringKindState> strings;
+  std::shared_ptr<jit::FuseState> fuse;
   std::unique_ptr<jit::ElementwiseKind> elementwise;
   std::unique_ptr<jit::ReductionKind> reduction;
   // fuse whose work after the reductions may need every element again: the two passes
-  // (the reductions' values, then the function elementwise; ops/kind_frontend.h).
+  // (the reductions' values, then the function elementwise; jit/kinds/frontend.h).
   std::unique_ptr<jit::ReductionKind> fuse_first;
   std::unique_ptr<jit::ElementwiseKind> fuse_second;
   std::string who;  // "vectorize 'add'": starts messages (made once: calls format nothing)

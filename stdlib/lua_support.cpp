@@ -6,7 +6,7 @@
 #include <exception>
 
 #include "dsl/diagnostics.h"
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "runtime/driver.h"
 #include "runtime/format.h"
 

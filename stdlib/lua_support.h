@@ -21,7 +21,7 @@
 #include <vector>
 #include <utility>
 
-#include "jit/kernel_args.h"
+#include "jit/call/call_args.h"
 #include "runtime/device.h"
 #include "runtime/dtype.h"
 #include "runtime/launch.h"

@@ -1,5 +1,5 @@
 // luda.random: uniform random arrays, made on the kinds (an elementwise kind over the
-// element index, jit/kinds.h), so they are made where the array lives (cpu or cuda) and
+// element index, jit/kinds/elementwise.h), so they are made where the array lives (cpu or cuda) and
 // are the same values on every device for the same seed.
 //
 //   luda.random.random(shape, dtype?, {device=, seed=})  uniform in [0, 1), float64 unless
@@ -19,8 +19,9 @@
 #include <array>
 #include <random>
 
-#include "jit/kinds.h"
-#include "ops/kind_frontend.h"
+#include "jit/kinds/elementwise.h"
+#include "jit/kinds/reduction.h"
+#include "jit/kinds/frontend.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
@@ -57,15 +58,15 @@ std::string element_text(dsl::Scalar out) {
 jit::ElementCode random_code(std::span<const std::optional<dsl::Scalar>> outputs, dsl::Target target) {
   LUDA_INTERNAL_CHECK(outputs.size() == 1 && outputs[0]);  // random_array always passes its output
   dsl::Scalar out = *outputs[0];
-  dsl::FunctionSource source = ops::source_text_function(element_text(out));
+  dsl::FunctionSource source = jit::source_text_function(element_text(out));
   dsl::Type i64 = dsl::Type::scalar_of(dsl::Scalar::Int64);
-  ops::TypedFunction f;
+  jit::TypedFunction f;
   f.function = &source;
-  f.env = &ops::builtin_environment();
+  f.env = &jit::builtin_environment();
   f.name = fmt::format("random_{}", dsl::scalar_name(out));
   f.params = {i64, i64, i64, i64};  // key, offset, then the kind's index and size
   f.target = target;
-  dsl::DeviceFunction df = ops::compile_scalar_function(f, "random");
+  dsl::DeviceFunction df = jit::compile_scalar_function(f, "random");
   jit::ElementCode code;
   code.functions = std::move(df.code);
   code.call = std::move(df.c_name);

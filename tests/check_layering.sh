@@ -5,7 +5,7 @@
 #   jit/      no Lua VM, no ops/stdlib/cli
 #   ops/      no Lua VM, no api/stdlib/cli (operations on arrays for any host)
 #   api/      no Lua VM, no stdlib/cli (the public C++ API's implementation)
-#   kernel/   no Lua C API, no stdlib/ (the Jupyter kernel: xeus over cli/'s Session)
+#   jupyter/  no Lua C API, no stdlib/ (the Jupyter kernel: xeus over cli/'s Session)
 #   include/luda/  the public headers: no CUDA and no library header; only luda/lua.h,
 #             the Lua bridge, includes Lua's
 # and when stdlib/ holds code that is not Lua binding: every stdlib/*.cpp and *.h must
@@ -25,7 +25,7 @@ check runtime "lua|lauxlib|dsl/|jit/|stdlib/|cli/" "runtime/ knows no Lua and no
 check jit "lua|lauxlib|stdlib/|cli/" "jit/ knows no Lua VM"
 check ops "lua|lauxlib|api/|stdlib/|cli/" "ops/ serves any host: no Lua VM, no binding"
 check api "lua|lauxlib|stdlib/|cli/" "api/ implements the public API without Lua; the Engine is stdlib/'s"
-check kernel "lua|lauxlib|stdlib/" "kernel/ is the Jupyter binding over cli/'s Session: no Lua C API"
+check jupyter "lua|lauxlib|stdlib/" "jupyter/ is the Jupyter binding over cli/'s Session: no Lua C API"
 for layer in dsl runtime jit; do
   check $layer "ops/|api/" "$layer/ is below ops/ and api/, which build on it"
 done

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "jit/disk_cache.h"
-#include "jit/host_compiler.h"
+#include "jit/compile/disk_cache.h"
+#include "jit/compile/host_compiler.h"
 #include "runtime/device.h"
 #include "tests/host/lua_host.h"
 

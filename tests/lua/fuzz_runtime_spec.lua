@@ -35,7 +35,7 @@ extern "C" __global__ void poke(bool* b) { ((unsigned char*)b)[threadIdx.x] = (u
   end)
 
   on_devices("operands that broadcast to an empty shape whose other extents multiply past 2^63 are too big", function()
-    -- guards against: signed overflow computing the output's strides (UBSan, jit/kinds.cpp)
+    -- guards against: signed overflow computing the output's strides (UBSan, jit/kinds/elementwise.cpp)
     local a = luda.zeros({ 0, 0, 1, 2 ^ 62 }, "uint8")
     local b = luda.ones({ 3, 1 }, "uint8")
     local want = "array is too big: the extents of shape (0, 0, 3, 4611686018427387904) multiply to more than 2^63"
@@ -45,7 +45,7 @@ extern "C" __global__ void poke(bool* b) { ((unsigned char*)b)[threadIdx.x] = (u
   end)
 
   on_devices("reducing the empty axis of an array whose other extent is near 2^63 fails to allocate", function()
-    -- guards against: signed overflow planning the reduction's grid, then SIGFPE (UBSan, jit/kind_core.h)
+    -- guards against: signed overflow planning the reduction's grid, then SIGFPE (UBSan, jit/kinds/core.h)
     local b = luda.zeros({ 0, math.maxinteger }, "int8")
     local want = "array is too big: shape (9223372036854775807,) of int64 needs more bytes than memory can address"
     assert.are.equal(here() .. want, error_of(function() return b:sum(1) end))
