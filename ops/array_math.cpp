@@ -17,7 +17,6 @@ namespace luda::ops {
 
 // The kinds' frontends (jit/kinds/frontend.h, jit/kinds/make.h) that this file builds on.
 using jit::ReduceParts;
-using jit::TypedFunction;
 using jit::builtin_environment;
 using jit::compile_scalar_function;
 using jit::element_code;
@@ -277,13 +276,12 @@ jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, st
     // (NumPy 2) rather than in their common float64.
     else if (comparison && !any_float && dsl::is_integer(t.scalar)) params[k] = t;
   }
-  TypedFunction f;
-  f.function = source;
-  f.env = &builtin_environment();
+  dsl::DeviceFunctionRequest f;
+  f.function = *source;
   f.name = std::string(def.who());
   f.params = std::move(params);
-  f.target = target;
-  jit::ElementCode code = element_code(f, who);
+  f.options.target = target;
+  jit::ElementCode code = element_code(f, builtin_environment(), who);
   if (as_uint8 && code.outputs[0] == dsl::Scalar::UInt8) code.outputs[0] = dsl::Scalar::Bool;  // minimum, maximum
   for (dsl::WeakIntUse& use : code.weak_int_uses) use.where.clear();  // the operation's own text: not the user's
   // NumPy's bitwise operations take every operand in the common dtype, a shift's count
@@ -340,13 +338,12 @@ jit::ReductionCode reduction_code(const ReductionTexts& t, std::string_view name
   jit::ReductionCode code;
   auto compile = [&](const std::string& text, std::string_view part, std::vector<dsl::Type> params) {
     dsl::FunctionSource source = source_text_function(text);
-    TypedFunction f;
-    f.function = &source;
-    f.env = &builtin_environment();
+    dsl::DeviceFunctionRequest f;
+    f.function = source;
     f.name = fmt::format("{}_{}", name, part);
     f.params = std::move(params);
-    f.target = target;
-    dsl::DeviceFunction df = compile_scalar_function(f, who);
+    f.options.target = target;
+    dsl::DeviceFunction df = compile_scalar_function(f, builtin_environment(), who);
     code.functions += df.code;
     code.typed += df.typed;
     code.chunks.push_back(source.chunk);

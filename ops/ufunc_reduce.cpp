@@ -14,7 +14,6 @@
 namespace luda::ops {
 
 // The kinds' frontends (jit/kinds/frontend.h, jit/kinds/make.h) that this file builds on.
-using jit::TypedFunction;
 using jit::VectorizeState;
 using jit::builtin_environment;
 using jit::compile_scalar_function;
@@ -124,12 +123,11 @@ jit::ReductionCode vectorize_reduction_code(const VectorizeState& s, std::span<c
   code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} i, long long j) {{ (void)i; (void)j; return a; }}\n",
                                 rc, code.map);
   dsl::FunctionSource identity = source_text_function(fmt::format("function() return {} end", identity_value(*s.identity, r)));
-  TypedFunction id;
-  id.function = &identity;
-  id.env = &builtin_environment();
+  dsl::DeviceFunctionRequest id;
+  id.function = identity;
   id.name = s.fn.name + "_identity";
-  id.target = target;
-  dsl::DeviceFunction idf = compile_scalar_function(id, who);
+  id.options.target = target;
+  dsl::DeviceFunction idf = compile_scalar_function(id, builtin_environment(), who);
   code.functions += idf.code;
   code.identity = idf.c_name;
   code.chunks.push_back(identity.chunk);

@@ -281,7 +281,7 @@ int l_fuse(lua_State* L) {
     setup.frontend = [state](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                              dsl::Target target) {
       std::vector<dsl::Type> params(inputs.begin(), inputs.end());
-      return jit::element_code(jit::typed(state->fn, std::move(params), target), state->who());
+      return jit::element_code(jit::typed(state->fn, std::move(params), target), *state->fn.env, state->who());
     };
     k.elementwise = std::make_unique<jit::ElementwiseKind>(std::move(setup));
   } else {

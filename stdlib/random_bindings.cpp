@@ -60,13 +60,12 @@ jit::ElementCode random_code(std::span<const std::optional<dsl::Scalar>> outputs
   dsl::Scalar out = *outputs[0];
   dsl::FunctionSource source = jit::source_text_function(element_text(out));
   dsl::Type i64 = dsl::Type::scalar_of(dsl::Scalar::Int64);
-  jit::TypedFunction f;
-  f.function = &source;
-  f.env = &jit::builtin_environment();
+  dsl::DeviceFunctionRequest f;
+  f.function = source;
   f.name = fmt::format("random_{}", dsl::scalar_name(out));
   f.params = {i64, i64, i64, i64};  // key, offset, then the kind's index and size
-  f.target = target;
-  dsl::DeviceFunction df = jit::compile_scalar_function(f, "random");
+  f.options.target = target;
+  dsl::DeviceFunction df = jit::compile_scalar_function(f, jit::builtin_environment(), "random");
   jit::ElementCode code;
   code.functions = std::move(df.code);
   code.call = std::move(df.c_name);

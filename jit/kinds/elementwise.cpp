@@ -19,8 +19,8 @@ namespace {
 using kind::KindKey;
 using kind::OpCode;
 
-// Elements per block of the cpu target's elementwise grid (a chunk per block).
-constexpr long long kCpuChunk = 16384;
+// Elements per block of the cpu target's elementwise grid (a tile per block).
+constexpr long long kCpuTile = 16384;
 
 // The frontend's signature: the call's operand types with what only the launch needs left
 // out. Array and scalar inputs of one dtype type alike (strong); weak ones and raw arrays
@@ -362,7 +362,7 @@ LaunchConfig ElementwiseKind::Impl::launch_config(const Plan& p, const Loaded& l
   const std::int64_t n = p.layout.size;
   LaunchConfig config;
   if (p.cpu) {
-    config.grid.x = std::min<long long>(kind::ceil_div(n, kCpuChunk), 4LL * cpu_thread_count());
+    config.grid.x = std::min<long long>(kind::ceil_div(n, kCpuTile), 4LL * cpu_thread_count());
   } else {
     long long work = p.key.layout == 0 ? kind::ceil_div(n, p.key.vector) : n;
     config.grid.x = std::max(std::min(kind::ceil_div(work, kKindBlock), loaded.resident_blocks), 1LL);

@@ -52,19 +52,11 @@ namespace {
 
 }  // namespace
 
-dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_view who) {
-  dsl::DeviceFunctionRequest request;
-  request.function = *f.function;
-  request.handle = f.handle;
-  request.name = f.name;
-  request.params = f.params;
-  request.options.target = f.target;
-  request.options.fastmath = f.fastmath;
-  request.options.boundscheck = f.boundscheck;
-  request.fuse_reduction_as_value = f.fuse_reduction_as_value;
-  dsl::DeviceFunction out = dsl::compile_device_function(request, *f.env);
+dsl::DeviceFunction compile_scalar_function(const dsl::DeviceFunctionRequest& request, dsl::Environment& env,
+                                            std::string_view who) {
+  dsl::DeviceFunction out = dsl::compile_device_function(request, env);
   if (out.needs_fibers)
-    fail_at_function(f.function, dsl::error_kind::unsupported, who,
+    fail_at_function(&request.function, dsl::error_kind::unsupported, who,
                      "calls a barrier or a warp function (cuda.syncthreads, shuffles, votes); a kind runs each "
                      "element on its own, so use luda.cuda.jit for cooperating threads");
   return out;
@@ -102,10 +94,11 @@ void check_listed(std::string_view who, std::size_t got, std::size_t listed) {
 
 }  // namespace
 
-jit::ElementCode element_code(const TypedFunction& typed, std::string_view who, std::size_t listed) {
-  dsl::DeviceFunction f = compile_scalar_function(typed, who);
+jit::ElementCode element_code(const dsl::DeviceFunctionRequest& request, dsl::Environment& env, std::string_view who,
+                              std::size_t listed) {
+  dsl::DeviceFunction f = compile_scalar_function(request, env, who);
   jit::ElementCode code;
-  code.outputs = result_scalars(f.result, who, typed.function);
+  code.outputs = result_scalars(f.result, who, &request.function);
   if (listed) check_listed(who, code.outputs.size(), listed);
   if (code.outputs.size() != 1 && !listed)
     fail("{}: the function returns {} values; it must return one (luda.elementwise takes several outputs)", who,
@@ -192,17 +185,16 @@ std::string map_with_index(const std::string& name, const std::string& callee, c
 
 // ---- the kinds' frontends ------------------------------------------------------------------
 
-TypedFunction typed(const LuaFunction& f, std::vector<dsl::Type> params, dsl::Target target) {
-  TypedFunction t;
-  t.function = &f.source;
-  t.handle = f.handle;
-  t.env = f.env;
-  t.name = f.name;
-  t.params = std::move(params);
-  t.target = target;
-  t.fastmath = f.options.fastmath;
-  t.boundscheck = jit::checks_bounds(f.options.boundscheck, target);  // local arrays
-  return t;
+dsl::DeviceFunctionRequest typed(const LuaFunction& f, std::vector<dsl::Type> params, dsl::Target target) {
+  dsl::DeviceFunctionRequest r;
+  r.function = f.source;
+  r.handle = f.handle;
+  r.name = f.name;
+  r.params = std::move(params);
+  r.options.target = target;
+  r.options.fastmath = f.options.fastmath;
+  r.options.boundscheck = jit::checks_bounds(f.options.boundscheck, target);  // local arrays
+  return r;
 }
 
 // The signature a call uses: the exact match, else the first the inputs convert to without
@@ -232,7 +224,7 @@ jit::ElementCode vectorize_code(const VectorizeState& s, std::span<const dsl::Ty
     fail("{}: no signature takes the arguments ({}) without loss; the signatures are {}", who, args, sigs);
   }
   std::vector<dsl::Type> params = sig ? sig->params : std::vector<dsl::Type>(inputs.begin(), inputs.end());
-  jit::ElementCode code = element_code(typed(s.fn, std::move(params), target), who);
+  jit::ElementCode code = element_code(typed(s.fn, std::move(params), target), *s.fn.env, who);
   if (sig) code.outputs = {sig->result.scalar};
   return code;
 }
@@ -330,11 +322,10 @@ jit::ElementCode elementwise_code(const StringKindState& s, std::span<const dsl:
   fn.env = nullptr;
   fn.name = s.name;
   fn.options = s.options;
-  TypedFunction t = typed(fn, std::move(all), target);
-  t.env = &builtin_environment();
-  t.boundscheck = jit::checks_bounds(s.options.boundscheck, target);
-  dsl::DeviceFunction df = compile_scalar_function(t, who);
-  if (!element_outputs.empty()) result_scalars(df.result, who, t.function);  // checks that it returns values
+  dsl::DeviceFunctionRequest t = typed(fn, std::move(all), target);
+  t.options.boundscheck = jit::checks_bounds(s.options.boundscheck, target);
+  dsl::DeviceFunction df = compile_scalar_function(t, builtin_environment(), who);
+  if (!element_outputs.empty()) result_scalars(df.result, who, &t.function);  // checks that it returns values
   jit::ElementCode code;
   code.functions = std::move(df.code);
   code.call = std::move(df.c_name);
@@ -378,14 +369,13 @@ jit::ReductionCode reduction_code(const StringKindState& s, std::span<const dsl:
   code.reduce_type = rt;
   code.outputs.assign(types.begin() + static_cast<std::ptrdiff_t>(s.in.size()), types.end());
   auto compile = [&](const dsl::FunctionSource& src, std::string_view part, std::vector<dsl::Type> params) {
-    TypedFunction t;
-    t.function = &src;
-    t.env = &builtin_environment();
+    dsl::DeviceFunctionRequest t;
+    t.function = src;
     t.name = fmt::format("{}_{}", s.name, part);
     t.params = std::move(params);
-    t.target = target;
-    t.fastmath = s.options.fastmath;
-    dsl::DeviceFunction df = compile_scalar_function(t, who);
+    t.options.target = target;
+    t.options.fastmath = s.options.fastmath;
+    dsl::DeviceFunction df = compile_scalar_function(t, builtin_environment(), who);
     if (part == "map") code.weak_int_uses = df.weak_int_uses;  // its parameters are the inputs
     code.functions += df.code;
     code.typed += df.typed;
@@ -466,10 +456,10 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
         fail("{}: '{}' is read after the reductions, where it must be a Lua number (one value for the reduced "
              "ones) or an array (a second pass, elementwise); pass a Lua number, not a typed scalar or a boolean",
              who, s.fn.params.at(static_cast<std::size_t>(k)));
-  TypedFunction t = typed(s.fn, params, target);
+  dsl::DeviceFunctionRequest t = typed(s.fn, params, target);
   t.fuse_reduction_as_value = true;
-  dsl::DeviceFunction value = compile_scalar_function(t, who);
-  std::vector<dsl::Scalar> results = result_scalars(value.result, who, t.function);
+  dsl::DeviceFunction value = compile_scalar_function(t, *s.fn.env, who);
+  std::vector<dsl::Scalar> results = result_scalars(value.result, who, &t.function);
   const std::size_t nred = s.shape.ops.size();
   if (results.size() != nred)
     fail("{}: luda.{} reduces one value per element, got {}", who, s.shape.ops[0], results.size());
@@ -489,13 +479,12 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   code.map_params = params;
   code.reduce_type = parts[0].reduce_type;
   auto compile = [&](const dsl::FunctionSource& src, const std::string& part, std::vector<dsl::Type> ps) {
-    TypedFunction f;
-    f.function = &src;
-    f.env = &builtin_environment();
+    dsl::DeviceFunctionRequest f;
+    f.function = src;
     f.name = fmt::format("{}_{}", s.fn.name, part);
     f.params = std::move(ps);
-    f.target = target;
-    dsl::DeviceFunction df = compile_scalar_function(f, who);
+    f.options.target = target;
+    dsl::DeviceFunction df = compile_scalar_function(f, builtin_environment(), who);
     code.functions += df.code;
     code.typed += df.typed;
     return df;
@@ -535,10 +524,10 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   std::vector<dsl::Type> post_params;
   for (const ReduceParts& p : parts) post_params.push_back(dsl::Type::scalar_of(p.output));
   for (int k : scalar_inputs) post_params.push_back(params[static_cast<std::size_t>(k)]);
-  TypedFunction f = typed(s.fn, std::move(post_params), target);
-  f.function = &post;
+  dsl::DeviceFunctionRequest f = typed(s.fn, std::move(post_params), target);
+  f.function = post;
   f.name = s.fn.name + "_post";
-  dsl::DeviceFunction df = as_written(s, [&] { return compile_scalar_function(f, who); });
+  dsl::DeviceFunction df = as_written(s, [&] { return compile_scalar_function(f, *s.fn.env, who); });
   code.functions += df.code;
   code.typed += df.typed;
   for (std::string& o : df.nvrtc_options)
@@ -559,9 +548,9 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
 
 jit::ElementCode fuse_second_pass_code(const FuseState& s, std::span<const dsl::Type> inputs, dsl::Target target) {
   dsl::FunctionSource second = dsl::fuse_second_pass_function(s.fn.source, s.shape, s.fn.params);
-  TypedFunction t = typed(s.fn, std::vector<dsl::Type>(inputs.begin(), inputs.end()), target);
-  t.function = &second;
-  jit::ElementCode code = as_written(s, [&] { return element_code(t, s.who(), s.shape.nresults); });
+  dsl::DeviceFunctionRequest t = typed(s.fn, std::vector<dsl::Type>(inputs.begin(), inputs.end()), target);
+  t.function = second;
+  jit::ElementCode code = as_written(s, [&] { return element_code(t, *s.fn.env, s.who(), s.shape.nresults); });
   code.chunks = {second.chunk, s.fn.source.chunk};
   return code;
 }

@@ -37,21 +37,11 @@ dsl::FunctionSource source_text_function(std::string text);
 // say; every other name is undefined. Shared, stateless.
 dsl::Environment& builtin_environment();
 
-// One scalar function typed for `params` on `target`. Errors start with `who`
-// ("vectorize 'add'"): a function that calls barriers or warp functions (a kind runs one
-// element per thread, never a block in step).
-struct TypedFunction {
-  const dsl::FunctionSource* function = nullptr;
-  dsl::FunctionHandle handle = nullptr;
-  dsl::Environment* env = nullptr;
-  std::string name;
-  std::vector<dsl::Type> params;
-  dsl::Target target = dsl::Target::Cuda;
-  bool fastmath = false;
-  bool boundscheck = false;  // raw array parameters (luda.elementwise's `raw`)
-  bool fuse_reduction_as_value = false;
-};
-dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_view who);
+// One scalar function typed for request.params on request.options.target, its names
+// looked up in `env`. Errors start with `who` ("vectorize 'add'"): a function that calls
+// barriers or warp functions (a kind runs one element per thread, never a block in step).
+dsl::DeviceFunction compile_scalar_function(const dsl::DeviceFunctionRequest& request, dsl::Environment& env,
+                                            std::string_view who);
 
 // The scalars a function returns: one, or each of a tuple. A function that returns
 // nothing is an error naming `who`, located at `function`'s `function` keyword when it is
@@ -59,10 +49,11 @@ dsl::DeviceFunction compile_scalar_function(const TypedFunction& f, std::string_
 std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_view who,
                                         const dsl::FunctionSource* function = nullptr);
 
-// The element code of a function, typed for f.params: its result must be one value (`who`
-// names the kind in the error for a tuple), or, `listed` > 0, that many (a fused
+// The element code of a function, typed for request.params: its result must be one value
+// (`who` names the kind in the error for a tuple), or, `listed` > 0, that many (a fused
 // function's return of `listed` expressions).
-jit::ElementCode element_code(const TypedFunction& f, std::string_view who, std::size_t listed = 0);
+jit::ElementCode element_code(const dsl::DeviceFunctionRequest& request, dsl::Environment& env, std::string_view who,
+                              std::size_t listed = 0);
 
 // A weak type made strong as NumPy makes a Python scalar: int64, float64, complex128.
 dsl::Type strong(const dsl::Type& t);
@@ -106,7 +97,9 @@ struct LuaFunction {
   std::vector<std::string> params;
   jit::JitOptions options;
 };
-TypedFunction typed(const LuaFunction& f, std::vector<dsl::Type> params, dsl::Target target);
+// The request that types `f` for `params` on `target`, with its options; its names are
+// looked up in *f.env.
+dsl::DeviceFunctionRequest typed(const LuaFunction& f, std::vector<dsl::Type> params, dsl::Target target);
 
 // luda.vectorize: specialized per input types (dynamic), or with signatures.
 struct VectorizeState {

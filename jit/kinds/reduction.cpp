@@ -35,7 +35,7 @@ using kind::OpCode;
 
 // Below this many elements a row is a warp's (else a block's, or several blocks').
 constexpr long long kWarpRowLimit = 4096;
-// The cpu target: work this small runs as one block; else chunks of about this much per block.
+// The cpu target: work this small runs as one block; else tiles of about this much per block.
 constexpr long long kCpuSmallWork = 32768;
 constexpr long long kCpuSegment = 16384;
 // The bytes of accumulators a thread of the Columns template keeps in shared memory (vector

@@ -245,7 +245,7 @@ extern "C" __global__ void __launch_bounds__(256) LUDA_K_ENTRY(const luda_k_laun
 }
 )cu";
 
-// The cpu target's reductions: a block is one thread with a chunk of rows (rows_per_block)
+// The cpu target's reductions: a block is one thread with a tile of rows (rows_per_block)
 // and one segment of the reduced range (gridDim.y segments finish as on cuda).
 constexpr std::string_view kCpuArgs = R"cu(  *luda_cpu_current_slot() = luda_t;
   const luda_k_launch& luda_l = *(const luda_k_launch*)luda_args[0];
@@ -354,7 +354,7 @@ std::string prelude(dsl::Target target) {
 
 // A C identifier from the kind's name, then a hash of the generated text.
 // GCC's -O2 vectorizes only loops whose trip count needs no scalar epilogue ("very-cheap"
-// cost model): the cpu kinds' loops over a chunk want the "cheap" one. (Clang vectorizes
+// cost model): the cpu kinds' loops over a tile want the "cheap" one. (Clang vectorizes
 // at -O2 already and ignores the pragma.)
 constexpr std::string_view kCpuVectorize = R"cu(#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("vect-cost-model=cheap")
@@ -524,8 +524,8 @@ std::string cuda_general(const ElementCode& c, const ElementwiseTemplate& t, con
   return s;
 }
 
-// The cpu block entry: unpacks the arguments and runs this block's chunk of [0, n)
-// through <entry>_range (a chunk per block: elements in multiples of 16).
+// The cpu block entry: unpacks the arguments and runs this block's tile of [0, n)
+// through <entry>_range (a tile per block: elements in multiples of 16).
 std::string cpu_block_entry(const ElementCode& c, const std::vector<std::pair<std::string, std::string>>& params) {
   std::string s = "LUDA_CPU_EXPORT void LUDA_K_ENTRY_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {\n"
                   "  *luda_cpu_current_slot() = luda_t;\n";
@@ -541,7 +541,7 @@ std::string cpu_block_entry(const ElementCode& c, const std::vector<std::pair<st
        "  const long long luda_hi = luda_lo + luda_per < luda_n ? luda_lo + luda_per : luda_n;\n"
        "  if (luda_lo >= luda_hi) return;\n";
   std::string call = fmt::format("LUDA_K_ENTRY_range({}, luda_lo, luda_hi);", join(names));
-  // Only a failed bounds check throws (it ends the chunk, as it ends a GPU thread).
+  // Only a failed bounds check throws (it ends the tile, as it ends a GPU thread).
   if (c.bounds_record) s += fmt::format("  try {{ {} }} catch (const luda_cpu_exit&) {{}}\n}}\n", call);
   else s += fmt::format("  {}\n}}\n", call);
   s += kCpuEntries;
@@ -602,7 +602,7 @@ std::string cpu_contiguous(const ElementCode& c, const ElementwiseTemplate& t, c
              params, type, element_statement(c, t, a), plain, loop);
 }
 
-// Strided on the cpu: coordinates are decomposed once per chunk, then runs along the last
+// Strided on the cpu: coordinates are decomposed once per tile, then runs along the last
 // axis advance the offsets (no division per element).
 std::string cpu_general(const ElementCode& c, const ElementwiseTemplate& t, const std::string& params) {
   int d = t.ndim;

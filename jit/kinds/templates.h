@@ -2,7 +2,7 @@
 // ReductionCode) wrapped in the template that the operands' layout picks
 // (jit/kinds/layout.h), for the cuda target (grid-stride loops, 16-byte vector loads and
 // stores, warp shuffles, single-pass multi-block reductions) or the cpu target (plain
-// loops over one chunk per block of one thread: no fibers, and loops the host compiler
+// loops over one tile per block of one thread: no fibers, and loops the host compiler
 // can vectorize). Pure text: no CUDA, no compiler.
 //
 // The kernels' parameters, in order (jit/kinds/elementwise.cpp packs them; ORDER KIND ABI):

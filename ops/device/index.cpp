@@ -140,24 +140,24 @@ __device__ void luda_scatter(void* dst_v, const void* value_v, const i64* off, i
   }
 }
 
-// x: n bytes, nonzero for true (a bool array, C-contiguous), in chunks of `chunk`.
-extern "C" __global__ void luda_nonzero_count(const void* x_v, i64 n, i64 chunk, i64 chunks, i64* counts) {
+// x: n bytes, nonzero for true (a bool array, C-contiguous), in tiles of `tile`.
+extern "C" __global__ void luda_nonzero_count(const void* x_v, i64 n, i64 tile, i64 tiles, i64* counts) {
   const unsigned char* x = (const unsigned char*)x_v;
-  for (i64 t = luda_first(); t < chunks; t += luda_step()) {
-    const i64 lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
+  for (i64 t = luda_first(); t < tiles; t += luda_step()) {
+    const i64 lo = t * tile, hi = lo + tile < n ? lo + tile : n;
     i64 c = 0;
     for (i64 i = lo; i < hi; ++i) c += x[i] != 0;
     counts[t] = c;
   }
 }
 
-// layout: starts[chunks], shape[ndim]; out: (count, ndim) int64, C-contiguous.
-extern "C" __global__ void luda_nonzero_write(const void* x_v, i64 n, i64 chunk, i64 chunks, int ndim,
+// layout: starts[tiles], shape[ndim]; out: (count, ndim) int64, C-contiguous.
+extern "C" __global__ void luda_nonzero_write(const void* x_v, i64 n, i64 tile, i64 tiles, int ndim,
                                               const i64* layout, i64* out) {
   const unsigned char* x = (const unsigned char*)x_v;
-  const i64* shape = layout + chunks;
-  for (i64 t = luda_first(); t < chunks; t += luda_step()) {
-    const i64 lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
+  const i64* shape = layout + tiles;
+  for (i64 t = luda_first(); t < tiles; t += luda_step()) {
+    const i64 lo = t * tile, hi = lo + tile < n ? lo + tile : n;
     i64 at = layout[t];
     for (i64 i = lo; i < hi; ++i) {
       if (x[i] == 0) continue;
@@ -311,20 +311,20 @@ NDArray argwhere(const NDArray& x) {
   const std::int64_t n = flat.size();
   const Shape& shape = x.shape();
   if (n == 0) return NDArray::empty({0, x.ndim()}, DType::Int64, x.device());
-  // Chunks of at least 64 elements, at most 65536 of them.
-  const std::int64_t chunks = std::min<std::int64_t>((n + 63) / 64, 1 << 16);
-  const std::int64_t chunk = (n + chunks - 1) / chunks;
-  const NDArray counts = NDArray::empty({chunks}, DType::Int64, x.device());
+  // Tiles of at least 64 elements, at most 65536 of them.
+  const std::int64_t tiles = std::min<std::int64_t>((n + 63) / 64, 1 << 16);
+  const std::int64_t tile = (n + tiles - 1) / tiles;
+  const NDArray counts = NDArray::empty({tiles}, DType::Int64, x.device());
   {
-    const jit::KernelArg args[] = {jit::KernelArg::of_array(flat), as_int(n), as_int(chunk), as_int(chunks),
+    const jit::KernelArg args[] = {jit::KernelArg::of_array(flat), as_int(n), as_int(tile), as_int(tiles),
                               jit::KernelArg::of_array(counts)};
     const bool written[] = {false, false, false, false, true};
-    kernel("luda_nonzero_count").launch(config_for(chunks), args, written);
+    kernel("luda_nonzero_count").launch(config_for(tiles), args, written);
   }
   std::vector<std::byte> bytes = counts.to_host_bytes();  // the one wait
-  std::vector<std::int64_t> starts(static_cast<std::size_t>(chunks));
+  std::vector<std::int64_t> starts(static_cast<std::size_t>(tiles));
   std::int64_t total = 0;
-  for (std::int64_t t = 0; t < chunks; ++t) {
+  for (std::int64_t t = 0; t < tiles; ++t) {
     std::int64_t c = 0;
     std::memcpy(&c, bytes.data() + t * 8, 8);
     starts[static_cast<std::size_t>(t)] = total;
@@ -333,10 +333,10 @@ NDArray argwhere(const NDArray& x) {
   NDArray out = NDArray::empty({total, x.ndim()}, DType::Int64, x.device());
   if (total == 0) return out;
   const NDArray layout = layout_array(x.device(), {starts, shape});
-  const jit::KernelArg args[] = {jit::KernelArg::of_array(flat), as_int(n), as_int(chunk), as_int(chunks),
+  const jit::KernelArg args[] = {jit::KernelArg::of_array(flat), as_int(n), as_int(tile), as_int(tiles),
                             as_int(x.ndim()), jit::KernelArg::of_array(layout), jit::KernelArg::of_array(out)};
   const bool written[] = {false, false, false, false, false, false, true};
-  kernel("luda_nonzero_write").launch(config_for(chunks), args, written);
+  kernel("luda_nonzero_write").launch(config_for(tiles), args, written);
   return out;
 }
 
