@@ -105,10 +105,10 @@ jit::ElementCode element_code(const dsl::DeviceFunctionRequest& request, dsl::En
          code.outputs.size());
   code.functions = std::move(f.code);
   code.call = std::move(f.c_name);
-  code.params = typed.params;
+  code.params = request.params;
   code.nvrtc_options = std::move(f.nvrtc_options);
   code.typed = std::move(f.typed);
-  code.chunks = {typed.function->chunk};
+  code.chunks = {request.function.chunk};
   code.bounds_record = f.uses_bounds;
   code.weak_int_uses = std::move(f.weak_int_uses);
   return code;
