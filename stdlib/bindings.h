@@ -33,8 +33,10 @@ void open_display(lua_State* L);             // display_bindings.cpp: luda.displ
 // MIME type -> bytes ("image/png", "text/plain"); luda.display shows pictures through it
 // where it is set (the Jupyter kernel's Session sets it), else writes files.
 inline constexpr char kDisplaySinkKey[] = "luda.display.sink";
-void push_chunked_helpers(lua_State* L);     // linalg_bindings.cpp: C functions only chunked.lua uses
-// Adds to the table on top chunked.lua's view of the kernel kinds: kind_info, kind_call (the
+// A new table of the C functions that only luda.chunked uses: qr_each (linalg_bindings.cpp);
+// require "luda.internal" gives them (stdlib/lua_modules.cpp).
+void push_chunked_helpers(lua_State* L);
+// Adds to the table on top luda.chunked's view of the kernel kinds: kind_info, kind_call (the
 // kinds' __call) and kind_reduce (vectorize's f:reduce) (kind_bindings.cpp).
 void push_kind_helpers(lua_State* L);
 void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records

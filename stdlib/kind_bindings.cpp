@@ -493,12 +493,12 @@ void set_string(lua_State* L, const std::string& s, const char* field) {
   lua_setfield(L, -2, field);
 }
 
-// kind_info(k): what stdlib/chunked_kinds.lua needs to run a kind block by block: {type =
-// "vectorize" | "elementwise" | "reduction" | "fuse", who =, name =, nin =, nout =, raw = (a raw
-// parameter), reduces = (a reduction kind, or fuse with reductions)}; an elementwise
-// kernel's also body; a reduction kind's
-// also ins, outs (each parameter's declaration), map, reduce, post, identity, reduce_type
-// and fastmath. nil for a value that is not a kind.
+// kind_info(k): what luda.chunked.kinds (stdlib/lua/luda/chunked/kinds.lua) needs to run a
+// kind block by block: {type = "vectorize" | "elementwise" | "reduction" | "fuse", who =,
+// name =, nin =, nout =, raw = (a raw parameter), reduces = (a reduction kind, or fuse with
+// reductions)}; an elementwise kernel's also body; a reduction kind's also ins, outs (each
+// parameter's declaration), map, reduce, post, identity, reduce_type and fastmath. nil for
+// a value that is not a kind.
 int l_kind_info(lua_State* L) {
   KindObject* k = test_kind(L, 1);
   if (!k) return 0;

@@ -94,8 +94,9 @@ int l_qr(lua_State* L) {
   return 2;
 }
 
-// chunked_linalg.lua's TSQR: qr_each({a1, a2, ...}, mode) -> {q1, ...}, {r1, ...} (the q list
-// empty for mode "r"), each array's QR on its device, devices at once (ops::qr_each).
+// luda.chunked.linalg's TSQR (stdlib/lua/luda/chunked/linalg.lua): qr_each({a1, a2, ...},
+// mode) -> {q1, ...}, {r1, ...} (the q list empty for mode "r"), each array's QR on its
+// device, devices at once (ops::qr_each).
 int l_qr_each(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   const std::string_view mode = check_string(L, 2, "qr");

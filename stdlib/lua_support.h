@@ -50,8 +50,8 @@ struct RaisedError {
 const RaisedError& last_raised_error();
 
 // luda's form of NumPy's __array_function__: a call with an argument that is a table whose
-// metatable has `__luda_function` (a chunked array, stdlib/chunked.lua) is handed to that
-// function as __luda_function(f, args...), f being the called function itself, and
+// metatable has `__luda_function` (a chunked array, stdlib/lua/luda/chunked.lua) is handed
+// to that function as __luda_function(f, args...), f being the called function itself, and
 // returns what it returns; -1 when no argument asks for it. A loop over the arguments'
 // types on the common path.
 int defer_to_argument(lua_State* L);

@@ -2,12 +2,11 @@
 #include "stdlib/module.h"
 
 #include <chrono>
-#include <string>
 
 #include "stdlib/bindings.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/kind_bindings.h"
-#include "stdlib/lua_text.h"
+#include "stdlib/lua_modules.h"
 
 namespace luda::lua {
 namespace {
@@ -17,30 +16,6 @@ int clock(lua_State* L) {
   auto now = std::chrono::steady_clock::now().time_since_epoch();
   lua_pushnumber(L, std::chrono::duration<double>(now).count());
   return 1;
-}
-
-// luda.chunked, luda.map_blocks, luda.rechunk: stdlib/chunked.lua, run with the module
-// table (on top of the stack), the arrays' metatable, a table of its parts by name (ranks,
-// reduce, kinds, linalg: stdlib/chunked_<name>.lua, loaded, not run: chunked.lua runs each
-// with its helpers) and a table of C functions for these files alone (push_chunked_helpers,
-// push_kind_helpers) as its arguments (no array is made while the module opens: that would
-// choose the default device). Their texts are kept as chunks' texts, so that messages and
-// debug.getinfo see them as the files "luda.chunked" and "luda.chunked_<name>".
-void open_chunked(lua_State* L) {
-  if (load_chunk(L, detail::kChunkedLua, "=luda.chunked") != LUA_OK)
-    fail("luda's own chunked.lua does not load: {}", lua_tostring(L, -1));
-  lua_pushvalue(L, -2);
-  luaL_getmetatable(L, kArrayType);
-  lua_newtable(L);
-  for (const auto& [name, text] : detail::kChunkedParts) {
-    std::string chunk = "=luda.chunked_" + std::string(name);
-    if (load_chunk(L, text, chunk.c_str()) != LUA_OK)
-      fail("luda's own chunked_{}.lua does not load: {}", name, lua_tostring(L, -1));
-    lua_setfield(L, -2, std::string(name).c_str());
-  }
-  push_chunked_helpers(L);
-  push_kind_helpers(L);
-  lua_call(L, 4, 0);
 }
 
 int open_module(lua_State* L) {
@@ -73,7 +48,7 @@ int open_module(lua_State* L) {
   open_graphs(L);  // luda.graph
   open_dist(L);    // luda.dist
   open_display(L);  // luda.display
-  open_chunked(L);  // last: it reads the functions above
+  open_lua_modules(L);  // last: luda.chunked and the other Lua-written modules read the functions above
   return 1;
 }
 

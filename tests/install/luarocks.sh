@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install.luarocks: `luarocks make` of luda's rockspec into a fresh rocks tree, then a
-# stock lua5.4 with that tree's paths (`luarocks path`) requires luda from it and runs a
-# kernel on the cpu device.
+# stock lua5.4 with that tree's paths (`luarocks path`) requires luda from it, and
+# luda.chunked (a Lua module embedded in luda.so), and runs a kernel on the cpu device.
 #
 # luarocks builds in the source folder (build.luarocks/): here that is a copy of the
 # source tree in WORK_DIR/src, kept between runs with the sources' times so that its build
@@ -44,6 +44,7 @@ cat > "$work/check.lua" <<'LUA'
   assert(found and found:sub(1, #tree) == tree, "luda is not found in the rocks tree: " .. tostring(found))
   local luda = require "luda"
   assert(tostring(luda.zeros(3)) == "array([0., 0., 0.])", tostring(luda.zeros(3)))
+  assert(require "luda.chunked" == luda.chunked, "require \"luda.chunked\" does not give luda.chunked")
   local f = luda.vectorize(function(x, y) return 2 * x - y end)
   local z = f(luda.arange(5, "int64"), 3):totable()
   for i = 1, 5 do assert(z[i] == 2 * (i - 1) - 3, "element " .. i .. ": " .. tostring(z[i])) end

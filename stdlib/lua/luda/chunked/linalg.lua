@@ -1,15 +1,24 @@
 -- luda.chunked's linear algebra (docs/chunked.md): matmul of chunked arrays, and QR and SVD
 -- of tall-and-skinny ones by TSQR.
 --
--- Loaded by stdlib/chunked.lua (stdlib/module.cpp hands it this file as a function) with
--- the luda module table and the locals of chunked.lua that it reads (H). Adds its
--- functions to chunked.lua's IMPL and methods.
-local luda, H = ...
-local C, FIELDS, IMPL, R, block_shape, copy, device_name, flat, from_array, is_array,
-      is_chunked, make, methods, positions, public, raise, rank_count, rechunk, to, tree =
-  H.C, H.FIELDS, H.IMPL, H.R, H.block_shape, H.copy, H.device_name, H.flat, H.from_array,
-  H.is_array, H.is_chunked, H.make, H.methods, H.positions, H.public, H.raise, H.rank_count,
-  H.rechunk, H.to, H.tree
+-- Adds them to the chunked array's methods and to the chunked forms of luda's functions.
+local luda = require "luda"
+local internal = require "luda.internal"
+local errors = require "luda.chunked.errors"
+local grid = require "luda.chunked.grid"
+local array = require "luda.chunked.array"
+local rechunk = require "luda.chunked.rechunk"
+local R = require "luda.chunked.ranks"
+
+local raise, public = errors.raise, errors.public
+local block_shape, copy, flat, positions = grid.block_shape, grid.copy, grid.flat, grid.positions
+local device_name = require("luda.chunked.devices").device_name
+local is_array = require("luda.chunked.devices").is_array
+local to = require("luda.chunked.devices").to
+local tree = require("luda.chunked.devices").tree
+local from_array = require("luda.chunked.constructors").from_array
+local FIELDS, IMPL, is_chunked, make, methods = array.FIELDS, array.IMPL, array.is_chunked, array.make, array.methods
+local rank_count = R.count
 
 -- ---- linear algebra --------------------------------------------------------------------------
 
@@ -113,7 +122,7 @@ local function tsqr(c, who)
     end
   end
   local qs, rs = {}, {}
-  local q_list, r_list = C.qr_each(mine, "reduced")
+  local q_list, r_list = internal.qr_each(mine, "reduced")
   for j, k in ipairs(at) do qs[k], rs[k] = q_list[j], r_list[j] end
   -- The R factors, on one device (of a distributed array: every rank gets every R, from
   -- its block's rank, and factors their stack itself).

@@ -1,17 +1,21 @@
 -- luda.chunked's reductions (docs/chunked.md): sum, prod, min, max, mean, var, std, their
 -- nan-forms, any, all, argmin, argmax and count_nonzero of chunked arrays, over every block
 -- or along axes, each block reduced where it lives and the partials combined as a tree in
--- block order (across ranks through chunked_ranks.lua).
---
--- Loaded by stdlib/chunked.lua (stdlib/module.cpp hands it this file as a function) with
--- the luda module table and the locals of chunked.lua that it reads (H). Adds its
--- functions to chunked.lua's IMPL and methods; returns read_axes, reduce and
+-- block order (across ranks through luda.chunked.ranks). Adds them to the chunked array's
+-- methods and to the chunked forms of luda's functions; returns read_axes, reduce and
 -- whole_reduced, which the kernel kinds' reductions use.
-local luda, H = ...
-local IMPL, R, chunked_ufunc, copy, is_chunked, make, methods, of_base, offsets_of, positions,
-      product, public, raise, rank_count, to, tree, where =
-  H.IMPL, H.R, H.chunked_ufunc, H.copy, H.is_chunked, H.make, H.methods, H.of_base,
-  H.offsets_of, H.positions, H.product, H.public, H.raise, H.rank_count, H.to, H.tree, H.where
+local luda = require "luda"
+local errors = require "luda.chunked.errors"
+local grid = require "luda.chunked.grid"
+local array = require "luda.chunked.array"
+local chunked_ufunc = require "luda.chunked.ufuncs"
+local R = require "luda.chunked.ranks"
+
+local raise, public = errors.raise, errors.public
+local copy, offsets_of, positions, product = grid.copy, grid.offsets_of, grid.positions, grid.product
+local tree = require("luda.chunked.devices").tree
+local IMPL, is_chunked, make, methods, of_base = array.IMPL, array.is_chunked, array.make, array.methods, array.of_base
+local rank_count = R.count
 
 -- ---- reductions ----------------------------------------------------------------------------
 

@@ -1,17 +1,27 @@
 -- luda.chunked's kernel kinds (docs/chunked.md): luda.vectorize, elementwise, reduction and
 -- fuse called with chunked operands, and f:reduce of a vectorize function.
 --
--- Loaded by stdlib/chunked.lua (stdlib/module.cpp hands it this file as a function) with
--- the luda module table and the locals of chunked.lua that it reads (H), the reductions'
--- among them. Adds its functions to chunked.lua's IMPL.
-local luda, H = ...
-local C, IMPL, blockwise, bring, copy, flat, from_array, is_array, is_chunked, make, map_blocks,
-      my_rank, numblocks_of, offsets_of, output_owners, pieces, pieces_at, positions, public,
-      raise, read_axes, reduce, unify, whole_args, whole_device, whole_reduced =
-  H.C, H.IMPL, H.blockwise, H.bring, H.copy, H.flat, H.from_array, H.is_array, H.is_chunked,
-  H.make, H.map_blocks, H.my_rank, H.numblocks_of, H.offsets_of, H.output_owners, H.pieces,
-  H.pieces_at, H.positions, H.public, H.raise, H.read_axes, H.reduce, H.unify, H.whole_args,
-  H.whole_device, H.whole_reduced
+-- Adds them to the chunked forms of luda's functions (the kinds' __call and f:reduce).
+local luda = require "luda"
+local internal = require "luda.internal"
+local errors = require "luda.chunked.errors"
+local grid = require "luda.chunked.grid"
+local array = require "luda.chunked.array"
+local by_blocks = require "luda.chunked.blockwise"
+local reductions = require "luda.chunked.reduce"
+local R = require "luda.chunked.ranks"
+
+local raise, public = errors.raise, errors.public
+local copy, flat, numblocks_of, offsets_of, positions =
+  grid.copy, grid.flat, grid.numblocks_of, grid.offsets_of, grid.positions
+local is_array = require("luda.chunked.devices").is_array
+local from_array = require("luda.chunked.constructors").from_array
+local IMPL, is_chunked, make = array.IMPL, array.is_chunked, array.make
+local blockwise, bring, output_owners, pieces_at, unify, whole_args, whole_device =
+  by_blocks.blockwise, by_blocks.bring, by_blocks.output_owners, by_blocks.pieces_at, by_blocks.unify,
+  by_blocks.whole_args, by_blocks.whole_device
+local read_axes, reduce, whole_reduced = reductions.read_axes, reductions.reduce, reductions.whole_reduced
+local my_rank = R.rank
 
 -- ---- kernel kinds -----------------------------------------------------------------------------
 
@@ -21,7 +31,7 @@ local C, IMPL, blockwise, bring, copy, flat, from_array, is_array, is_chunked, m
 -- (before post_map_expr), combines those by reduce_expr as a tree in block order, and
 -- applies post_map_expr once to each combined value: four kinds derived from its strings,
 -- made at its first chunked call and kept while it lives.
-local kind_info = C.kind_info
+local kind_info = internal.kind_info
 local derived = setmetatable({}, { __mode = "k" })
 
 -- The kinds a reduction kind's chunked calls run. Their parameters keep the kind's own
@@ -191,12 +201,12 @@ local function kind_call(k, ...)
   end
   return blockwise(function(...) return k(...) end, operands, info.who, info.nout, true, refused)
 end
-IMPL[C.kind_call] = public(kind_call)
+IMPL[internal.kind_call] = public(kind_call)
 
 -- f:reduce(c [, axis] [, {axis =, keepdims =, initial =}]) of a vectorize function of two
 -- arguments (NumPy's ufunc.reduce): each block reduced by f:reduce, the partials combined
 -- by f itself in block order, and `initial` combined once with each result.
-IMPL[C.kind_reduce] = public(function(k, c, axis, options)
+IMPL[internal.kind_reduce] = public(function(k, c, axis, options)
   local info = kind_info(k)
   if type(axis) == "table" and getmetatable(axis) == nil and options == nil and axis[1] == nil then
     axis, options = nil, axis

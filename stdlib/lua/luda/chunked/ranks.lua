@@ -6,11 +6,9 @@
 -- on every rank, so every rank walks the same list of moves in the same order, taking part
 -- in its own only. Each send then meets its recv even where MPI holds a large send until
 -- the recv comes: the earliest move not yet done always has both its ranks at it.
---
--- Loaded by stdlib/chunked.lua (stdlib/module.cpp hands it this file as a function) with
--- the luda module table and chunked.lua's helpers: is_array, partial_to, partial_device
--- and tree (pairwise combination in order).
-local luda, H = ...
+local luda = require "luda"
+local is_array = require("luda.chunked.devices").is_array
+local tree = require("luda.chunked.devices").tree
 
 local R = {}
 
@@ -45,12 +43,19 @@ function R.placed(owners, devices)
   return where
 end
 
+-- Each block's rank when `n` blocks are spread over the ranks (neighbours together), and
+-- this rank's blocks' devices: its own blocks spread over `devices` as placement does.
+function R.place(n, devices)
+  local owners = R.spread(n)
+  return owners, R.placed(owners, devices)
+end
+
 -- A partial's arrays: an array alone, or a list of them (argmax's index and value).
-local function arrays_of(p) return H.is_array(p) and { p } or p end
+local function arrays_of(p) return is_array(p) and { p } or p end
 
 -- New arrays of p's shapes and dtypes, on its device: what receives a partial like p.
 local function like(p)
-  if H.is_array(p) then return luda.empty(p.shape, p.dtype, { device = p.device }) end
+  if is_array(p) then return luda.empty(p.shape, p.dtype, { device = p.device }) end
   local out = {}
   for i, a in ipairs(p) do out[i] = like(a) end
   return out
@@ -128,7 +133,7 @@ function R.combine_groups(groups, owner_of, partial, combine)
     for i, run in ipairs(runs) do
       list[#list + 1] = R.move(parts[i], run.rank, home, function() return like(mine) end)
     end
-    out[key] = home == me and H.tree(list, combine) or false
+    out[key] = home == me and tree(list, combine) or false
   end
   return out, owners
 end
@@ -144,7 +149,7 @@ function R.across(partial, template, combine)
   for r, held in ipairs(flags) do
     if held then list[#list + 1] = gathered:slice(r - 1) end
   end
-  return H.tree(list, combine):copy()
+  return tree(list, combine):copy()
 end
 
 -- x, held by rank `root` (nil elsewhere), on every rank; `buffer()` makes an array of its
