@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/dist.h"
+#include "runtime/dist/dist.h"
 #include "runtime/error.h"
 
 namespace luda::dist {

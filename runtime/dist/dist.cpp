@@ -1,4 +1,4 @@
-#include "runtime/dist.h"
+#include "runtime/dist/dist.h"
 
 #include <dlfcn.h>
 
@@ -23,7 +23,7 @@
 #include "runtime/error.h"
 #include "runtime/graph.h"
 #include "runtime/interrupt.h"
-#include "runtime/nccl.h"
+#include "runtime/dist/nccl.h"
 #include "runtime/shared_library.h"
 
 namespace luda::dist {

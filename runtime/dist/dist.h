@@ -3,7 +3,7 @@
 //
 // libluda links no MPI. Under an MPI launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE or
 // PMIX_RANK in the environment) the first call of this file loads luda's MPI plugin,
-// libluda_mpi.so (runtime/mpi_plugin.h), with dlopen, and MPI_Init_thread runs unless
+// libluda_mpi.so (runtime/dist/mpi_plugin.h), with dlopen, and MPI_Init_thread runs unless
 // the host initialized MPI itself. Without a launcher nothing is loaded: size() is 1,
 // rank() 0, barrier returns at once, the collectives return copies, and a message to
 // oneself is an error. A job of one rank under a launcher (mpirun -n 1) moves its data as
@@ -23,7 +23,7 @@
 // is cancelled, so that a later recv gets the message.
 //
 // How arrays move: MPI is never given a device pointer (Debian's OpenMPI is not
-// CUDA-aware). A collective on cuda arrays goes through NCCL (runtime/nccl.h) when every
+// CUDA-aware). A collective on cuda arrays goes through NCCL (runtime/dist/nccl.h) when every
 // rank's array is a cuda array, every rank can load NCCL, and no two ranks share a GPU:
 // the first such call makes the job's NCCL communicator, over MPI, on each rank's array's
 // device, and later calls use it (an array on another device of the rank is copied to it).
@@ -44,7 +44,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/mpi_plugin.h"
+#include "runtime/dist/mpi_plugin.h"
 #include "runtime/ndarray.h"
 
 namespace luda::dist {
