@@ -1,6 +1,6 @@
 // luda's MPI plugin: the table of plain C entry points that libluda_mpi.so gives
 // luda.dist (runtime/dist/). The plugin (runtime/dist/mpi/luda_mpi.cpp) is the only code
-// of luda that links MPI; runtime/dist/dist.cpp loads it with dlopen when a process runs
+// of luda that links MPI; runtime/dist/world.cpp loads it with dlopen when a process runs
 // under mpirun, so that libluda, the `luda` command and luda.so need no MPI library to
 // load and run.
 //
@@ -15,7 +15,7 @@
 // traffic never matches luda's) and give back a request; `test` polls one. Counts are
 // MPI's `int`: the caller splits larger transfers.
 //
-// The caller serializes every call (runtime/dist/dist.cpp holds one mutex): `init` asks for
+// The caller serializes every call (runtime/dist/requests.h's one mutex): `init` asks for
 // MPI_THREAD_SERIALIZED.
 #pragma once
 
@@ -30,7 +30,7 @@ extern "C" {
 #define LUDA_MPI_PLUGIN_ENTRY "luda_mpi_plugin_table"
 #define LUDA_MPI_PLUGIN_FILE "libluda_mpi.so"
 
-// Element types of iallreduce: luda's DType codes (ORDER DTYPE; runtime/dist/dist.cpp checks them).
+// Element types of iallreduce: luda's DType codes (ORDER DTYPE; runtime/dist/host_transfers.cpp checks them).
 enum luda_mpi_dtype {
   LUDA_MPI_BOOL = 0,
   LUDA_MPI_INT8 = 1,

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "runtime/dist/dist.h"
+#include "runtime/dist/host_transfers.h"
+#include "runtime/dist/open_plugin.h"
 #include "runtime/error.h"
 
 namespace luda::dist {

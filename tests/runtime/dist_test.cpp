@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/dist/call_record.h"
+#include "runtime/dist/open_plugin.h"
 #include "runtime/error.h"
 
 namespace luda::dist {
