@@ -12,7 +12,7 @@
 #include "cli/options.h"
 #include "cli/repl.h"
 #include "cli/session.h"
-#include "runtime/dist.h"
+#include "runtime/dist/dist.h"
 
 namespace luda::cli {
 namespace {

@@ -28,7 +28,7 @@ if(TARGET luda_kernel)
     "  \"display_name\": \"luda (Lua)\",\n  \"language\": \"lua\",\n  \"interrupt_mode\": \"signal\"\n}\n")
   install(FILES ${PROJECT_BINARY_DIR}/kernelspec/kernel.json DESTINATION ${CMAKE_INSTALL_DATADIR}/jupyter/kernels/luda)
 endif()
-# luda's MPI plugin beside libluda. runtime/dist.cpp also looks for it from the `luda`
+# luda's MPI plugin beside libluda. runtime/dist/open_plugin.cpp also looks for it from the `luda`
 # command's folder and from luda.so's, through these relative paths.
 if(TARGET luda_mpi)
   install(TARGETS luda_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -40,7 +40,7 @@ else()
 endif()
 file(RELATIVE_PATH luda_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
 file(RELATIVE_PATH luda_cmod_to_lib ${luda_cmod_full} ${CMAKE_INSTALL_FULL_LIBDIR})
-set_property(SOURCE ${PROJECT_SOURCE_DIR}/runtime/dist.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/runtime/dist/open_plugin.cpp APPEND PROPERTY COMPILE_DEFINITIONS
   LUDA_BIN_TO_LIBDIR="${luda_bin_to_lib}" LUDA_CMOD_TO_LIBDIR="${luda_cmod_to_lib}")
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")

@@ -1,4 +1,4 @@
-// luda.dist: the ranks of an MPI job and collectives on arrays (runtime/dist.h,
+// luda.dist: the ranks of an MPI job and collectives on arrays (runtime/dist/dist.h,
 // docs/distributed.md). Ranks count from 0, as MPI's do.
 //
 //   luda.dist.rank(), luda.dist.size()
@@ -10,7 +10,7 @@
 //   luda.dist.recv(buf, source [, tag] [, {timeout=}])  fills buf and returns it
 #include <climits>
 
-#include "runtime/dist.h"
+#include "runtime/dist/dist.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {

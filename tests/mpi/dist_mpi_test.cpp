@@ -8,7 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/dist.h"
+#include "runtime/dist/dist.h"
+#include "runtime/dist/host_transfers.h"
+#include "runtime/dist/open_plugin.h"
 #include "runtime/error.h"
 
 namespace luda::dist {

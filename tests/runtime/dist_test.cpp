@@ -2,7 +2,7 @@
 // argument errors; the deadline's sources; the messages for ranks that disagree; and the
 // plugin's search and its errors. tests/lua/mpi/dist_spec.lua runs the collectives under
 // mpirun.
-#include "runtime/dist.h"
+#include "runtime/dist/dist.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/dist/call_record.h"
+#include "runtime/dist/open_plugin.h"
 #include "runtime/error.h"
 
 namespace luda::dist {

@@ -1,7 +1,7 @@
 // NCCL as luda.dist loads it: the element types it has for luda's dtypes, and a version
 // or the reason it cannot be used. Its communicators need GPUs and ranks: the mpi tests
 // (tests/lua/mpi/dist_spec.lua) move cuda arrays with them.
-#include "runtime/nccl.h"
+#include "runtime/dist/nccl.h"
 
 #include <gtest/gtest.h>
 

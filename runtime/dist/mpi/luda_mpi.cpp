@@ -1,5 +1,5 @@
-// libluda_mpi.so: luda's MPI plugin (runtime/mpi_plugin.h), the one piece of luda linked
-// to MPI. Built by CMake only where find_package(MPI) finds a C MPI; runtime/dist.cpp
+// libluda_mpi.so: luda's MPI plugin (runtime/dist/mpi_plugin.h), the one piece of luda linked
+// to MPI. Built by CMake only where find_package(MPI) finds a C MPI; runtime/dist/world.cpp
 // loads it with dlopen. Each entry point is a thin wrapper over MPI's nonblocking calls
 // on a duplicate of MPI_COMM_WORLD that returns errors instead of aborting.
 // MPI's C interface only: without these, OpenMPI's and MPICH's mpi.h bring their C++
@@ -13,7 +13,7 @@
 #include <cstring>
 #include <new>
 
-#include "runtime/mpi_plugin.h"
+#include "runtime/dist/mpi_plugin.h"
 
 struct luda_mpi_request {
   MPI_Request request;

@@ -3,7 +3,7 @@
 //
 // libluda links no MPI. Under an MPI launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE or
 // PMIX_RANK in the environment) the first call of this file loads luda's MPI plugin,
-// libluda_mpi.so (runtime/mpi_plugin.h), with dlopen, and MPI_Init_thread runs unless
+// libluda_mpi.so (runtime/dist/mpi_plugin.h), with dlopen, and MPI_Init_thread runs unless
 // the host initialized MPI itself. Without a launcher nothing is loaded: size() is 1,
 // rank() 0, barrier returns at once, the collectives return copies, and a message to
 // oneself is an error. A job of one rank under a launcher (mpirun -n 1) moves its data as
@@ -23,7 +23,7 @@
 // is cancelled, so that a later recv gets the message.
 //
 // How arrays move: MPI is never given a device pointer (Debian's OpenMPI is not
-// CUDA-aware). A collective on cuda arrays goes through NCCL (runtime/nccl.h) when every
+// CUDA-aware). A collective on cuda arrays goes through NCCL (runtime/dist/nccl.h) when every
 // rank's array is a cuda array, every rank can load NCCL, and no two ranks share a GPU:
 // the first such call makes the job's NCCL communicator, over MPI, on each rank's array's
 // device, and later calls use it (an array on another device of the rank is copied to it).
@@ -35,16 +35,20 @@
 // ops go through host memory.
 //
 // Ranks count from 0, as MPI's do. Calls from several threads are serialized.
+//
+// The parts, in runtime/dist/: world.h (this process's part of the job, loading the
+// plugin through open_plugin.h), call_record.h (what each rank says of a call, and the
+// errors when they disagree), requests.h (MPI's requests waited for under a deadline,
+// and those abandoned), communicator.h (the job's NCCL communicator, over nccl.h),
+// host_transfers.h (arrays through host memory, in pieces); collectives.cpp and
+// messages.cpp implement the calls below.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "runtime/mpi_plugin.h"
 #include "runtime/ndarray.h"
 
 namespace luda::dist {
@@ -106,55 +110,5 @@ double timeout_seconds(const CallOptions& options);
 // it then skips MPI_Finalize at exit, so that mpirun ends the job at once rather than
 // this rank waiting in MPI_Finalize for ranks that may be waiting for it.
 void exiting_with_error() noexcept;
-
-namespace detail {
-
-// Which call a record is of: a collective, or the header that send puts before its data.
-enum class Call : std::uint8_t { Barrier, Allreduce, Broadcast, Allgather, Send };
-std::string_view call_name(Call call);  // "barrier", ...
-
-// What one rank contributes before a collective: fixed size, so that every rank's fits
-// one allgather.
-struct CallRecord {
-  Call call = Call::Barrier;
-  std::uint8_t dtype = 0;  // DType's code (allreduce, broadcast, allgather)
-  std::uint8_t op = 0;     // Op's code (allreduce)
-  std::uint8_t ndim = 0;
-  // 1 when this rank's array is a cuda array and this rank can move it with NCCL; the
-  // ranks may differ (the call then moves every rank's data through host memory).
-  std::uint8_t nccl = 0;
-  std::int32_t root = 0;   // broadcast
-  std::int64_t shape[kMaxNdim] = {};
-};
-CallRecord record_of(Call call, const NDArray* x, Op op = Op::Sum, int root = 0);
-
-// The error for records that disagree, from the view of the rank that called `fname`
-// ("luda.dist.allreduce"), or "" when every rank's record agrees with rank 0's. Ranks
-// that made another call are named first, then another op or root, then another dtype or
-// shape; each part lists the ranks that gave it.
-std::string mismatch_message(std::string_view fname, std::span<const CallRecord> records);
-
-// "rank 1", "ranks 0 and 2", "ranks 0, 2 and 5", "ranks 0 to 4 and 7".
-std::string rank_list(std::span<const int> ranks);
-
-// The variable that says this process runs under an MPI launcher ("OMPI_COMM_WORLD_SIZE=3"),
-// or nullopt.
-std::optional<std::string> launcher_variable();
-
-// Where the plugin is looked for, in order: $LUDA_MPI_PLUGIN alone when set; else
-// libluda_mpi.so in `self_dir` (the folder of the file holding luda's code: libluda.so,
-// luda.so or the `luda` command), where an install puts it relative to that folder, and
-// the bare name for the loader's search.
-std::vector<std::string> plugin_candidates(const std::string& self_dir);
-
-// The plugin's table from the first candidate that loads, checked for this luda's
-// version; Error naming `launcher`, every file tried and what to install otherwise.
-const luda_mpi_plugin& open_plugin(const std::vector<std::string>& candidates, std::string_view launcher);
-
-// Largest bytes given to one MPI call (MPI counts are int); larger transfers go in pieces.
-// Tests set it small to exercise the pieces.
-void set_piece_bytes(std::size_t bytes);
-
-}  // namespace detail
 
 }  // namespace luda::dist

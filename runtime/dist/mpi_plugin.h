@@ -1,7 +1,8 @@
 // luda's MPI plugin: the table of plain C entry points that libluda_mpi.so gives
-// runtime/dist.cpp. The plugin (runtime/mpi/luda_mpi.cpp) is the only code of luda that
-// links MPI; dist.cpp loads it with dlopen when a process runs under mpirun, so that
-// libluda, the `luda` command and luda.so need no MPI library to load and run.
+// luda.dist (runtime/dist/). The plugin (runtime/dist/mpi/luda_mpi.cpp) is the only code
+// of luda that links MPI; runtime/dist/world.cpp loads it with dlopen when a process runs
+// under mpirun, so that libluda, the `luda` command and luda.so need no MPI library to
+// load and run.
 //
 // The plugin exports one function, LUDA_MPI_PLUGIN_ENTRY, returning the table. A table
 // whose `version` is not LUDA_MPI_PLUGIN_VERSION, or whose `size` is smaller than this
@@ -14,7 +15,7 @@
 // traffic never matches luda's) and give back a request; `test` polls one. Counts are
 // MPI's `int`: the caller splits larger transfers.
 //
-// The caller serializes every call (dist.cpp holds one mutex): `init` asks for
+// The caller serializes every call (runtime/dist/requests.h's one mutex): `init` asks for
 // MPI_THREAD_SERIALIZED.
 #pragma once
 
@@ -29,7 +30,7 @@ extern "C" {
 #define LUDA_MPI_PLUGIN_ENTRY "luda_mpi_plugin_table"
 #define LUDA_MPI_PLUGIN_FILE "libluda_mpi.so"
 
-// Element types of iallreduce: luda's DType codes (ORDER DTYPE; dist.cpp checks them).
+// Element types of iallreduce: luda's DType codes (ORDER DTYPE; runtime/dist/host_transfers.cpp checks them).
 enum luda_mpi_dtype {
   LUDA_MPI_BOOL = 0,
   LUDA_MPI_INT8 = 1,
@@ -42,7 +43,7 @@ enum luda_mpi_dtype {
   LUDA_MPI_UINT64 = 8,
   LUDA_MPI_FLOAT32 = 9,
   LUDA_MPI_FLOAT64 = 10,
-  // 11 and 12, float16 and bfloat16, have no MPI type: dist.cpp reduces them as float32.
+  // 11 and 12, float16 and bfloat16, have no MPI type: luda.dist reduces them as float32.
   LUDA_MPI_COMPLEX64 = 13,
   LUDA_MPI_COMPLEX128 = 14,
 };

@@ -1,4 +1,4 @@
-#include "runtime/nccl.h"
+#include "runtime/dist/nccl.h"
 
 #include <cstdlib>
 #include <cstring>
