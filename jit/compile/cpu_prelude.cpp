@@ -1,13 +1,14 @@
 #include "jit/compile/cpu_prelude.h"
 
 #include <algorithm>
-#include <cctype>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "dsl/prelude.h"
 #include "jit/compile/cpu_abi_text.h"  // generated from runtime/cpu_abi.h by CMake
+#include "jit/compile/cuda_scanner.h"
 
 namespace luda::jit {
 namespace {
@@ -392,6 +393,68 @@ std::string subset_text() {
   return out;
 }
 
+// extern-shared -> 'extern' '__shared__' { NAME | '*' | ('__align__' | 'alignas') '(' ... ')' }
+//                  NAME '[' ']' ';'
+// A dynamic shared memory declaration, `extern __shared__ __align__(16) float s[];`.
+struct DynamicShared {
+  std::string type, name;  // "float", "s"
+  std::size_t semicolon;   // the index of its ';'
+};
+
+// The declaration that t[i] starts, if any. A try never reads past the next `extern`, so
+// that tries from every `extern` of a source read each token once or twice.
+std::optional<DynamicShared> dynamic_shared(const std::vector<CudaToken>& t, std::size_t i, std::string_view source) {
+  using Kind = CudaToken::Kind;
+  auto identifier = [&](std::size_t k, std::string_view w) {
+    return k < t.size() && t[k].kind == Kind::Identifier && t[k].spells(source, w);
+  };
+  auto punctuator = [&](std::size_t k, std::string_view p) {
+    return k < t.size() && t[k].kind == Kind::Punctuator && t[k].spells(source, p);
+  };
+  if (!identifier(i, "extern") || !identifier(i + 1, "__shared__")) return std::nullopt;
+  std::vector<std::string> words;  // the type's words and stars, then the name
+  std::size_t k = i + 2;
+  for (; !punctuator(k, "["); ++k) {
+    if (punctuator(k, "*")) {
+      words.emplace_back("*");
+      continue;
+    }
+    if (k >= t.size() || t[k].kind != Kind::Identifier || identifier(k, "extern")) return std::nullopt;
+    std::string word = t[k].spelling(source);
+    if (word == "__align__" || word == "alignas") {  // (n): dropped, the dynamic memory is aligned
+      if (!punctuator(++k, "(")) return std::nullopt;
+      for (int depth = 0;; ++k) {
+        if (k >= t.size() || punctuator(k, ";") || punctuator(k, "{") || punctuator(k, "}") || identifier(k, "extern"))
+          return std::nullopt;
+        if (punctuator(k, "(")) ++depth;
+        if (punctuator(k, ")") && --depth == 0) break;
+      }
+      continue;
+    }
+    words.push_back(std::move(word));
+  }
+  if (!punctuator(k + 1, "]") || !punctuator(k + 2, ";") || words.size() < 2 || words.back() == "*" ||
+      words.front() == "*")
+    return std::nullopt;
+  DynamicShared d;
+  d.name = words.back();
+  for (std::size_t w = 0; w + 1 < words.size(); ++w) {
+    if (w > 0 && words[w] != "*") d.type += ' ';
+    d.type += words[w];
+  }
+  d.semicolon = k + 2;
+  return d;
+}
+
+// include-cooperative-groups -> '#' 'include' ('<cooperative_groups.h>' | '"cooperative_groups.h"') END
+bool includes_cooperative_groups(const std::vector<CudaToken>& t, std::size_t i, std::string_view source) {
+  using Kind = CudaToken::Kind;
+  return i + 3 < t.size() && t[i + 1].kind == Kind::Identifier && t[i + 1].spells(source, "include") &&
+         ((t[i + 2].kind == Kind::HeaderName && t[i + 2].spells(source, "<cooperative_groups.h>")) ||
+          (t[i + 2].kind == Kind::String && t[i + 2].spells(source, "\"cooperative_groups.h\""))) &&
+         t[i + 3].kind == Kind::DirectiveEnd;
+}
+
 }  // namespace
 
 std::string_view cpu_cuda_subset() {
@@ -405,155 +468,62 @@ std::string_view cpu_generated_prelude() {
 }
 
 std::string cpu_raw_source(std::string_view source, std::string_view file_name) {
-  // Each `extern __shared__ [__align__(n)] T [__align__(n)] name[];` outside comments and
-  // literals becomes a macro for the block's dynamic shared memory. One pass, no
-  // backtracking: the source is the user's, and may hold runs of any length.
-  const std::size_t size = source.size();
-  auto at = [&](std::size_t p) { return p < size ? source[p] : '\0'; };
-  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  auto word_end = [&](std::size_t p) {
-    while (p < size && word_char(source[p])) ++p;
-    return p;
+  using Kind = CudaToken::Kind;
+  const std::vector<CudaToken> t = scan_cuda(source);
+  auto punctuator = [&](std::size_t i, std::string_view p) {
+    return i < t.size() && t[i].kind == Kind::Punctuator && t[i].spells(source, p);
   };
-  // Past whitespace and comments.
-  auto blank_end = [&](std::size_t p) {
-    for (;;) {
-      if (p < size && std::isspace(static_cast<unsigned char>(source[p]))) {
-        ++p;
-      } else if (at(p) == '/' && at(p + 1) == '/') {
-        while (p < size && source[p] != '\n') ++p;
-      } else if (at(p) == '/' && at(p + 1) == '*') {
-        std::size_t close = source.find("*/", p + 2);
-        p = close == std::string_view::npos ? size : close + 2;
-      } else {
-        return p;
-      }
-    }
-  };
-  // Past a "..." or '...' literal (escapes honoured; an unterminated one ends its line).
-  auto quoted_end = [&](std::size_t p) {
-    char q = source[p++];
-    while (p < size && source[p] != q && source[p] != '\n') p += source[p] == '\\' ? 2 : 1;
-    return std::min(size, p + 1);
-  };
-  // Past R"delim(...)delim", `p` at its quote.
-  auto raw_end = [&](std::size_t p) {
-    std::size_t open = source.find('(', p);
-    if (open == std::string_view::npos) return size;
-    std::string close = ")" + std::string(source.substr(p + 1, open - p - 1)) + "\"";
-    std::size_t stop = source.find(close, open + 1);
-    return stop == std::string_view::npos ? size : stop + close.size();
-  };
-  // The declaration after `extern` (at p): its end, type and name, or 0 when it is none.
-  std::string type, name;
-  auto declaration_end = [&](std::size_t p) -> std::size_t {
-    p = blank_end(p);
-    std::size_t w = word_end(p);
-    if (source.substr(p, w - p) != "__shared__") return 0;
-    std::vector<std::string_view> words;
-    for (p = blank_end(w);; p = blank_end(p)) {
-      if (at(p) == '*') {
-        words.push_back(source.substr(p++, 1));
-        continue;
-      }
-      if (at(p) == '[') break;
-      w = word_end(p);
-      if (w == p || std::isdigit(static_cast<unsigned char>(source[p]))) return 0;
-      std::string_view word = source.substr(p, w - p);
-      p = w;
-      if (word == "__align__" || word == "alignas") {  // (n): dropped, the dynamic memory is aligned
-        p = blank_end(p);
-        if (at(p) != '(') return 0;
-        std::size_t close = source.find_first_of(");", p);
-        if (close == std::string_view::npos || source[close] != ')') return 0;
-        p = close + 1;
-        continue;
-      }
-      words.push_back(word);
-    }
-    p = blank_end(p + 1);
-    if (at(p) != ']') return 0;
-    p = blank_end(p + 1);
-    if (at(p) != ';' || words.size() < 2 || words.back() == "*" || words.front() == "*") return 0;
-    name = words.back();
-    type.clear();
-    for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-      if (i > 0 && words[i] != "*") type += ' ';
-      type += words[i];
-    }
-    return p + 1;
-  };
-
-  // Whether the word at p is an attribute's name: after `((` or `,` (GCC's form).
-  auto in_attribute = [&](std::size_t p) {
-    while (p > 0 && std::isspace(static_cast<unsigned char>(source[p - 1]))) --p;
-    return p > 0 && (source[p - 1] == '(' || source[p - 1] == ',');
-  };
-
-  // The '#' of a directive whose name starts at p (spaces and tabs may come between),
-  // or npos.
-  auto include_hash = [&](std::size_t p) {
-    while (p > 0 && (source[p - 1] == ' ' || source[p - 1] == '\t')) --p;
-    return p > 0 && source[p - 1] == '#' ? p - 1 : std::string_view::npos;
-  };
-  // Whether the rest of the line after `include` (at p) names <cooperative_groups.h>.
-  auto includes_cooperative_groups = [&](std::size_t p) {
-    std::size_t stop = std::min(size, source.find('\n', p));
-    std::string_view rest = source.substr(p, stop - p);
-    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.remove_prefix(1);
-    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) rest.remove_suffix(1);
-    return rest == "<cooperative_groups.h>" || rest == "\"cooperative_groups.h\"";
-  };
-
   std::string out = fmt::format("#line 1 \"{}\"\n", file_name);
-  std::size_t done = 0;  // source up to here is in out
+  std::size_t done = 0;  // source up to here is in out, or replaced there
   int line = 1;          // the line `done` is on
-  std::size_t p = 0;
-  while (p < size) {
-    char c = source[p];
-    if (c == '/' && (at(p + 1) == '/' || at(p + 1) == '*')) {
-      p = blank_end(p);
-    } else if (c == '"' || (c == '\'' && (p == 0 || !word_char(source[p - 1])))) {  // not 1'000
-      p = quoted_end(p);
-    } else if (word_char(c)) {
-      std::size_t w = word_end(p);
-      std::string_view word = source.substr(p, w - p);
-      std::size_t end = 0;
-      if (at(w) == '"' && (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
-        end = raw_end(w);
-      } else if (word == "__noinline__" && !in_attribute(p)) {
-        // CUDA's keyword as GCC's attribute. Not a macro: libstdc++ headers write
-        // __attribute__((__noinline__)), which such a macro would break.
-        out.append(source, done, p - done);
-        out += "__attribute__((noinline))";
-        done = end = w;
-      } else if (std::size_t hash = include_hash(p); word == "include" && hash != std::string_view::npos &&
-                 includes_cooperative_groups(w)) {
-        // CUDA's header would not compile here; the prelude has its cpu subset (this_grid).
-        out.append(source, done, hash - done);
-        out += "/* #include <cooperative_groups.h>: the cpu prelude's subset */";
-        done = end = std::min(size, source.find('\n', w));
-      } else if (word == "extern" && (end = declaration_end(w)) != 0) {
-        out.append(source, done, p - done);
-        line += static_cast<int>(std::count(source.begin() + static_cast<long>(done), source.begin() + static_cast<long>(end), '\n'));
-        out += fmt::format("\n#define {} (({}*)luda_cpu_self()->dynamic_shared)\n#line {} \"{}\"\n", name, type, line,
-                           file_name);
-        done = end;
-      }
-      p = end ? end : w;
-    } else {
-      ++p;
+  auto pass = [&](std::size_t p) {  // the source up to p is replaced
+    line += static_cast<int>(std::count(source.begin() + static_cast<long>(done), source.begin() + static_cast<long>(p), '\n'));
+    done = p;
+  };
+  auto copy = [&](std::size_t p) {  // the source up to p is kept
+    out.append(source, done, p - done);
+    pass(p);
+  };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind == Kind::Identifier && t[i].spells(source, "__noinline__") &&
+        !(punctuator(i - 1, "(") || punctuator(i - 1, ",") || punctuator(i - 1, "::"))) {
+      // CUDA's keyword as GCC's attribute; not in an attribute's list (GCC's form
+      // __attribute__((__noinline__)), which libstdc++'s headers write) nor a qualified name.
+      copy(t[i].begin);
+      out += "__attribute__((noinline))";
+      pass(t[i].end);
+    } else if (t[i].kind == Kind::DirectiveStart && includes_cooperative_groups(t, i, source)) {
+      // CUDA's header would not compile here; the prelude has its cpu subset (this_grid).
+      copy(t[i].begin);
+      out += "/* #include <cooperative_groups.h>: the cpu prelude's subset */";
+      pass(t[i + 2].end);
+      i += 2;
+    } else if (std::optional<DynamicShared> d = dynamic_shared(t, i, source)) {
+      copy(t[i].begin);
+      pass(t[d->semicolon].end);
+      out += fmt::format("\n#define {} (({}*)luda_cpu_self()->dynamic_shared)\n#line {} \"{}\"\n", d->name, d->type,
+                         line, file_name);
+      i = d->semicolon;
     }
   }
-  out.append(source, done, std::string::npos);
+  copy(source.size());
   if (out.empty() || out.back() != '\n') out += '\n';
   return out;
 }
 
 bool raw_source_needs_fibers(std::string_view source) {
-  for (std::string_view name :
-       {"__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__all_sync", "__any_sync", "__match_any_sync", "__match_all_sync"})
-    if (source.find(name) != std::string_view::npos) return true;
+  // Names in code or in a directive (a macro that calls a barrier), not in comments nor
+  // literals; any name that holds one (__shfl in __shfl_down_sync, a user's wrapper name).
+  CudaScanner scanner(source);
+  for (CudaToken t = scanner.next(); t.kind != CudaToken::Kind::End; t = scanner.next()) {
+    if (t.kind != CudaToken::Kind::Identifier) continue;
+    std::string spelled;
+    std::string_view name = t.text(source);
+    if (t.spliced) name = spelled = t.spelling(source);
+    for (std::string_view barrier : {"__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__all_sync", "__any_sync",
+                                     "__match_any_sync", "__match_all_sync"})
+      if (name.find(barrier) != std::string_view::npos) return true;
+  }
   return false;
 }
 

@@ -38,10 +38,13 @@ std::string_view cpu_generated_prelude();
 // each `extern __shared__ T name[];` turned into a macro for the block's dynamic shared
 // memory, each `__noinline__` outside an attribute list into GCC's attribute, and
 // `#include <cooperative_groups.h>` dropped (the prelude has its subset: this_grid().sync())
-// (line numbers kept with #line).
+// (line numbers kept with #line). It reads the source's tokens (jit/compile/cuda_scanner.h):
+// comments and literals stay as they are.
 std::string cpu_raw_source(std::string_view source, std::string_view file_name);
 
-// Whether a raw source calls a barrier or a warp function (its threads then run as fibers).
+// Whether a raw source calls a barrier or a warp function (its threads then run as fibers):
+// whether a name in its code or its directives, not in a comment or a literal, holds one
+// of theirs (__syncthreads, __shfl, ...).
 bool raw_source_needs_fibers(std::string_view source);
 
 }  // namespace luda::jit

@@ -1,24 +1,24 @@
 #include "jit/raw/params.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstring>
 #include <set>
+
+#include "jit/compile/cuda_scanner.h"
 
 namespace luda::jit {
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// Tokens of CUDA C++, enough to find declarations: comments and preprocessor lines are
-// dropped, literals kept whole so that their contents never look like code.
+// The source's tokens outside preprocessor directives (jit/compile/cuda_scanner.h), with
+// what the directives tell: the compiler reads those, luda only notes them.
 
 struct Token {
-  enum class Kind { Ident, Number, String, Char, Punct };
+  using Kind = CudaToken::Kind;
   Kind kind;
-  std::string text;  // a String holds its contents without quotes
+  std::string text;          // as the compiler reads it: a String keeps its quotes and prefix
   bool conditional = false;  // an identifier between #if (#ifdef, #ifndef) and its #endif
-  bool is(std::string_view s) const { return kind != Kind::String && text == s; }
-  bool ident(std::string_view s) const { return kind == Kind::Ident && text == s; }
+  bool is(std::string_view s) const { return kind == Kind::Punctuator && text == s; }
+  bool ident(std::string_view s) const { return kind == Kind::Identifier && text == s; }
 };
 
 struct Lexed {
@@ -26,153 +26,36 @@ struct Lexed {
   bool macro_kernels = false;  // a #define whose body holds __global__
 };
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-class Lexer {
- public:
-  explicit Lexer(std::string_view src) : s_(src) {}
-
-  // Whether a #define it skipped holds __global__ (a macro that makes kernels).
-  bool macro_kernels() const { return macro_kernels_; }
-
-  // tokens -> { token | comment | preprocessor-line | whitespace }
-  void run(std::vector<Token>& out) {
-    bool line_start = true;
-    while (p_ < s_.size()) {
-      char c = s_[p_];
-      if (c == '\n') { line_start = true; ++p_; continue; }
-      if (c == '\\' && (starts("\\\n") || starts("\\\r\n"))) {  // a line splice
-        p_ += s_[p_ + 1] == '\n' ? 2 : 3;
-        continue;
-      }
-      if (std::isspace(static_cast<unsigned char>(c))) { ++p_; continue; }
-      if (starts("//")) { skip_line(false); continue; }
-      if (starts("/*")) {
-        std::size_t end = s_.find("*/", p_ + 2);
-        p_ = end == std::string_view::npos ? s_.size() : end + 2;
-        continue;
-      }
-      if (c == '#' && line_start) { directive(); continue; }
-      line_start = false;
-      if (ident_start(c)) { ident_or_literal(out); continue; }
-      if (std::isdigit(static_cast<unsigned char>(c)) ||
-          (c == '.' && p_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[p_ + 1])))) {
-        number(out);
-        continue;
-      }
-      if (c == '"') { out.push_back({Token::Kind::String, quoted('"')}); continue; }
-      if (c == '\'') { out.push_back({Token::Kind::Char, quoted('\'')}); continue; }
-      for (std::string_view two : {"::", "&&", "..."}) {
-        if (starts(two)) {
-          out.push_back({Token::Kind::Punct, std::string(two)});
-          p_ += two.size();
-          goto next;
-        }
-      }
-      out.push_back({Token::Kind::Punct, std::string(1, c)});
-      ++p_;
-    next:;
-    }
-  }
-
- private:
-  bool starts(std::string_view t) const { return s_.substr(p_, t.size()) == t; }
-
-  // Up to the end of the line; with `continued`, a backslash before the newline joins
-  // the next line (preprocessor lines). Returns the text skipped.
-  std::string_view skip_line(bool continued) {
-    std::size_t begin = p_;
-    while (p_ < s_.size() && s_[p_] != '\n') {
-      if (continued && s_[p_] == '\\' && p_ + 1 < s_.size() && s_[p_ + 1] == '\n') ++p_;
-      ++p_;
-    }
-    return s_.substr(begin, p_ - begin);
-  }
-
-  // A preprocessor line, with its continuations: skipped (the compiler reads them), but
-  // noted when it defines a macro that makes kernels.
-  void directive() {
-    std::string_view line = skip_line(true);
-    std::size_t at = line.find_first_not_of(" \t", 1);
-    if (at == std::string_view::npos) return;
-    std::size_t end = at;
-    while (end < line.size() && ident_char(line[end])) ++end;
-    std::string_view name = line.substr(at, end - at);
-    if (name == "define" && line.find("__global__") != std::string_view::npos) macro_kernels_ = true;
-    if (name == "if" || name == "ifdef" || name == "ifndef") ++conditionals_;
-    if (name == "endif" && conditionals_ > 0) --conditionals_;
-  }
-
-  void ident_or_literal(std::vector<Token>& out) {
-    std::size_t begin = p_;
-    while (p_ < s_.size() && ident_char(s_[p_])) ++p_;
-    std::string_view word = s_.substr(begin, p_ - begin);
-    bool quote = p_ < s_.size() && (s_[p_] == '"' || s_[p_] == '\'');
-    if (quote && (word == "R" || word == "LR" || word == "u8R" || word == "uR" || word == "UR") &&
-        s_[p_] == '"') {
-      out.push_back({Token::Kind::String, raw_string()});
-      return;
-    }
-    if (quote && (word == "L" || word == "u8" || word == "u" || word == "U")) {
-      char q = s_[p_];
-      out.push_back({q == '"' ? Token::Kind::String : Token::Kind::Char, quoted(q)});
-      return;
-    }
-    out.push_back({Token::Kind::Ident, std::string(word), conditionals_ > 0});
-  }
-
-  void number(std::vector<Token>& out) {
-    std::size_t begin = p_;
-    while (p_ < s_.size()) {
-      char c = s_[p_];
-      if (ident_char(c) || c == '.' ||
-          (c == '\'' && p_ + 1 < s_.size() && ident_char(s_[p_ + 1]))) {  // 1'000
-        ++p_;
-      } else if ((c == '+' || c == '-') && std::strchr("eEpP", s_[p_ - 1])) {
-        ++p_;
-      } else {
-        break;
-      }
-    }
-    out.push_back({Token::Kind::Number, std::string(s_.substr(begin, p_ - begin))});
-  }
-
-  // A "..." or '...' literal with escapes; unterminated runs to the end of the line.
-  std::string quoted(char q) {
-    std::string text;
-    ++p_;
-    while (p_ < s_.size() && s_[p_] != q && s_[p_] != '\n') {
-      if (s_[p_] == '\\' && p_ + 1 < s_.size()) text += s_[p_++];
-      text += s_[p_++];
-    }
-    if (p_ < s_.size() && s_[p_] == q) ++p_;
-    return text;
-  }
-
-  // R"delim( ... )delim"
-  std::string raw_string() {
-    std::size_t open = s_.find('(', p_);
-    if (open == std::string_view::npos) { p_ = s_.size(); return {}; }
-    std::string close = ")" + std::string(s_.substr(p_ + 1, open - p_ - 1)) + "\"";
-    std::size_t end = s_.find(close, open + 1);
-    std::size_t stop = end == std::string_view::npos ? s_.size() : end;
-    std::string text(s_.substr(open + 1, stop - open - 1));
-    p_ = end == std::string_view::npos ? s_.size() : end + close.size();
-    return text;
-  }
-
-  std::string_view s_;
-  std::size_t p_ = 0;
-  bool macro_kernels_ = false;
-  int conditionals_ = 0;  // #if blocks open
-};
-
+// directive -> '#' NAME tokens* END: #define bodies holding __global__ (a macro that makes
+// kernels) and the #if blocks open are noted.
 Lexed lex(std::string_view source) {
   Lexed l;
-  Lexer lexer(source);
-  lexer.run(l.tokens);
-  l.macro_kernels = lexer.macro_kernels();
+  CudaScanner scanner(source);
+  int conditionals = 0;           // #if blocks open
+  std::string directive;          // the name of the directive being read
+  int directive_tokens = 0;
+  for (CudaToken t = scanner.next(); t.kind != CudaToken::Kind::End; t = scanner.next()) {
+    if (t.in_directive) {
+      if (t.kind == CudaToken::Kind::DirectiveStart) {
+        directive.clear();
+        directive_tokens = 0;
+      }
+      ++directive_tokens;
+      if (t.kind != CudaToken::Kind::Identifier) continue;
+      std::string word = t.spelling(source);
+      if (directive_tokens == 2) {
+        directive = word;
+        if (word == "if" || word == "ifdef" || word == "ifndef") ++conditionals;
+        if (word == "endif" && conditionals > 0) --conditionals;
+      } else if (directive == "define" && word == "__global__") {
+        l.macro_kernels = true;
+      }
+      continue;
+    }
+    Token token{t.kind, t.spelling(source)};
+    token.conditional = t.kind == CudaToken::Kind::Identifier && conditionals > 0;
+    l.tokens.push_back(std::move(token));
+  }
   return l;
 }
 
@@ -188,30 +71,52 @@ struct Definition {
 bool is_attribute(const Token& t) {
   static const std::set<std::string> names = {"__launch_bounds__", "__attribute__", "__declspec",
                                               "alignas", "__cluster_dims__", "__maxnreg__"};
-  return t.kind == Token::Kind::Ident && names.count(t.text);
+  return t.kind == Token::Kind::Identifier && names.count(t.text);
 }
 
-// The index of the token closing the bracket opened at `open`, or tokens.size().
-std::size_t matching(const std::vector<Token>& t, std::size_t open) {
-  std::string o = t[open].text, c = o == "(" ? ")" : o == "[" ? "]" : "}";
-  int depth = 0;
-  for (std::size_t i = open; i < t.size(); ++i) {
-    if (t[i].is(o)) ++depth;
-    else if (t[i].is(c) && --depth == 0) return i;
+// The "C" of `extern "C"`.
+bool is_c(const Token& t) { return t.kind == Token::Kind::String && t.text == "\"C\""; }
+
+// For each bracket token, the index of the one that closes or opens it, tokens.size()
+// when none does; other tokens get tokens.size(). One pass: brackets of each kind are
+// paired among themselves.
+std::vector<std::size_t> partners(const std::vector<Token>& t) {
+  std::vector<std::size_t> out(t.size(), t.size());
+  std::vector<std::size_t> open[3];  // ( [ {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != Token::Kind::Punctuator || t[i].text.size() != 1) continue;
+    std::size_t kind = std::string_view("([{").find(t[i].text[0]);
+    if (kind != std::string_view::npos) {
+      open[kind].push_back(i);
+      continue;
+    }
+    kind = std::string_view(")]}").find(t[i].text[0]);
+    if (kind == std::string_view::npos || open[kind].empty()) continue;
+    out[i] = open[kind].back();
+    out[open[kind].back()] = i;
+    open[kind].pop_back();
   }
-  return t.size();
+  return out;
 }
 
 // definition -> decl-specifiers '__global__' attributes* 'void' attributes* NAME
 //               '(' params ')' '{'
 std::vector<Definition> definitions(const std::vector<Token>& t) {
+  auto boundary = [&](std::size_t i) { return t[i].is(";") || t[i].is("{") || t[i].is("}"); };
+  const std::vector<std::size_t> partner = partners(t);
+  // The specifiers before each token, back to the last ';', '{' or '}'.
+  std::vector<char> after_template(t.size()), after_extern_c(t.size());
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    bool reset = boundary(i - 1);
+    after_template[i] = !reset && (after_template[i - 1] || t[i - 1].ident("template"));
+    after_extern_c[i] = !reset && (after_extern_c[i - 1] || (t[i - 1].ident("extern") && is_c(t[i])));
+  }
   std::vector<Definition> out;
   std::vector<bool> extern_c_scope;  // per open brace
   std::set<std::string> declared_c;  // extern "C" declarations seen so far
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (t[i].is("{")) {
-      bool c = i >= 2 && t[i - 2].ident("extern") && t[i - 1].kind == Token::Kind::String &&
-               t[i - 1].text == "C";
+      bool c = i >= 2 && t[i - 2].ident("extern") && is_c(t[i - 1]);
       extern_c_scope.push_back(c || (!extern_c_scope.empty() && extern_c_scope.back()));
       continue;
     }
@@ -222,31 +127,28 @@ std::vector<Definition> definitions(const std::vector<Token>& t) {
     if (!t[i].ident("__global__")) continue;
     Definition d;
     d.def.conditional = t[i].conditional;
-    d.def.extern_c = !extern_c_scope.empty() && extern_c_scope.back();
-    for (std::size_t j = i; j-- > 0;) {  // the specifiers before __global__
-      if (t[j].is(";") || t[j].is("{") || t[j].is("}")) break;
-      if (t[j].ident("extern") && j + 1 < t.size() && t[j + 1].kind == Token::Kind::String &&
-          t[j + 1].text == "C")
-        d.def.extern_c = true;
-      if (t[j].ident("template")) d.def.is_template = true;
-    }
+    d.def.extern_c = (!extern_c_scope.empty() && extern_c_scope.back()) || after_extern_c[i];
+    d.def.is_template = after_template[i];
     std::size_t j = i + 1;
     std::size_t open = t.size();
     for (; j < t.size(); ++j) {
       if (is_attribute(t[j]) && j + 1 < t.size() && t[j + 1].is("(")) {
-        j = matching(t, j + 1);
+        j = partner[j + 1];
       } else if (t[j].is("[") && j + 1 < t.size() && t[j + 1].is("[")) {
-        j = matching(t, j);  // [[attribute]]
+        j = partner[j];  // [[attribute]]
       } else if (t[j].is("(")) {
         open = j;
         break;
-      } else if (t[j].is(";") || t[j].is("{") || t[j].is("}")) {
+      } else if (boundary(j)) {
         break;
       }
     }
-    if (open == t.size() || open == 0 || t[open - 1].kind != Token::Kind::Ident) continue;
-    std::size_t close = matching(t, open);
-    if (close >= t.size()) continue;
+    std::size_t close = open < t.size() ? partner[open] : t.size();
+    if (open == t.size() || open == 0 || t[open - 1].kind != Token::Kind::Identifier || close >= t.size()) {
+      // Another __global__ on the way up to here would end the same: go on from here.
+      i = std::max(i, std::min(j, t.size()) - 1);
+      continue;
+    }
     d.def.name = t[open - 1].text;
     d.params_begin = open + 1;
     d.params_end = close;
@@ -288,9 +190,9 @@ std::string parameter_name(const std::vector<Token>& toks) {
   for (std::size_t i = 0; i < end; ++i) {
     const Token& t = toks[i];
     bool qualified = (i > 0 && toks[i - 1].is("::")) || (i + 1 < end && toks[i + 1].is("::"));
-    if (t.kind == Token::Kind::Ident && !is_type_word(t.text) && !qualified && type_parts > 0 && i + 1 == end)
+    if (t.kind == Token::Kind::Identifier && !is_type_word(t.text) && !qualified && type_parts > 0 && i + 1 == end)
       name = t.text;
-    if (t.kind == Token::Kind::Ident || t.is("*") || t.is("&")) ++type_parts;
+    if (t.kind == Token::Kind::Identifier || t.is("*") || t.is("&")) ++type_parts;
   }
   return name;
 }
@@ -331,6 +233,7 @@ std::optional<std::vector<std::string>> find_parameter_names(std::string_view so
     const Token* t = i < found->params_end ? &lexed.tokens[i] : nullptr;
     if (t && (t->is("(") || t->is("[") || t->is("{") || t->is("<"))) ++depth;
     if (t && (t->is(")") || t->is("]") || t->is("}") || t->is(">"))) --depth;
+    if (t && t->is(">>")) depth -= 2;  // Pair<Pair<int, 3>> p
     if (!t || (t->is(",") && depth == 0)) {
       names.push_back(parameter_name(piece));
       piece.clear();

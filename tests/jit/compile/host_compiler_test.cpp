@@ -269,6 +269,64 @@ TEST_F(HostCompilerTest, ExternSharedRewriteTakesRunsOfAnyLength) {
             "\n#define p ((float**)luda_cpu_self()->dynamic_shared)\n#line 2 \"m.cu\"\nextern __shared__ float f[4];\n");
 }
 
+// The rewrites read tokens (jit/compile/cuda_scanner.h): comments and literals are never
+// rewritten, and the lines after a rewrite keep their numbers.
+TEST_F(HostCompilerTest, RawSourceRewritesReadTokens) {
+  std::string source =
+      "#include <cooperative_groups.h> // the grid barrier\n"
+      "// #include <cooperative_groups.h>\n"
+      "#include <cooperative_groups/reduce.h>\n"
+      "__device__ __noinline__ int f(); // __noinline__\n"
+      "static __attribute__((used, /* c */ __noinline__)) int g();\n"
+      "const char* s = \"__noinline__ extern __shared__ float a[];\", *r = R\"x(__noinline__)x\";\n"
+      "__global__ void k() {\n"
+      "  extern __shared__ __align__(sizeof(float4)) float2 b[];\n"
+      "  extern __sha\\\nred__ int c[]; b[0].x = c[0];\n"
+      "}\n";
+  EXPECT_EQ(cpu_raw_source(source, "k.cu"),
+            "#line 1 \"k.cu\"\n"
+            "/* #include <cooperative_groups.h>: the cpu prelude's subset */ // the grid barrier\n"
+            "// #include <cooperative_groups.h>\n"
+            "#include <cooperative_groups/reduce.h>\n"
+            "__device__ __attribute__((noinline)) int f(); // __noinline__\n"
+            "static __attribute__((used, /* c */ __noinline__)) int g();\n"
+            "const char* s = \"__noinline__ extern __shared__ float a[];\", *r = R\"x(__noinline__)x\";\n"
+            "__global__ void k() {\n"
+            "  \n#define b ((float2*)luda_cpu_self()->dynamic_shared)\n#line 8 \"k.cu\"\n\n"
+            "  \n#define c ((int*)luda_cpu_self()->dynamic_shared)\n#line 10 \"k.cu\"\n b[0].x = c[0];\n"
+            "}\n");
+}
+
+// A try at a declaration from each `extern` reads no further than the next one: a run of
+// them takes one pass, not one pass each.
+TEST_F(HostCompilerTest, ExternSharedRewriteTakesRunsOfExterns) {
+  std::string source;
+  for (int i = 0; i < (1 << 16); ++i) source += "extern __shared__ float ";
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(cpu_raw_source(source, "k.cu"), "#line 1 \"k.cu\"\n" + source + "\n");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+}
+
+// A raw kernel runs on fibers when its code names a barrier or a warp function: in code or
+// in a macro, under any name that holds one (a wrapper, a longer intrinsic), never in a
+// comment or a literal.
+TEST(RawSourceNeedsFibers, ReadsNamesInCodeNotInCommentsOrLiterals) {
+  for (const char* call : {"__syncthreads()", "__syncthreads_count(p)", "__syncthreads_and(p)", "__syncthreads_or(p)",
+                           "__syncwarp()", "__shfl_sync(m, v, 0)", "__shfl_up_sync(m, v, 1)", "__shfl_down_sync(m, v, 1)",
+                           "__shfl_xor_sync(m, v, 1)", "__ballot_sync(m, p)", "__all_sync(m, p)", "__any_sync(m, p)",
+                           "__match_any_sync(m, v)", "__match_all_sync(m, v, &p)", "my__syncthreads_wrapper()",
+                           "__sync\\\nthreads()"}) {
+    EXPECT_TRUE(raw_source_needs_fibers(std::string("__global__ void k(int p) {\n  ") + call + ";\n}")) << call;
+  }
+  EXPECT_TRUE(raw_source_needs_fibers("#define BARRIER() __syncthreads()\n__global__ void k() { BARRIER(); }"));
+  EXPECT_FALSE(raw_source_needs_fibers(
+      "// __syncthreads();\n/* __syncwarp(); */\n// __shfl_sync \\\n  __ballot_sync(m, p);\n"
+      "__global__ void k(const char** s, char* c) {\n"
+      "  s[0] = \"__syncthreads()\"; s[1] = R\"(__all_sync)\"; s[2] = u8\"__any_sync\"; c[0] = '_';\n}\n"));
+  EXPECT_TRUE(raw_source_needs_fibers("__global__ void k(float* x) { x[threadIdx.x] = __shfl(1.0f, 0); }"));
+  EXPECT_FALSE(raw_source_needs_fibers("__global__ void k(float* x) { x[threadIdx.x] *= 2; }"));
+}
+
 TEST_F(HostCompilerTest, AHungCompilerIsStoppedWithEveryProcessItStarted) {
   fs::path pid_file = dir_ / "child.pid";
   fs::path cxx = write_script(dir_ / "hung-cxx", "#!/bin/sh\ncase \"$1\" in --version) echo 'hung-cxx 1.0'; exit 0;; esac\n"

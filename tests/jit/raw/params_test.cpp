@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace luda::jit {
 namespace {
 
@@ -132,6 +134,52 @@ __global__ void declared_only(int a);
   ASSERT_FALSE(defs.empty());
   EXPECT_TRUE(defs[0].is_template);
   EXPECT_FALSE(defs[1].is_template);
+}
+
+// The text as the compiler reads it (jit/compile/cuda_scanner.h): a line splice carries a
+// // comment on and joins a name; a character literal is no bracket; shifts and arrows in a
+// default argument are no template brackets.
+TEST(KernelParams, ReadsTheTextAsTheCompilerDoes) {
+  const char* src = "// a note \\\n"
+                    "extern \"C\" __global__ void hidden(int a) {}\n"
+                    "extern \"C\" { const char close = '}';\n"
+                    "__global__ void spl\\\nit(float* x, Pair<Pair<int, 3>> p, int s = 1 << 2, float t = q->r, int n) {}\n"
+                    "}\n";
+  auto defs = find_kernels(src);
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_EQ(defs[0].name, "split");
+  EXPECT_TRUE(defs[0].extern_c);  // the '}' is a character, not the block's end
+  EXPECT_EQ(names_of(src, "split"), (std::vector<std::string>{"x", "p", "s", "t", "n"}));
+}
+
+// A macro makes kernels when a #define's tokens name __global__, on any of its continued
+// lines; not in its comment.
+TEST(KernelParams, MacrosThatMakeKernels) {
+  EXPECT_TRUE(macros_define_kernels("#define MAKE(n) \\\n  extern \"C\" __global__ void n(float* y) {}\nMAKE(one)\n"));
+  EXPECT_TRUE(macros_define_kernels("  #  define KERNEL __global__\n"));
+  EXPECT_FALSE(macros_define_kernels("#define N 4 // not __global__\n#if __global__\n#endif\n"));
+  EXPECT_FALSE(macros_define_kernels("__global__ void k() {}\nconst char* d = \"#define K __global__\";\n"));
+}
+
+// Sources are users' and may be built to make a search from each __global__ read to the
+// end: each token is read a bounded number of times.
+TEST(KernelParams, ReadsEachTokenABoundedNumberOfTimes) {
+  auto repeated = [](std::string_view piece) {
+    std::string s;
+    for (int i = 0; i < (1 << 16); ++i) s += piece;
+    return s;
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  for (const char* piece : {"__global__ ", "__global__ void f(", "__global__ void __launch_bounds__(", "__global__ [["})
+    EXPECT_TRUE(list_kernels(repeated(piece)).empty()) << piece;
+  EXPECT_EQ(list_kernels(repeated("__global__ void f(a, b)")), (std::vector<std::string>{"f"}));
+  std::string src = repeated("template extern \"C\" x ") + "__global__ void k(float* x) {}" + repeated("(");
+  auto defs = find_kernels(src);
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_TRUE(defs[0].extern_c);
+  EXPECT_TRUE(defs[0].is_template);
+  EXPECT_EQ(names_of(src, "k"), (std::vector<std::string>{"x"}));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
 }
 
 TEST(KernelParams, NoKernels) {
