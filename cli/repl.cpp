@@ -105,7 +105,8 @@ class TerminalReader final : public LineReader {
   std::optional<InputLine> read(const char* prompt) override {
     g_prompt_interrupted = 0;
     g_line_dropped = false;
-    struct sigaction action {}, previous{};
+    struct sigaction action {};
+    struct sigaction previous {};
     action.sa_handler = on_prompt_interrupt;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &previous);

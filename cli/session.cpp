@@ -316,7 +316,8 @@ int Session::call(int nargs, int nresults) {
   lua_pushcfunction(L_, message_handler);
   lua_insert(L_, base);
   g_running = L_;
-  struct sigaction action {}, previous{};
+  struct sigaction action {};
+  struct sigaction previous {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &previous);

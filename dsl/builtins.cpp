@@ -532,6 +532,7 @@ using F = Builtin::Form;
 using A = Builtin::Alloc;
 using Atomic = Builtin::Atomic;
 
+// clang-format off
 #define FLOAT1(ns, n, what) \
   {.name = ns "." #n, .min_args = 1, .max_args = 1, .type = rule_float, .emit = #n "{f}($0)", .args_doc = "(x)", .doc = what}
 // A float function with a complex form: the prelude's luda_c<name> (dsl/prelude.cpp).
@@ -768,6 +769,7 @@ const Builtin kTable[] = {
     PART(angle, rule_angle, "atan2{f}(0.0{f}, $0)", "luda_carg($0)",
          "the argument, atan2(imag, real), in radians (a float: 0 or pi for a real number)"),
 };
+// clang-format on
 
 #undef FLOAT1
 #undef FLOAT2

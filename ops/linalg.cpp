@@ -28,9 +28,11 @@ namespace {
 
 // cuBLAS's entry points that luda calls: the GEMM of any element type, one matrix or a
 // strided batch.
+// clang-format off
 #define LUDA_CUBLAS_FUNCTIONS(X)                                                 \
   X(cublasCreate_v2) X(cublasSetStream_v2) X(cublasGetStatusString) X(cublasGemmEx) \
   X(cublasGemmStridedBatchedEx)
+// clang-format on
 
 // The GEMMs' C signatures (C++ code also sees cuBLAS's inline overloads of these names
 // that take a cudaDataType compute type, so decltype(&::cublasGemmEx) would be ambiguous).

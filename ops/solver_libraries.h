@@ -33,6 +33,7 @@ namespace luda::ops::solvers {
 // ---- cuSOLVER ---------------------------------------------------------------------
 
 // Every entry point luda calls; a library without one of them is not used.
+// clang-format off
 #define LUDA_CUSOLVER_FUNCTIONS(X)                                                                     \
   X(cusolverDnCreate) X(cusolverDnSetStream) X(cusolverDnCreateParams)                                 \
   X(cusolverDnXgetrf_bufferSize) X(cusolverDnXgetrf) X(cusolverDnXgetrs)                               \
@@ -49,6 +50,7 @@ namespace luda::ops::solvers {
   X(cusolverDnCreateGesvdjInfo) X(cusolverDnDestroyGesvdjInfo) X(cusolverDnXgesvdjSetTolerance)        \
   X(cusolverDnXgesvdjSetMaxSweeps) X(cusolverDnXgesvdjSetSortEig) X(cusolverDnXgesvdjGetSweeps)        \
   X(cusolverDnSgesvdj_bufferSize) X(cusolverDnSgesvdj) X(cusolverDnDgesvdj_bufferSize) X(cusolverDnDgesvdj)
+// clang-format on
 
 struct Cusolver {
   SharedLibrary lib;
@@ -179,6 +181,7 @@ using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack
                              Real<T>, lapack_int*);
 
 // Every entry point luda calls: the name after LAPACKE_ and its type.
+// clang-format off
 #define LUDA_LAPACKE_FUNCTIONS(X)                                                                  \
   X(sgesv, Gesv<float>) X(dgesv, Gesv<double>) X(sgetrf, Getrf<float>) X(dgetrf, Getrf<double>)    \
   X(spotrf, Potrf<float>) X(dpotrf, Potrf<double>) X(sgeqrf, Geqrf<float>) X(dgeqrf, Geqrf<double>) \
@@ -192,6 +195,7 @@ using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack
   X(cheevd, Syevd<ComplexFloat>) X(zheevd, Syevd<ComplexDouble>)                                   \
   X(cgesdd, Gesdd<ComplexFloat>) X(zgesdd, Gesdd<ComplexDouble>)                                   \
   X(cgelsd, Gelsd<ComplexFloat>) X(zgelsd, Gelsd<ComplexDouble>)
+// clang-format on
 
 struct Lapacke {
   SharedLibrary lib;

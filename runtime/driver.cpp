@@ -20,6 +20,7 @@ namespace {
 
 // Every CUresult cuda.h (13.0) names. Names come from this table rather than from the
 // driver so that they are known before and without a loaded driver.
+// clang-format off
 #define LUDA_CUDA_RESULTS(X)                                                                 \
   X(CUDA_SUCCESS) X(CUDA_ERROR_INVALID_VALUE) X(CUDA_ERROR_OUT_OF_MEMORY)                    \
   X(CUDA_ERROR_NOT_INITIALIZED) X(CUDA_ERROR_DEINITIALIZED) X(CUDA_ERROR_PROFILER_DISABLED) \
@@ -65,6 +66,7 @@ namespace {
   X(CUDA_ERROR_INVALID_CLUSTER_SIZE) X(CUDA_ERROR_FUNCTION_NOT_LOADED)                       \
   X(CUDA_ERROR_INVALID_RESOURCE_TYPE) X(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)           \
   X(CUDA_ERROR_KEY_ROTATION) X(CUDA_ERROR_UNKNOWN)
+// clang-format on
 
 // The driver's own descriptions (cuGetErrorString) of the errors luda users meet most,
 // so that messages read the same before the driver is loaded or where it is missing.

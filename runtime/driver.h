@@ -20,6 +20,7 @@ namespace driver {
 
 // X-macro list of every entry point luda calls: LUDA_DRIVER_FN(name). Names are the
 // public ones (cuMemAlloc); cuda.h maps them to the versioned ABI symbols that dlsym finds.
+// clang-format off
 #define LUDA_DRIVER_FUNCTIONS(X)                                                        \
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                 \
   X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)         \
@@ -45,6 +46,7 @@ namespace driver {
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphExecKernelNodeSetParams)              \
   X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)                 \
   X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode)
+// clang-format on
 
 struct Api {
 #define LUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

@@ -59,6 +59,7 @@ constexpr std::size_t kTotalMemory = 143771533312ull;  // an H200's 141 GB (133.
 constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guarantees
 
 // ORDER STATS: one counter per entry point, printed with FAKE_CUDA_STATS=1.
+// clang-format off
 #define FAKE_ENTRY_POINTS(X)                                                               \
   X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) \
   X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)            \
@@ -79,6 +80,7 @@ constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guara
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphExecKernelNodeSetParams)                 \
   X(cuGraphExecMemcpyNodeSetParams) X(cuGraphExecMemsetNodeSetParams)                    \
   X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode)
+// clang-format on
 
 enum Entry {
 #define FAKE_ENUM(name) k_##name,

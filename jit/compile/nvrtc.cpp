@@ -18,12 +18,14 @@ namespace luda::jit {
 namespace {
 
 // ORDER NVRTC: every entry point luda calls; all must be present for a library to load.
+// clang-format off
 #define LUDA_NVRTC_FUNCTIONS(X)                                                   \
   X(nvrtcGetErrorString) X(nvrtcVersion) X(nvrtcGetNumSupportedArchs)             \
   X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)          \
   X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)          \
   X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)         \
   X(nvrtcAddNameExpression) X(nvrtcGetLoweredName)
+// clang-format on
 
 struct Api {
 #define LUDA_NVRTC_MEMBER(name) decltype(&::name) name = nullptr;

@@ -27,10 +27,12 @@ namespace {
 static_assert(sizeof(UniqueId) == sizeof(ncclUniqueId));
 
 // X-macro list of the entry points luda calls.
+// clang-format off
 #define LUDA_NCCL_FUNCTIONS(X)                                                              \
   X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRankConfig) X(ncclCommGetAsyncError)   \
   X(ncclCommAbort) X(ncclGetErrorString) X(ncclGetLastError) X(ncclAllReduce)               \
   X(ncclBroadcast) X(ncclAllGather)
+// clang-format on
 
 struct Library {
   SharedLibrary lib;
