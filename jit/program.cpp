@@ -12,7 +12,7 @@
 #include "jit/nvrtc_diagnostics.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 
 #ifndef LUDA_VERSION
 #define LUDA_VERSION "0.1.0"
@@ -274,7 +274,7 @@ std::optional<CudaBinary> binary_from_payload(std::string_view payload) {
 
 namespace {
 
-// A launch while this thread records a graph (runtime/graph.h): the node's work, with the
+// A launch while this thread records a graph (runtime/graph/recording.h): the node's work, with the
 // argument bytes as packed (every launch packs into this thread's buffer).
 void record_launch(GraphRecording& r, const LoadedProgram& program, Device device, const LaunchConfig& config,
                    void** args, const LaunchName& name) {

@@ -117,7 +117,7 @@ struct LaunchName {
 // past what the device holds at once being an error after `who` ("kernel 'k': a
 // cooperative grid of ...": cooperative_grid_too_large). A driver failure names `who`.
 // `device` is the call's (call_device): the program's CUDA device, or any cpu device for
-// the cpu target; a graph being recorded (runtime/graph.h) takes the launch only on its own.
+// the cpu target; a graph being recorded (runtime/graph/recording.h) takes the launch only on its own.
 void launch(const LoadedProgram& program, Device device, const LaunchConfig& config, void** args,
             const LaunchName& name);
 

@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 
 #include "runtime/error.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "runtime/interrupt.h"
 #include "runtime/nccl.h"
 #include "runtime/shared_library.h"

@@ -19,7 +19,7 @@
 
 namespace luda {
 
-class GraphRecording;  // runtime/graph.h
+class GraphRecording;  // runtime/graph/recording.h
 
 using Shape = std::vector<std::int64_t>;    // extents
 using Strides = std::vector<std::int64_t>;  // in elements, may be negative or zero

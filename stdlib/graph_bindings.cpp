@@ -1,4 +1,4 @@
-// luda.graph: a Lua function's luda work recorded once as a task graph (runtime/graph.h,
+// luda.graph: a Lua function's luda work recorded once as a task graph (runtime/graph/,
 // docs/graphs.md) and replayed with new arguments.
 //   local g = luda.graph(function(x) return luda.sqrt(x * x + 1) end, x0)
 //   local y = g(x)                      -- replays with x in place of x0; y is a new array
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "jit/device_copy.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
