@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "jit/device_copy.h"
 #include "runtime/graph/recording.h"
 #include "stdlib/bindings.h"
 
@@ -487,7 +486,6 @@ void keep_for_graph(lua_State* L, int idx) {
 }
 
 void open_graphs(lua_State* L) {
-  set_device_assign(&jit::device_assign);  // strided and converting copies in a CUDA recording
   static const luaL_Reg meta[] = {
       {"__call", trampoline<l_call>},
       {"__tostring", trampoline<l_tostring>},

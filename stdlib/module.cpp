@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "jit/device_copy.h"
 #include "stdlib/bindings.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/kind_bindings.h"
@@ -71,6 +72,7 @@ int open_module(lua_State* L) {
   open_link(L);  // luda.cuda.declare_device
   open_jit(L);
   open_graphs(L);  // luda.graph
+  jit::install_device_assign();  // copies within a GPU by a kernel, in a graph's recording too
   open_dist(L);    // luda.dist
   open_display(L);  // luda.display
   open_chunked(L);  // last: it reads the functions above
