@@ -24,6 +24,12 @@ void GraphRecording::refuse(std::string_view what) {
                           what));
 }
 
+void GraphRecording::refuse_nested(std::string_view who) {
+  fail("{}: a graph is being recorded on this thread already; a recorded function cannot record or replay another "
+       "graph (call that graph's function directly)",
+       who);
+}
+
 std::size_t GraphRecording::add_buffer(const Buffer* buffer, const std::shared_ptr<Buffer>& owner) {
   auto [it, added] = index_.try_emplace(buffer, graph_->buffers.size());
   if (added) {

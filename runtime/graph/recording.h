@@ -66,6 +66,9 @@ class GraphRecording {
   static void refuse_if_recording(std::string_view what) {
     if (t_active) [[unlikely]] refuse(what);
   }
+  // The error for recording or replaying a graph while this thread records one; `who`
+  // starts it ("luda.graph").
+  [[noreturn]] static void refuse_nested(std::string_view who);
 
   // While one lives, this thread does not record: work the recording needs done now (the
   // bytes a fill node will copy).
