@@ -41,6 +41,9 @@ class RecordedGraph {
   std::vector<NodeWork> work;  // work[i] is node i's
   std::vector<RecordedBuffer> buffers;
   Device device;  // where its work runs
+  // What the nodes' code needs alive as long as the graph: the kernel objects of a C++
+  // host that the recorded function called (their modules hold the nodes' functions).
+  std::vector<std::shared_ptr<const void>> kept;
 
   // Runs every node with `remap` applied to its addresses: on the cpu, each node on a
   // thread of its own once the nodes it waits for are done (their errors end the run,

@@ -56,6 +56,9 @@ class GraphRecording {
   void host(std::string name, HostWork w, std::vector<Access> accesses);
   // A check made after each run of a graph on a CUDA device (RecordedGraph::after_run).
   void after_run(std::function<void()> check) { graph_->after_run.push_back(std::move(check)); }
+  // Keeps `object` alive as long as the graph (RecordedGraph::kept): a kernel whose code
+  // a node runs.
+  void keep(std::shared_ptr<const void> object) { graph_->kept.push_back(std::move(object)); }
 
   // The error for an operation that needs a result on the host, which a graph being
   // recorded does not have: "x:get() needs a result on the host, but a graph is being
