@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "api/internal.h"
+#include "ops/device/copy.h"
 #include "runtime/error.h"
 #include "runtime/ndarray.h"
 
@@ -64,7 +65,11 @@ Array& Array::operator=(const Array&) = default;
 Array::Array(Array&&) noexcept = default;
 Array& Array::operator=(Array&&) noexcept = default;
 
-Array::Array(NDArray a) : impl_(a.valid() ? std::make_shared<const NDArray>(std::move(a)) : nullptr) {}
+// Every array of the C++ API is made here: before a host holds one, NDArray::assign gets
+// the GPU's copy kernel (ops/device/copy.h says why a call).
+Array::Array(NDArray a) : impl_(a.valid() ? std::make_shared<const NDArray>(std::move(a)) : nullptr) {
+  ops::device::install_device_assign();
+}
 
 const NDArray& Array::ndarray() const { return impl_ ? *impl_ : invalid_array(); }
 

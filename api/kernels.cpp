@@ -8,6 +8,7 @@
 #include "jit/kinds/jit_kernel.h"
 #include "jit/raw/raw_module.h"
 #include "jit/kinds/make.h"
+#include "runtime/graph/recording.h"
 #include "runtime/error.h"
 
 namespace luda {
@@ -36,6 +37,12 @@ std::vector<Array> arrays(std::vector<NDArray>& made) {
 }
 
 const Stream* stream_of(const Stream& s) { return s ? &s : nullptr; }
+
+// A call while this thread records a graph (luda::Graph): the graph's kernel nodes run
+// the kernel's code, which lives as long as the kernel object.
+void keep_for_graph(const std::shared_ptr<const void>& kernel) {
+  if (GraphRecording* r = GraphRecording::active()) [[unlikely]] r->keep(kernel);
+}
 
 }  // namespace
 
@@ -118,6 +125,7 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
 
 std::vector<Array> ElementwiseKernel::operator()(const std::vector<Arg>& inputs, std::vector<Array> outputs,
                                                  const Stream& stream, std::int64_t size) const {
+  keep_for_graph(impl_);
   const jit::StringKindState& s = *impl_->made.state;
   std::size_t nin = s.in.size(), nout = s.out.size();
   if (inputs.size() != nin)
@@ -145,6 +153,7 @@ ReductionKernel::ReductionKernel(std::string in_params, std::string out_params, 
                                                             jit_options(options))})) {}
 
 std::vector<Array> ReductionKernel::operator()(const std::vector<Arg>& inputs, const ReduceOptions& how) const {
+  keep_for_graph(impl_);
   const jit::StringKindState& s = *impl_->made.state;
   std::size_t nout = s.out.size();
   if (!how.out.empty() && how.out.size() != nout)
@@ -187,6 +196,7 @@ Vectorize::Vectorize(std::string function_text, std::vector<std::string> signatu
 
 std::vector<Array> Vectorize::operator()(const std::vector<Arg>& inputs, std::vector<Array> outputs,
                                          const Stream& stream) const {
+  keep_for_graph(impl_);
   std::vector<jit::KernelArg> args = api::kernel_args(inputs);
   std::vector<NDArray> outs = ndarrays(outputs, 1);
   impl_->kind->call(args, outs, stream_of(stream));
@@ -205,6 +215,7 @@ RawKernel::RawKernel(std::string source, std::string name, std::vector<std::stri
 
 void RawKernel::operator()(Dim3 grid, Dim3 block, const std::vector<Arg>& args, unsigned shared_mem,
                            const Stream& stream) const {
+  keep_for_graph(impl_);
   std::vector<jit::KernelArg> a = api::kernel_args(args);
   LaunchConfig config;
   config.grid = grid;

@@ -12,7 +12,7 @@
 #include "ops/array_math.h"
 #include "ops/routines.h"
 #include "runtime/error.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 
 namespace luda::ops {
 namespace {

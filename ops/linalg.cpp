@@ -18,7 +18,7 @@
 #include "ops/array_math.h"
 #include "runtime/device.h"
 #include "runtime/error.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "runtime/shared_library.h"
 
 namespace luda::ops {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 
 namespace luda::ops::solvers {
 namespace {

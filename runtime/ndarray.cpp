@@ -13,7 +13,7 @@
 
 #include "runtime/error.h"
 #include "runtime/format.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 
 namespace luda {
 namespace {

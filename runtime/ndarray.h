@@ -19,7 +19,7 @@
 
 namespace luda {
 
-class GraphRecording;  // runtime/graph.h
+class GraphRecording;  // runtime/graph/recording.h
 
 using Shape = std::vector<std::int64_t>;    // extents
 using Strides = std::vector<std::int64_t>;  // in elements, may be negative or zero
@@ -191,8 +191,8 @@ Strides broadcast_strides(const NDArray& src, const Shape& to);
 // A copy of `src` into `dst` on one CUDA device by a kernel on `stream` (any dtypes,
 // strides and broadcast, converted as the host converts): how assign copies within a GPU
 // without the host, and the only way a graph being recorded can. The jit layer provides
-// it (ops/device/copy.h) and sets it when luda is opened; unset, such copies go through
-// the host, and are refused in a recording.
+// it and sets it (ops/device/copy.h, install_device_assign) before a host holds an array;
+// unset, such copies go through the host, and are refused in a recording.
 using DeviceAssign = void (*)(const NDArray& dst, const NDArray& src, CUstream stream);
 void set_device_assign(DeviceAssign f) noexcept;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "runtime/format.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {

@@ -8,7 +8,7 @@
 
 #include "jit/call/call_args.h"
 #include "runtime/driver.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {

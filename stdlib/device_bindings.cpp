@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "runtime/driver.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "ops/device/copy.h"
 #include "stdlib/bindings.h"
 #include "stdlib/chunk_texts.h"
 #include "stdlib/kind_bindings.h"
@@ -46,6 +47,7 @@ int open_module(lua_State* L) {
   open_link(L);  // luda.cuda.declare_device
   open_jit(L);
   open_graphs(L);  // luda.graph
+  ops::device::install_device_assign();  // copies within a GPU by a kernel, in a graph's recording too
   open_dist(L);    // luda.dist
   open_display(L);  // luda.display
   open_lua_modules(L);  // last: luda.chunked and the other Lua-written modules read the functions above

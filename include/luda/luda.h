@@ -1,6 +1,7 @@
 // luda for C++ hosts: arrays over the host's own memory, scripts that run kernels on them,
-// and kernels compiled and launched from C++. C++17; no CUDA or Lua header is needed (the
-// Lua bridge, for a host that works with the lua_State itself, is luda/lua.h).
+// kernels compiled and launched from C++, and graphs of such work recorded and replayed.
+// C++17; no CUDA or Lua header is needed (the Lua bridge, for a host that works with the
+// lua_State itself, is luda/lua.h).
 //
 //   luda::Engine lua;                                   // a lua_State with luda open
 //   std::vector<float> x(1000, 1.0f);
@@ -14,6 +15,7 @@
 // docs/embedding.md documents all of it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -260,6 +262,62 @@ class RawKernel {
   // Launches on the arrays' device (the current device when none is given), on `stream`.
   void operator()(Dim3 grid, Dim3 block, const std::vector<Arg>& args, unsigned shared_mem = 0,
                   const Stream& stream = {}) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// ---- graphs ------------------------------------------------------------------------------------
+
+// luda.graph for C++ (docs/graphs.md): what a callable does with luda, recorded once as a
+// task graph whose edges come from the data (an operation waits for another only where
+// both touch common bytes and one of them writes), and replayed on new arrays: on a GPU as
+// one launch of a driver graph, on the cpu with independent operations side by side.
+//   luda::Graph g([&](const std::vector<luda::Array>& in) {
+//     return std::vector<luda::Array>{axpb({in[0], 2.0, 1.0})[0]};
+//   }, {x0});
+//   luda::Array y = g({x})[0];        // x of x0's dtype, shape and device, at any address
+class Graph {
+ public:
+  using Function = std::function<std::vector<Array>(const std::vector<Array>& args)>;
+
+  // Calls fn(examples) once with luda recording instead of running: each kernel
+  // (ElementwiseKernel, ReductionKernel, Vectorize, RawKernel), copy (assign, copy, to),
+  // fill and new array becomes a node. Nothing runs on the examples: they give the dtypes,
+  // shapes, strides and device (the first example's; none: current_device()). What needs a
+  // result on the host while recording (to_vector, copy_to_host, repr, str) is an Error;
+  // an exception in fn passes as it was thrown, and nothing is recorded. What fn returns
+  // is, on each replay: an array fn made, a new array; an example (or a view of one), the
+  // replay's argument; another array, itself. `name` titles dot().
+  Graph(Function fn, const std::vector<Array>& examples, std::string name = "graph");
+
+  // Runs the graph with `args` in place of the examples: arrays of the recorded dtypes,
+  // shapes, strides and devices, at any address (Error otherwise), and over one buffer
+  // where the examples were, at the same distance. The arrays fn made and returned are new
+  // arrays, or `outputs` in order (C-contiguous, of their dtype and shape). Runs on
+  // `stream` (default: the device's default stream), waits for it, and raises what
+  // kernels' bounds checks found; launch() does neither.
+  std::vector<Array> operator()(const std::vector<Array>& args, std::vector<Array> outputs = {},
+                                const Stream& stream = {}) const;
+  std::vector<Array> launch(const std::vector<Array>& args, std::vector<Array> outputs = {},
+                            const Stream& stream = {}) const;
+
+  // A recorded operation: its kind ("kernel", "copy", "fill" or "host": work the host
+  // does on cpu memory, a conversion or a bounds check), its name ("elementwise 'axpb'", "copy
+  // of 4096 bytes") and the nodes it waits for (0-based, in the order fn issued them).
+  struct Node {
+    std::string kind;
+    std::string name;
+    std::vector<std::size_t> after;
+  };
+  std::size_t node_count() const;
+  std::vector<Node> nodes() const;
+  std::size_t edge_count() const;
+  // Graphviz's text of the nodes and their edges, each edge labelled with its buffer and
+  // hazard ("argument 1 (read after write)"), as luda.graph's g:dot().
+  std::string dot() const;
+  std::uint64_t replays() const;  // runs so far
 
  private:
   struct Impl;

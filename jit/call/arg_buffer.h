@@ -42,7 +42,7 @@ class ArgBuffer {
     return at * 8;
   }
   // Marks the word at byte offset `at` of what was put as an array's data pointer, which a
-  // graph's replay moves with its array (runtime/graph.h). Every put of a data pointer is
+  // graph's replay moves with its array (runtime/graph/recorded_graph.h). Every put of a data pointer is
   // marked; other pointers (a kernel's scratch, its bounds record) stay where they are.
   void mark_pointer(std::size_t at) { marks_.push_back(at / 8); }
   // The marked words, the words put so far, and slot i's first word (a graph's recording).

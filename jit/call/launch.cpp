@@ -5,13 +5,13 @@
 #include "jit/call/arg_buffer.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 
 namespace luda::jit {
 
 namespace {
 
-// A launch while this thread records a graph (runtime/graph.h): the node's work, with the
+// A launch while this thread records a graph (runtime/graph/recording.h): the node's work, with the
 // argument bytes as packed (every launch packs into this thread's buffer).
 void record_launch(GraphRecording& r, const LoadedProgram& program, Device device, const LaunchConfig& config,
                    void** args, const LaunchName& name) {

@@ -1,7 +1,7 @@
 // The launch step of every call, for every kind of kernel: a loaded program
 // (jit/compile/program.h) started with its packed arguments (jit/call/arg_buffer.h) on
 // the cpu executor or its CUDA device, or taken as a node by the graph being recorded
-// (runtime/graph.h); the checks of a launch configuration and of a bounds record.
+// (runtime/graph/recording.h); the checks of a launch configuration and of a bounds record.
 #pragma once
 
 #include <cuda.h>
@@ -30,7 +30,7 @@ struct LaunchName {
 // past what the device holds at once being an error after `who` ("kernel 'k': a
 // cooperative grid of ...": cooperative_grid_too_large). A driver failure names `who`.
 // `device` is the call's (call_device): the program's CUDA device, or any cpu device for
-// the cpu target; a graph being recorded (runtime/graph.h) takes the launch only on its own.
+// the cpu target; a graph being recorded (runtime/graph/recording.h) takes the launch only on its own.
 void launch(const LoadedProgram& program, Device device, const LaunchConfig& config, void** args,
             const LaunchName& name);
 

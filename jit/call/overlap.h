@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "jit/call/call_args.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "runtime/ndarray.h"
 
 namespace luda::jit {
@@ -46,7 +46,7 @@ inline std::uint64_t inputs_over_outputs(std::span<const KernelArg> inputs, std:
   return mask;
 }
 
-// While this thread records a graph (runtime/graph.h): the launch about to be recorded
+// While this thread records a graph (runtime/graph/recording.h): the launch about to be recorded
 // reads the arrays of `inputs` (and writes them when `inputs_written`: code that may write
 // any array it is given) and writes `outs`. Inline: every launch asks whether it records.
 void note_operands_recorded(GraphRecording& g, std::span<const KernelArg> inputs, std::span<const NDArray> outs,

@@ -12,7 +12,7 @@
 #include "jit/compile/nvrtc_diagnostics.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 
 #ifndef LUDA_VERSION
 #define LUDA_VERSION "0.1.0"

@@ -19,6 +19,14 @@ namespace luda::ops::device {
 // step unevenly; ...").
 void device_assign(const NDArray& dst, const NDArray& src, CUstream stream = nullptr);
 
+// Makes device_assign the copy NDArray::assign uses within a GPU, which a graph being
+// recorded there records as a kernel node (set_device_assign). Each host's way into luda
+// calls it before it can hold an array: the Lua module as it opens (luda.so, luda::Engine,
+// the luda command), the C++ API as it makes a luda::Array. A call, not a static
+// initializer, so that it cannot be left out of a static link or run too late. Safe from
+// any thread; after the first call, one check of a flag.
+void install_device_assign();
+
 // The copy kernel's CUDA C++ for one pair of dtypes (its entry: copy_<from>_to_<to>).
 std::string device_copy_source(DType to, DType from);
 

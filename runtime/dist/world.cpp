@@ -15,7 +15,7 @@
 #include "runtime/dist/open_plugin.h"
 #include "runtime/dist/requests.h"
 #include "runtime/error.h"
-#include "runtime/graph.h"
+#include "runtime/graph/recording.h"
 #include "runtime/shared_library.h"
 
 namespace luda::dist {

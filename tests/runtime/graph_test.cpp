@@ -2,7 +2,8 @@
 // a few buffers, node j must finish before node i exactly when a chain of hazards (two
 // accesses to common bytes, one a write) leads from j to i; every edge is a hazard; no
 // edge is implied by the others.
-#include "runtime/graph.h"
+#include "runtime/graph/remap.h"
+#include "runtime/graph/task_graph.h"
 
 #include <gtest/gtest.h>
 
