@@ -1,6 +1,6 @@
-// What the kinds' golden tests share (tests/jit/kinds/golden_test.cpp,
-// tests/host/fuse_golden_test.cpp): a text compared with its file in tests/jit/golden/,
-// which LUDA_UPDATE_GOLDEN=1 rewrites on purpose, and the part of a kind's program that a
+// What the golden tests share (tests/dsl/golden_test.cpp, tests/jit/kinds/golden_test.cpp,
+// tests/host/fuse_golden_test.cpp): a text compared with its file, which
+// LUDA_UPDATE_GOLDEN=1 rewrites on purpose, and the part of a kind's program that a
 // golden keeps.
 #pragma once
 
@@ -13,10 +13,11 @@
 
 namespace luda::test_support {
 
-// Compares `text` with tests/jit/golden/<name>.cu; with LUDA_UPDATE_GOLDEN=1 writes it
-// there instead.
-inline void check_kind_golden(const std::string& name, const std::string& text) {
-  const std::string path = std::string(LUDA_SOURCE_DIR) + "/tests/jit/golden/" + name + ".cu";
+// Compares `text` with <folder>/<name>.cu (folder from the source root: tests/dsl/golden
+// for kernels, tests/jit/golden for the kinds); with LUDA_UPDATE_GOLDEN=1 writes it there
+// instead.
+inline void check_golden(const std::string& folder, const std::string& name, const std::string& text) {
+  const std::string path = std::string(LUDA_SOURCE_DIR) + "/" + folder + "/" + name + ".cu";
   const char* update = std::getenv("LUDA_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -30,6 +31,11 @@ inline void check_kind_golden(const std::string& name, const std::string& text) 
   expected << in.rdbuf();
   EXPECT_EQ(text, expected.str()) << "the CUDA C++ of " << name << " changed; if that is intended, rerun with "
                                   << "LUDA_UPDATE_GOLDEN=1";
+}
+
+// A kind's golden, in tests/jit/golden/.
+inline void check_kind_golden(const std::string& name, const std::string& text) {
+  check_golden("tests/jit/golden", name, text);
 }
 
 // A kind's program (jit::KindSource::code) from the template's first line on: the element

@@ -9,6 +9,7 @@
 
 #include "dsl/codegen_cuda.h"
 #include "tests/dsl/test_environment.h"
+#include "tests/golden.h"
 
 namespace luda::dsl {
 namespace {
@@ -64,20 +65,7 @@ end
 )";
 
 void check_golden(const std::string& name, const std::string& code) {
-  std::string path = std::string(LUDA_SOURCE_DIR) + "/tests/dsl/golden/" + name + ".cu";
-  const char* update = std::getenv("LUDA_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << code;
-    ASSERT_TRUE(out.good()) << "could not write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << path << " is missing: run with LUDA_UPDATE_GOLDEN=1 to create it";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(code, expected.str()) << "the emitted CUDA for " << name << " changed; if that is intended, rerun "
-                                  << "with LUDA_UPDATE_GOLDEN=1";
+  test_support::check_golden("tests/dsl/golden", name, code);
 }
 
 std::string emitted(const std::string& name, std::vector<Type> args, KernelOptions options = {}) {
