@@ -3,9 +3,6 @@
 // checking it, rewrite the files with LUDA_UPDATE_GOLDEN=1.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "dsl/codegen_cuda.h"
 #include "tests/dsl/test_environment.h"
