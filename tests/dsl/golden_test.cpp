@@ -3,7 +3,6 @@
 // checking it, rewrite the files with LUDA_UPDATE_GOLDEN=1.
 #include <gtest/gtest.h>
 
-
 #include "dsl/codegen_cuda.h"
 #include "tests/dsl/test_environment.h"
 #include "tests/golden.h"
