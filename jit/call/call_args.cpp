@@ -21,7 +21,6 @@ bool one_device(std::span<const KernelArg> args, std::optional<Device>* out) {
   return true;
 }
 
-
 std::string a_dtype(DType t) {
   std::string_view n = dtype_name(t);
   return fmt::format("{} {}", n.front() == 'i' ? "an" : "a", n);
