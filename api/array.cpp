@@ -47,9 +47,11 @@ NDArray api::wrap_memory(void* data, Shape shape, DType dtype, Device device, St
   std::int64_t elements = 0;
   bool empty = false;
   for (std::int64_t e : shape) empty = empty || e == 0;
-  if (!empty && (__builtin_sub_overflow(hi, lo, &elements) || elements > std::numeric_limits<std::int64_t>::max() / item - 1))
+  if (!empty &&
+      (__builtin_sub_overflow(hi, lo, &elements) || elements > std::numeric_limits<std::int64_t>::max() / item - 1))
     fail("{}: shape {} with strides {} reaches past 2^63 bytes", who, shape_str(shape), shape_str(strides));
-  if (!data && !empty) fail("{}: a null pointer for an array of shape {}; pass the memory's address", who, shape_str(shape));
+  if (!data && !empty)
+    fail("{}: a null pointer for an array of shape {}; pass the memory's address", who, shape_str(shape));
   std::size_t bytes = empty ? 0 : static_cast<std::size_t>((elements + 1) * item);
   void* base = empty ? data : static_cast<std::byte*>(data) + lo * item;
   std::function<void()> release;
@@ -87,12 +89,12 @@ Array Array::copy_of(const void* data, Shape shape, DType dtype, std::optional<D
 
 Array Array::wrap(void* data, Shape shape, DType dtype, Device device, Strides strides, std::shared_ptr<void> owner) {
   return Array(api::wrap_memory(data, std::move(shape), dtype, device, std::move(strides), std::move(owner), false,
-                           "Array::wrap"));
+                                "Array::wrap"));
 }
 
 Array Array::wrap_pinned(void* data, Shape shape, DType dtype, Strides strides, std::shared_ptr<void> owner) {
-  return Array(api::wrap_memory(data, std::move(shape), dtype, Device::cpu(), std::move(strides), std::move(owner), true,
-                           "Array::wrap_pinned"));
+  return Array(api::wrap_memory(data, std::move(shape), dtype, Device::cpu(), std::move(strides), std::move(owner),
+                                true, "Array::wrap_pinned"));
 }
 
 bool Array::valid() const { return impl_ != nullptr; }

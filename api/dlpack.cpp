@@ -36,9 +36,13 @@ std::string device_type_name(int type) {
 }
 
 std::string dl_dtype_name(DLDataType t) {
-  const char* code = t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint" : t.code == kDLFloat ? "float"
-                     : t.code == kDLBfloat ? "bfloat" : t.code == kDLComplex ? "complex"
-                     : t.code == kDLBoolCode ? "bool" : "code ";
+  const char* code = t.code == kDLInt        ? "int"
+                     : t.code == kDLUInt     ? "uint"
+                     : t.code == kDLFloat    ? "float"
+                     : t.code == kDLBfloat   ? "bfloat"
+                     : t.code == kDLComplex  ? "complex"
+                     : t.code == kDLBoolCode ? "bool"
+                                             : "code ";
   std::string name = code;
   if (std::string_view(code) == "code ") name += std::to_string(t.code) + " of ";
   name += std::to_string(t.bits);
@@ -85,11 +89,20 @@ DLDataType dl_dtype(DType t) {
   d.bits = static_cast<std::uint8_t>(itemsize(t) * 8);
   switch (t) {
     case DType::Bool: d.code = kDLBoolCode; break;
-    case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: d.code = kDLInt; break;
-    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: d.code = kDLUInt; break;
-    case DType::Float16: case DType::Float32: case DType::Float64: d.code = kDLFloat; break;
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64: d.code = kDLInt; break;
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64: d.code = kDLUInt; break;
+    case DType::Float16:
+    case DType::Float32:
+    case DType::Float64: d.code = kDLFloat; break;
     case DType::BFloat16: d.code = kDLBfloat; break;
-    case DType::Complex64: case DType::Complex128: d.code = kDLComplex; break;
+    case DType::Complex64:
+    case DType::Complex128: d.code = kDLComplex; break;
   }
   return d;
 }
@@ -111,8 +124,12 @@ Array Array::from_dlpack(DLManagedTensor* tensor) {
   bool pinned = false;
   switch (t.device.device_type) {
     case kDLCPU: device = Device::cpu(); break;
-    case kDLCUDAHost: device = Device::cpu(); pinned = true; break;
-    case kDLCUDA: case kDLCUDAManaged: device = Device::cuda(t.device.device_id); break;
+    case kDLCUDAHost:
+      device = Device::cpu();
+      pinned = true;
+      break;
+    case kDLCUDA:
+    case kDLCUDAManaged: device = Device::cuda(t.device.device_id); break;
     default:
       fail("Array::from_dlpack: the tensor is on {} (device {}); luda takes tensors of kDLCPU, kDLCUDAHost and "
            "kDLCUDA: copy it to one of those first",

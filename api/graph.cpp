@@ -26,8 +26,7 @@ std::vector<NDArray> ndarrays_of(const std::vector<Array>& arrays, std::string_v
   out.reserve(arrays.size());
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     if (!arrays[i].valid())
-      fail("{}: {} {} is an empty array (a default-constructed luda::Array); make or wrap one first", who, what,
-           i + 1);
+      fail("{}: {} {} is an empty array (a default-constructed luda::Array); make or wrap one first", who, what, i + 1);
     out.push_back(arrays[i].ndarray());
   }
   return out;

@@ -14,8 +14,8 @@ namespace luda::api {
 
 // An array over memory the host lent (Array::wrap's work): `data` is element [0, ..., 0],
 // `strides` in elements (empty: C order). Errors start with `who`.
-NDArray wrap_memory(void* data, Shape shape, DType dtype, Device device, Strides strides,
-                    std::shared_ptr<void> owner, bool pinned, std::string_view who);
+NDArray wrap_memory(void* data, Shape shape, DType dtype, Device device, Strides strides, std::shared_ptr<void> owner,
+                    bool pinned, std::string_view who);
 
 // A public argument as the library's kernels take it. An array argument points at the
 // Arg's own array, which must outlive the call.

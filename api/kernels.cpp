@@ -6,10 +6,10 @@
 
 #include "api/internal.h"
 #include "jit/kinds/jit_kernel.h"
-#include "jit/raw/raw_module.h"
 #include "jit/kinds/make.h"
-#include "runtime/graph/recording.h"
+#include "jit/raw/raw_module.h"
 #include "runtime/error.h"
+#include "runtime/graph/recording.h"
 
 namespace luda {
 namespace {
@@ -41,7 +41,8 @@ const Stream* stream_of(const Stream& s) { return s ? &s : nullptr; }
 // A call while this thread records a graph (luda::Graph): the graph's kernel nodes run
 // the kernel's code, which lives as long as the kernel object.
 void keep_for_graph(const std::shared_ptr<const void>& kernel) {
-  if (GraphRecording* r = GraphRecording::active()) [[unlikely]] r->keep(kernel);
+  if (GraphRecording* r = GraphRecording::active()) [[unlikely]]
+    r->keep(kernel);
 }
 
 }  // namespace
@@ -121,7 +122,8 @@ struct ElementwiseKernel::Impl {
 
 ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_params, std::string body, std::string name,
                                      KernelOptions options)
-    : impl_(std::make_shared<Impl>(Impl{jit::make_elementwise(in_params, out_params, body, name, jit_options(options))})) {}
+    : impl_(std::make_shared<Impl>(
+          Impl{jit::make_elementwise(in_params, out_params, body, name, jit_options(options))})) {}
 
 std::vector<Array> ElementwiseKernel::operator()(const std::vector<Arg>& inputs, std::vector<Array> outputs,
                                                  const Stream& stream, std::int64_t size) const {
@@ -131,8 +133,8 @@ std::vector<Array> ElementwiseKernel::operator()(const std::vector<Arg>& inputs,
   if (inputs.size() != nin)
     fail("{}: {} input{} given; the kernel takes {}", s.who(), inputs.size(), inputs.size() == 1 ? "" : "s", nin);
   if (!outputs.empty() && outputs.size() != nout)
-    fail("{}: {} output{} given; the kernel has {}: give them all, or none to have them made", s.who(),
-         outputs.size(), outputs.size() == 1 ? "" : "s", nout);
+    fail("{}: {} output{} given; the kernel has {}: give them all, or none to have them made", s.who(), outputs.size(),
+         outputs.size() == 1 ? "" : "s", nout);
   std::vector<jit::KernelArg> args = api::kernel_args(inputs);
   args.resize(nin + nout);
   std::vector<NDArray> outs = ndarrays(outputs, nout);
@@ -148,9 +150,9 @@ struct ReductionKernel::Impl {
 ReductionKernel::ReductionKernel(std::string in_params, std::string out_params, std::string map_expr,
                                  std::string reduce_expr, std::string post_map_expr, std::string identity,
                                  std::string name, std::string reduce_type, KernelOptions options)
-    : impl_(std::make_shared<Impl>(Impl{jit::make_reduction(in_params, out_params, map_expr, reduce_expr,
-                                                            post_map_expr, identity, name, std::move(reduce_type),
-                                                            jit_options(options))})) {}
+    : impl_(std::make_shared<Impl>(
+          Impl{jit::make_reduction(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name,
+                                   std::move(reduce_type), jit_options(options))})) {}
 
 std::vector<Array> ReductionKernel::operator()(const std::vector<Arg>& inputs, const ReduceOptions& how) const {
   keep_for_graph(impl_);

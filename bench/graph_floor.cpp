@@ -84,7 +84,8 @@ extern "C" __global__ void add(const float* x, const float* y, float* z, long lo
     assert(g:stats().nodes == nodes and g:stats().edges == nodes - 1, "the chain is not a chain: " .. tostring(g))
     function graph_loop(replays) for _ = 1, replays do g:launch() end luda.cuda.synchronize() end
     function eager_loop(replays) for _ = 1, replays do chain() end luda.cuda.synchronize() end
-  )", "=graph_floor");
+  )",
+          "=graph_floor");
 
   // Microseconds per node of one sample: `replays` replays, then a synchronization.
   auto sample = [&](const std::function<void()>& body) {

@@ -139,7 +139,8 @@ extern "C" __global__ void axpb(const float* x, const float* w, const float* b, 
       local grid, block, args = {4}, {256}, {x, y, z, 1024}
       function elementwise_loop(calls) for _ = 1, calls do k(x, y, y, z) end end
       function raw_loop(calls) for _ = 1, calls do add(grid, block, args) end end
-    )", "=launch_floor");
+    )",
+            "=launch_floor");
     auto lua_us = [&](const char* loop_name) {  // as per_call_us: one sample is one Lua loop
       lua.call(loop_name, {loop.warm});
       LUDA_CU(cuCtxSynchronize);
@@ -168,8 +169,9 @@ extern "C" __global__ void axpb(const float* x, const float* w, const float* b, 
                   r + 1, b5.back(), ew.back(), ew.back() / b5.back(), b4.back(), raw.back(), raw.back() / b4.back());
     }
     using bench::median;
-    std::printf("in one process, medians of %d rounds: elementwise %.2f us = %.2fx bare, raw_kernel %.2f us = %.2fx bare\n",
-                loop.lua_rounds, median(ew), median(ew) / median(b5), median(raw), median(raw) / median(b4));
+    std::printf(
+        "in one process, medians of %d rounds: elementwise %.2f us = %.2fx bare, raw_kernel %.2f us = %.2fx bare\n",
+        loop.lua_rounds, median(ew), median(ew) / median(b5), median(raw), median(raw) / median(b4));
   }
   return 0;
 } catch (const std::exception& e) {

@@ -50,8 +50,7 @@ Options parse_options(int argc, char** argv) {
         o.actions.push_back(std::move(act));
         continue;
       }
-      default:
-        break;
+      default: break;
     }
     o.error = "unrecognized option '" + std::string(a) + "'";
     return o;

@@ -165,7 +165,7 @@ int open_state(lua_State* L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
   }
   luaL_openlibs(L);
-  luda::lua::install_keeping_loaders(L);  // what the script loads keeps its text, for kernels
+  luda::lua::install_keeping_loaders(L);      // what the script loads keeps its text, for kernels
   luaL_requiref(L, "luda", luaopen_luda, 1);  // package.loaded.luda and the global
   lua_pop(L, 1);
   create_arg_table(L, req->argv, req->argc, req->options->script);
@@ -324,7 +324,7 @@ int Session::call(int nargs, int nresults) {
   int status = lua_pcall(L_, nargs, nresults, base);
   sigaction(SIGINT, &previous, nullptr);
   if (lua_gethook(L_) == stop_hook) lua_sethook(L_, nullptr, 0, 0);  // a late Ctrl-C
-  luda::clear_interrupt();  // one that no kernel met stops nothing later
+  luda::clear_interrupt();                                           // one that no kernel met stops nothing later
   lua_remove(L_, base);
   return status;
 }
@@ -333,10 +333,8 @@ bool Session::report(int status, const char* prefix) {
   if (status == LUA_OK) return true;
   std::fflush(stdout);  // keep the order of output and errors when both go to one pipe
   const char* msg = lua_type(L_, -1) == LUA_TSTRING ? lua_tostring(L_, -1) : nullptr;
-  if (msg)
-    std::fprintf(stderr, "%s%s\n", prefix ? prefix : "", msg);
-  else
-    std::fprintf(stderr, "%s(error object is a %s value)\n", prefix ? prefix : "", luaL_typename(L_, -1));
+  if (msg) std::fprintf(stderr, "%s%s\n", prefix ? prefix : "", msg);
+  else std::fprintf(stderr, "%s(error object is a %s value)\n", prefix ? prefix : "", luaL_typename(L_, -1));
   std::fflush(stderr);
   lua_pop(L_, 1);
   return false;
@@ -546,7 +544,9 @@ Session::Load Session::check(std::string_view code) {
 
 std::string Session::help_at(std::string_view code, std::size_t cursor) {
   cursor = std::min(cursor, code.size());
-  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':'; };
+  auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
+  };
   std::size_t from = cursor, to = cursor;
   while (from > 0 && name_char(code[from - 1])) --from;
   while (to < code.size() && name_char(code[to])) ++to;

@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <functional>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/options.h"
@@ -77,8 +77,8 @@ class Session {
   };
   struct CellResult {
     bool ok = true;
-    std::string error;      // the message, at its place ("cell[3]:2: boom")
-    std::string traceback;  // Lua's "stack traceback:" lines
+    std::string error;          // the message, at its place ("cell[3]:2: boom")
+    std::string traceback;      // Lua's "stack traceback:" lines
     std::vector<Shown> values;  // what the cell's expression gave
   };
   // Runs a cell as the chunk "cell[N]" (the Nth): an expression gives its values; else

@@ -7,11 +7,11 @@ namespace luda::dsl {
 std::string_view node_kind_name(NodeKind k) {
   // ORDER NODE KIND
   static constexpr std::string_view kNames[] = {
-      "Nil", "True", "False", "Integer", "Float", "String", "Vararg", "Function", "Table",
-      "Name", "Index", "Field", "Call", "MethodCall", "Binary", "Unary", "Paren",
-      "Local", "Assign", "CallStat", "Do", "While", "Repeat", "If", "NumericFor", "GenericFor",
-      "FunctionStat", "LocalFunction", "Return", "Break", "Goto", "Label",
-      "Block",
+      "Nil",      "True",   "False", "Integer",    "Float",      "String",       "Vararg",
+      "Function", "Table",  "Name",  "Index",      "Field",      "Call",         "MethodCall",
+      "Binary",   "Unary",  "Paren", "Local",      "Assign",     "CallStat",     "Do",
+      "While",    "Repeat", "If",    "NumericFor", "GenericFor", "FunctionStat", "LocalFunction",
+      "Return",   "Break",  "Goto",  "Label",      "Block",
   };
   return kNames[static_cast<int>(k)];
 }
@@ -19,8 +19,8 @@ std::string_view node_kind_name(NodeKind k) {
 std::string_view binary_op_text(BinaryOp op) {
   // ORDER BINARY OP
   static constexpr std::string_view kText[] = {
-      "+", "-", "*", "/", "//", "%", "^", "..", "==", "~=", "<", "<=", ">", ">=",
-      "and", "or", "&", "|", "~", "<<", ">>",
+      "+",  "-", "*",  "/",   "//", "%", "^", "..", "==", "~=", "<",
+      "<=", ">", ">=", "and", "or", "&", "|", "~",  "<<", ">>",
   };
   return kText[static_cast<int>(op)];
 }
@@ -67,9 +67,7 @@ class Dumper {
               node(*f.value);
               out += ')';
               break;
-            case TableExpr::Field::Kind::Computed:
-              list("[]", {f.key, f.value});
-              break;
+            case TableExpr::Field::Kind::Computed: list("[]", {f.key, f.value}); break;
           }
         }
         out += ')';

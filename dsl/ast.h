@@ -30,11 +30,39 @@ namespace luda::dsl {
 // ORDER NODE KIND: node_kind_name() in ast.cpp follows this order.
 enum class NodeKind : std::uint8_t {
   // expressions
-  Nil, True, False, Integer, Float, String, Vararg, Function, Table,
-  Name, Index, Field, Call, MethodCall, Binary, Unary, Paren,
+  Nil,
+  True,
+  False,
+  Integer,
+  Float,
+  String,
+  Vararg,
+  Function,
+  Table,
+  Name,
+  Index,
+  Field,
+  Call,
+  MethodCall,
+  Binary,
+  Unary,
+  Paren,
   // statements
-  Local, Assign, CallStat, Do, While, Repeat, If, NumericFor, GenericFor,
-  FunctionStat, LocalFunction, Return, Break, Goto, Label,
+  Local,
+  Assign,
+  CallStat,
+  Do,
+  While,
+  Repeat,
+  If,
+  NumericFor,
+  GenericFor,
+  FunctionStat,
+  LocalFunction,
+  Return,
+  Break,
+  Goto,
+  Label,
   // a statement list
   Block,
 };
@@ -52,20 +80,32 @@ struct Node {
   virtual ~Node() = default;
 
   Span span() const { return {loc, end}; }
-  template <class T> bool is() const { return kind == T::kKind; }
-  template <class T> const T& as() const {
+  template <class T>
+  bool is() const {
+    return kind == T::kKind;
+  }
+  template <class T>
+  const T& as() const {
     LUDA_DSL_CHECK(kind == T::kKind);
     return static_cast<const T&>(*this);
   }
-  template <class T> T& as() {
+  template <class T>
+  T& as() {
     LUDA_DSL_CHECK(kind == T::kKind);
     return static_cast<T&>(*this);
   }
-  template <class T> const T* dyn() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+  template <class T>
+  const T* dyn() const {
+    return kind == T::kKind ? static_cast<const T*>(this) : nullptr;
+  }
 };
 
-struct Expr : Node { using Node::Node; };
-struct Stat : Node { using Node::Node; };
+struct Expr : Node {
+  using Node::Node;
+};
+struct Stat : Node {
+  using Node::Node;
+};
 
 // A name as written, with its place (parameters, locals, labels, fields, methods).
 struct Name {
@@ -81,10 +121,22 @@ struct Block : Node {
 
 // ---------------------------------------------------------------- expressions
 
-struct NilExpr : Expr { static constexpr NodeKind kKind = NodeKind::Nil; NilExpr() : Expr(kKind) {} };
-struct TrueExpr : Expr { static constexpr NodeKind kKind = NodeKind::True; TrueExpr() : Expr(kKind) {} };
-struct FalseExpr : Expr { static constexpr NodeKind kKind = NodeKind::False; FalseExpr() : Expr(kKind) {} };
-struct VarargExpr : Expr { static constexpr NodeKind kKind = NodeKind::Vararg; VarargExpr() : Expr(kKind) {} };
+struct NilExpr : Expr {
+  static constexpr NodeKind kKind = NodeKind::Nil;
+  NilExpr() : Expr(kKind) {}
+};
+struct TrueExpr : Expr {
+  static constexpr NodeKind kKind = NodeKind::True;
+  TrueExpr() : Expr(kKind) {}
+};
+struct FalseExpr : Expr {
+  static constexpr NodeKind kKind = NodeKind::False;
+  FalseExpr() : Expr(kKind) {}
+};
+struct VarargExpr : Expr {
+  static constexpr NodeKind kKind = NodeKind::Vararg;
+  VarargExpr() : Expr(kKind) {}
+};
 
 // An integer numeral that fits int64 (decimal), or any hex integer numeral (wraps around
 // modulo 2^64, as in Lua). A decimal integer numeral that overflows is a FloatExpr.
@@ -105,7 +157,7 @@ struct FloatExpr : Expr {
 struct StringExpr : Expr {
   static constexpr NodeKind kKind = NodeKind::String;
   StringExpr() : Expr(kKind) {}
-  std::string value;  // escapes decoded; may hold any bytes
+  std::string value;     // escapes decoded; may hold any bytes
   bool is_long = false;  // written [[...]] / [==[...]==]
 };
 
@@ -134,8 +186,8 @@ struct TableExpr : Expr {
   struct Field {
     enum class Kind : std::uint8_t { Positional, Named, Computed };  // `v`, `n = v`, `[k] = v`
     Kind kind = Kind::Positional;
-    Name name;                 // Named
-    const Expr* key = nullptr; // Computed
+    Name name;                  // Named
+    const Expr* key = nullptr;  // Computed
     const Expr* value = nullptr;
     Location loc;
   };
@@ -186,10 +238,27 @@ struct MethodCallExpr : Expr {
 
 // ORDER BINARY OP: binary_op_text() and the parser's priority table follow this order.
 enum class BinaryOp : std::uint8_t {
-  Add, Sub, Mul, Div, IDiv, Mod, Pow, Concat,
-  Eq, Ne, Lt, Le, Gt, Ge,
-  And, Or,
-  BAnd, BOr, BXor, Shl, Shr,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  IDiv,
+  Mod,
+  Pow,
+  Concat,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+  BAnd,
+  BOr,
+  BXor,
+  Shl,
+  Shr,
 };
 std::string_view binary_op_text(BinaryOp op);  // "+", "//", "~=", "and", "~", ...
 
@@ -203,7 +272,7 @@ struct BinaryExpr : Expr {
 };
 
 enum class UnaryOp : std::uint8_t { Neg, Not, Len, BNot };  // ORDER UNARY OP
-std::string_view unary_op_text(UnaryOp op);  // "-", "not", "#", "~"
+std::string_view unary_op_text(UnaryOp op);                 // "-", "not", "#", "~"
 
 struct UnaryExpr : Expr {
   static constexpr NodeKind kKind = NodeKind::Unary;
@@ -325,7 +394,10 @@ struct ReturnStat : Stat {
   std::vector<const Expr*> values;
 };
 
-struct BreakStat : Stat { static constexpr NodeKind kKind = NodeKind::Break; BreakStat() : Stat(kKind) {} };
+struct BreakStat : Stat {
+  static constexpr NodeKind kKind = NodeKind::Break;
+  BreakStat() : Stat(kKind) {}
+};
 
 struct GotoStat : Stat {
   static constexpr NodeKind kKind = NodeKind::Goto;
@@ -357,7 +429,8 @@ class Ast {
   const std::vector<const FunctionExpr*>& functions() const { return functions_; }
 
   // For the parser (and tests building trees): a new node with the next id.
-  template <class T> T* make(Location loc) {
+  template <class T>
+  T* make(Location loc) {
     auto node = std::make_unique<T>();
     node->id = node_count();
     node->loc = loc;
@@ -388,7 +461,6 @@ std::string dump(const Node& node);
 
 // Error at a node: the reporter with the node's source, the caret at the node's start (a
 // Binary's at its operator), `~` under the whole node. Convenience for later passes.
-SourceError node_error(const Ast& ast, const Node& node, std::string_view kind,
-                       std::string_view message);
+SourceError node_error(const Ast& ast, const Node& node, std::string_view kind, std::string_view message);
 
 }  // namespace luda::dsl

@@ -51,7 +51,9 @@ BuiltinTyping no_complex(const Builtin& row, std::span<const BuiltinOperand> arg
   for (std::size_t i = 0; i < args.size() && at < 0; ++i)
     if (args[i].type.is_complex()) at = static_cast<int>(i);
   return fail(fmt::format("{}{} is not defined for complex numbers (nor is NumPy's)", row.name,
-                          args.size() > 1 && row.min_args != row.max_args ? fmt::format(" with {} arguments", args.size()) : ""),
+                          args.size() > 1 && row.min_args != row.max_args
+                              ? fmt::format(" with {} arguments", args.size())
+                              : ""),
               at);
 }
 
@@ -67,8 +69,7 @@ void in_float32(BuiltinTyping& t) {
 
 // All operands numbers, promoted together; the common type, or an error naming the first
 // operand that is not a number.
-std::optional<Type> common_number(const Builtin& row, std::span<const BuiltinOperand> args,
-                                  BuiltinTyping& error) {
+std::optional<Type> common_number(const Builtin& row, std::span<const BuiltinOperand> args, BuiltinTyping& error) {
   std::optional<Type> common;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (!args[i].type.is_number()) {
@@ -197,19 +198,27 @@ BuiltinTyping part(const Builtin& row, std::span<const BuiltinOperand> args, Par
   t.convert.assign(1, t.result);
   if (which == Part::Angle && is_half(t.result.scalar)) in_float32(t);
   if (a.constant && which != Part::Angle)
-    t.constant = which == Part::Imag ? convert_constant(Constant::of_int(0), Scalar::Int64, a.type.scalar) : *a.constant;
+    t.constant = which == Part::Imag ? convert_constant(Constant::of_int(0), Scalar::Int64, a.type.scalar)
+                                     : *a.constant;
   return t;
 }
-BuiltinTyping rule_real(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Real); }
-BuiltinTyping rule_imag(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Imag); }
-BuiltinTyping rule_conj(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Conj); }
-BuiltinTyping rule_angle(const Builtin& row, std::span<const BuiltinOperand> args) { return part(row, args, Part::Angle); }
+BuiltinTyping rule_real(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return part(row, args, Part::Real);
+}
+BuiltinTyping rule_imag(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return part(row, args, Part::Imag);
+}
+BuiltinTyping rule_conj(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return part(row, args, Part::Conj);
+}
+BuiltinTyping rule_angle(const Builtin& row, std::span<const BuiltinOperand> args) {
+  return part(row, args, Part::Angle);
+}
 
 // luda.float32(x) and friends: a strong value of the row's type.
 BuiltinTyping rule_cast(const Builtin& row, std::span<const BuiltinOperand> args) {
   const BuiltinOperand& a = args[0];
-  if (!a.type.is_scalar())
-    return fail(fmt::format("{} converts a number or a bool, got {}", row.name, describe(a)), 0);
+  if (!a.type.is_scalar()) return fail(fmt::format("{} converts a number or a bool, got {}", row.name, describe(a)), 0);
   BuiltinTyping t;
   t.result = t.operation = Type::scalar_of(row.scalar);
   t.convert.assign(1, Type::void_());
@@ -307,7 +316,7 @@ bool one_of(Scalar s, std::initializer_list<Scalar> allowed) {
   return false;
 }
 
-constexpr std::initializer_list<Scalar> kWordTypes = {Scalar::Int32, Scalar::UInt32, Scalar::Int64,
+constexpr std::initializer_list<Scalar> kWordTypes = {Scalar::Int32,  Scalar::UInt32,  Scalar::Int64,
                                                       Scalar::UInt64, Scalar::Float32, Scalar::Float64};
 
 // cuda.atomic.*(a, i [, j, k], v [, v2]): one index per dimension, then `values` values
@@ -322,34 +331,33 @@ BuiltinTyping atomic(const Builtin& row, std::span<const BuiltinOperand> args, i
     return fail(fmt::format("{} expects an array as its first argument, got {}", row.name, describe(a)), 0);
   if (!indexed && a.type.ndim != 1)
     return fail(fmt::format("{} works on a[0] of a 1-d array, not of a {}-d one (cuda.atomic.cas takes an index "
-                            "per dimension)", row.name, a.type.ndim), 0);
+                            "per dimension)",
+                            row.name, a.type.ndim),
+                0);
   int indices = indexed ? a.type.ndim : 0;
   std::size_t want = 1 + static_cast<std::size_t>(indices) + static_cast<std::size_t>(values);
   if (args.size() != want) {
     std::string indices = a.type.ndim == 1 ? "i" : a.type.ndim == 2 ? "i, j" : "i, j, k";
     if (a.type.ndim > 3) indices = fmt::format("{} indices", a.type.ndim);
-    return fail(fmt::format("{} on a {}-d array takes {} ind{} and {}: {}(a, {}, {})", row.name,
-                            a.type.ndim, a.type.ndim, a.type.ndim == 1 ? "ex" : "ices",
-                            values == 1 ? "a value" : "two values", row.name, indices,
-                            values == 1 ? "v" : "old, v"));
+    return fail(fmt::format("{} on a {}-d array takes {} ind{} and {}: {}(a, {}, {})", row.name, a.type.ndim,
+                            a.type.ndim, a.type.ndim == 1 ? "ex" : "ices", values == 1 ? "a value" : "two values",
+                            row.name, indices, values == 1 ? "v" : "old, v"));
   }
   if (!one_of(a.type.scalar, allowed))
-    return fail(fmt::format("{} works on arrays of {}, not {}", row.name, allowed_text,
-                            scalar_name(a.type.scalar)), 0);
+    return fail(fmt::format("{} works on arrays of {}, not {}", row.name, allowed_text, scalar_name(a.type.scalar)), 0);
   BuiltinTyping t;
   Type elem = Type::scalar_of(a.type.scalar);
   t.convert.push_back(Type::void_());
   for (int d = 0; d < indices; ++d) {
     const BuiltinOperand& idx = args[1 + static_cast<std::size_t>(d)];
-    if (!idx.type.is_int())
-      return fail(fmt::format("an index must be an integer, got {}", describe(idx)), 1 + d);
+    if (!idx.type.is_int()) return fail(fmt::format("an index must be an integer, got {}", describe(idx)), 1 + d);
     t.convert.push_back(Type::scalar_of(Scalar::Int64));
   }
   for (int v = 0; v < values; ++v) {
     std::size_t k = 1 + static_cast<std::size_t>(indices + v);
     if (!args[k].type.is_number())
-      return fail(fmt::format("{} expects a number to combine with the element, got {}", row.name,
-                              describe(args[k])), int(k));
+      return fail(fmt::format("{} expects a number to combine with the element, got {}", row.name, describe(args[k])),
+                  int(k));
     t.convert.push_back(elem);
   }
   t.result = t.operation = elem;
@@ -386,7 +394,9 @@ std::optional<Type> warp_value(const Builtin& row, std::span<const BuiltinOperan
   Type value = v.type.weak ? Type::scalar_of(v.type.scalar) : v.type;
   if (!one_of(value.scalar, kWordTypes)) {
     error = fail(fmt::format("{} {} int32, uint32, int64, uint64, float32 or float64, not {} "
-                             "(convert it, e.g. luda.int32(x))", row.name, verb, scalar_name(value.scalar)), 1);
+                             "(convert it, e.g. luda.int32(x))",
+                             row.name, verb, scalar_name(value.scalar)),
+                 1);
     return std::nullopt;
   }
   return value;
@@ -412,7 +422,8 @@ BuiltinTyping rule_shuffle(const Builtin& row, std::span<const BuiltinOperand> a
 std::optional<Type> bit_operand(const Builtin& row, std::span<const BuiltinOperand> args, BuiltinTyping& error) {
   const BuiltinOperand& a = args[0];
   if (!a.type.is_int()) {
-    error = fail(fmt::format("{} expects an integer, got {} (convert it, e.g. luda.int32(x))", row.name, describe(a)), 0);
+    error = fail(fmt::format("{} expects an integer, got {} (convert it, e.g. luda.int32(x))", row.name, describe(a)),
+                 0);
     return std::nullopt;
   }
   return Type::scalar_of(a.type.scalar);
@@ -474,8 +485,7 @@ BuiltinTyping rule_vote(const Builtin& row, std::span<const BuiltinOperand> args
   if (!args[0].type.is_int())
     return fail(fmt::format("{} expects an integer mask, got {}", row.name, describe(args[0])), 0);
   if (!args[1].type.is_bool())
-    return fail(fmt::format("{} expects a bool predicate, got {} (write x ~= 0)", row.name,
-                            describe(args[1])), 1);
+    return fail(fmt::format("{} expects a bool predicate, got {} (write x ~= 0)", row.name, describe(args[1])), 1);
   BuiltinTyping t;
   t.convert = {Type::scalar_of(Scalar::UInt32), Type::scalar_of(Scalar::Bool)};
   t.result = t.operation = Type::scalar_of(row.scalar);
@@ -488,7 +498,9 @@ BuiltinTyping rule_array_alloc(const Builtin& row, std::span<const BuiltinOperan
   const BuiltinOperand& shape = args[0];
   if (!shape.shape)
     return fail(fmt::format("{}: the shape must be a constant number or a table of constant numbers "
-                            "(e.g. {{32, 33}}), known when the kernel is compiled", row.name), 0);
+                            "(e.g. {{32, 33}}), known when the kernel is compiled",
+                            row.name),
+                0);
   if (shape.shape->size() > static_cast<std::size_t>(kMaxArrayDims))
     return fail(fmt::format("{}: maximum supported dimension for an ndarray is currently {}, found {}", row.name,
                             kMaxArrayDims, shape.shape->size()),
@@ -497,8 +509,9 @@ BuiltinTyping rule_array_alloc(const Builtin& row, std::span<const BuiltinOperan
     if (n <= 0) return fail(fmt::format("{}: every extent must be positive, got {}", row.name, n), 0);
   auto dtype = dtype_operand(args[1]);
   if (!dtype)
-    return fail(fmt::format("{}: the dtype must be a type name such as \"float32\" or luda.float32, got {}",
-                            row.name, describe(args[1])), 1);
+    return fail(fmt::format("{}: the dtype must be a type name such as \"float32\" or luda.float32, got {}", row.name,
+                            describe(args[1])),
+                1);
   BuiltinTyping t;
   t.result = Type::array_of(*dtype, static_cast<int>(shape.shape->size()), true);
   t.shape = *shape.shape;
@@ -509,8 +522,9 @@ BuiltinTyping rule_array_alloc(const Builtin& row, std::span<const BuiltinOperan
 BuiltinTyping rule_dynamic_alloc(const Builtin& row, std::span<const BuiltinOperand> args) {
   auto dtype = dtype_operand(args[0]);
   if (!dtype)
-    return fail(fmt::format("{}: the dtype must be a type name such as \"float32\" or luda.float32, got {}",
-                            row.name, describe(args[0])), 0);
+    return fail(fmt::format("{}: the dtype must be a type name such as \"float32\" or luda.float32, got {}", row.name,
+                            describe(args[0])),
+                0);
   BuiltinTyping t;
   t.result = Type::array_of(*dtype, 1, true);
   t.convert.assign(1, Type::void_());
@@ -799,8 +813,7 @@ const Builtin* find_builtin(std::string_view name) {
 
 std::string canonical_builtin_path(std::string_view path) {
   constexpr std::string_view prefix = "luda.cuda";
-  if (path.substr(0, prefix.size()) == prefix &&
-      (path.size() == prefix.size() || path[prefix.size()] == '.'))
+  if (path.substr(0, prefix.size()) == prefix && (path.size() == prefix.size() || path[prefix.size()] == '.'))
     return "cuda" + std::string(path.substr(prefix.size()));
   return std::string(path);
 }
@@ -856,8 +869,10 @@ std::string format_text(std::string_view text) {
   std::string out;
   for (unsigned char c : text) {
     if (c == '%') out += "%%";
-    else if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-    else if (c == '\n') out += "\\n";
+    else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
     else if (c < 32 || c >= 127) out += fmt::format("\\{:03o}", c);
     else out += static_cast<char>(c);

@@ -20,24 +20,24 @@ namespace luda::dsl {
 
 // One argument of a builtin call, as inference sees it.
 struct BuiltinOperand {
-  Type type;                        // Void when the argument is not a runtime value
-  std::optional<Constant> constant; // a compile-time number or bool
-  std::optional<Scalar> dtype;      // a dtype: "float32" or luda.float32
+  Type type;                                    // Void when the argument is not a runtime value
+  std::optional<Constant> constant;             // a compile-time number or bool
+  std::optional<Scalar> dtype;                  // a dtype: "float32" or luda.float32
   std::optional<std::vector<long long>> shape;  // a constant number or table of numbers
-  bool is_string = false;           // a string literal (print's text)
-  std::string describe;             // how errors name a non-value ("the namespace 'cuda'")
+  bool is_string = false;                       // a string literal (print's text)
+  std::string describe;                         // how errors name a non-value ("the namespace 'cuda'")
 };
 
 // What the type rule makes of one use.
 struct BuiltinTyping {
-  Type result;                      // Void: a statement (cuda.syncthreads())
-  std::vector<Type> convert;        // per operand: the type it is converted to before the
-                                    // template sees it (Void: emitted as it is)
-  Type operation;                   // the type the work is done in: selects {f}, emit_int
-  std::optional<Constant> constant; // math.pi, cuda.warpsize
-  std::vector<long long> shape;     // array allocations: the constant shape
-  std::string error;                // non-empty: the use is wrong; what to say
-  int error_operand = -1;           // which operand the caret points at (-1: the call)
+  Type result;                       // Void: a statement (cuda.syncthreads())
+  std::vector<Type> convert;         // per operand: the type it is converted to before the
+                                     // template sees it (Void: emitted as it is)
+  Type operation;                    // the type the work is done in: selects {f}, emit_int
+  std::optional<Constant> constant;  // math.pi, cuda.warpsize
+  std::vector<long long> shape;      // array allocations: the constant shape
+  std::string error;                 // non-empty: the use is wrong; what to say
+  int error_operand = -1;            // which operand the caret points at (-1: the call)
   // The work is done in `operation` (float32 for a 16-bit float's math, as NumPy does it)
   // and its value converted to `result`'s type, rounding.
   bool round_result = false;
@@ -51,10 +51,10 @@ using BuiltinTypeRule = BuiltinTyping (*)(const Builtin& row, std::span<const Bu
 // .emit = "__syncthreads()", .barrier = true, .args_doc = "()", .doc = "..."}.
 struct Builtin {
   enum class Form : std::uint8_t {
-    Value,     // read without a call: cuda.threadIdx.x, math.pi, cuda.laneid
-    Call,      // called: math.sqrt(x)
-    Group,     // called, gives a group (cuda.cg.this_grid()): not a value, only its
-               // methods are used, the rows named `<name>():<method>` (g:sync())
+    Value,  // read without a call: cuda.threadIdx.x, math.pi, cuda.laneid
+    Call,   // called: math.sqrt(x)
+    Group,  // called, gives a group (cuda.cg.this_grid()): not a value, only its
+            // methods are used, the rows named `<name>():<method>` (g:sync())
   };
   // How codegen places the result. Allocations must initialize a local and declare its
   // storage before the statement.
@@ -100,7 +100,7 @@ struct Builtin {
   bool warp = false;          // waits for, or exchanges values with, lanes of the warp
   bool grid_barrier = false;  // waits for every thread of the grid (g:sync())
   Atomic atomic = Atomic::None;
-  bool fence = false;         // orders this thread's memory writes for other threads
+  bool fence = false;  // orders this thread's memory writes for other threads
   // The value is at least 1 and fits `scalar` (block and grid sizes): a 'for' step of
   // it, converted to a float or an integer at least that wide, needs no test against 0.
   bool positive = false;
@@ -128,14 +128,14 @@ std::string builtin_reference_markdown();
 // converted; `element` is $@; `float32` selects {f}.
 struct BuiltinEmitArgs {
   std::vector<std::string> operands;
-  std::vector<Type> types;          // the operands' types after conversion
+  std::vector<Type> types;  // the operands' types after conversion
   std::vector<std::optional<Constant>> constants;
-  std::vector<std::string> strings; // string literal operands' text (print), else ""
-  Type operation;                   // BuiltinTyping::operation
-  std::string element;              // atomics: the addressed element (an lvalue)
-  int values_from = 0;              // atomics: index of the first value operand
+  std::vector<std::string> strings;  // string literal operands' text (print), else ""
+  Type operation;                    // BuiltinTyping::operation
+  std::string element;               // atomics: the addressed element (an lvalue)
+  int values_from = 0;               // atomics: index of the first value operand
   Type result;
-  bool round_result = false;        // BuiltinTyping::round_result
+  bool round_result = false;  // BuiltinTyping::round_result
 };
 std::string emit_builtin(const Builtin& row, const BuiltinEmitArgs& args);
 

@@ -113,20 +113,19 @@ void Emitter::cpu_entry() {
     out_ += fmt::format("extern \"C\" {{ LUDA_CPU_VISIBLE int {}_cpu_cooperative = 1; }}\n", tf_.c_name);
   if (state_.fibers) return;
   // A whole block in one call (runtime/cpu_abi.h): the kernel inlines into the loop.
-  out_ += fmt::format(
-      "LUDA_CPU_EXPORT void {0}_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {{\n"
-      "{1}"
-      "  *luda_cpu_current_slot() = luda_t;\n"
-      "  const luda_cpu_dim3 luda_n = luda_cpu_block_dim(luda_t);\n"
-      "  unsigned luda_linear = 0;\n"
-      "  for (unsigned luda_z = 0; luda_z < luda_n.z; ++luda_z)\n"
-      "    for (unsigned luda_y = 0; luda_y < luda_n.y; ++luda_y)\n"
-      "      for (unsigned luda_x = 0; luda_x < luda_n.x; ++luda_x, ++luda_linear) {{\n"
-      "        luda_cpu_enter(luda_t, luda_x, luda_y, luda_z, luda_linear);\n"
-      "        {2}\n"
-      "      }}\n"
-      "}}\n",
-      tf_.c_name, block_locals, guarded(fmt::format("{}({})", tf_.c_name, block_args)));
+  out_ += fmt::format("LUDA_CPU_EXPORT void {0}_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {{\n"
+                      "{1}"
+                      "  *luda_cpu_current_slot() = luda_t;\n"
+                      "  const luda_cpu_dim3 luda_n = luda_cpu_block_dim(luda_t);\n"
+                      "  unsigned luda_linear = 0;\n"
+                      "  for (unsigned luda_z = 0; luda_z < luda_n.z; ++luda_z)\n"
+                      "    for (unsigned luda_y = 0; luda_y < luda_n.y; ++luda_y)\n"
+                      "      for (unsigned luda_x = 0; luda_x < luda_n.x; ++luda_x, ++luda_linear) {{\n"
+                      "        luda_cpu_enter(luda_t, luda_x, luda_y, luda_z, luda_linear);\n"
+                      "        {2}\n"
+                      "      }}\n"
+                      "}}\n",
+                      tf_.c_name, block_locals, guarded(fmt::format("{}({})", tf_.c_name, block_args)));
 }
 
 // With noalias (no two array arguments overlap: the launcher checked), each array
@@ -137,8 +136,7 @@ void Emitter::cpu_entry() {
 void Emitter::restrict_array_params() {
   std::size_t nparams = tf_.params.size();
   for (std::size_t v = nparams; v < tf_.vars.size(); ++v)
-    if (tf_.vars[v].has_type && tf_.vars[v].type.kind == Type::Kind::Array &&
-        tf_.vars[v].alloc == Builtin::Alloc::None)
+    if (tf_.vars[v].has_type && tf_.vars[v].type.kind == Type::Kind::Array && tf_.vars[v].alloc == Builtin::Alloc::None)
       return;
   std::vector<char> stored(nparams, 0), called(nparams, 0);
   auto root_param = [&](const Expr* e) -> int {
@@ -167,8 +165,8 @@ void Emitter::restrict_array_params() {
     if (t.kind != Type::Kind::Array || called[p]) continue;
     const std::string& name = tf_.vars[p].c_name;
     std::string alias = name + "_data";
-    put(fmt::format("{}{}* __restrict__ const {} = {}.data;", stored[p] ? "" : "const ",
-                    scalar_c_type(t.scalar), alias, name));
+    put(fmt::format("{}{}* __restrict__ const {} = {}.data;", stored[p] ? "" : "const ", scalar_c_type(t.scalar), alias,
+                    name));
     data_alias_[name] = alias;
   }
 }
@@ -194,8 +192,7 @@ void Emitter::back_edge(bool open) {
 // Such a 'for' step needs no test against zero.
 bool Emitter::positive(const Expr& e, const Type& t) const {
   const ExprInfo& ei = info(e);
-  if (ei.constant)
-    return ei.constant->kind == Constant::Kind::Float ? ei.constant->f > 0 : ei.constant->i > 0;
+  if (ei.constant) return ei.constant->kind == Constant::Kind::Float ? ei.constant->f > 0 : ei.constant->i > 0;
   if (const auto* p = e.dyn<ParenExpr>()) return positive(*p->inner, t);
   if (ei.var >= 0) return positive_locals_.count(ei.var) != 0;
   if (!ei.builtin || t.kind != Type::Kind::Scalar) return false;
@@ -329,7 +326,8 @@ void Emitter::local(const LocalStat& l) {
       allocation(v);
       continue;
     }
-    if (i < vals.size()) put(fmt::format("{} {} = {};", c_type(v.type), v.c_name, strip(value_as(l.values, vals, i, v.type))));
+    if (i < vals.size())
+      put(fmt::format("{} {} = {};", c_type(v.type), v.c_name, strip(value_as(l.values, vals, i, v.type))));
     else put(fmt::format("{} {}{{}};", c_type(v.type), v.c_name));
     if (v.assignments == 0 && i < l.values.size() && vals[i].first.empty() && positive(*l.values[i], v.type))
       positive_locals_.insert(vars[i]);
@@ -342,8 +340,9 @@ void Emitter::local(const LocalStat& l) {
 void Emitter::allocation(const Variable& v) {
   const char* elem = scalar_c_type(v.type.scalar);
   if (v.alloc == Builtin::Alloc::DynamicShared) {
-    put(fmt::format("luda_Array<{0}, 1> {1} = {{({0}*)luda_dynamic_shared, {{luda_dynamic_shared_bytes() / (long long)sizeof({0})}}, {{1}}}};",
-                    elem, v.c_name));
+    put(fmt::format(
+        "luda_Array<{0}, 1> {1} = {{({0}*)luda_dynamic_shared, {{luda_dynamic_shared_bytes() / (long long)sizeof({0})}}, {{1}}}};",
+        elem, v.c_name));
     return;
   }
   long long total = 1;
@@ -355,8 +354,10 @@ void Emitter::allocation(const Variable& v) {
     shape += fmt::format("{}{}", k ? ", " : "", v.shape[k]);
     strides += fmt::format("{}{}", k ? ", " : "", stride[k]);
   }
-  if (v.alloc == Builtin::Alloc::Local) state_.local_bytes += static_cast<std::size_t>(total) * static_cast<std::size_t>(scalar_bits(v.type.scalar) / 8);
-  put(fmt::format("{}{} {}_storage[{}];", v.alloc == Builtin::Alloc::Shared ? "__shared__ " : "", elem, v.c_name, total));
+  if (v.alloc == Builtin::Alloc::Local)
+    state_.local_bytes += static_cast<std::size_t>(total) * static_cast<std::size_t>(scalar_bits(v.type.scalar) / 8);
+  put(fmt::format("{}{} {}_storage[{}];", v.alloc == Builtin::Alloc::Shared ? "__shared__ " : "", elem, v.c_name,
+                  total));
   put(fmt::format("luda_Array<{}, {}> {} = {{{}_storage, {{{}}}, {{{}}}}};", elem, v.shape.size(), v.c_name, v.c_name,
                   shape, strides));
 }
@@ -383,7 +384,8 @@ void Emitter::assign(const AssignStat& a) {
     put(fmt::format("{} {} = {};", c_type(type), t, strip(value_as(a.values, vals, i, type))));
     temps.push_back(t);
   }
-  for (std::size_t i = 0; i < a.targets.size(); ++i) put(fmt::format("{} = {};", target_of(*a.targets[i]).first, temps[i]));
+  for (std::size_t i = 0; i < a.targets.size(); ++i)
+    put(fmt::format("{} = {};", target_of(*a.targets[i]).first, temps[i]));
 }
 
 // for v = start, limit [, step], with Lua 5.4's meaning. A float loop runs as written
@@ -478,7 +480,8 @@ int Emitter::numeric_for_open(const NumericForStat& f) {
 
 // Lua raises "'for' step is zero" before the first iteration: so does the kernel,
 // through the record, unless the step is known to be nonzero.
-void Emitter::step_zero_check(const NumericForStat& f, const std::string& step, const Type& t, bool zero, int step_sign) {
+void Emitter::step_zero_check(const NumericForStat& f, const std::string& step, const Type& t, bool zero,
+                              int step_sign) {
   if (!zero && (step_sign != 0 || positive(*f.step, t))) return;
   state_.step_checks = true;
   put(zero ? fmt::format("luda_step_zero(luda_bounds, {});", f.loc.line)
@@ -489,11 +492,13 @@ void Emitter::step_zero_check(const NumericForStat& f, const std::string& step, 
 // and `for`; returns 2 (the blocks to close besides the `for`).
 int Emitter::counted_for_open(const Variable& v, const std::string& type, const std::string& counter,
                               const std::string& first, const std::string& limit, const std::string& step,
-                              const std::optional<Constant>& step_value, int step_sign, const std::string& runs, Scalar t) {
+                              const std::optional<Constant>& step_value, int step_sign, const std::string& runs,
+                              Scalar t) {
   std::string count = temp("count"), n = temp("n");
-  std::string test = step_sign > 0   ? fmt::format("{} <= {}", first, limit)
-                     : step_sign < 0 ? fmt::format("{} >= {}", first, limit)
-                                     : fmt::format("{0} != 0 && ({0} > 0 ? {1} <= {2} : {1} >= {2})", step, first, limit);
+  std::string test = step_sign > 0 ? fmt::format("{} <= {}", first, limit)
+                     : step_sign < 0
+                         ? fmt::format("{} >= {}", first, limit)
+                         : fmt::format("{0} != 0 && ({0} > 0 ? {1} <= {2} : {1} >= {2})", step, first, limit);
   put(fmt::format("if ({}{}) {{", runs.empty() ? "" : runs + " && ", test));
   ++depth_;
   if (step_sign != 0) {
@@ -508,13 +513,16 @@ int Emitter::counted_for_open(const Variable& v, const std::string& type, const 
                        : fmt::format("const unsigned long long {} = ({}) / {}ull;", count, distance, magnitude));
   } else {
     put(fmt::format("const unsigned long long {} = {} > 0", count, step));
-    put(fmt::format("    ? ((unsigned long long){0} - (unsigned long long){1}) / (unsigned long long){2}", limit, first, step));
-    put(fmt::format("    : ((unsigned long long){0} - (unsigned long long){1}) / ((unsigned long long)(-({2} + 1)) + 1ull);",
-                    first, limit, step));
+    put(fmt::format("    ? ((unsigned long long){0} - (unsigned long long){1}) / (unsigned long long){2}", limit, first,
+                    step));
+    put(fmt::format(
+        "    : ((unsigned long long){0} - (unsigned long long){1}) / ((unsigned long long)(-({2} + 1)) + 1ull);", first,
+        limit, step));
   }
   put(fmt::format("{} {} = {};", type, counter, first));
-  put(fmt::format("for (unsigned long long {0} = {1} + 1; {0} != 0; --{0}, {2} = ({3})((unsigned long long){2} + (unsigned long long){4})) {{",
-                  n, count, counter, type, step));
+  put(fmt::format(
+      "for (unsigned long long {0} = {1} + 1; {0} != 0; --{0}, {2} = ({3})((unsigned long long){2} + (unsigned long long){4})) {{",
+      n, count, counter, type, step));
   loop_variable(v, type, counter);
   return 2;
 }

@@ -33,8 +33,7 @@ struct EmitInfo {
 
 // Only the generated functions, without the prelude (golden tests compare this part).
 // For Target::Cpu, the kernel is followed by its per-thread entry (compile.h, Target).
-std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options,
-                                EmitInfo* info = nullptr);
+std::string emit_cuda_functions(const TypedProgram& program, const KernelOptions& options, EmitInfo* info = nullptr);
 
 // The whole source: prelude + `before_functions` (a kernel's declared functions and
 // their linked sources) + emit_cuda_functions; first <cooperative_groups.h> for a

@@ -89,13 +89,12 @@ std::string strip(std::string s) {
 namespace {
 
 std::string paren(const std::string& s) {
-  bool simple = std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+  bool simple = std::all_of(s.begin(), s.end(),
+                            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
   return simple ? s : "(" + s + ")";
 }
 
-std::string shape_text(const std::string& array, const std::string& axis) {
-  return array + ".shape[" + axis + "]";
-}
+std::string shape_text(const std::string& array, const std::string& axis) { return array + ".shape[" + axis + "]"; }
 
 const char* op_text(BinaryOp op) {
   switch (op) {
@@ -197,7 +196,9 @@ std::string Emitter::field(const FieldExpr& e) {
   return "luda_size(" + emit(*e.object) + ")";
 }
 
-std::string Emitter::builtin_value(const ExprInfo& ei) { return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, {})); }
+std::string Emitter::builtin_value(const ExprInfo& ei) {
+  return builtin(*ei.builtin, builtin_args(*ei.builtin, ei, {}));
+}
 
 std::string Emitter::index(const IndexExpr& e) {
   if (info(*e.object).symbol.kind == Symbol::Kind::Shape) return shape_index(e);
@@ -228,8 +229,7 @@ std::string Emitter::checked(const Expr& key, const std::string& array, int axis
   return checked_text(strip(emit_as(key, Type::scalar_of(Scalar::Int64))), array, axis, line_no, std::move(extent));
 }
 
-std::string Emitter::checked_text(std::string i, const std::string& array, int axis, int line_no,
-                                  std::string extent) {
+std::string Emitter::checked_text(std::string i, const std::string& array, int axis, int line_no, std::string extent) {
   if (!options_.boundscheck) return i;
   if (extent.empty()) extent = fmt::format("{}.shape[{}]", array, axis);
   return fmt::format("luda_check({}, {}, luda_bounds, {}, {})", i, extent, line_no, axis);
@@ -256,8 +256,8 @@ std::string Emitter::element_of(const Expr& base, const std::vector<const Expr*>
 }
 
 // The element at `indices` (C++ expressions, one per axis) of `array`, the text of `base`.
-std::string Emitter::element_text(const Expr& base, const std::string& array,
-                                  const std::vector<std::string>& indices, int line_no) {
+std::string Emitter::element_text(const Expr& base, const std::string& array, const std::vector<std::string>& indices,
+                                  int line_no) {
   const Type& t = info(base).type;
   const Variable* alloc = nullptr;
   if (base.is<NameExpr>() && info(base).var >= 0) {
@@ -354,8 +354,8 @@ std::string Emitter::declared_call(const CallExpr& e, const DeclaredFunction& d)
   std::string args;
   for (std::size_t i = 0; i < e.args.size(); ++i) {
     const Type& to = d.params[i];
-    args += (i ? ", " : "") + (to.kind == Type::Kind::Array ? "(" + strip(emit(*e.args[i])) + ").data"
-                                                              : strip(emit_as(*e.args[i], to)));
+    args += (i ? ", " : "") +
+            (to.kind == Type::Kind::Array ? "(" + strip(emit(*e.args[i])) + ").data" : strip(emit_as(*e.args[i], to)));
   }
   return d.name + "(" + args + ")";
 }
@@ -397,12 +397,14 @@ Emitter::FlatRun Emitter::flat_kind(const BinaryExpr& e) const {
   r.type = t.scalar;
   bool f = t.is_floating(), i = t.is_int();
   switch (e.op) {
-    case BinaryOp::Add: case BinaryOp::Sub: r.kind = f ? "f+" : i ? "i+" : nullptr; break;
+    case BinaryOp::Add:
+    case BinaryOp::Sub: r.kind = f ? "f+" : i ? "i+" : nullptr; break;
     case BinaryOp::Mul: r.kind = f ? "f*" : i ? "i*" : nullptr; break;
     case BinaryOp::Div: r.kind = f ? "f*" : nullptr; break;
     case BinaryOp::And: r.kind = "&&"; break;
     case BinaryOp::Or: r.kind = "||"; break;
-    case BinaryOp::Eq: case BinaryOp::Ne: r.kind = t.is_bool() ? "==" : nullptr; break;
+    case BinaryOp::Eq:
+    case BinaryOp::Ne: r.kind = t.is_bool() ? "==" : nullptr; break;
     case BinaryOp::BAnd: r.kind = "&"; break;
     case BinaryOp::BOr: r.kind = "|"; break;
     case BinaryOp::BXor: r.kind = "^"; break;

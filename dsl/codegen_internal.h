@@ -33,11 +33,11 @@ struct EmitState {
   bool record = false;  // every function takes the luda_BoundsRecord* (checks, 'for' steps)
   bool yields = false;  // cpu: open loops let the block's other threads run (fibers)
   // Found by a pass:
-  bool fibers = false;       // a barrier, warp or grid_barrier builtin is called
-  bool grid_sync = false;    // a grid_barrier builtin (g:sync()) is called: a cooperative launch
-  bool step_checks = false;  // a 'for' step is tested against zero at run time
-  bool atomics = false;      // an atomic or fence builtin: threads may wait for one another
-  bool open_loops = false;   // a while or repeat loop
+  bool fibers = false;          // a barrier, warp or grid_barrier builtin is called
+  bool grid_sync = false;       // a grid_barrier builtin (g:sync()) is called: a cooperative launch
+  bool step_checks = false;     // a 'for' step is tested against zero at run time
+  bool atomics = false;         // an atomic or fence builtin: threads may wait for one another
+  bool open_loops = false;      // a while or repeat loop
   std::size_t local_bytes = 0;  // cuda.local_array storage
 };
 
@@ -81,9 +81,9 @@ class Emitter {
   void numeric_for(const NumericForStat& f);
   LUDA_DSL_NOINLINE int numeric_for_open(const NumericForStat& f);
   void step_zero_check(const NumericForStat& f, const std::string& step, const Type& t, bool zero, int step_sign);
-  int counted_for_open(const Variable& v, const std::string& type, const std::string& counter,
-                       const std::string& first, const std::string& limit, const std::string& step,
-                       const std::optional<Constant>& step_value, int step_sign, const std::string& runs, Scalar t);
+  int counted_for_open(const Variable& v, const std::string& type, const std::string& counter, const std::string& first,
+                       const std::string& limit, const std::string& step, const std::optional<Constant>& step_value,
+                       int step_sign, const std::string& runs, Scalar t);
   void loop_variable(const Variable& v, const std::string& type, const std::string& counter);
   LUDA_DSL_NOINLINE void return_stat(const ReturnStat& r);
 
@@ -133,8 +133,8 @@ class Emitter {
   const TypedFunction& tf_;
   const KernelOptions& options_;
   std::string& out_;
-  EmitState& state_;  // shared by the Emitters of one program (callees come first)
-  std::set<int> positive_locals_;  // vars that hold a positive value (positive())
+  EmitState& state_;                               // shared by the Emitters of one program (callees come first)
+  std::set<int> positive_locals_;                  // vars that hold a positive value (positive())
   std::map<std::string, std::string> data_alias_;  // array parameter -> its __restrict__ data pointer
   int depth_ = 0;
   int temps_ = 0;

@@ -12,8 +12,8 @@ namespace luda::dsl {
 
 CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
   FoundFunction found = find_function(request.function);
-  TypedProgram program =
-      infer_kernel(found, request.handle, request.name, request.args, request.options, env, request.link);
+  TypedProgram program = infer_kernel(found, request.handle, request.name, request.args, request.options, env,
+                                      request.link);
   CudaKernel kernel;
   bool cpu = request.options.target == Target::Cpu;
   EmitInfo emitted;

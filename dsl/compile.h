@@ -30,8 +30,8 @@ struct Chunk {
 // argument converted to its parameter's type. Its source comes with it (`link`) or with
 // the kernel (KernelRequest::link).
 struct DeclaredFunction {
-  std::string name;          // the C name, as the source defines it (extern "C" or not)
-  Type result;               // a scalar, or void
+  std::string name;  // the C name, as the source defines it (extern "C" or not)
+  Type result;       // a scalar, or void
   // Scalars, or arrays: passed as a pointer to their first element (`float32[:]` is a
   // `float*`), so an argument must be a C-contiguous array of that dtype and ndim.
   std::vector<Type> params;
@@ -61,31 +61,31 @@ using FunctionHandle = const void*;
 // A value outside the kernel (global or upvalue), as it is at specialization time.
 struct ExternalValue {
   enum class Kind {
-    Missing,      // nil / not defined
-    Integer,      // Lua integer: weak int64 constant
-    Float,        // Lua float: weak float64 constant
+    Missing,  // nil / not defined
+    Integer,  // Lua integer: weak int64 constant
+    Float,    // Lua float: weak float64 constant
     Boolean,
-    Typed,        // luda.float32(2.5) and friends: a strong constant of `scalar`
-    Table,        // a table of numbers/booleans/tables: a constant namespace (cfg.TILE)
-    Function,     // a Lua function: becomes a device function
-    Declared,     // cuda.declare_device(name, sig): a CUDA C++ device function
-    Namespace,    // a builtin namespace: "math", "cuda", "luda", "luda.math"
-    Array,        // an ndarray: an error (pass it as an argument)
-    Other,        // anything else (string, userdata, ...): an error naming `describe`
+    Typed,      // luda.float32(2.5) and friends: a strong constant of `scalar`
+    Table,      // a table of numbers/booleans/tables: a constant namespace (cfg.TILE)
+    Function,   // a Lua function: becomes a device function
+    Declared,   // cuda.declare_device(name, sig): a CUDA C++ device function
+    Namespace,  // a builtin namespace: "math", "cuda", "luda", "luda.math"
+    Array,      // an ndarray: an error (pass it as an argument)
+    Other,      // anything else (string, userdata, ...): an error naming `describe`
   };
   Kind kind = Kind::Missing;
   std::int64_t integer = 0;
   double number = 0;
   bool boolean = false;
   Scalar scalar = Scalar::Float64;                   // Typed
-  double imag = 0;                                    // Typed complex: the imaginary part (`number` the real)
-  bool weak = false;                                  // Typed: luda.complex(re, im), a weak complex128
-  std::map<std::string, ExternalValue> fields;        // Table (string keys; integer keys as "1", "2")
-  FunctionSource function;                            // Function
-  FunctionHandle handle = nullptr;                    // Function: for its own lookups
-  std::shared_ptr<const DeclaredFunction> declared;   // Declared
-  std::string name_space;                             // Namespace
-  std::string describe;                               // Other/Array: "a string", "an ndarray"
+  double imag = 0;                                   // Typed complex: the imaginary part (`number` the real)
+  bool weak = false;                                 // Typed: luda.complex(re, im), a weak complex128
+  std::map<std::string, ExternalValue> fields;       // Table (string keys; integer keys as "1", "2")
+  FunctionSource function;                           // Function
+  FunctionHandle handle = nullptr;                   // Function: for its own lookups
+  std::shared_ptr<const DeclaredFunction> declared;  // Declared
+  std::string name_space;                            // Namespace
+  std::string describe;                              // Other/Array: "a string", "an ndarray"
 };
 
 class Environment {
@@ -102,9 +102,9 @@ class Environment {
 // where C would wrap it to 44), so the launcher checks the value against `to` first.
 // Comparisons do not convert: they compare the true values (int8 < 1000 is true).
 struct WeakIntUse {
-  int param = 0;            // 0-based parameter index
+  int param = 0;  // 0-based parameter index
   Scalar to = Scalar::Int64;
-  std::string where;        // "chunk:line" of the use, for the message
+  std::string where;  // "chunk:line" of the use, for the message
 };
 
 // Where a kernel runs. Cuda: NVRTC compiles kernel.code as is. Cpu: the host C++ compiler
@@ -152,11 +152,11 @@ struct BoundsRecord {
   // what happened: kIndex (index out of range), kForStep ('for' step is zero), kShape
   // (a.shape[k] with k outside 1..ndim)
   int hit;
-  int line;         // Lua line of the indexing expression or the 'for'
-  int axis;         // kIndex: 0-based axis
+  int line;  // Lua line of the indexing expression or the 'for'
+  int axis;  // kIndex: 0-based axis
   int pad;
-  long long index;  // kIndex: the offending index; kShape: k
-  long long extent; // kIndex: the size of that axis; kShape: ndim
+  long long index;   // kIndex: the offending index; kShape: k
+  long long extent;  // kIndex: the size of that axis; kShape: ndim
 };
 // The host's error for a filled record: "<who> at <chunk>:<line>: index 7 out of range for
 // axis 0 of size 5", "<who> at <chunk>:<line>: a.shape[3] is out of range: the array has 2
@@ -164,11 +164,11 @@ struct BoundsRecord {
 std::string record_message(std::string_view who, std::string_view chunk, const BoundsRecord& r);
 
 struct CudaKernel {
-  std::string code;    // complete CUDA C++ source (prelude included), with #line directives
-  std::string entry;   // extern "C" name: the Lua name plus a short signature hash
-  std::string typed;   // the typed function, for inspect("types")
-  std::vector<Type> params;  // as launched (the BoundsRecord pointer not included)
-  bool bounds_record = false;  // takes the BoundsRecord (above)
+  std::string code;             // complete CUDA C++ source (prelude included), with #line directives
+  std::string entry;            // extern "C" name: the Lua name plus a short signature hash
+  std::string typed;            // the typed function, for inspect("types")
+  std::vector<Type> params;     // as launched (the BoundsRecord pointer not included)
+  bool bounds_record = false;   // takes the BoundsRecord (above)
   bool dynamic_shared = false;  // uses cuda.shared.dynamic (sized at launch)
   // On the cpu target its threads must interleave (fibers) rather than run one after
   // another: it calls a barrier or a warp function (a builtin row with barrier, warp or
@@ -178,7 +178,7 @@ struct CudaKernel {
   // Calls cuda.cg.this_grid():sync(): launched cooperatively (cuLaunchCooperativeKernel on
   // cuda, every block resident at once on cpu), so its grid must fit on the device at once.
   bool cooperative = false;
-  std::size_t local_bytes = 0;  // cuda.local_array storage of one thread, all functions together
+  std::size_t local_bytes = 0;            // cuda.local_array storage of one thread, all functions together
   std::vector<WeakIntUse> weak_int_uses;  // of the kernel's parameters
   // Declared device functions (DeclaredFunction): `declarations` are their prototypes,
   // extern "C" __device__ as the signatures give them, and `link` the CUDA C++ sources

@@ -42,15 +42,15 @@ DeviceFunction compile_device_function(const DeviceFunctionRequest& request, Env
   FusedReturn fused;
   if (request.fuse_reduction_as_value) {
     // The final return's reductions (dsl/kind_source.h analyze_fuse has checked them).
-    for (const CallExpr* call : fuse_reduction_calls(*found.ast, *found.function)) fused.values.push_back(call->args.at(0));
+    for (const CallExpr* call : fuse_reduction_calls(*found.ast, *found.function))
+      fused.values.push_back(call->args.at(0));
     if (fused.values.empty())
       throw source_error(found.ast->source(), found.function->loc, error_kind::type,
                          "a fused reduction must end with return luda.sum(e) (or max, min, prod, with an "
                          "optional axis)");
     fused.stat = &found.function->body->stats.back()->as<ReturnStat>();
   }
-  for (const Type& t : request.params)
-    LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
+  for (const Type& t : request.params) LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
   KernelOptions options = request.options;
   options.noalias = false;  // a kernel's property: array parameters of a device function stay plain
   TypedProgram program = infer_device_function(found, request.handle, request.name.empty() ? "fn" : request.name,

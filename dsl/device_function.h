@@ -18,7 +18,7 @@ struct DeviceFunctionRequest {
   // One per parameter: scalars, or arrays (an elementwise kernel's `raw` parameters, which
   // the body indexes freely). A weak scalar type is allowed (a Lua number argument).
   std::vector<Type> params;
-  KernelOptions options;            // target, fastmath, boundscheck (raw arrays only)
+  KernelOptions options;  // target, fastmath, boundscheck (raw arrays only)
   // fuse: the function's final return gives the arguments of its reductions (`e` of each
   // `luda.sum(e, axis)`, max, min, prod), one value or a tuple: the element values the
   // reduction template then reduces (dsl/kind_source.h FuseShape).
@@ -33,17 +33,17 @@ struct DeviceFunction {
   // hash of this text (`<name>_<8 hex>`; callees `<lua name>_<8 hex>_<8 hex>`), so two
   // that reach the same helper get distinct copies; two equal texts are one (paste once).
   std::string code;
-  std::string c_name;               // the function to call
+  std::string c_name;  // the function to call
   // Void, a Scalar (one value), or a Tuple of scalars (`return a, b`). Never weak: a weak
   // result (the function returns a literal or only Lua-number math) is its default type
   // (int64 / float64), as NumPy gives.
   Type result;
-  bool needs_fibers = false;        // calls barriers or warp functions (an error for kinds)
-  bool uses_bounds = false;         // an array is indexed with boundscheck on, or a 'for'
-                                    // step may be zero: the last C parameter is a
-                                    // luda_BoundsRecord* (EmitInfo::error_record)
-  std::string typed;                // the typed listing, for :inspect("types")
-  std::vector<WeakIntUse> weak_int_uses;  // of request.params (compile.h)
+  bool needs_fibers = false;               // calls barriers or warp functions (an error for kinds)
+  bool uses_bounds = false;                // an array is indexed with boundscheck on, or a 'for'
+                                           // step may be zero: the last C parameter is a
+                                           // luda_BoundsRecord* (EmitInfo::error_record)
+  std::string typed;                       // the typed listing, for :inspect("types")
+  std::vector<WeakIntUse> weak_int_uses;   // of request.params (compile.h)
   std::vector<std::string> nvrtc_options;  // as CudaKernel::nvrtc_options
 };
 

@@ -9,8 +9,7 @@ namespace luda::dsl {
 namespace {
 
 // SourceError::headline's text, for an error being made.
-std::string headline_of(std::string_view chunk, int line, int col, std::string_view kind,
-                        std::string_view message) {
+std::string headline_of(std::string_view chunk, int line, int col, std::string_view kind, std::string_view message) {
   if (line <= 0) return fmt::format("{}: {}: {}", chunk, kind, message);
   return fmt::format("{}:{}:{}: {}: {}", chunk, line, col, kind, message);
 }
@@ -47,8 +46,8 @@ std::string caret_lines(const Source& source, Location at, std::optional<Span> r
   return fmt::format("    {}\n    {}", shown, marks);
 }
 
-SourceError source_error(const Source& source, Location at, std::string_view kind,
-                         std::string_view message, std::optional<Span> range) {
+SourceError source_error(const Source& source, Location at, std::string_view kind, std::string_view message,
+                         std::optional<Span> range) {
   std::string text = headline_of(source.name(), at.line, at.col, kind, message);
   if (at.known()) {
     std::string lines = caret_lines(source, at, range);
@@ -57,10 +56,9 @@ SourceError source_error(const Source& source, Location at, std::string_view kin
   return SourceError(std::move(text), source.name(), at.line, at.col, std::string(kind), std::string(message));
 }
 
-SourceError source_error(std::string_view chunk, Location at, std::string_view kind,
-                         std::string_view message) {
-  return SourceError(headline_of(chunk, at.line, at.col, kind, message), std::string(chunk), at.line,
-                     at.col, std::string(kind), std::string(message));
+SourceError source_error(std::string_view chunk, Location at, std::string_view kind, std::string_view message) {
+  return SourceError(headline_of(chunk, at.line, at.col, kind, message), std::string(chunk), at.line, at.col,
+                     std::string(kind), std::string(message));
 }
 
 void internal_error(std::string_view what, const char* file, int line) {

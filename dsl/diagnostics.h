@@ -44,12 +44,11 @@ using SourceError = luda::SourceError;
 
 // THE reporter: builds the error for `message` at `at` in `source`, with the source line,
 // a caret under `at.col` and, when given, `~` under `range`. Throw what it returns.
-SourceError source_error(const Source& source, Location at, std::string_view kind,
-                         std::string_view message, std::optional<Span> range = std::nullopt);
+SourceError source_error(const Source& source, Location at, std::string_view kind, std::string_view message,
+                         std::optional<Span> range = std::nullopt);
 
 // The same when there is no Source to show (a chunk name only, e.g. a failed lookup).
-SourceError source_error(std::string_view chunk, Location at, std::string_view kind,
-                         std::string_view message);
+SourceError source_error(std::string_view chunk, Location at, std::string_view kind, std::string_view message);
 
 // Formats the two extra lines (source line and caret line, each ending in '\n' except the
 // last) for `at`; "" when the line is blank or out of range. Exposed for jit/, which
@@ -59,7 +58,9 @@ std::string caret_lines(const Source& source, Location at, std::optional<Span> r
 // A broken invariant inside dsl/ (never a user's mistake): std::logic_error, text starting
 // "internal error:".
 [[noreturn]] void internal_error(std::string_view what, const char* file, int line);
-#define LUDA_DSL_CHECK(cond) \
-  do { if (!(cond)) ::luda::dsl::internal_error(#cond, __FILE__, __LINE__); } while (0)
+#define LUDA_DSL_CHECK(cond)                                             \
+  do {                                                                   \
+    if (!(cond)) ::luda::dsl::internal_error(#cond, __FILE__, __LINE__); \
+  } while (0)
 
 }  // namespace luda::dsl

@@ -41,8 +41,8 @@ class ParseCache {
     }
     // Parse outside the lock: a slow or failing parse does not hold up other threads.
     auto source = std::make_shared<const Source>(chunk.name, chunk.text, chunk.hidden_prefix);
-    std::shared_ptr<const Ast> ast =
-        form == ChunkForm::Chunk ? parse_chunk(std::move(source)) : parse_function_text(std::move(source));
+    std::shared_ptr<const Ast> ast = form == ChunkForm::Chunk ? parse_chunk(std::move(source))
+                                                              : parse_function_text(std::move(source));
     std::lock_guard<std::mutex> lock(mutex_);
     ++misses_;
     auto [it, inserted] = map_.emplace(key, ast);
@@ -114,8 +114,9 @@ const FunctionExpr& find_function(const Ast& ast, int line_defined, int last_lin
   const FunctionExpr* found = nullptr;
   for (const FunctionExpr* f : functions_at(ast, line_defined, last_line_defined, nparams)) {
     if (found) {
-      std::string lines = line_defined == last_line_defined ? fmt::format("line {}", line_defined)
-                                                            : fmt::format("lines {}-{}", line_defined, last_line_defined);
+      std::string lines = line_defined == last_line_defined
+                              ? fmt::format("line {}", line_defined)
+                              : fmt::format("lines {}-{}", line_defined, last_line_defined);
       throw source_error(
           ast.source(), f->loc, error_kind::source,
           fmt::format("two functions with {} are defined on {} (the other at column {}), and luda cannot "

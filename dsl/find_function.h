@@ -16,7 +16,7 @@
 namespace luda::dsl {
 
 struct FoundFunction {
-  std::shared_ptr<const Ast> ast;        // keeps the tree alive
+  std::shared_ptr<const Ast> ast;  // keeps the tree alive
   const FunctionExpr* function = nullptr;
 };
 

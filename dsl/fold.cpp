@@ -9,7 +9,9 @@ namespace {
 using u64 = std::uint64_t;
 using i64 = std::int64_t;
 
-Constant wrap(u64 bits, Scalar type) { return convert_constant(Constant::of_int(static_cast<i64>(bits)), Scalar::Int64, type); }
+Constant wrap(u64 bits, Scalar type) {
+  return convert_constant(Constant::of_int(static_cast<i64>(bits)), Scalar::Int64, type);
+}
 
 double round_to(double v, Scalar type) { return round_constant(v, type); }
 
@@ -59,8 +61,8 @@ std::optional<Constant> fold_int(BinaryOp op, i64 x, i64 y, Scalar type, std::st
 
 }  // namespace
 
-std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Constant& b,
-                                    Scalar operand, Scalar result, std::string* error) {
+std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Constant& b, Scalar operand, Scalar result,
+                                    std::string* error) {
   switch (op) {
     case BinaryOp::Eq: return Constant::of_bool(a == b);
     case BinaryOp::Ne: return Constant::of_bool(!(a == b));

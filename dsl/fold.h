@@ -15,8 +15,8 @@ namespace luda::dsl {
 // comparisons, the float type for `/` and `^`). nullopt when it is not folded (an error
 // the device would meet at run time is left to it, except integer division by zero,
 // which sets `error` to Lua's message: "attempt to perform 'n//0'").
-std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Constant& b,
-                                    Scalar operand, Scalar result, std::string* error);
+std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Constant& b, Scalar operand, Scalar result,
+                                    std::string* error);
 std::optional<Constant> fold_unary(UnaryOp op, const Constant& a, Scalar type);
 
 }  // namespace luda::dsl

@@ -45,20 +45,56 @@ namespace {
 // every identifier the builtin templates and the prelude use.
 bool is_reserved(const std::string& name) {
   static const std::set<std::string> words = [] {
-    std::set<std::string> w = {
-        "alignas", "alignof", "asm", "auto", "bool", "case", "catch", "char", "class", "const",
-        "constexpr", "const_cast", "continue", "decltype", "default", "delete", "double",
-        "dynamic_cast", "enum", "explicit", "export", "extern", "float", "friend", "inline",
-        "int", "long", "mutable", "namespace", "new", "noexcept", "nullptr", "operator",
-        "private", "protected", "public", "register", "reinterpret_cast", "short", "signed",
-        "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template",
-        "this", "throw", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-        "virtual", "void", "volatile", "wchar_t", "char16_t", "char32_t", "char8_t", "concept",
-        "requires", "co_await", "co_yield", "co_return", "thread_local", "compl", "bitand",
-        "bitor", "xor", "xor_eq", "and_eq", "or_eq", "not_eq", "main", "threadIdx", "blockIdx",
-        "blockDim", "gridDim", "warpSize", "printf", "min", "max", "signbit", "atomicCAS",
-        "floor", "floorf", "fmod", "fmodf", "pow", "powf", "log2", "log2f", "log10", "log10f",
-        "log", "logf"};
+    std::set<std::string> w = {"alignas",       "alignof",
+                               "asm",           "auto",
+                               "bool",          "case",
+                               "catch",         "char",
+                               "class",         "const",
+                               "constexpr",     "const_cast",
+                               "continue",      "decltype",
+                               "default",       "delete",
+                               "double",        "dynamic_cast",
+                               "enum",          "explicit",
+                               "export",        "extern",
+                               "float",         "friend",
+                               "inline",        "int",
+                               "long",          "mutable",
+                               "namespace",     "new",
+                               "noexcept",      "nullptr",
+                               "operator",      "private",
+                               "protected",     "public",
+                               "register",      "reinterpret_cast",
+                               "short",         "signed",
+                               "sizeof",        "static",
+                               "static_assert", "static_cast",
+                               "struct",        "switch",
+                               "template",      "this",
+                               "throw",         "try",
+                               "typedef",       "typeid",
+                               "typename",      "union",
+                               "unsigned",      "using",
+                               "virtual",       "void",
+                               "volatile",      "wchar_t",
+                               "char16_t",      "char32_t",
+                               "char8_t",       "concept",
+                               "requires",      "co_await",
+                               "co_yield",      "co_return",
+                               "thread_local",  "compl",
+                               "bitand",        "bitor",
+                               "xor",           "xor_eq",
+                               "and_eq",        "or_eq",
+                               "not_eq",        "main",
+                               "threadIdx",     "blockIdx",
+                               "blockDim",      "gridDim",
+                               "warpSize",      "printf",
+                               "min",           "max",
+                               "signbit",       "atomicCAS",
+                               "floor",         "floorf",
+                               "fmod",          "fmodf",
+                               "pow",           "powf",
+                               "log2",          "log2f",
+                               "log10",         "log10f",
+                               "log",           "logf"};
     // Identifiers of the templates: not members (.x), placeholders ($v0) or {f}.
     for (const Builtin& row : builtin_table()) {
       for (std::string_view t : {row.emit, row.emit_int}) {
@@ -82,8 +118,7 @@ bool is_reserved(const std::string& name) {
     }
     return w;
   }();
-  return words.count(name) || name.rfind("luda", 0) == 0 || name.rfind("__", 0) == 0 ||
-         name.rfind("LUDA", 0) == 0;
+  return words.count(name) || name.rfind("luda", 0) == 0 || name.rfind("__", 0) == 0 || name.rfind("LUDA", 0) == 0;
 }
 
 }  // namespace
@@ -153,7 +188,10 @@ class Resolver {
       }
       case NodeKind::CallStat: expr(*s.as<CallStat>().call); break;
       case NodeKind::Do: block(*s.as<DoStat>().body); break;
-      case NodeKind::While: expr(*s.as<WhileStat>().cond); block(*s.as<WhileStat>().body); break;
+      case NodeKind::While:
+        expr(*s.as<WhileStat>().cond);
+        block(*s.as<WhileStat>().body);
+        break;
       case NodeKind::Repeat: {
         // The condition sees the body's locals.
         const auto& r = s.as<RepeatStat>();
@@ -218,8 +256,7 @@ FunctionTyper::FunctionTyper(Inference& inf, TypedFunction& tf, FunctionHandle h
 void FunctionTyper::run() {
   const FunctionExpr& f = *tf_.function;
   if (f.is_vararg)
-    throw error_at(f.loc, error_kind::unsupported,
-                   "varargs ('...') are not supported in kernels and device functions");
+    throw error_at(f.loc, error_kind::unsupported, "varargs ('...') are not supported in kernels and device functions");
   name_var_.assign(static_cast<std::size_t>(tf_.ast->node_count()), -1);
   Resolver(tf_, name_var_).function(f);
   for (std::size_t i = 0; i < tf_.params.size(); ++i) {
@@ -363,7 +400,8 @@ void FunctionTyper::condition_rule(const Expr& cond, const ExprInfo& c) {
   if (!c.type.is_bool())
     throw error_node(cond, error_kind::type,
                      fmt::format("a condition must be a bool, got {} (in Lua every number is true: "
-                                 "compare it, e.g. x ~= 0)", c.type.str()));
+                                 "compare it, e.g. x ~= 0)",
+                                 c.type.str()));
 }
 
 void FunctionTyper::stat(const Stat& s) {
@@ -416,7 +454,8 @@ void FunctionTyper::unsupported_stat(const Stat& s) {
 
 // The values of a `local` or an assignment, one per target: Lua's adjustment, where a
 // call last in the list gives all its values and the rest are nil.
-std::vector<FunctionTyper::Slot> FunctionTyper::values_for(const std::vector<const Expr*>& values, std::size_t targets) {
+std::vector<FunctionTyper::Slot> FunctionTyper::values_for(const std::vector<const Expr*>& values,
+                                                           std::size_t targets) {
   std::vector<Slot> slots;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const Expr& e = *values[i];
@@ -453,36 +492,42 @@ void FunctionTyper::check_allocation_size(const Variable& v, const Type& type, c
   long long total = bytes;  // with the function's other arrays of the same kind
   for (const Variable& other : tf_.vars)
     if (&other != &v && other.alloc == v.alloc && other.has_type)
-      total = total > LLONG_MAX - bytes_of(other.shape, other.type.scalar) ? LLONG_MAX
-                                                                           : total + bytes_of(other.shape, other.type.scalar);
-  auto shown = [](long long n) { return n == LLONG_MAX ? std::string("more than 2^63 bytes") : fmt::format("{} bytes", n); };
+      total = total > LLONG_MAX - bytes_of(other.shape, other.type.scalar)
+                  ? LLONG_MAX
+                  : total + bytes_of(other.shape, other.type.scalar);
+  auto shown = [](long long n) {
+    return n == LLONG_MAX ? std::string("more than 2^63 bytes") : fmt::format("{} bytes", n);
+  };
   if (v.alloc == Builtin::Alloc::Shared && total > kMaxStaticShared)
     throw error_node(at, error_kind::type,
                      fmt::format("cuda.shared.array: the function's shared arrays take {}{}; a GPU block has at most "
                                  "{} bytes (48 KiB) of static shared memory: use cuda.shared.dynamic for more (up to "
                                  "227 KiB, sized at launch)",
-                                 shown(total), total == bytes ? "" : fmt::format(" ({} of them this one)", shown(bytes)),
+                                 shown(total),
+                                 total == bytes ? "" : fmt::format(" ({} of them this one)", shown(bytes)),
                                  kMaxStaticShared));
   if (v.alloc == Builtin::Alloc::Local && total > kMaxLocal)
     throw error_node(at, error_kind::type,
                      fmt::format("cuda.local_array: the function's local arrays take {}{}; a GPU thread has at most "
                                  "{} bytes (512 KiB) of local memory: use an array argument (global memory)",
-                                 shown(total), total == bytes ? "" : fmt::format(" ({} of them this one)", shown(bytes)),
-                                 kMaxLocal));
+                                 shown(total),
+                                 total == bytes ? "" : fmt::format(" ({} of them this one)", shown(bytes)), kMaxLocal));
 }
 
 void FunctionTyper::local_stat(const LocalStat& l) {
   const auto& vars = tf_.declared.at(l.id);
   for (const auto& v : l.vars)
     if (v.attrib == LocalStat::Attrib::Close)
-      throw error_at(v.name.loc, error_kind::unsupported, "to-be-closed variables (<close>) are not supported in kernels");
+      throw error_at(v.name.loc, error_kind::unsupported,
+                     "to-be-closed variables (<close>) are not supported in kernels");
   // An allocation initializes exactly one local.
   for (std::size_t i = 0; i < l.values.size(); ++i) {
     const Builtin* alloc = allocation(*l.values[i]);
     if (!alloc) continue;
     if (l.values.size() != 1 || l.vars.size() != 1)
       throw error_node(*l.values[i], error_kind::type,
-                       fmt::format("{} must be the only value of its own local: local a = {}(...)", alloc->name, alloc->name));
+                       fmt::format("{} must be the only value of its own local: local a = {}(...)", alloc->name,
+                                   alloc->name));
   }
   std::vector<Slot> slots = values_for(l.values, vars.size());
   for (std::size_t i = 0; i < vars.size(); ++i) {
@@ -507,8 +552,8 @@ void FunctionTyper::local_stat(const LocalStat& l) {
     }
     if (info.symbol.kind != Symbol::Kind::None && !v.is_alias)
       throw error_node(*slot.expr, error_kind::type,
-                       fmt::format("local '{}' is assigned again later, so it must hold a value; {} is not one",
-                                   v.name, describe(info)));
+                       fmt::format("local '{}' is assigned again later, so it must hold a value; {} is not one", v.name,
+                                   describe(info)));
     if (info.symbol.kind == Symbol::Kind::None) assign(v, slot.type, slot.unknown, slot.expr->loc);
     if (slot.element < 0 && v.assignments == 0) v.copy_of_param = weak_param_of(info);
     if (slot.element < 0 && v.has_type) note_local_store(v, info, *slot.expr);
@@ -539,7 +584,8 @@ void FunctionTyper::assign_stat(const AssignStat& a) {
     const Slot& slot = slots[i];
     const ExprInfo& src = tf_.info(*slot.expr);
     if (src.symbol.kind != Symbol::Kind::None)
-      throw error_node(*slot.expr, error_kind::type, fmt::format("{} is not a value: it cannot be assigned", describe(src)));
+      throw error_node(*slot.expr, error_kind::type,
+                       fmt::format("{} is not a value: it cannot be assigned", describe(src)));
     if (allocation(*slot.expr))
       throw error_node(*slot.expr, error_kind::type, "an array allocation must initialize a local: local a = ...");
     if (const auto* n = target.dyn<NameExpr>()) {
@@ -547,7 +593,8 @@ void FunctionTyper::assign_stat(const AssignStat& a) {
       if (index < 0)
         throw error_node(target, error_kind::type,
                          fmt::format("cannot assign to '{}': upvalues and globals are read-only inside a kernel "
-                                     "(declare a local, or write into an array)", n->name));
+                                     "(declare a local, or write into an array)",
+                                     n->name));
       tf_.exprs[static_cast<std::size_t>(n->id)].var = index;
       if (var(index).is_output && var(index).has_type) {
         if (!slot.unknown) convertible(slot.type, var(index).type, *slot.expr, "store", &src);
@@ -583,8 +630,7 @@ void FunctionTyper::convertible(const Type& value, const Type& to, const Expr& a
                                 const ExprInfo* info) {
   bool ok = ((value.is_number() || value.is_bool()) && (to.is_number() || to.is_bool())) ||
             (value.kind == Type::Kind::Array && value == to);
-  if (!ok)
-    throw error_node(at, error_kind::type, fmt::format("cannot {} {} as {}", what, value.str(), to.str()));
+  if (!ok) throw error_node(at, error_kind::type, fmt::format("cannot {} {} as {}", what, value.str(), to.str()));
   if (info && info->constant && value.weak && value.is_number() && to.is_int() &&
       !constant_fits(*info->constant, value.scalar, to.scalar))
     throw error_node(at, error_kind::type,
@@ -672,7 +718,10 @@ void FunctionTyper::numeric_for_head(const NumericForStat& f) {
       if (!infos[i]->type.is_real())
         throw error_node(parts[i] ? *parts[i] : static_cast<const Expr&>(*f.start), error_kind::type,
                          fmt::format("'for' {} must be a real number, got {}",
-                                     i == 0 ? "initial value" : i == 1 ? "limit" : "step", describe(*infos[i])));
+                                     i == 0   ? "initial value"
+                                     : i == 1 ? "limit"
+                                              : "step",
+                                     describe(*infos[i])));
     if (step.constant && ((step.constant->kind == Constant::Kind::Int && step.constant->i == 0) ||
                           (step.constant->kind == Constant::Kind::Float && step.constant->f == 0)))
       throw error_node(*f.step, error_kind::type, "'for' step is zero");
@@ -719,9 +768,11 @@ void FunctionTyper::return_stat(const ReturnStat& r) {
   for (const Slot& s : slots) {
     const ExprInfo& info = tf_.info(*s.expr);
     if (info.symbol.kind != Symbol::Kind::None && s.element < 0)
-      throw error_node(*s.expr, error_kind::type, fmt::format("a device function returns values; {} is not one", describe(info)));
+      throw error_node(*s.expr, error_kind::type,
+                       fmt::format("a device function returns values; {} is not one", describe(info)));
     if (s.type.kind == Type::Kind::Array)
-      throw error_node(*s.expr, error_kind::type, "a device function cannot return an array (write into one passed as an argument)");
+      throw error_node(*s.expr, error_kind::type,
+                       "a device function cannot return an array (write into one passed as an argument)");
   }
   // The values convert to the result type, which is final in the last pass (when no
   // return changes it), whose notes are the ones kept.
@@ -730,7 +781,8 @@ void FunctionTyper::return_stat(const ReturnStat& r) {
   for (std::size_t i = 0; i < slots.size() && has_result_ && slots.size() == count; ++i) {
     const Type& to = tuple ? tf_.result.elements[i] : tf_.result;
     if (slots[i].element < 0)
-      note_weak_use(tf_.info(*slots[i].expr), to, fmt::format("{}:{}", tf_.ast->source().name(), slots[i].expr->loc.line));
+      note_weak_use(tf_.info(*slots[i].expr), to,
+                    fmt::format("{}:{}", tf_.ast->source().name(), slots[i].expr->loc.line));
   }
   Location where = values.empty() ? r.loc : values[0]->loc;
   if (!result_seen_ && !has_result_) {
@@ -796,8 +848,8 @@ namespace {
 
 // A kernel or a kinds' device function: the root of a program, typed for `args`.
 TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const std::string& name,
-                        const std::vector<Type>& args, const KernelOptions& options, Environment& env,
-                        bool is_kernel, const FusedReturn* fused, const std::vector<std::string>& outputs,
+                        const std::vector<Type>& args, const KernelOptions& options, Environment& env, bool is_kernel,
+                        const FusedReturn* fused, const std::vector<std::string>& outputs,
                         const std::vector<std::shared_ptr<const Chunk>>* link) {
   detail::Inference inf{env, options, {}, {}, {}, {}, {}};
   inf.is_kernel = is_kernel;
@@ -812,15 +864,14 @@ TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const 
   if (fused) tf->fused = *fused;
   const FunctionExpr& f = *root.function;
   if (f.nparams() != static_cast<int>(args.size())) {
-    std::string message =
-        is_kernel ? fmt::format("kernel '{}' takes {} argument{}, got {}", tf->lua_name, f.nparams(),
-                                f.nparams() == 1 ? "" : "s", args.size())
-                  : fmt::format("'{}' takes {} parameter{}, got {} argument{}", tf->lua_name, f.nparams(),
-                                f.nparams() == 1 ? "" : "s", args.size(), args.size() == 1 ? "" : "s");
+    std::string message = is_kernel
+                              ? fmt::format("kernel '{}' takes {} argument{}, got {}", tf->lua_name, f.nparams(),
+                                            f.nparams() == 1 ? "" : "s", args.size())
+                              : fmt::format("'{}' takes {} parameter{}, got {} argument{}", tf->lua_name, f.nparams(),
+                                            f.nparams() == 1 ? "" : "s", args.size(), args.size() == 1 ? "" : "s");
     throw source_error(root.ast->source(), f.loc, error_kind::type, message);
   }
-  for (const Type& t : args)
-    LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
+  for (const Type& t : args) LUDA_DSL_CHECK(t.kind == Type::Kind::Scalar || t.kind == Type::Kind::Array);
   std::string base = c_identifier(tf->lua_name);
   if (is_kernel) {
     std::string key;
@@ -831,8 +882,8 @@ TypedProgram infer_root(const FoundFunction& root, FunctionHandle handle, const 
   } else {
     tf->c_name = base;
   }
-  std::string identity = fmt::format("{}:{}-{}@{}", root.ast->source().name(), f.line_defined,
-                                     f.last_line_defined, handle);
+  std::string identity = fmt::format("{}:{}-{}@{}", root.ast->source().name(), f.line_defined, f.last_line_defined,
+                                     handle);
   inf.in_progress.push_back(identity);
   inf.in_progress_names.push_back(tf->lua_name);
   detail::FunctionTyper(inf, *tf, handle).run();

@@ -35,13 +35,13 @@ struct Symbol {
     Group,      // a group of threads (cuda.cg.this_grid()): path, its methods' rows
   };
   Kind kind = Kind::None;
-  std::string path;                        // Namespace, Group; Function: the Lua name
-  const Builtin* builtin = nullptr;        // Builtin
-  const ExternalValue* table = nullptr;    // Table (owned by the Inference)
-  const ExternalValue* function = nullptr; // Function (owned by the Inference)
+  std::string path;                            // Namespace, Group; Function: the Lua name
+  const Builtin* builtin = nullptr;            // Builtin
+  const ExternalValue* table = nullptr;        // Table (owned by the Inference)
+  const ExternalValue* function = nullptr;     // Function (owned by the Inference)
   const DeclaredFunction* declared = nullptr;  // Declared (kept by the Inference's externals)
-  Scalar dtype = Scalar::Float64;          // Dtype
-  std::string text;                        // String
+  Scalar dtype = Scalar::Float64;              // Dtype
+  std::string text;                            // String
 };
 
 // What inference learned about one expression node.
@@ -51,13 +51,13 @@ struct ExprInfo {
   Type type;                         // its value's type (Void: a Symbol only, or a statement call)
   std::optional<Constant> constant;  // known at compile time: emitted as a literal
   Symbol symbol;
-  int var = -1;                      // a Name read: the local (TypedFunction::vars)
+  int var = -1;  // a Name read: the local (TypedFunction::vars)
   // Calls
   const Builtin* builtin = nullptr;  // a builtin call or Value
   BuiltinTyping builtin_typing;
-  int callee = -1;                   // a device function call: TypedProgram::functions index
+  int callee = -1;                             // a device function call: TypedProgram::functions index
   const DeclaredFunction* declared = nullptr;  // a declared function's call
-  std::vector<Type> arg_types;       // device function call: the parameters' types
+  std::vector<Type> arg_types;                 // device function call: the parameters' types
   // Binary / Unary: the type both operands are converted to before the operation.
   Type operand;
   // A comparison of a signed integer with a uint64, which no integer type holds both of:
@@ -68,15 +68,15 @@ struct ExprInfo {
 
 // A local of a Lua function (parameters first).
 struct Variable {
-  std::string name;       // the Lua name
-  std::string c_name;     // as emitted: the Lua name, "x_2" when shadowing, "_" suffixed on a clash
+  std::string name;    // the Lua name
+  std::string c_name;  // as emitted: the Lua name, "x_2" when shadowing, "_" suffixed on a clash
   Location decl;
-  Location type_origin;   // where the type was first given (for conflict errors)
+  Location type_origin;  // where the type was first given (for conflict errors)
   bool is_param = false;
   bool is_loop_var = false;
   // A kind's output (FunctionSource::outputs): its type is fixed, and assignments convert.
   bool is_output = false;
-  int assignments = 0;    // assignments after the declaration
+  int assignments = 0;  // assignments after the declaration
   // A local declared as the value of a weak integer parameter and never assigned again
   // (`local b = n`): reading it reads that parameter (compile.h WeakIntUse). -1 otherwise.
   int copy_of_param = -1;
@@ -103,13 +103,13 @@ struct TypedFunction {
   std::shared_ptr<const Ast> ast;
   const FunctionExpr* function = nullptr;
   bool is_kernel = false;
-  std::string lua_name;                   // "add_kernel", "hypot"
-  std::string c_name;                     // "add_kernel_1a2b3c4d"
+  std::string lua_name;  // "add_kernel", "hypot"
+  std::string c_name;    // "add_kernel_1a2b3c4d"
   std::vector<Type> params;
-  std::vector<std::string> outputs;       // FunctionSource::outputs of a kind's element function
-  Type result;                            // Void, a Scalar, or a Tuple
+  std::vector<std::string> outputs;  // FunctionSource::outputs of a kind's element function
+  Type result;                       // Void, a Scalar, or a Tuple
   std::vector<Variable> vars;
-  std::vector<ExprInfo> exprs;            // by node id
+  std::vector<ExprInfo> exprs;               // by node id
   std::map<int, std::vector<int>> declared;  // Local / NumericFor statement id -> its vars
   // fuse (dsl/device_function.h): this return is typed and emitted as `return <values>`,
   // the arguments of its reductions (`luda.sum(e, axis)`, max, min, prod).
@@ -125,7 +125,7 @@ struct TypedProgram {
   std::vector<std::unique_ptr<TypedFunction>> functions;
   const TypedFunction& kernel() const { return *functions.back(); }
   bool dynamic_shared = false;
-  bool uses_bounds = false;  // some indexing is checked (boundscheck and an array index)
+  bool uses_bounds = false;             // some indexing is checked (boundscheck and an array index)
   std::deque<ExternalValue> externals;  // the upvalues and globals read; Symbols point here
   // The declared CUDA C++ functions called, one per C name, in the order first called.
   std::vector<std::shared_ptr<const DeclaredFunction>> declared;
@@ -146,8 +146,7 @@ TypedProgram infer_kernel(const FoundFunction& kernel, FunctionHandle handle, co
 // program. Its c_name is `name` made an identifier; the caller makes it unique.
 TypedProgram infer_device_function(const FoundFunction& root, FunctionHandle handle, const std::string& name,
                                    const std::vector<Type>& params, const KernelOptions& options, Environment& env,
-                                   const FusedReturn* fused = nullptr,
-                                   const std::vector<std::string>& outputs = {});
+                                   const FusedReturn* fused = nullptr, const std::vector<std::string>& outputs = {});
 
 // The typed listing for inspect("types"): each source line of the kernel and its device
 // functions, followed by the types of the locals it declares and of its expressions.

@@ -129,10 +129,8 @@ void FunctionTyper::leaf(const Expr& e, ExprInfo& out) {
       out.symbol.kind = Symbol::Kind::String;
       out.symbol.text = e.as<StringExpr>().value;
       break;
-    case NodeKind::Nil:
-      throw error_node(e, error_kind::unsupported, "nil is not a value in kernels");
-    case NodeKind::Vararg:
-      throw error_node(e, error_kind::unsupported, "varargs ('...') are not supported in kernels");
+    case NodeKind::Nil: throw error_node(e, error_kind::unsupported, "nil is not a value in kernels");
+    case NodeKind::Vararg: throw error_node(e, error_kind::unsupported, "varargs ('...') are not supported in kernels");
     case NodeKind::Function:
       throw error_node(e, error_kind::unsupported,
                        "closures cannot be created inside a kernel: define the function outside it "
@@ -181,7 +179,8 @@ void FunctionTyper::name(const NameExpr& n, ExprInfo& out) {
   if (!v.has_type) {
     if (final_)
       throw error_node(n, error_kind::type,
-                       fmt::format("local '{}' is read before it is given a value (nil is not a kernel value)", v.name));
+                       fmt::format("local '{}' is read before it is given a value (nil is not a kernel value)",
+                                   v.name));
     out.unknown = true;
     return;
   }
@@ -210,7 +209,7 @@ void FunctionTyper::external(const std::string& name, const ExternalValue& ext, 
     case K::Typed: {
       out.type = Type::scalar_of(ext.scalar, ext.weak);
       bool inexact = is_float(ext.scalar) || is_complex(ext.scalar);
-      out.constant = inexact ? Constant::of_float(ext.number)
+      out.constant = inexact                      ? Constant::of_float(ext.number)
                      : ext.scalar == Scalar::Bool ? Constant::of_bool(ext.boolean)
                                                   : Constant::of_int(ext.integer);
       out.constant->im = ext.imag;
@@ -266,7 +265,8 @@ void FunctionTyper::path(const std::string& spelled, const Expr& at, ExprInfo& o
   if (dot == std::string::npos) throw error_node(at, error_kind::name, fmt::format("unknown name '{}'", p));
   std::string parent = p.substr(0, dot);
   throw error_node(at, error_kind::name,
-                   fmt::format("'{}' has no member '{}' (it has: {})", parent, p.substr(dot + 1), builtin_members(parent)));
+                   fmt::format("'{}' has no member '{}' (it has: {})", parent, p.substr(dot + 1),
+                               builtin_members(parent)));
 }
 
 void FunctionTyper::builtin_value(const Builtin& row, const Expr& at, ExprInfo& out) {
@@ -294,12 +294,12 @@ void FunctionTyper::field_rule(const FieldExpr& e, const ExprInfo& object, ExprI
     case Symbol::Kind::Table: {
       auto it = object.symbol.table->fields.find(name);
       if (it == object.symbol.table->fields.end())
-        throw error_node(e, error_kind::name, fmt::format("the table '{}' has no field '{}'", object.symbol.path, name));
+        throw error_node(e, error_kind::name,
+                         fmt::format("the table '{}' has no field '{}'", object.symbol.path, name));
       return external(object.symbol.path + "." + name, inf_.keep(it->second), e, out);
     }
     case Symbol::Kind::None: break;
-    default:
-      throw error_node(e, error_kind::type, fmt::format("{} has no field '{}'", describe(object), name));
+    default: throw error_node(e, error_kind::type, fmt::format("{} has no field '{}'", describe(object), name));
   }
   // z.real and z.imag, as NumPy's: a complex's parts, in its real type; a real number is
   // its own real part and has 0 for imaginary part.
@@ -325,8 +325,7 @@ void FunctionTyper::field_rule(const FieldExpr& e, const ExprInfo& object, ExprI
     out.type = Type::scalar_of(Scalar::Int64, true);
     out.constant = Constant::of_int(object.type.ndim);
   } else {
-    throw error_node(e, error_kind::type,
-                     fmt::format("an array has the fields shape, size and ndim, not '{}'", name));
+    throw error_node(e, error_kind::type, fmt::format("an array has the fields shape, size and ndim, not '{}'", name));
   }
 }
 
@@ -359,25 +358,29 @@ void FunctionTyper::index_rule(const IndexExpr& e, const ExprInfo& object, const
   if (object.symbol.kind == Symbol::Kind::Shape) {
     int ndim = tf_.info(*e.object->as<FieldExpr>().object).type.ndim;
     if (!key.type.is_int())
-      throw error_node(*e.key, error_kind::type, fmt::format("a.shape is indexed by an integer, got {}", key.type.str()));
-    if (key.constant && (key.constant->i < 1 || key.constant->i > ndim))
       throw error_node(*e.key, error_kind::type,
-                       fmt::format("a.shape[{}] is out of range: the array has {} dimension{} (a.shape[1] .. a.shape[{}]; "
-                                   "Lua sequences start at 1)",
-                                   key.constant->i, ndim, ndim == 1 ? "" : "s", ndim));
+                       fmt::format("a.shape is indexed by an integer, got {}", key.type.str()));
+    if (key.constant && (key.constant->i < 1 || key.constant->i > ndim))
+      throw error_node(
+          *e.key, error_kind::type,
+          fmt::format("a.shape[{}] is out of range: the array has {} dimension{} (a.shape[1] .. a.shape[{}]; "
+                      "Lua sequences start at 1)",
+                      key.constant->i, ndim, ndim == 1 ? "" : "s", ndim));
     out.type = Type::scalar_of(Scalar::Int64);
     return;
   }
   if (object.symbol.kind != Symbol::Kind::None || object.type.kind != Type::Kind::Array)
     throw error_node(e, error_kind::type, fmt::format("cannot index {}", describe(object)));
   if (!key.type.is_int())
-    throw error_node(*e.key, error_kind::type,
-                     fmt::format("an array index must be an integer, got {} (convert with math.floor(x) or luda.int64(x))",
-                                 key.type.str()));
+    throw error_node(
+        *e.key, error_kind::type,
+        fmt::format("an array index must be an integer, got {} (convert with math.floor(x) or luda.int64(x))",
+                    key.type.str()));
   if (object.type.ndim == 0)
     throw error_at(e.bracket, error_kind::type,
                    "too many indices: this is a 0-d array, which has no dimension to index; pass its value as a "
-                   "number (a:item()) or as a 1-element array (a:reshape(1))", e.span());
+                   "number (a:item()) or as a 1-element array (a:reshape(1))",
+                   e.span());
   if (object.type.ndim == 1) {
     out.type = Type::scalar_of(object.type.scalar);
   } else {
@@ -404,7 +407,8 @@ void FunctionTyper::call(const CallExpr& e, ExprInfo& out) {
 void FunctionTyper::not_callable(const CallExpr& e, const ExprInfo& callee) {
   if (callee.builtin && callee.builtin->form == Builtin::Form::Value)
     throw error_node(e, error_kind::type,
-                     fmt::format("{} is a value, not a function: write {} without '()'", callee.builtin->name, callee.builtin->name));
+                     fmt::format("{} is a value, not a function: write {} without '()'", callee.builtin->name,
+                                 callee.builtin->name));
   throw error_node(*e.callee, error_kind::type, fmt::format("cannot call {}", describe(callee)));
 }
 
@@ -423,7 +427,8 @@ long long FunctionTyper::extent(const TableExpr::Field& f, const ExprInfo& v) {
   if (f.kind != TableExpr::Field::Kind::Positional)
     throw error_at(f.loc, error_kind::type, "a shape table lists its extents: {32, 33}");
   if (v.unknown || !v.constant || v.constant->kind != Constant::Kind::Int || !v.type.is_int())
-    throw error_node(*f.value, error_kind::type, "an extent must be an integer constant, known when the kernel is compiled");
+    throw error_node(*f.value, error_kind::type,
+                     "an extent must be an integer constant, known when the kernel is compiled");
   return v.constant->i;
 }
 
@@ -445,7 +450,8 @@ void FunctionTyper::operand_rule(const Expr& arg, ExprInfo& info, BuiltinOperand
   const ExprInfo& v = as_value(arg, info);
   op.type = v.type;
   op.constant = v.constant;
-  if (v.constant && v.constant->kind == Constant::Kind::Int && v.type.is_int()) op.shape = std::vector<long long>{v.constant->i};
+  if (v.constant && v.constant->kind == Constant::Kind::Int && v.type.is_int())
+    op.shape = std::vector<long long>{v.constant->i};
 }
 
 // g:sync() on a group (cuda.cg.this_grid()): the row `<group>():<method>`. Other objects
@@ -464,15 +470,16 @@ void FunctionTyper::method_call(const MethodCallExpr& e, ExprInfo& out) {
   if (!row) {
     std::string methods;
     for (const Builtin& r : builtin_table())
-      if (r.name.starts_with(prefix)) methods += (methods.empty() ? "" : ", ") + std::string(r.name.substr(prefix.size()));
+      if (r.name.starts_with(prefix))
+        methods += (methods.empty() ? "" : ", ") + std::string(r.name.substr(prefix.size()));
     throw error_at(e.method.loc, error_kind::name,
                    fmt::format("{}() has no method '{}' (it has: {})", object.symbol.path, e.method.text, methods));
   }
   builtin_call(e, e.args, e.open, *row, out);
 }
 
-void FunctionTyper::builtin_call(const Expr& e, const std::vector<const Expr*>& args, Location open,
-                                 const Builtin& row, ExprInfo& out) {
+void FunctionTyper::builtin_call(const Expr& e, const std::vector<const Expr*>& args, Location open, const Builtin& row,
+                                 ExprInfo& out) {
   check_arity(e, args, open, row);
   std::vector<BuiltinOperand> ops(args.size());
   for (std::size_t i = 0; i < ops.size(); ++i) operand_of(*args[i], ops[i]);
@@ -490,8 +497,8 @@ void FunctionTyper::check_arity(const Expr& e, const std::vector<const Expr*>& a
     throw error_node(e, error_kind::type, fmt::format("{} is a value, not a function", row.name));
   if (n < row.min_args || (row.max_args >= 0 && n > row.max_args)) {
     std::string want = row.min_args == row.max_args ? std::to_string(row.min_args)
-                       : row.max_args < 0 ? fmt::format("at least {}", row.min_args)
-                                          : fmt::format("{} to {}", row.min_args, row.max_args);
+                       : row.max_args < 0           ? fmt::format("at least {}", row.min_args)
+                                                    : fmt::format("{} to {}", row.min_args, row.max_args);
     bool one = row.min_args == row.max_args && row.min_args == 1;
     throw error_at(open, error_kind::type,
                    fmt::format("{} takes {} argument{}, got {}", row.name, want, one ? "" : "s", n), e.span());
@@ -507,7 +514,8 @@ void FunctionTyper::builtin_rule(const Expr& e, const std::vector<const Expr*>& 
   }
   BuiltinTyping t = row.type(row, ops);
   if (!t.error.empty()) {
-    if (t.error_operand >= 0) throw error_node(*args.at(static_cast<std::size_t>(t.error_operand)), error_kind::type, t.error);
+    if (t.error_operand >= 0)
+      throw error_node(*args.at(static_cast<std::size_t>(t.error_operand)), error_kind::type, t.error);
     throw error_at(open, error_kind::type, t.error, e.span());
   }
   for (std::size_t i = 0; i < t.convert.size() && i < args.size(); ++i)
@@ -519,12 +527,14 @@ void FunctionTyper::builtin_rule(const Expr& e, const std::vector<const Expr*>& 
   out.builtin_typing = std::move(t);
 }
 
-void FunctionTyper::device_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name, ExprInfo& out) {
+void FunctionTyper::device_call(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name,
+                                ExprInfo& out) {
   for (const Expr* a : e.args) value(*a);
   device_rule(e, fn, lua_name, out);
 }
 
-void FunctionTyper::device_rule(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name, ExprInfo& out) {
+void FunctionTyper::device_rule(const CallExpr& e, const ExternalValue& fn, const std::string& lua_name,
+                                ExprInfo& out) {
   std::vector<Type> args;
   bool unknown = false;
   for (const Expr* a : e.args) {
@@ -574,11 +584,13 @@ void FunctionTyper::device_rule(const CallExpr& e, const ExternalValue& fn, cons
     auto tf = std::make_unique<TypedFunction>();
     tf->ast = callee.ast;
     tf->function = callee.function;
-    tf->lua_name = lua_name.substr(lua_name.find_last_of(".[") == std::string::npos ? 0 : lua_name.find_last_of(".[") + 1);
+    tf->lua_name = lua_name.substr(lua_name.find_last_of(".[") == std::string::npos ? 0
+                                                                                    : lua_name.find_last_of(".[") + 1);
     tf->params = args;
     std::string base = c_identifier(tf->lua_name);
     // The name must not depend on addresses: the generated source keys the disk cache.
-    std::string stable = fmt::format("{}:{}-{}(", src.chunk ? src.chunk->name : "?", src.line_defined, src.last_line_defined);
+    std::string stable = fmt::format("{}:{}-{}(", src.chunk ? src.chunk->name : "?", src.line_defined,
+                                     src.last_line_defined);
     for (const Type& t : args) stable += t.str() + (t.weak ? "~," : ",");
     tf->c_name = base + "_" + short_hash(stable + ")");
     inf_.in_progress.push_back(identity);
@@ -650,8 +662,8 @@ void FunctionTyper::declared_call(const CallExpr& e, const ExternalValue& fn, co
     bool ok = (v.type.is_number() && to.is_number()) || (v.type.is_bool() && to.is_bool());
     if (!ok)
       throw error_node(*e.args[i], error_kind::type,
-                       fmt::format("argument {} of '{}' is {} ({}), got {}", i + 1, lua_name, to.str(),
-                                   d->signature(), v.type.str()));
+                       fmt::format("argument {} of '{}' is {} ({}), got {}", i + 1, lua_name, to.str(), d->signature(),
+                                   v.type.str()));
     convertible(v.type, to, *e.args[i], "pass", &v);
   }
   auto& declared = inf_.program.declared;
@@ -709,8 +721,8 @@ void FunctionTyper::note_weak_use(const ExprInfo& operand, const Type& to, const
   if (param < 0) return;
   WeakIntUse use{param, to.scalar, where};
   auto& uses = tf_.weak_int_uses;
-  if (std::find_if(uses.begin(), uses.end(), [&](const WeakIntUse& u) { return u.param == use.param && u.to == use.to; }) ==
-      uses.end())
+  if (std::find_if(uses.begin(), uses.end(),
+                   [&](const WeakIntUse& u) { return u.param == use.param && u.to == use.to; }) == uses.end())
     uses.push_back(std::move(use));
 }
 
@@ -756,7 +768,9 @@ void FunctionTyper::no_concat(const BinaryExpr& e) {
   throw error_node(e, error_kind::unsupported, "string concatenation ('..') is not supported in kernels");
 }
 
-void FunctionTyper::binary(const BinaryExpr& e, const ExprInfo& a, ExprInfo& out) { binary_rule(e, a, value(*e.rhs), out); }
+void FunctionTyper::binary(const BinaryExpr& e, const ExprInfo& a, ExprInfo& out) {
+  binary_rule(e, a, value(*e.rhs), out);
+}
 
 void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const ExprInfo& b, ExprInfo& out) {
   if (a.unknown || b.unknown) {
@@ -767,10 +781,16 @@ void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const Ex
   auto both = [&](bool (Type::*pred)() const) { return (a.type.*pred)() && (b.type.*pred)(); };
   Type result;
   switch (e.op) {
-    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::IDiv: case BinaryOp::Mod:
-    case BinaryOp::Div: case BinaryOp::Pow:
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::IDiv:
+    case BinaryOp::Mod:
+    case BinaryOp::Div:
+    case BinaryOp::Pow:
       if (!both(&Type::is_number))
-        throw error_node(e, error_kind::type, fmt::format("cannot apply '{}' to {} and {}", op, a.type.str(), b.type.str()));
+        throw error_node(e, error_kind::type,
+                         fmt::format("cannot apply '{}' to {} and {}", op, a.type.str(), b.type.str()));
       if ((e.op == BinaryOp::IDiv || e.op == BinaryOp::Mod) && (a.type.is_complex() || b.type.is_complex()))
         throw error_node(e, error_kind::type,
                          fmt::format("cannot apply '{}' to {} and {}: floor division and modulo are not defined for "
@@ -782,7 +802,8 @@ void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const Ex
       }
       result = out.operand;
       break;
-    case BinaryOp::Eq: case BinaryOp::Ne:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
       if (both(&Type::is_bool)) {
         out.operand = Type::scalar_of(Scalar::Bool);
       } else if (both(&Type::is_number)) {
@@ -792,14 +813,18 @@ void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const Ex
       }
       result = Type::scalar_of(Scalar::Bool);
       break;
-    case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
       if (!both(&Type::is_number))
         throw error_node(e, error_kind::type,
                          fmt::format("cannot compare {} with {} using '{}'", a.type.str(), b.type.str(), op));
       out.operand = compared_as(a, b, out.mixed_sign);
       result = Type::scalar_of(Scalar::Bool);
       break;
-    case BinaryOp::And: case BinaryOp::Or:
+    case BinaryOp::And:
+    case BinaryOp::Or:
       if (!both(&Type::is_bool))
         throw error_node(e, error_kind::type,
                          fmt::format("'{}' needs bool operands in a kernel, got {} and {} (Lua's value-selecting "
@@ -807,11 +832,16 @@ void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const Ex
                                      op, a.type.str(), b.type.str(), op));
       out.operand = result = Type::scalar_of(Scalar::Bool);
       break;
-    case BinaryOp::BAnd: case BinaryOp::BOr: case BinaryOp::BXor: case BinaryOp::Shl: case BinaryOp::Shr:
+    case BinaryOp::BAnd:
+    case BinaryOp::BOr:
+    case BinaryOp::BXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
       if (!both(&Type::is_int))
         throw error_node(e, error_kind::type,
                          fmt::format("bitwise '{}' needs integers, got {} and {} (convert with math.floor(x) or "
-                                     "luda.int64(x))", op, a.type.str(), b.type.str()));
+                                     "luda.int64(x))",
+                                     op, a.type.str(), b.type.str()));
       // A shift keeps its left operand's type (a weak one meets the count's).
       if ((e.op == BinaryOp::Shl || e.op == BinaryOp::Shr) && !a.type.weak) out.operand = a.type;
       else out.operand = *promote(a.type, b.type);
@@ -863,8 +893,7 @@ void FunctionTyper::unary_rule(const UnaryExpr& e, const ExprInfo& a, ExprInfo& 
   }
   switch (e.op) {
     case UnaryOp::Neg:
-      if (!a.type.is_number())
-        throw error_node(e, error_kind::type, fmt::format("cannot negate {}", a.type.str()));
+      if (!a.type.is_number()) throw error_node(e, error_kind::type, fmt::format("cannot negate {}", a.type.str()));
       break;
     case UnaryOp::Not:
       if (!a.type.is_bool())

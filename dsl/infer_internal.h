@@ -17,11 +17,11 @@ struct Inference {
   Environment& env;
   KernelOptions options;
   TypedProgram program;
-  std::map<std::string, int> specializations;      // key -> program.functions index
-  std::vector<std::string> in_progress;            // identities of the functions being typed
-  std::vector<std::string> in_progress_names;      // their Lua names, for recursion errors
+  std::map<std::string, int> specializations;  // key -> program.functions index
+  std::vector<std::string> in_progress;        // identities of the functions being typed
+  std::vector<std::string> in_progress_names;  // their Lua names, for recursion errors
   std::map<std::pair<FunctionHandle, std::string>, const ExternalValue*> lookups;
-  int depth = 0;  // levels of FunctionTyper recursion now open, across device functions
+  int depth = 0;          // levels of FunctionTyper recursion now open, across device functions
   bool is_kernel = true;  // typing a cuda.jit kernel (not a kind's element function)
   const std::vector<std::shared_ptr<const Chunk>>* link = nullptr;  // the kernel's linked sources
 
@@ -93,7 +93,7 @@ class FunctionTyper {
 
   // expressions (infer_expr.cpp)
   LUDA_DSL_NOINLINE ExprInfo& expr(const Expr& e);  // any expression, symbols included
-  const ExprInfo& value(const Expr& e);  // a runtime value: symbols are errors, tuples cut to one
+  const ExprInfo& value(const Expr& e);             // a runtime value: symbols are errors, tuples cut to one
   LUDA_DSL_NOINLINE ExprInfo& as_value(const Expr& e, ExprInfo& typed);  // value() of what expr() typed
   LUDA_DSL_NOINLINE void reset(ExprInfo& out);
   LUDA_DSL_NOINLINE void leaf(const Expr& e, ExprInfo& out);
@@ -112,8 +112,8 @@ class FunctionTyper {
                     ExprInfo& out);
   LUDA_DSL_NOINLINE void check_arity(const Expr& e, const std::vector<const Expr*>& args, Location open,
                                      const Builtin& row);
-  LUDA_DSL_NOINLINE void builtin_rule(const Expr& e, const std::vector<const Expr*>& args, Location open, const Builtin& row,
-                                      const std::vector<BuiltinOperand>& ops, ExprInfo& out);
+  LUDA_DSL_NOINLINE void builtin_rule(const Expr& e, const std::vector<const Expr*>& args, Location open,
+                                      const Builtin& row, const std::vector<BuiltinOperand>& ops, ExprInfo& out);
   void operand_of(const Expr& arg, BuiltinOperand& op);
   LUDA_DSL_NOINLINE long long extent(const TableExpr::Field& f, const ExprInfo& v);
   LUDA_DSL_NOINLINE void operand_rule(const Expr& arg, ExprInfo& info, BuiltinOperand& op);

@@ -42,7 +42,8 @@ std::shared_ptr<const Ast> parse_statements(const std::string& chunk, std::strin
 
 void check_expression(const std::string& chunk, std::string_view text) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-    throw source_error(Source(chunk, std::string(text)), {1, 1}, error_kind::syntax, "an expression expected, got an empty string");
+    throw source_error(Source(chunk, std::string(text)), {1, 1}, error_kind::syntax,
+                       "an expression expected, got an empty string");
   auto ast = parsed_chunk(Chunk{chunk, "return " + std::string(text), 7});
   const Block& body = *ast->main().body;
   const auto* r = body.stats.size() == 1 ? body.stats[0]->dyn<ReturnStat>() : nullptr;
@@ -81,11 +82,23 @@ bool reads(const Node& n, const std::string& name) {
     return false;
   };
   switch (n.kind) {
-    case NodeKind::Nil: case NodeKind::True: case NodeKind::False: case NodeKind::Integer: case NodeKind::Float:
-    case NodeKind::String: case NodeKind::Vararg: case NodeKind::Function: case NodeKind::Table: case NodeKind::Name:
-    case NodeKind::Index: case NodeKind::Field: case NodeKind::Call: case NodeKind::MethodCall: case NodeKind::Binary:
-    case NodeKind::Unary: case NodeKind::Paren:
-      return expr_reads(static_cast<const Expr&>(n), name);
+    case NodeKind::Nil:
+    case NodeKind::True:
+    case NodeKind::False:
+    case NodeKind::Integer:
+    case NodeKind::Float:
+    case NodeKind::String:
+    case NodeKind::Vararg:
+    case NodeKind::Function:
+    case NodeKind::Table:
+    case NodeKind::Name:
+    case NodeKind::Index:
+    case NodeKind::Field:
+    case NodeKind::Call:
+    case NodeKind::MethodCall:
+    case NodeKind::Binary:
+    case NodeKind::Unary:
+    case NodeKind::Paren: return expr_reads(static_cast<const Expr&>(n), name);
     case NodeKind::Local: return any(n.as<LocalStat>().values);
     case NodeKind::Assign:
       for (const Expr* t : n.as<AssignStat>().targets)
@@ -176,7 +189,8 @@ std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view
                                          std::string_view name, bool reduction, const std::vector<KindParam>* taken) {
   Source source(fmt::format("{} of {} '{}'", role, kind, name), std::string(text));
   auto fail = [&](const Token& at, std::string_view what, const std::string& message) -> SourceError {
-    return source_error(source, at.loc, what, message, at.type == tok::Eof ? std::nullopt : std::optional(Span{at.loc, at.end}));
+    return source_error(source, at.loc, what, message,
+                        at.type == tok::Eof ? std::nullopt : std::optional(Span{at.loc, at.end}));
   };
   std::vector<KindParam> params;
   if (!text.empty() && text[0] == '#')  // the lexer would skip the line as a "#!" line
@@ -196,7 +210,8 @@ std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view
       lexer.next(t);
     }
     if (t.type != tok::Name)
-      throw fail(t, error_kind::syntax, fmt::format("a parameter (a type and a name: T x) expected near {}", near_text(t)));
+      throw fail(t, error_kind::syntax,
+                 fmt::format("a parameter (a type and a name: T x) expected near {}", near_text(t)));
     Token type = t;
     if (std::optional<Scalar> s = parse_scalar(type.raw)) {
       p.dtype = s;
@@ -205,13 +220,16 @@ std::vector<KindParam> parse_kind_params(std::string_view text, std::string_view
     } else {
       throw fail(type, error_kind::type,
                  fmt::format("unknown type '{}': expected a dtype (float32, int64, ...) or a one-letter type "
-                             "placeholder (T)", type.raw));
+                             "placeholder (T)",
+                             type.raw));
     }
     lexer.next(t);
     if (is_reserved_word(t.type))
-      throw fail(t, error_kind::name, fmt::format("{} is a Lua keyword: it cannot name a parameter", token_text(t.type)));
+      throw fail(t, error_kind::name,
+                 fmt::format("{} is a Lua keyword: it cannot name a parameter", token_text(t.type)));
     if (t.type != tok::Name)
-      throw fail(t, error_kind::syntax, fmt::format("a parameter name expected after '{}' near {}", type.raw, near_text(t)));
+      throw fail(t, error_kind::syntax,
+                 fmt::format("a parameter name expected after '{}' near {}", type.raw, near_text(t)));
     p.name = std::string(t.raw);
     p.col = t.loc.col;
     if (std::string why = reserved_reason(p.name, reduction); !why.empty())
@@ -268,7 +286,8 @@ ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const
     if (!out[k].raw) element_types.push_back(types[in.size() + k]);
   // function(<ins>, <raw outs>, <read outs>, i, n) local <unread out> = <zero> do <body>
   // end return <outs not raw> end
-  std::string head = fmt::format("function({}) {}do ", names(params), zero_locals(element_outs, element_types, in.size(), &skip));
+  std::string head = fmt::format("function({}) {}do ", names(params),
+                                 zero_locals(element_outs, element_types, in.size(), &skip));
   result.function = wrapped(chunk, head, body, fmt::format("\nend return {} end", out_names(element_outs)),
                             static_cast<int>(params.size()));
   for (const KindParam& p : element_outs) result.function.outputs.push_back(p.name);
@@ -367,7 +386,8 @@ std::pair<std::vector<int>, bool> fuse_axes(const Ast& ast, const CallExpr& call
     if (!a)
       throw node_error(ast, *item, error_kind::type,
                        fmt::format("the axis of a fused luda.{} must be a literal integer or a table of them "
-                                   "({{1, 2}}), known when the function is compiled", op));
+                                   "({{1, 2}}), known when the function is compiled",
+                                   op));
     if (*a == 0)
       throw node_error(ast, *item, error_kind::type, "there is no axis 0: axes are 1-based (1 the first, -1 the last)");
     axes.push_back(*a);
@@ -424,12 +444,14 @@ FuseShape analyze_fuse(const FunctionSource& function) {
       throw node_error(ast, n, error_kind::unsupported,
                        fmt::format("luda.{} in a fused function must be in its final return: return luda.{}(expr, "
                                    "axis), or elementwise work on reductions (elementwise work first, then the "
-                                   "reductions)", op, op));
+                                   "reductions)",
+                                   op, op));
     const auto& call = n.as<CallExpr>();
     if (call.args.empty() || call.args.size() > 2)
       throw source_error(ast.source(), call.open, error_kind::type,
                          fmt::format("a fused luda.{} takes an expression and an optional axis, got {} arguments", op,
-                                     call.args.size()), call.span());
+                                     call.args.size()),
+                         call.span());
     for (const CallExpr* other : calls) {
       const CallExpr* inner = within(n, *other->args[0]) ? &call : within(*other, *call.args[0]) ? other : nullptr;
       if (!inner) continue;
@@ -438,7 +460,8 @@ FuseShape analyze_fuse(const FunctionSource& function) {
       throw node_error(ast, *inner, error_kind::unsupported,
                        fmt::format("luda.{} inside the argument of another reduction needs two passes over the "
                                    "array; fuse the inner reduction alone and pass its value to a second fused "
-                                   "function", inner_op));
+                                   "function",
+                                   inner_op));
     }
     auto [axes, given] = fuse_axes(ast, call, op);
     if (calls.empty()) {
@@ -448,8 +471,8 @@ FuseShape analyze_fuse(const FunctionSource& function) {
       const CallExpr& first = *calls.front();
       throw node_error(ast, n, error_kind::unsupported,
                        fmt::format("the reductions of a fused function reduce the same axes: this luda.{} has {}, the "
-                                   "luda.{} at {}:{} has {}; use one fused function per axis", op, axes_text(axes, given),
-                                   shape.ops.front(), first.loc.line, first.loc.col,
+                                   "luda.{} at {}:{} has {}; use one fused function per axis",
+                                   op, axes_text(axes, given), shape.ops.front(), first.loc.line, first.loc.col,
                                    axes_text(shape.axes, shape.axis_given)));
     }
     if (shape.ops.size() == kMaxFusedReductions)
@@ -509,7 +532,8 @@ FuseShape analyze_fuse(const FunctionSource& function) {
       throw node_error(ast, n, error_kind::unsupported,
                        fmt::format("'{}' is a local of the fused function, used after its reductions; write its "
                                    "expression there instead (whether the work after the reductions is per element, "
-                                   "and so a second pass, is read from the parameters it uses)", name->name));
+                                   "and so a second pass, is read from the parameters it uses)",
+                                   name->name));
     auto add = [](std::vector<int>& list, int k) {
       if (std::find(list.begin(), list.end(), k) == list.end()) list.push_back(k);
     };

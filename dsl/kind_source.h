@@ -25,10 +25,10 @@ namespace luda::dsl {
 // One parameter of "T x, raw T y, float32 z".
 struct KindParam {
   std::string name;
-  bool raw = false;                  // `raw`: passed whole as an array, indexed freely (in_params only)
-  std::optional<Scalar> dtype;       // a concrete dtype ("float32")
-  std::string placeholder;           // else a one-letter type placeholder ("T"), bound at call
-  int col = 0;                       // 1-based column of the name in the string
+  bool raw = false;             // `raw`: passed whole as an array, indexed freely (in_params only)
+  std::optional<Scalar> dtype;  // a concrete dtype ("float32")
+  std::string placeholder;      // else a one-letter type placeholder ("T"), bound at call
+  int col = 0;                  // 1-based column of the name in the string
 };
 
 // What a parameter string is, for its errors' location: "in_params", "out_params".
@@ -67,7 +67,7 @@ KindParams parse_kind_signature(std::string_view in_params, std::string_view out
 // The body is parsed here: its syntax errors, and a `return` in it, are SourceErrors.
 struct ElementwiseFunction {
   FunctionSource function;
-  std::vector<bool> out_read;        // per out param
+  std::vector<bool> out_read;  // per out param
 };
 ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const std::vector<KindParam>& out,
                                          const std::vector<Scalar>& types, std::string_view body,
@@ -84,7 +84,7 @@ ElementwiseFunction elementwise_function(const std::vector<KindParam>& in, const
 // strings are parsed here: syntax errors, not one expression, `return` in post_map.
 struct ReductionFunctions {
   FunctionSource map, reduce, post, identity;
-  std::vector<int> post_inputs;      // which in params post() takes (indices into `in`)
+  std::vector<int> post_inputs;  // which in params post() takes (indices into `in`)
 };
 ReductionFunctions reduction_functions(const std::vector<KindParam>& in, const std::vector<KindParam>& out,
                                        const std::vector<Scalar>& types, Scalar reduce_type,
@@ -109,10 +109,10 @@ inline constexpr int kMaxFusedReductions = 16;
 
 struct FuseShape {
   bool reduction = false;
-  std::vector<std::string> ops;      // "sum", "max", "min", "prod": each reduction, in source order
-  std::vector<int> axes;             // as written (empty: all axes)
+  std::vector<std::string> ops;  // "sum", "max", "min", "prod": each reduction, in source order
+  std::vector<int> axes;         // as written (empty: all axes)
   bool axis_given = false;
-  int nresults = 1;                  // the return's values: the outputs
+  int nresults = 1;  // the return's values: the outputs
   // Work after the reductions, when the return is more than one bare reduction: the
   // return's values with reduction k replaced by the name `luda_r<k+1>` (padded to the
   // call's length, line breaks kept), placed after a one-line head (fuse_post_function)

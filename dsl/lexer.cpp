@@ -15,10 +15,10 @@ namespace {
 
 // ORDER RESERVED
 constexpr const char* kTokenNames[] = {
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
-    "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
-    "//", "..", "...", "==", ">=", "<=", "~=", "<<", ">>", "::",
-    "<eof>", "<number>", "<integer>", "<name>", "<string>",
+    "and",   "break", "do",    "else",     "elseif",    "end",    "false",    "for",    "function", "goto",
+    "if",    "in",    "local", "nil",      "not",       "or",     "repeat",   "return", "then",     "true",
+    "until", "while", "//",    "..",       "...",       "==",     ">=",       "<=",     "~=",       "<<",
+    ">>",    "::",    "<eof>", "<number>", "<integer>", "<name>", "<string>",
 };
 constexpr int kFirstReserved = tok::And;
 constexpr int kReservedCount = tok::While - tok::And + 1;
@@ -73,10 +73,11 @@ std::string token_text(int type) {
 
 std::string near_text(const Token& t) {
   switch (t.type) {
-    case tok::Name: case tok::String: case tok::Integer: case tok::Float:
-      return fmt::format("'{}'", t.raw);
-    default:
-      return token_text(t.type);
+    case tok::Name:
+    case tok::String:
+    case tok::Integer:
+    case tok::Float: return fmt::format("'{}'", t.raw);
+    default: return token_text(t.type);
   }
 }
 
@@ -99,8 +100,8 @@ void Lexer::newline() {
   line_start_ = pos_;
 }
 
-void Lexer::fail(std::size_t where, std::string_view message, std::size_t near_from,
-                 std::size_t near_to, bool near_eof) {
+void Lexer::fail(std::size_t where, std::string_view message, std::size_t near_from, std::size_t near_to,
+                 bool near_eof) {
   // The caret sits at `where`, the underline runs from the token's start; both may lie on
   // an earlier line than the lexer is on now (a string left open), so locate by offset.
   Location caret = source_.locate(where);
@@ -122,8 +123,8 @@ int Lexer::long_bracket_level() {
 }
 
 void Lexer::read_long_string(Token* out, int level, std::size_t start) {
-  Location open_loc = at(start);  // the '[' of a string, the '--' of a comment
-  pos_ += static_cast<std::size_t>(level) + 2;  // "[==["
+  Location open_loc = at(start);                                  // the '[' of a string, the '--' of a comment
+  pos_ += static_cast<std::size_t>(level) + 2;                    // "[==["
   if (pos_ < text_.size() && is_newline(text_[pos_])) newline();  // a first newline is skipped
   std::size_t content = pos_;
   std::string value;
@@ -132,8 +133,8 @@ void Lexer::read_long_string(Token* out, int level, std::size_t start) {
       std::string closing(static_cast<std::size_t>(level) + 2, '=');  // "]==]" (GCC 12 warns on "]" + ...)
       closing.front() = closing.back() = ']';
       throw source_error(source_, open_loc, error_kind::syntax,
-                         fmt::format("unfinished long {} (no closing '{}') near <eof>",
-                                     out ? "string" : "comment", closing));
+                         fmt::format("unfinished long {} (no closing '{}') near <eof>", out ? "string" : "comment",
+                                     closing));
     }
     char c = text_[pos_];
     if (c == ']') {
@@ -189,15 +190,45 @@ void Lexer::read_string(Token& out, char quote) {
     if (pos_ >= text_.size()) bad("unfinished string");
     c = text_[pos_];
     switch (c) {
-      case 'a': value.push_back('\a'); ++pos_; break;
-      case 'b': value.push_back('\b'); ++pos_; break;
-      case 'f': value.push_back('\f'); ++pos_; break;
-      case 'n': value.push_back('\n'); ++pos_; break;
-      case 'r': value.push_back('\r'); ++pos_; break;
-      case 't': value.push_back('\t'); ++pos_; break;
-      case 'v': value.push_back('\v'); ++pos_; break;
-      case '\\': case '"': case '\'': value.push_back(c); ++pos_; break;
-      case '\n': case '\r': value.push_back('\n'); newline(); break;
+      case 'a':
+        value.push_back('\a');
+        ++pos_;
+        break;
+      case 'b':
+        value.push_back('\b');
+        ++pos_;
+        break;
+      case 'f':
+        value.push_back('\f');
+        ++pos_;
+        break;
+      case 'n':
+        value.push_back('\n');
+        ++pos_;
+        break;
+      case 'r':
+        value.push_back('\r');
+        ++pos_;
+        break;
+      case 't':
+        value.push_back('\t');
+        ++pos_;
+        break;
+      case 'v':
+        value.push_back('\v');
+        ++pos_;
+        break;
+      case '\\':
+      case '"':
+      case '\'':
+        value.push_back(c);
+        ++pos_;
+        break;
+      case '\n':
+      case '\r':
+        value.push_back('\n');
+        newline();
+        break;
       case 'x': {
         int r = 0;
         for (int i = 0; i < 2; ++i) {
@@ -238,8 +269,7 @@ void Lexer::read_string(Token& out, char quote) {
       default: {
         if (!is_digit(c)) bad("invalid escape sequence");
         int r = 0;
-        for (int i = 0; i < 3 && pos_ < text_.size() && is_digit(text_[pos_]); ++i)
-          r = 10 * r + (text_[pos_++] - '0');
+        for (int i = 0; i < 3 && pos_ < text_.size() && is_digit(text_[pos_]); ++i) r = 10 * r + (text_[pos_++] - '0');
         if (r > 255) bad("decimal escape too large");
         value.push_back(static_cast<char>(r));
         break;
@@ -376,16 +406,13 @@ void Lexer::next(Token& out) {
       break;
     }
     case '=': peek(1) == '=' ? symbol(tok::Eq, 2) : symbol('=', 1); break;
-    case '<':
-      peek(1) == '=' ? symbol(tok::Le, 2) : peek(1) == '<' ? symbol(tok::Shl, 2) : symbol('<', 1);
-      break;
-    case '>':
-      peek(1) == '=' ? symbol(tok::Ge, 2) : peek(1) == '>' ? symbol(tok::Shr, 2) : symbol('>', 1);
-      break;
+    case '<': peek(1) == '=' ? symbol(tok::Le, 2) : peek(1) == '<' ? symbol(tok::Shl, 2) : symbol('<', 1); break;
+    case '>': peek(1) == '=' ? symbol(tok::Ge, 2) : peek(1) == '>' ? symbol(tok::Shr, 2) : symbol('>', 1); break;
     case '/': peek(1) == '/' ? symbol(tok::IDiv, 2) : symbol('/', 1); break;
     case '~': peek(1) == '=' ? symbol(tok::Ne, 2) : symbol('~', 1); break;
     case ':': peek(1) == ':' ? symbol(tok::DbColon, 2) : symbol(':', 1); break;
-    case '"': case '\'': read_string(out, c); break;
+    case '"':
+    case '\'': read_string(out, c); break;
     case '.':
       if (peek(1) == '.') {
         peek(2) == '.' ? symbol(tok::Dots, 3) : symbol(tok::Concat, 2);

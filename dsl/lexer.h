@@ -19,20 +19,53 @@ namespace luda::dsl {
 namespace tok {
 enum : int {
   // reserved words
-  And = 257, Break, Do, Else, Elseif, End, False, For, Function, Goto, If, In, Local, Nil,
-  Not, Or, Repeat, Return, Then, True, Until, While,
+  And = 257,
+  Break,
+  Do,
+  Else,
+  Elseif,
+  End,
+  False,
+  For,
+  Function,
+  Goto,
+  If,
+  In,
+  Local,
+  Nil,
+  Not,
+  Or,
+  Repeat,
+  Return,
+  Then,
+  True,
+  Until,
+  While,
   // multi-character symbols
-  IDiv, Concat, Dots, Eq, Ge, Le, Ne, Shl, Shr, DbColon,
+  IDiv,
+  Concat,
+  Dots,
+  Eq,
+  Ge,
+  Le,
+  Ne,
+  Shl,
+  Shr,
+  DbColon,
   // the rest
-  Eof, Float, Integer, Name, String,
+  Eof,
+  Float,
+  Integer,
+  Name,
+  String,
 };
 }  // namespace tok
 
 struct Token {
   int type = tok::Eof;
-  Location loc;            // first character
-  Location end;            // last character (Eof: one past the last token)
-  std::string_view raw;    // the text as written (a view into the Source)
+  Location loc;              // first character
+  Location end;              // last character (Eof: one past the last token)
+  std::string_view raw;      // the text as written (a view into the Source)
   std::int64_t integer = 0;  // tok::Integer
   double number = 0;         // tok::Float
   std::string string;        // tok::String: decoded value
@@ -52,12 +85,12 @@ class Lexer {
   void next(Token& out);
 
  private:
-  [[noreturn]] void fail(std::size_t at, std::string_view message, std::size_t near_from,
-                         std::size_t near_to, bool near_eof = false);
+  [[noreturn]] void fail(std::size_t at, std::string_view message, std::size_t near_from, std::size_t near_to,
+                         bool near_eof = false);
   void newline();  // at a line break: consume it ("\r\n" and "\n\r" count once)
   Location here() const;
   Location at(std::size_t offset) const;  // offset on the current line
-  int long_bracket_level();  // at '[': level of "[==[", -1 for "[" alone, -(2 + n) for n '=' then no '['
+  int long_bracket_level();               // at '[': level of "[==[", -1 for "[" alone, -(2 + n) for n '=' then no '['
   void read_long_string(Token* out, int level, std::size_t start);
   void read_string(Token& out, char quote);
   void read_numeral(Token& out);

@@ -16,13 +16,13 @@ struct Priority {
   int left, right;
 };
 constexpr Priority kPriority[] = {
-    {10, 10}, {10, 10},                      // + -
-    {11, 11}, {11, 11}, {11, 11}, {11, 11},  // * / // %
-    {14, 13},                                // ^ (right associative)
-    {9, 8},                                  // .. (right associative)
-    {3, 3}, {3, 3}, {3, 3}, {3, 3}, {3, 3}, {3, 3},  // == ~= < <= > >=
-    {2, 2}, {1, 1},                          // and or
-    {6, 6}, {4, 4}, {5, 5}, {7, 7}, {7, 7},  // & | ~ << >>
+    {10, 10}, {10, 10},                                      // + -
+    {11, 11}, {11, 11}, {11, 11}, {11, 11},                  // * / // %
+    {14, 13},                                                // ^ (right associative)
+    {9, 8},                                                  // .. (right associative)
+    {3, 3},   {3, 3},   {3, 3},   {3, 3},   {3, 3}, {3, 3},  // == ~= < <= > >=
+    {2, 2},   {1, 1},                                        // and or
+    {6, 6},   {4, 4},   {5, 5},   {7, 7},   {7, 7},          // & | ~ << >>
 };
 constexpr int kUnaryPriority = 12;
 // Nesting deeper than this is refused with an error rather than risking the C++ stack
@@ -128,8 +128,7 @@ class Parser {
   void check_match(int what, int who, Location where) {
     if (test_next(what)) return;
     if (where.line == cur_.loc.line) error_expected(what);
-    error_near(fmt::format("{} expected (to close {} at line {})", token_text(what), token_text(who),
-                           where.line));
+    error_near(fmt::format("{} expected (to close {} at line {})", token_text(what), token_text(who), where.line));
   }
   Name check_name() {
     check(tok::Name);
@@ -148,21 +147,22 @@ class Parser {
     throw source_error(ast_->source(), at, error_kind::syntax, message);
   }
   void enter_level() {
-    if (++depth_ > kMaxDepth)
-      error_near(fmt::format("chunk nested too deeply (more than {} levels)", kMaxDepth));
+    if (++depth_ > kMaxDepth) error_near(fmt::format("chunk nested too deeply (more than {} levels)", kMaxDepth));
     if (stack_low()) error_near(kStackLowMessage);
   }
 
-  template <class T> T* make(Location loc) { return ast_->make<T>(loc); }
-  template <class T> T* finish(T* node) {
+  template <class T>
+  T* make(Location loc) {
+    return ast_->make<T>(loc);
+  }
+  template <class T>
+  T* finish(T* node) {
     node->end = prev_end_;
     return node;
   }
 
   // -- scopes
-  void open_block(bool is_loop) {
-    blocks_.push_back({is_loop, actvar_.size(), labels_.size(), gotos_.size()});
-  }
+  void open_block(bool is_loop) { blocks_.push_back({is_loop, actvar_.size(), labels_.size(), gotos_.size()}); }
   void close_block();
   void open_function(bool is_vararg) { functions_.push_back({is_vararg, blocks_.size(), gotos_.size()}); }
   void close_function();
@@ -177,7 +177,10 @@ class Parser {
   // -- grammar
   static bool block_follow(int type, bool with_until) {
     switch (type) {
-      case tok::Else: case tok::Elseif: case tok::End: case tok::Eof: return true;
+      case tok::Else:
+      case tok::Elseif:
+      case tok::End:
+      case tok::Eof: return true;
       case tok::Until: return with_until;
       default: return false;
     }
@@ -264,16 +267,15 @@ void Parser::resolve_gotos(const LabelInfo& label) {
       continue;
     }
     if (gotos_[i].nactvar < label.nactvar) {
-      error_at(gotos_[i].loc, fmt::format("<goto {}> at line {} jumps into the scope of local '{}'",
-                                          label.name, gotos_[i].loc.line, actvar_[gotos_[i].nactvar].name));
+      error_at(gotos_[i].loc, fmt::format("<goto {}> at line {} jumps into the scope of local '{}'", label.name,
+                                          gotos_[i].loc.line, actvar_[gotos_[i].nactvar].name));
     }
     gotos_.erase(gotos_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
 
 void Parser::check_assignable(const Expr* target, Location eq) {
-  if (target->is<CallExpr>() || target->is<MethodCallExpr>())
-    error_at(eq, "cannot assign to a function call");
+  if (target->is<CallExpr>() || target->is<MethodCallExpr>()) error_at(eq, "cannot assign to a function call");
   if (target->is<ParenExpr>()) error_at(eq, "cannot assign to a parenthesized expression");
   if (const auto* n = target->dyn<NameExpr>()) check_not_const(n->name, n->loc);
 }
@@ -329,7 +331,8 @@ std::unique_ptr<Ast> Parser::run_function_text() {
   } else {
     error_near("function expected (the source text must be one function, as in 'function(x, out) ... end')");
   }
-  while (test_next(';')) {}
+  while (test_next(';')) {
+  }
   if (cur_.type != tok::Eof)
     error_near("<eof> expected (the source text must be one function, and nothing may follow its 'end')");
   b->end = prev_end_;
@@ -733,9 +736,21 @@ const Expr* Parser::simpleexp() {
       advance();
       return finish(e);
     }
-    case tok::Nil: { auto* e = make<NilExpr>(cur_.loc); advance(); return finish(e); }
-    case tok::True: { auto* e = make<TrueExpr>(cur_.loc); advance(); return finish(e); }
-    case tok::False: { auto* e = make<FalseExpr>(cur_.loc); advance(); return finish(e); }
+    case tok::Nil: {
+      auto* e = make<NilExpr>(cur_.loc);
+      advance();
+      return finish(e);
+    }
+    case tok::True: {
+      auto* e = make<TrueExpr>(cur_.loc);
+      advance();
+      return finish(e);
+    }
+    case tok::False: {
+      auto* e = make<FalseExpr>(cur_.loc);
+      advance();
+      return finish(e);
+    }
     case tok::Dots: {
       if (!functions_.back().is_vararg) error_near("cannot use '...' outside a vararg function");
       auto* e = make<VarargExpr>(cur_.loc);
@@ -804,7 +819,9 @@ const Expr* Parser::suffixedexp() {
         e = finish(m);
         break;
       }
-      case '(': case tok::String: case '{': {
+      case '(':
+      case tok::String:
+      case '{': {
         auto* c = make<CallExpr>(e->loc);
         c->callee = e;
         funcargs(c->args, c->open);
@@ -865,9 +882,7 @@ const Expr* Parser::constructor() {
 
 }  // namespace
 
-std::unique_ptr<Ast> parse_chunk(std::shared_ptr<const Source> source) {
-  return Parser(std::move(source)).run();
-}
+std::unique_ptr<Ast> parse_chunk(std::shared_ptr<const Source> source) { return Parser(std::move(source)).run(); }
 
 std::unique_ptr<Ast> parse_function_text(std::shared_ptr<const Source> source) {
   return Parser(std::move(source)).run_function_text();

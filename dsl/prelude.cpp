@@ -33,7 +33,6 @@ template <> struct luda_traits<double> { typedef double unsigned_type; typedef d
 
 )prelude";
 
-
 // float16, bfloat16, complex64 and complex128, in NumPy's layouts: a 16-bit float's bits;
 // the real part, then the imaginary part. Plain aggregates, so that they live in arrays,
 // in __shared__ memory and in unions (the reductions' shuffles). The 16-bit floats compute
@@ -346,7 +345,8 @@ template <class C> LUDA_INLINE C luda_pow(C a, C b) {
 }
 )prelude";
 
-constexpr std::string_view kGpuBoundsFail = R"prelude(static __device__ __noinline__ void luda_fail(luda_BoundsRecord* r, int what, int line, int axis, long long index, long long extent) {
+constexpr std::string_view kGpuBoundsFail =
+    R"prelude(static __device__ __noinline__ void luda_fail(luda_BoundsRecord* r, int what, int line, int axis, long long index, long long extent) {
   if (atomicCAS(&r->hit, 0, what) == 0) {
     r->line = line; r->axis = axis; r->index = index; r->extent = extent;
     __threadfence();
@@ -357,7 +357,8 @@ constexpr std::string_view kGpuBoundsFail = R"prelude(static __device__ __noinli
 
 // ORDER RECORD: what = 1 an index out of range, 2 a 'for' step of zero, 3 an index into
 // a.shape out of range (dsl/compile.h).
-constexpr std::string_view kCommonArithmetic = R"prelude(LUDA_INLINE long long luda_check(long long i, long long n, luda_BoundsRecord* r, int line, int axis) {
+constexpr std::string_view kCommonArithmetic =
+    R"prelude(LUDA_INLINE long long luda_check(long long i, long long n, luda_BoundsRecord* r, int line, int axis) {
   if ((unsigned long long)i >= (unsigned long long)n) luda_fail(r, 1, line, axis, i, n);
   return i;
 }
@@ -561,14 +562,16 @@ LUDA_INLINE luda_i64x2 luda_gridsize2() { luda_i64x2 r = {(long long)blockDim.x 
 LUDA_INLINE luda_i64x3 luda_gridsize3() { luda_i64x3 r = {(long long)blockDim.x * gridDim.x, (long long)blockDim.y * gridDim.y, (long long)blockDim.z * gridDim.z}; return r; }
 )prelude";
 
-constexpr std::string_view kGpuLaneAndShared = R"prelude(LUDA_INLINE int luda_laneid() { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
+constexpr std::string_view kGpuLaneAndShared =
+    R"prelude(LUDA_INLINE int luda_laneid() { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return (int)r; }
 LUDA_INLINE long long luda_dynamic_shared_bytes() { unsigned r; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
 LUDA_INLINE unsigned luda_lanemask_lt() { unsigned r; asm("mov.u32 %0, %%lanemask_lt;" : "=r"(r)); return r; }
 extern __shared__ __align__(16) unsigned char luda_dynamic_shared[];
 
 )prelude";
 
-constexpr std::string_view kCommonAtomics = R"prelude(// Atomics, each returning the old value, for int32, uint32, int64, uint64, float32 and
+constexpr std::string_view kCommonAtomics =
+    R"prelude(// Atomics, each returning the old value, for int32, uint32, int64, uint64, float32 and
 // float64 (the types the builtin table lets through; inc/dec: uint32 and uint64).
 #define LUDA_ULL(p) ((unsigned long long*)(p))
 #define LUDA_ATOMIC_NATIVE(name, fn, T) LUDA_INLINE T name(T* p, T v) { return fn(p, v); }

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "dsl/diagnostics.h"
 #include "dsl/compile.h"
+#include "dsl/diagnostics.h"
 #include "dsl/types.h"
 
 namespace luda::dsl {
@@ -72,8 +72,8 @@ class SignatureParser {
         fail(pos_, "expected ':' or '::1' for an array axis");
       }
       if (++ndim > kMaxArrayDims)
-        fail(axis_at, fmt::format("maximum supported dimension for an ndarray is currently {}, found {}",
-                                  kMaxArrayDims, ndim));
+        fail(axis_at,
+             fmt::format("maximum supported dimension for an ndarray is currently {}, found {}", kMaxArrayDims, ndim));
       skip_blanks();
       if (peek() == ',') {
         if (contiguous) fail(axis_at, "only the last axis may be marked '::1' (C order)");

@@ -64,7 +64,8 @@ std::string name_on_line(std::string_view line, bool before_only) {
     else if ((c == '(' || c == '{' || c == '[') && closed > 0) --closed;
     else if (c == '=' && closed == 0) {
       bool comparison = (i + 1 < line.size() && line[i + 1] == '=') ||
-                        (i > 0 && (line[i - 1] == '=' || line[i - 1] == '~' || line[i - 1] == '<' || line[i - 1] == '>'));
+                        (i > 0 &&
+                         (line[i - 1] == '=' || line[i - 1] == '~' || line[i - 1] == '<' || line[i - 1] == '>'));
       if (!comparison) return ident_before(line, i);
       if (i > 0 && line[i - 1] == '=') --i;  // skip the other half of '=='
     }

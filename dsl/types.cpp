@@ -79,8 +79,7 @@ std::string Type::str() const {
   switch (kind) {
     case Kind::Void: return "void";
     case Kind::Scalar: return std::string(scalar_name(scalar));
-    case Kind::Array:
-      return fmt::format("array({}, {}d, {})", scalar_name(scalar), ndim, c_contiguous ? "C" : "A");
+    case Kind::Array: return fmt::format("array({}, {}d, {})", scalar_name(scalar), ndim, c_contiguous ? "C" : "A");
     case Kind::Tuple: {
       std::string out = "(";
       for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -178,7 +177,7 @@ namespace {
 // The value of an integer constant of type `s` as a wide signed number (uint64 above
 // int64's range reads as such through `big`).
 struct IntValue {
-  bool big = false;      // a uint64 >= 2^63
+  bool big = false;  // a uint64 >= 2^63
   std::int64_t v = 0;
   std::uint64_t u = 0;
 };
@@ -205,8 +204,7 @@ double as_double(const Constant& c, Scalar from) {
     case Constant::Kind::Bool: return c.b ? 1 : 0;
     case Constant::Kind::Float: return c.f;
     case Constant::Kind::Int:
-      return from == Scalar::UInt64 ? static_cast<double>(static_cast<std::uint64_t>(c.i))
-                                    : static_cast<double>(c.i);
+      return from == Scalar::UInt64 ? static_cast<double>(static_cast<std::uint64_t>(c.i)) : static_cast<double>(c.i);
   }
   return 0;
 }
@@ -222,7 +220,8 @@ std::uint16_t half_bits(double d, Scalar s) {
 double round_constant(double d, Scalar to) {
   using namespace detail::f16;
   switch (to) {
-    case Scalar::Float32: case Scalar::Complex64: return static_cast<double>(static_cast<float>(d));
+    case Scalar::Float32:
+    case Scalar::Complex64: return static_cast<double>(static_cast<float>(d));
     case Scalar::Float16: return std::bit_cast<float>(luda_f16_bits_to_f32_bits(half_bits(d, to)));
     case Scalar::BFloat16: return std::bit_cast<float>(luda_bf16_bits_to_f32_bits(half_bits(d, to)));
     default: return d;

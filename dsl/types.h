@@ -12,21 +12,34 @@ namespace luda::dsl {
 
 // ORDER SCALAR: same order and names as runtime's DType.
 enum class Scalar : std::uint8_t {
-  Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, Float64,
-  Float16, BFloat16, Complex64, Complex128,
+  Bool,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float32,
+  Float64,
+  Float16,
+  BFloat16,
+  Complex64,
+  Complex128,
 };
 inline constexpr int kNumScalars = 15;
 
-std::string_view scalar_name(Scalar s);            // "float32"
+std::string_view scalar_name(Scalar s);  // "float32"
 std::optional<Scalar> parse_scalar(std::string_view name);
 // "float", "long long", ...; the prelude's structs for the others: "luda_half",
 // "luda_bfloat16", "luda_complex64", "luda_complex128" (dsl/prelude.h).
 const char* scalar_c_type(Scalar s);
-int scalar_bits(Scalar s);                         // complex128: 128
-bool is_float(Scalar s);                           // real floats: float16 bfloat16 float32 float64
-bool is_signed(Scalar s);                          // signed ints, floats and complex
-bool is_integer(Scalar s);                         // not bool
-bool is_complex(Scalar s);                         // complex64, complex128
+int scalar_bits(Scalar s);  // complex128: 128
+bool is_float(Scalar s);    // real floats: float16 bfloat16 float32 float64
+bool is_signed(Scalar s);   // signed ints, floats and complex
+bool is_integer(Scalar s);  // not bool
+bool is_complex(Scalar s);  // complex64, complex128
 // float16 and bfloat16: stored in 16 bits, computed in float32 (each operation's result
 // rounded back, as NumPy computes them).
 bool is_half(Scalar s);
@@ -54,10 +67,19 @@ struct Type {
 
   static Type void_() { return {}; }
   static Type scalar_of(Scalar s, bool weak = false) {
-    Type t; t.kind = Kind::Scalar; t.scalar = s; t.weak = weak; return t;
+    Type t;
+    t.kind = Kind::Scalar;
+    t.scalar = s;
+    t.weak = weak;
+    return t;
   }
   static Type array_of(Scalar s, int ndim, bool c_contiguous = false) {
-    Type t; t.kind = Kind::Array; t.scalar = s; t.ndim = ndim; t.c_contiguous = c_contiguous; return t;
+    Type t;
+    t.kind = Kind::Array;
+    t.scalar = s;
+    t.ndim = ndim;
+    t.c_contiguous = c_contiguous;
+    return t;
   }
   bool operator==(const Type&) const = default;
   std::string str() const;  // "float32", "array(float32, 2d, C)", "(float32, int64)", "void"
@@ -100,9 +122,23 @@ struct Constant {
   double f = 0;        // Float (a float32 constant holds a value exactly representable in float)
   double im = 0;       // Float of a complex type: the imaginary part (f the real one)
   bool b = false;      // Bool
-  static Constant of_int(std::int64_t v) { Constant c; c.i = v; return c; }
-  static Constant of_float(double v) { Constant c; c.kind = Kind::Float; c.f = v; return c; }
-  static Constant of_bool(bool v) { Constant c; c.kind = Kind::Bool; c.b = v; return c; }
+  static Constant of_int(std::int64_t v) {
+    Constant c;
+    c.i = v;
+    return c;
+  }
+  static Constant of_float(double v) {
+    Constant c;
+    c.kind = Kind::Float;
+    c.f = v;
+    return c;
+  }
+  static Constant of_bool(bool v) {
+    Constant c;
+    c.kind = Kind::Bool;
+    c.b = v;
+    return c;
+  }
   bool operator==(const Constant&) const = default;
 };
 

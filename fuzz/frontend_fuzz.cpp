@@ -128,7 +128,8 @@ std::vector<Type> argument_types(const std::string& text, std::size_t index, std
 }
 
 // Runs one compile; a user error is a fine outcome.
-template <class F> void expect_user_errors_only(F&& compile) {
+template <class F>
+void expect_user_errors_only(F&& compile) {
   try {
     compile();
   } catch (const SourceError&) {
@@ -191,7 +192,8 @@ void fuzz_kind(std::string_view first_line, std::string_view rest, FuzzEnvironme
   std::vector<bool> scalar_in(in.size());
   for (std::size_t k = 0; k < in.size(); ++k) scalar_in[k] = (hash_of(parts[0]) >> k) & 1;
   Scalar rt = types[in.size()];
-  ReductionFunctions r = reduction_functions(in, out, types, rt, scalar_in, parts[2], parts[3], parts[4], parts[5], "k");
+  ReductionFunctions r = reduction_functions(in, out, types, rt, scalar_in, parts[2], parts[3], parts[4], parts[5],
+                                             "k");
   std::vector<Type> map_params;
   for (std::size_t k = 0; k < in.size(); ++k) map_params.push_back(Type::scalar_of(types[k]));
   map_params.push_back(Type::scalar_of(Scalar::Int64));

@@ -38,9 +38,7 @@ int l_echo(lua_State* L) {
 // Allocations that no memory holds (an array of 2^40 elements) must fail as they do
 // without the sanitizer, as a bad_alloc that luda reports, not as a sanitizer abort.
 // intercept_tls_get_addr=0: as in cmake/sanitizer_defaults.cpp (the cpu kernels' TLS).
-extern "C" const char* __asan_default_options() {
-  return "allocator_may_return_null=1:intercept_tls_get_addr=0";
-}
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1:intercept_tls_get_addr=0"; }
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("LUDA_DEVICE", "cpu", 1);

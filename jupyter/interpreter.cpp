@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "cli/options.h"
-#include "xtl/xbase64.hpp"
 #include "xeus/xhelper.hpp"
+#include "xtl/xbase64.hpp"
 
 namespace luda::kernel {
 namespace {
@@ -82,8 +82,8 @@ void Interpreter::publish_output() {
   if (!err.empty()) publish_stream("stderr", err);
 }
 
-nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code, bool silent, bool,
-                                           nl::json, bool) {
+nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code, bool silent, bool, nl::json,
+                                           bool) {
   if (!out_) publish_output();  // starts the capture
   cli::Session::CellResult r;
   {

@@ -25,11 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kUsage[] =
-    "usage: luda-kernel -f connection.json          (Jupyter starts it so)\n"
-    "       luda-kernel install [--user | --prefix P]  write the kernelspec 'luda'\n"
-    "  install: --user in $JUPYTER_DATA_DIR, else ~/.local/share/jupyter; --prefix P in\n"
-    "  P/share/jupyter; neither in /usr/local/share/jupyter\n";
+constexpr char kUsage[] = "usage: luda-kernel -f connection.json          (Jupyter starts it so)\n"
+                          "       luda-kernel install [--user | --prefix P]  write the kernelspec 'luda'\n"
+                          "  install: --user in $JUPYTER_DATA_DIR, else ~/.local/share/jupyter; --prefix P in\n"
+                          "  P/share/jupyter; neither in /usr/local/share/jupyter\n";
 
 // This program's absolute path, for the kernelspec's argv.
 std::string own_path() {

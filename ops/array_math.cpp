@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "runtime/error.h"
 #include "jit/kinds/frontend.h"
 #include "ops/ufunc_reduce.h"
+#include "runtime/error.h"
 
 namespace luda::ops {
 
@@ -58,9 +58,12 @@ struct UfuncDef {
 
 // The operations NumPy does not define for complex numbers (floor_divide, remainder, the
 // rounding functions, atan2, hypot, ...); the bitwise ones (`integral`) neither.
-constexpr std::array<std::string_view, 22> kRealOnly = {
-    "floor_divide", "mod", "fmod", "atan2", "floor", "ceil", "trunc", "rint", "round_scaled", "round_coarse", "hypot",
-    "copysign", "nextafter", "erf", "erfc", "lgamma", "tgamma", "cbrt", "rsqrt", "deg2rad", "rad2deg", "fma"};
+constexpr std::array<std::string_view, 22> kRealOnly = {"floor_divide", "mod",          "fmod",  "atan2",
+                                                        "floor",        "ceil",         "trunc", "rint",
+                                                        "round_scaled", "round_coarse", "hypot", "copysign",
+                                                        "nextafter",    "erf",          "erfc",  "lgamma",
+                                                        "tgamma",       "cbrt",         "rsqrt", "deg2rad",
+                                                        "rad2deg",      "fma"};
 
 // The texts of the bitwise and logical operations, on integers and on bools.
 constexpr std::string_view kAnd = "function(a, b) return a and b end";
@@ -125,12 +128,23 @@ constexpr std::array kUfuncs = {
     // decimals > 0 and rint(x / f) * f for decimals < 0, in x's float dtype, as NumPy's three
     // steps compute it. An integer stays as it is for decimals >= 0, else goes to the nearest
     // multiple of f, a half to the even multiple, computed exactly in its dtype.
-    UfuncDef{"round_scaled", 2, "function(a, f) return luda.math.rint(a * f) / f end", Bools::Refused,
-             "function(a, f) return a end", {}, false, "round"},
-    UfuncDef{"round_coarse", 2, "function(a, f) return luda.math.rint(a / f) * f end", Bools::Refused,
+    UfuncDef{"round_scaled",
+             2,
+             "function(a, f) return luda.math.rint(a * f) / f end",
+             Bools::Refused,
+             "function(a, f) return a end",
+             {},
+             false,
+             "round"},
+    UfuncDef{"round_coarse",
+             2,
+             "function(a, f) return luda.math.rint(a / f) * f end",
+             Bools::Refused,
              "function(a, f) local q = a // f local r = a - q * f "
              "if r > f - r or (r == f - r and q % 2 ~= 0) then q = q + 1 end return q * f end",
-             {}, false, "round"},
+             {},
+             false,
+             "round"},
     UfuncDef{"trunc", 1, "function(a) return luda.math.trunc(a) end", Bools::Refused},
     UfuncDef{"hypot", 2, "function(a, b) return luda.math.hypot(a, b) end", Bools::Refused},
     UfuncDef{"copysign", 2, "function(a, b) return luda.math.copysign(a, b) end", Bools::Refused},
@@ -145,7 +159,8 @@ constexpr std::array kUfuncs = {
     UfuncDef{"deg2rad", 1, "function(a) return math.rad(a) end", Bools::Refused},
     UfuncDef{"rad2deg", 1, "function(a) return math.deg(a) end", Bools::Refused},
     // NumPy's sign: -1, 0 or 1 in the operand's dtype; NaN stays NaN, -0.0 gives 0.0.
-    UfuncDef{.name = "sign", .nin = 1,
+    UfuncDef{.name = "sign",
+             .nin = 1,
              .text = "function(a) if a > 0 then return 1 elseif a < 0 then return -1 elseif a == 0 then return 0 end "
                      "return a end",
              .bools = Bools::Refused,
@@ -171,8 +186,13 @@ constexpr std::array kUfuncs = {
     // Lua's shifts: a count of the width or more gives 0, a negative count shifts the other
     // way. A negative integer shifts right arithmetically, as NumPy's (-8 >> 1 is -4).
     UfuncDef{"left_shift", 2, "function(a, b) return a << b end", Bools::Refused, {}, {}, true},
-    UfuncDef{"right_shift", 2, "function(a, b) if a < 0 then return ~(~a >> b) end return a >> b end",
-             Bools::Refused, {}, {}, true},
+    UfuncDef{"right_shift",
+             2,
+             "function(a, b) if a < 0 then return ~(~a >> b) end return a >> b end",
+             Bools::Refused,
+             {},
+             {},
+             true},
     UfuncDef{"logical_and", 2, "function(a, b) return a ~= 0 and b ~= 0 end", Bools::Own, {}, kAnd},
     UfuncDef{"logical_or", 2, "function(a, b) return a ~= 0 or b ~= 0 end", Bools::Own, {}, kOr},
     UfuncDef{"logical_xor", 2, "function(a, b) return (a ~= 0) ~= (b ~= 0) end", Bools::Own, {}, kXor},
@@ -211,8 +231,8 @@ dsl::Type operand_type(const jit::KernelArg& a) {
 }
 
 bool is_comparison(std::string_view name) {
-  constexpr std::array<std::string_view, 6> comparisons = {"less",  "greater", "less_equal", "greater_equal",
-                                                           "equal", "not_equal"};
+  constexpr std::array<std::string_view, 6> comparisons = {"less",          "greater", "less_equal",
+                                                           "greater_equal", "equal",   "not_equal"};
   return std::find(comparisons.begin(), comparisons.end(), name) != comparisons.end();
 }
 
@@ -555,7 +575,8 @@ jit::ElementwiseKind& ufunc(std::string_view name) {
   std::string bools = def->bools == Bools::AsUInt8 ? bool_text(*def) : std::string(def->on_bools);
   auto sources = std::make_shared<const UfuncSources>(
       UfuncSources{text(def->text), text(def->on_ints.empty() ? def->text : def->on_ints),
-                   text(bools.empty() ? def->text : bools), text(def->on_complex.empty() ? def->text : def->on_complex)});
+                   text(bools.empty() ? def->text : bools),
+                   text(def->on_complex.empty() ? def->text : def->on_complex)});
   setup.frontend = [def, sources](std::span<const dsl::Type> inputs, std::span<const std::optional<dsl::Scalar>>,
                                   dsl::Target target) { return ufunc_code(*def, *sources, inputs, target); };
   auto* kind = new jit::ElementwiseKind(std::move(setup));  // kept for the process (Registry)
@@ -636,8 +657,7 @@ std::vector<int> normalize_axes(std::span<const std::int64_t> given, int ndim, s
   std::vector<int> axes;
   for (std::int64_t ax : given) {
     if (ax == 0 || ax > ndim || ax < -ndim)
-      fail("{}: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)", who, ax, ndim,
-           ndim);
+      fail("{}: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)", who, ax, ndim, ndim);
     int a = static_cast<int>(ax > 0 ? ax - 1 : ndim + ax);
     if (std::find(axes.begin(), axes.end(), a) != axes.end()) fail("{}: axis {} is repeated", who, a + 1);
     axes.push_back(a);
@@ -674,8 +694,7 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
       fail("{}: dtype must be a float or complex dtype (float16, bfloat16, float32, float64, complex64 or complex128), "
            "got {}",
            name, dsl::scalar_name(*dtype));
-    if (*dtype == dsl::Scalar::Bool)
-      fail("{}: dtype bool is not supported; use an integer or float dtype", name);
+    if (*dtype == dsl::Scalar::Bool) fail("{}: dtype bool is not supported; use an integer or float dtype", name);
   }
   // A Lua integer initial takes the result's dtype and must fit it (NumPy 2's OverflowError).
   if (options.initial && options.initial->kind == jit::KernelArg::Kind::Int) {
@@ -707,8 +726,8 @@ NDArray reduce(Reduce op, const NDArray& x, const std::optional<std::vector<int>
     dsl::Scalar r = dtype ? *dtype : to_scalar_kind(x.dtype());
     NDArray sum = reduce(Reduce::NanSum, x, axes, keepdims, {}, stream, {to_dtype(r), std::nullopt});
     NDArray counts;
-    reduction_kind({"nancount"}).call(std::span<const jit::KernelArg>(in.data(), 1), std::span<NDArray>(&counts, 1),
-                                       axes, keepdims, stream);
+    reduction_kind({"nancount"})
+        .call(std::span<const jit::KernelArg>(in.data(), 1), std::span<NDArray>(&counts, 1), axes, keepdims, stream);
     std::array<jit::KernelArg, 2> q = {jit::KernelArg::of_array(sum), jit::KernelArg::of_array(counts)};
     NDArray quotient = apply("divide", q, stream);
     if (quotient.dtype() == to_dtype(r)) return deliver(std::move(quotient), std::move(out), name, stream);

@@ -50,8 +50,7 @@ jit::ElementwiseKind& ufunc(std::string_view name);
 // an operation the dtype lacks ("ufunc 'subtract' is not defined for bool operands"), a
 // Lua integer the integer operands' dtype cannot hold (NumPy 2: uint8 + 1000; comparisons
 // compare the true values instead).
-void apply(std::string_view name, std::span<const jit::KernelArg> inputs, NDArray& out,
-           const Stream* stream = nullptr);
+void apply(std::string_view name, std::span<const jit::KernelArg> inputs, NDArray& out, const Stream* stream = nullptr);
 NDArray apply(std::string_view name, std::span<const jit::KernelArg> inputs, const Stream* stream = nullptr);
 
 // NumPy's round(x, decimals) (around): halves to even, as rint; decimals > 0 rounds to that

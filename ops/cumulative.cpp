@@ -2,9 +2,9 @@
 
 #include <array>
 
-#include "ops/device/scan.h"
 #include "jit/call/call_args.h"
 #include "ops/array_math.h"
+#include "ops/device/scan.h"
 #include "ops/routines.h"
 #include "runtime/error.h"
 
@@ -26,12 +26,13 @@ NDArray cumulative(Cumulative op, const NDArray& x, std::optional<int> axis, std
   if (!x.valid()) fail("{}: the array is an empty handle", name);
   LUDA_INTERNAL_CHECK(!axis || (*axis >= 0 && *axis < x.ndim()));
   const DType t = x.dtype();
-  if (t != DType::Bool && !is_integer(t) && !is_float(t) && !is_complex(t)) fail("{}: {} arrays are not supported", name, dtype_name(t));
+  if (t != DType::Bool && !is_integer(t) && !is_float(t) && !is_complex(t))
+    fail("{}: {} arrays are not supported", name, dtype_name(t));
   if (dtype && *dtype == DType::Bool) fail("{}: dtype bool is not supported; use an integer or float dtype", name);
-  const DType acc = dtype ? *dtype
+  const DType acc = dtype                          ? *dtype
                     : is_float(t) || is_complex(t) ? t
-                    : is_unsigned_integer(t)  ? DType::UInt64
-                                              : DType::Int64;
+                    : is_unsigned_integer(t)       ? DType::UInt64
+                                                   : DType::Int64;
   const bool sum = op == Cumulative::Sum || op == Cumulative::NanSum;
   // NumPy's nancumsum and nancumprod: NaN replaced by the operation's identity first.
   NDArray source = x;
@@ -51,7 +52,8 @@ NDArray cumulative(Cumulative op, const NDArray& x, std::optional<int> axis, std
   work.assign_on(ordered, stream ? stream->handle() : nullptr);
   const std::int64_t len = axis ? x.shape()[static_cast<std::size_t>(*axis)] : x.size();
   if (x.size() > 0)
-    ops::device::scan_rows(work.reshape({x.size() / len, len}), sum ? ops::device::ScanOp::Sum : ops::device::ScanOp::Prod, stream);
+    ops::device::scan_rows(work.reshape({x.size() / len, len}),
+                           sum ? ops::device::ScanOp::Sum : ops::device::ScanOp::Prod, stream);
   NDArray result = axis ? moveaxis(work, last, *axis) : work.reshape({x.size()});
   if (scan != acc) {
     NDArray rounded = NDArray::empty(result.shape(), acc, x.device(), stream);

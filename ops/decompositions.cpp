@@ -144,8 +144,13 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
   if (lu.size() == 0 || k == 0) return NDArray::zeros(result_shape, t, a.device(), stream);
   const std::int64_t count = stack_count(lu, 2);
   const auto size = static_cast<std::int64_t>(itemsize(t));
-  NDArray pivots = NDArray::empty([&] { Shape p = stack; p.push_back(n); return p; }(), pivot_dtype(a.device()),
-                                  a.device(), stream);
+  NDArray pivots = NDArray::empty(
+      [&] {
+        Shape p = stack;
+        p.push_back(n);
+        return p;
+      }(),
+      pivot_dtype(a.device()), a.device(), stream);
   NDArray x;
   if (a.device().is_cpu()) {
     x = NDArray::empty(sb, t, a.device(), stream);  // row-major n x k each
@@ -174,7 +179,8 @@ NDArray solve(const NDArray& a, const NDArray& b, const Stream* stream) {
                                 static_cast<const std::int64_t*>(pivots.data()) + i * n, cuda_type(t),
                                 px + i * n * k * size, n, static_cast<int*>(infos.data()) + i),
             "cusolverDnXgetrs", "solve");
-    if (const int info = first_info(infos, stream); info < 0) fail("solve: cusolverDnXgetrs: argument {} is invalid", -info);
+    if (const int info = first_info(infos, stream); info < 0)
+      fail("solve: cusolverDnXgetrs: argument {} is invalid", -info);
   }
   if (!vector) return x;
   NDArray out = NDArray::empty(result_shape, t, a.device(), stream);
@@ -275,9 +281,9 @@ NDArray cholesky(const NDArray& a, const Stream* stream) {
     Workspace w;
     w.reserve(a.device(), dev_bytes, host_bytes, stream);
     for (std::int64_t i = 0; i < count; ++i)
-      check(cs.cusolverDnXpotrf(s.handle(), s.params(), CUBLAS_FILL_MODE_UPPER, n, cuda_type(t), base + i * n * n * size,
-                                n, cuda_type(t), w.device->data(), dev_bytes, w.host.data(), host_bytes,
-                                static_cast<int*>(infos.data()) + i),
+      check(cs.cusolverDnXpotrf(s.handle(), s.params(), CUBLAS_FILL_MODE_UPPER, n, cuda_type(t),
+                                base + i * n * n * size, n, cuda_type(t), w.device->data(), dev_bytes, w.host.data(),
+                                host_bytes, static_cast<int*>(infos.data()) + i),
             "cusolverDnXpotrf", "cholesky");
     failed = first_info(infos, stream);
   }

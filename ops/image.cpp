@@ -89,8 +89,7 @@ std::string png_of(const NDArray& x, const ImageOptions& o) {
         if (std::isfinite(v[i])) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
       if (o.vmin) lo = *o.vmin;
       if (o.vmax) hi = *o.vmax;
-      if (!(lo <= hi) && std::isfinite(lo) && std::isfinite(hi))
-        fail("image: vmin {} is above vmax {}", lo, hi);
+      if (!(lo <= hi) && std::isfinite(lo) && std::isfinite(hi)) fail("image: vmin {} is above vmax {}", lo, hi);
       for (std::size_t i = 0; i < h * w; ++i) {
         std::uint8_t* px = &pixels[i * 4];
         if (std::isnan(v[i])) {

@@ -35,9 +35,9 @@ struct Plan {
   Strides strides;
   bool advanced = false;
   std::vector<IndexArray> arrays;
-  std::vector<Shape> shapes;     // the shapes NumPy broadcasts together, in order (for the message)
-  std::size_t insert_at = 0;     // where the broadcast dimensions go among the basic ones ...
-  bool adjacent = true;          // ... when the advanced items stand next to each other
+  std::vector<Shape> shapes;  // the shapes NumPy broadcasts together, in order (for the message)
+  std::size_t insert_at = 0;  // where the broadcast dimensions go among the basic ones ...
+  bool adjacent = true;       // ... when the advanced items stand next to each other
   Shape broadcast;
   // The result: its shape, and per dimension the stride in x and in the offsets.
   Shape result;
@@ -257,7 +257,7 @@ void place_and_offset(Plan& p, IndexMode mode, std::string_view who) {
     const IndexArray& a = p.arrays[static_cast<std::size_t>(k)];
     const std::int64_t extent[] = {a.extent}, stride[] = {a.stride};
     ops::device::index_offsets(p.off, a.index, broadcast_strides(a.index, b), extent, stride, mode, k > 0,
-                       NDArray::view(bad.buffer(), DType::Int64, {1}, {1}, bad.offset() + k));
+                               NDArray::view(bad.buffer(), DType::Int64, {1}, {1}, bad.offset() + k));
   }
   if (mode != IndexMode::Raise) return;
   const std::vector<std::byte> found = bad.to_host_bytes();  // waits for the device
@@ -386,7 +386,8 @@ void put(const NDArray& x, const NDArray& indices, const NDArray& values, IndexM
   }
   v = v.reshape(b);
   const Strides none(b.size(), 0);
-  ops::device::scatter(NDArray::view(x.buffer(), x.dtype(), {}, {}, x.offset()), v, off, b, none, c_strides(b), v.strides());
+  ops::device::scatter(NDArray::view(x.buffer(), x.dtype(), {}, {}, x.offset()), v, off, b, none, c_strides(b),
+                       v.strides());
 }
 
 NDArray argwhere(const NDArray& x) {

@@ -73,15 +73,17 @@ LstsqResult lstsq_lapacke(const NDArray& a, const NDArray& b2, double rcond, DTy
   LstsqResult r;
   r.s = NDArray::empty({std::min(m, n)}, real_dtype(t), a.device());
   lapack_int rank = 0;
-  const int info = (lapacke().*LapackeTyped<T>::gelsd)(
-      kRowMajor, as_lapack_int(m, "lstsq"), as_lapack_int(n, "lstsq"), as_lapack_int(cols, "lstsq"),
-      static_cast<T*>(w.data()), as_lapack_int(n, "lstsq"), static_cast<T*>(bx.data()), as_lapack_int(cols, "lstsq"),
-      static_cast<Real<T>*>(r.s.data()), static_cast<Real<T>>(rcond), &rank);
+  const int info = (lapacke().*LapackeTyped<T>::gelsd)(kRowMajor, as_lapack_int(m, "lstsq"), as_lapack_int(n, "lstsq"),
+                                                       as_lapack_int(cols, "lstsq"), static_cast<T*>(w.data()),
+                                                       as_lapack_int(n, "lstsq"), static_cast<T*>(bx.data()),
+                                                       as_lapack_int(cols, "lstsq"), static_cast<Real<T>*>(r.s.data()),
+                                                       static_cast<Real<T>>(rcond), &rank);
   if (info > 0 || lapacke_found_nan(info, {5, 7})) fail("lstsq: SVD did not converge in Linear Least Squares");
   if (info < 0) fail("lstsq: LAPACKE gelsd: argument {} is invalid", -info);
   r.rank = rank;
   r.x = NDArray::view(bx.buffer(), t, {n, k}, {cols, 1}, bx.offset()).contiguous();
-  if (rank == n && m > n) r.residuals = squares_down(NDArray::view(bx.buffer(), t, {m - n, k}, {cols, 1}, bx.offset() + n * cols), nullptr);
+  if (rank == n && m > n)
+    r.residuals = squares_down(NDArray::view(bx.buffer(), t, {m - n, k}, {cols, 1}, bx.offset() + n * cols), nullptr);
   return r;
 }
 
@@ -137,7 +139,9 @@ LstsqResult lstsq(const NDArray& a, const NDArray& b, std::optional<double> rcon
     // x = V diag(1/s) U^H b over the singular values kept (U^T, V = vh^T when real).
     const NDArray utb = matmul(adjoint(f.u, stream), b2, {}, stream);
     r.x = matmul(adjoint(f.vh, stream), apply2("multiply", arg(utb), arg(column(scale)), stream), {}, stream);
-    if (r.rank == n && m > n) r.residuals = squares_down(apply2("subtract", arg(b2), arg(matmul(a.astype(t, stream), r.x, {}, stream)), stream), stream);
+    if (r.rank == n && m > n)
+      r.residuals = squares_down(apply2("subtract", arg(b2), arg(matmul(a.astype(t, stream), r.x, {}, stream)), stream),
+                                 stream);
   }
   if (!r.residuals.valid()) r.residuals = NDArray::empty({0}, real_dtype(t), dev, stream);
   if (vector) r.x = r.x.reshape({n});
@@ -154,7 +158,8 @@ NDArray pinv(const NDArray& a, std::optional<double> rcond, std::optional<double
   const SvdResult f = svd(a, false, true, stream, "pinv");
   const int last = f.s.ndim() - 1;
   const NDArray largest = reduce(Reduce::Max, f.s, std::vector<int>{last}, true, {}, stream);
-  const NDArray kept = apply2("greater", arg(f.s), arg(apply2("multiply", arg(largest), KernelArg::of_float(cut), stream)), stream);
+  const NDArray kept = apply2("greater", arg(f.s),
+                              arg(apply2("multiply", arg(largest), KernelArg::of_float(cut), stream)), stream);
   const NDArray reciprocal = apply2("divide", KernelArg::of_int(1), arg(f.s), stream);
   std::array<KernelArg, 3> pick = {arg(kept), arg(reciprocal), KernelArg::of_int(0)};
   const NDArray inverse = apply("where", pick, stream);

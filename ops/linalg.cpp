@@ -36,13 +36,15 @@ namespace {
 
 // The GEMMs' C signatures (C++ code also sees cuBLAS's inline overloads of these names
 // that take a cudaDataType compute type, so decltype(&::cublasGemmEx) would be ambiguous).
-using cublasGemmEx_type = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-using cublasGemmStridedBatchedEx_type = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                                  const void*, const void*, cudaDataType, int, long long, const void*,
-                                                  cudaDataType, int, long long, const void*, void*, cudaDataType, int,
-                                                  long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+using cublasGemmEx_type = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                             const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                                             int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                                             cublasGemmAlgo_t);
+using cublasGemmStridedBatchedEx_type = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                                           int, int, const void*, const void*, cudaDataType, int,
+                                                           long long, const void*, cudaDataType, int, long long,
+                                                           const void*, void*, cudaDataType, int, long long, int,
+                                                           cublasComputeType_t, cublasGemmAlgo_t);
 using cublasCreate_v2_type = decltype(&::cublasCreate_v2);
 using cublasSetStream_v2_type = decltype(&::cublasSetStream_v2);
 using cublasGetStatusString_type = decltype(&::cublasGetStatusString);
@@ -103,8 +105,8 @@ using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, c
 using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                        int);
 // cblas_cgemm and cblas_zgemm: alpha and beta by address, matrices untyped.
-using ComplexGemm = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
-                             const void*, void*, int);
+using ComplexGemm = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*,
+                             void*, int);
 struct Openblas {
   SharedLibrary lib;
   Sgemm sgemm = nullptr;
@@ -115,8 +117,8 @@ Openblas load_openblas() {
   static constexpr const char* kSymbols[] = {"cblas_sgemm", "cblas_dgemm", "cblas_cgemm", "cblas_zgemm"};
   Openblas o;
   o.lib = open_library("OpenBLAS",
-                       library_candidates({"LUDA_OPENBLAS", "libopenblas.so", false,
-                                           {"libopenblas.so.0", "libopenblas.so"}}),
+                       library_candidates(
+                           {"LUDA_OPENBLAS", "libopenblas.so", false, {"libopenblas.so.0", "libopenblas.so"}}),
                        kSymbols,
                        "install Debian's OpenBLAS (apt-get install libopenblas0), or set LUDA_OPENBLAS to the path "
                        "of libopenblas.so.0");
@@ -136,10 +138,10 @@ constexpr char kSignature[] = "(n?,k),(k,m?)->(n?,m?)";
 // each row `ld` elements after the last) or by columns, with the stack's leading axes
 // broadcast to the result's.
 struct Operand {
-  NDArray a;                 // its elements (a copy when the original's layout does not do)
-  bool rows = true;          // stored by rows
-  std::int64_t ld = 1;       // elements between rows (by rows) or columns (by columns)
-  Strides batch;             // strides of the result's stack axes (0 where broadcast)
+  NDArray a;            // its elements (a copy when the original's layout does not do)
+  bool rows = true;     // stored by rows
+  std::int64_t ld = 1;  // elements between rows (by rows) or columns (by columns)
+  Strides batch;        // strides of the result's stack axes (0 where broadcast)
 };
 
 // Whether the last two axes of x are a matrix a GEMM reads in place, and how.
@@ -253,9 +255,15 @@ void gemm(const Operand& a, const Operand& b, std::int64_t a_off, std::int64_t b
     case DType::Float16: type = CUDA_R_16F; break;
     case DType::BFloat16: type = CUDA_R_16BF; break;
     case DType::Float32: type = CUDA_R_32F; break;
-    case DType::Float64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
+    case DType::Float64:
+      type = CUDA_R_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      break;
     case DType::Complex64: type = CUDA_C_32F; break;
-    case DType::Complex128: type = CUDA_C_64F; compute = CUBLAS_COMPUTE_64F; break;
+    case DType::Complex128:
+      type = CUDA_C_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      break;
     default: throw InternalError("gemm: no cuBLAS type for " + std::string(dtype_name(t)));
   }
   // 1 and 0 as the compute type reads them: a float, a double, or a complex's two parts.
@@ -273,9 +281,8 @@ void gemm(const Operand& a, const Operand& b, std::int64_t a_off, std::int64_t b
   for (std::int64_t done = 0; done < count;) {
     const std::int64_t now = std::min<std::int64_t>(count - done, INT_MAX);
     check(cb.cublasGemmStridedBatchedEx(h.handle, ob, oa, N, M, K, one, pb + done * b_step * size, type, ldb, b_step,
-                                        pa + done * a_step * size, type, lda, a_step, zero,
-                                        pc + done * m * n * size, type, N, m * n, static_cast<int>(now), compute,
-                                        CUBLAS_GEMM_DEFAULT),
+                                        pa + done * a_step * size, type, lda, a_step, zero, pc + done * m * n * size,
+                                        type, N, m * n, static_cast<int>(now), compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx", "matmul");
     done += now;
   }
@@ -303,7 +310,7 @@ void matmul_kernels(const NDArray& a, const NDArray& b, NDArray& c, const Stream
   const NDArray wb = NDArray::view(b.buffer(), b.dtype(), sb, tb, b.offset());
   std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_array(wa), jit::KernelArg::of_array(wb)};
   const int axis = std::max(na + 1, nb + 1) - 2;  // k, in the product's axes
-  Shape cs = c.shape();  // c's view as (..., m, n)
+  Shape cs = c.shape();                           // c's view as (..., m, n)
   if (c.dtype() == DType::Bool) {
     NDArray both = apply("logical_and", in, stream);
     NDArray r = reduce(Reduce::Max, both, std::vector<int>{axis}, false, {}, stream);
@@ -397,7 +404,8 @@ NDArray matmul(const NDArray& a, const NDArray& b, NDArray out, const Stream* st
       }
     }
   }
-  if (c.data() != out.data() || !out.is_c_contiguous()) out.assign_on(c.reshape(shape), stream ? stream->handle() : nullptr);
+  if (c.data() != out.data() || !out.is_c_contiguous())
+    out.assign_on(c.reshape(shape), stream ? stream->handle() : nullptr);
   return out;
 }
 
@@ -415,7 +423,8 @@ NDArray squeeze_axes(const NDArray& x, const std::vector<int>& axes) {
   Strides strides;
   for (int d = 0; d < x.ndim(); ++d)
     if (std::find(axes.begin(), axes.end(), d) == axes.end())
-      shape.push_back(x.shape()[static_cast<std::size_t>(d)]), strides.push_back(x.strides()[static_cast<std::size_t>(d)]);
+      shape.push_back(x.shape()[static_cast<std::size_t>(d)]),
+          strides.push_back(x.strides()[static_cast<std::size_t>(d)]);
   return NDArray::view(x.buffer(), x.dtype(), shape, strides, x.offset());
 }
 
@@ -477,8 +486,7 @@ NDArray dot(const NDArray& x, const NDArray& y, NDArray out, const Stream* strea
 
 NDArray vdot(const NDArray& x, const NDArray& y, NDArray out, const Stream* stream) {
   require(x, y, "vdot");
-  if (x.size() != y.size())
-    fail("vdot: x has {} elements and y {}; vdot needs as many in each", x.size(), y.size());
+  if (x.size() != y.size()) fail("vdot: x has {} elements and y {}; vdot needs as many in each", x.size(), y.size());
   // NumPy's vdot conjugates its first operand when that is complex.
   NDArray flat = as_shape(x, {x.size()}, stream);
   if (is_complex(flat.dtype())) {
@@ -563,8 +571,8 @@ NDArray trace(const NDArray& x, std::int64_t offset, int axis1, int axis2, const
   if (axis1 == axis2) fail("trace: axis1 and axis2 cannot be the same (axis {})", axis1 + 1);
   const auto a1 = static_cast<std::size_t>(axis1), a2 = static_cast<std::size_t>(axis2);
   const std::int64_t n1 = x.shape()[a1], n2 = x.shape()[a2];
-  const std::int64_t length = std::max<std::int64_t>(
-      0, offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2));
+  const std::int64_t length = std::max<std::int64_t>(0, offset >= 0 ? std::min(n1, n2 - offset)
+                                                                    : std::min(n1 + offset, n2));
   // The diagonals as the last axis of a view: each step one along both axes.
   Shape shape;
   Strides strides;
@@ -603,7 +611,8 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
   } else if (ord.kind == Kind::Default || x.ndim() == 1) {
     for (int d = 0; d < x.ndim(); ++d) over.push_back(d);
     if (ord.kind == Kind::Default || x.ndim() == 0) {  // every element as one vector
-      return un("sqrt", sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)), over, keepdims));
+      return un("sqrt",
+                sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)), over, keepdims));
     }
   } else if (x.ndim() == 2) {
     over = {0, 1};
@@ -614,8 +623,8 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
   for (int a : over)
     if (a < 0 || a >= x.ndim()) fail("norm: axis {} is out of range for a {}-d array", a + 1, x.ndim());
   if (over.size() == 1) {
-    if (ord.kind == Kind::Fro || ord.kind == Kind::Nuc) fail("norm: Invalid norm order '{}' for vectors",
-                                                             ord.kind == Kind::Fro ? "fro" : "nuc");
+    if (ord.kind == Kind::Fro || ord.kind == Kind::Nuc)
+      fail("norm: Invalid norm order '{}' for vectors", ord.kind == Kind::Fro ? "fro" : "nuc");
     const double p = ord.kind == Kind::Default ? 2 : ord.p;
     if (std::isinf(p)) return reduce(p > 0 ? Reduce::Max : Reduce::Min, mag, over, keepdims, {}, stream);
     if (p == 0) {
@@ -624,7 +633,8 @@ NDArray norm(const NDArray& x, NormOrd ord, const std::optional<std::vector<int>
     }
     if (p == 1) return sum(mag, over, keepdims);
     if (p == 2)
-      return un("sqrt", sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)), over, keepdims));
+      return un("sqrt",
+                sum(bin("multiply", jit::KernelArg::of_array(mag), jit::KernelArg::of_array(mag)), over, keepdims));
     const NDArray powered = bin("power", jit::KernelArg::of_array(mag), jit::KernelArg::of_float(p));
     return bin("power", jit::KernelArg::of_array(sum(powered, over, keepdims)), jit::KernelArg::of_float(1 / p));
   }

@@ -63,7 +63,8 @@ NDArray triangle(const NDArray& x, bool lower, const Stream* stream) {
   const std::int64_t r = x.shape()[x.shape().size() - 2], c = x.shape().back();
   std::vector<std::int64_t> index(static_cast<std::size_t>(std::max(r, c)));
   for (std::size_t i = 0; i < index.size(); ++i) index[i] = static_cast<std::int64_t>(i);
-  const NDArray i = NDArray::from_host(index.data(), {static_cast<std::int64_t>(index.size())}, DType::Int64, x.device());
+  const NDArray i = NDArray::from_host(index.data(), {static_cast<std::int64_t>(index.size())}, DType::Int64,
+                                       x.device());
   const NDArray rows = NDArray::view(i.buffer(), DType::Int64, {r, 1}, {1, 0}, i.offset());
   const NDArray cols = NDArray::view(i.buffer(), DType::Int64, {1, c}, {0, 1}, i.offset());
   std::array<jit::KernelArg, 2> compare = {jit::KernelArg::of_array(rows), jit::KernelArg::of_array(cols)};
@@ -232,8 +233,8 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
     } else if (routine == SmallSvd::Gesvd) {
       const signed char jobu = uv ? (full ? 'A' : 'S') : 'N', jobvt = uv ? 'A' : 'N';
       std::size_t dev_bytes = 0, host_bytes = 0;
-      check(cs.cusolverDnXgesvd_bufferSize(s.handle(), s.params(), jobu, jobvt, M, N, ct, A(0), M, crt, S(0), ct,
-                                           U(0), M, ct, V(0), N, ct, &dev_bytes, &host_bytes),
+      check(cs.cusolverDnXgesvd_bufferSize(s.handle(), s.params(), jobu, jobvt, M, N, ct, A(0), M, crt, S(0), ct, U(0),
+                                           M, ct, V(0), N, ct, &dev_bytes, &host_bytes),
             "cusolverDnXgesvd_bufferSize", who);
       w.reserve(dev, dev_bytes, host_bytes, stream);
       for (std::int64_t i = 0; i < count; ++i)
@@ -246,8 +247,8 @@ ColumnSvd svd_by_routine(NDArray& b, std::int64_t M, std::int64_t N, bool full, 
       // than N rounding errors of the largest is done again by the Jacobi SVD, from a copy
       // kept of it.
       std::size_t dev_bytes = 0, host_bytes = 0;
-      check(cs.cusolverDnXgesvdp_bufferSize(s.handle(), s.params(), jobz, econ, M, N, ct, A(0), M, crt, S(0), ct,
-                                            U(0), M, ct, V(0), N, ct, &dev_bytes, &host_bytes),
+      check(cs.cusolverDnXgesvdp_bufferSize(s.handle(), s.params(), jobz, econ, M, N, ct, A(0), M, crt, S(0), ct, U(0),
+                                            M, ct, V(0), N, ct, &dev_bytes, &host_bytes),
             "cusolverDnXgesvdp_bufferSize", who);
       Workspace wp;
       wp.reserve(dev, dev_bytes, host_bytes, stream);
@@ -327,9 +328,8 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
     Workspace w;
     w.reserve(dev, dev_bytes, host_bytes, stream);
     for (std::int64_t i = 0; i < count; ++i)
-      check(cs.cusolverDnXgeqrf(s.handle(), s.params(), M, N, ct, matrix<T>(b, i, M * N), M, ct,
-                                matrix<T>(tau, i, N), ct, w.device->data(), dev_bytes, w.host.data(), host_bytes,
-                                info + i),
+      check(cs.cusolverDnXgeqrf(s.handle(), s.params(), M, N, ct, matrix<T>(b, i, M * N), M, ct, matrix<T>(tau, i, N),
+                                ct, w.device->data(), dev_bytes, w.host.data(), host_bytes, info + i),
             "cusolverDnXgeqrf", who);
   }
   // R, upper triangular, column-major: its rows-of-storage are b's first N columns' first
@@ -365,8 +365,8 @@ ColumnSvd svd_after_qr(NDArray& b, std::int64_t M, std::int64_t N, bool full, bo
     SolverSession s(dev, stream, who);
     const int k = as_lapack_int(ku, who);
     int lwork = 0;
-    check((cs.*CusolverTyped<T>::ormqr_bufferSize)(s.handle(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, m, k, n,
-                                                   at(b, 0, 0), m, at(tau, 0, 0), at(c, 0, 0), m, &lwork),
+    check((cs.*CusolverTyped<T>::ormqr_bufferSize)(s.handle(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, m, k, n, at(b, 0, 0), m,
+                                                   at(tau, 0, 0), at(c, 0, 0), m, &lwork),
           "cusolverDn<t>ormqr_bufferSize", who);
     Workspace w;
     w.reserve(dev, static_cast<std::size_t>(lwork) * sizeof(T), 0, stream);
@@ -413,10 +413,12 @@ SvdResult svd_lapacke(NDArray& a, std::int64_t m, std::int64_t n, bool full, boo
   const int M = as_lapack_int(m, who), N = as_lapack_int(n, who);
   T unused[1] = {};
   for (std::int64_t i = 0; i < count; ++i) {
-    const int info = (lapacke().*LapackeTyped<T>::gesdd)(
-        kRowMajor, jobz, M, N, matrix<T>(a, i, m * n), N, matrix<Real<T>>(r.s, i, k),
-        uv ? matrix<T>(r.u, i, m * ucols) : unused, uv ? as_lapack_int(ucols, who) : 1,
-        uv ? matrix<T>(r.vh, i, vrows * n) : unused, N);  // LAPACKE checks ldvt >= n even without vectors
+    const int info = (lapacke().*LapackeTyped<T>::gesdd)(kRowMajor, jobz, M, N, matrix<T>(a, i, m * n), N,
+                                                         matrix<Real<T>>(r.s, i, k),
+                                                         uv ? matrix<T>(r.u, i, m * ucols) : unused,
+                                                         uv ? as_lapack_int(ucols, who) : 1,
+                                                         uv ? matrix<T>(r.vh, i, vrows * n) : unused,
+                                                         N);  // LAPACKE checks ldvt >= n even without vectors
     if (info > 0 || lapacke_found_nan(info, {5})) fail("{}: SVD did not converge", who);
     if (info < 0) fail("{}: LAPACKE gesdd: argument {} is invalid", who, -info);
   }
@@ -439,7 +441,9 @@ bool any_nan(const NDArray& x, const Stream* stream) {
 QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
   require_matrices(a, "qr");
   if (mode != "reduced" && mode != "complete" && mode != "r") {
-    if (mode == "raw") fail("qr: mode 'raw' (LAPACK's Householder reflectors) is not supported; the modes are 'reduced', 'complete' and 'r'");
+    if (mode == "raw")
+      fail(
+          "qr: mode 'raw' (LAPACK's Householder reflectors) is not supported; the modes are 'reduced', 'complete' and 'r'");
     fail("qr: Unrecognized mode '{}'", mode);
   }
   refuse_recording("qr");
@@ -479,9 +483,8 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
         const int Q = as_lapack_int(qcols, "qr");
         for (std::int64_t i = 0; i < count; ++i) {
           if (nan[static_cast<std::size_t>(i)]) continue;
-          const int info =
-              (lapacke().*LapackeTyped<T>::orgqr)(kRowMajor, M, Q, K, matrix<T>(out.q, i, m * qcols), Q,
-                                                  matrix<T>(tau, i, k));
+          const int info = (lapacke().*LapackeTyped<T>::orgqr)(kRowMajor, M, Q, K, matrix<T>(out.q, i, m * qcols), Q,
+                                                               matrix<T>(tau, i, k));
           nan[static_cast<std::size_t>(i)] = lapacke_found_nan(info, {5});
           if (info < 0 && !nan[static_cast<std::size_t>(i)]) fail("qr: LAPACKE orgqr: argument {} is invalid", -info);
         }
@@ -509,9 +512,8 @@ QrResult qr(const NDArray& a, std::string_view mode, const Stream* stream) {
       Workspace w;
       w.reserve(dev, dev_bytes, host_bytes, stream);
       for (std::int64_t i = 0; i < count; ++i)
-        check(cs.cusolverDnXgeqrf(s.handle(), s.params(), m, n, ct, matrix<T>(f, i, m * n), m, ct,
-                                  matrix<T>(tau, i, k), ct, w.device->data(), dev_bytes, w.host.data(), host_bytes,
-                                  info + i),
+        check(cs.cusolverDnXgeqrf(s.handle(), s.params(), m, n, ct, matrix<T>(f, i, m * n), m, ct, matrix<T>(tau, i, k),
+                                  ct, w.device->data(), dev_bytes, w.host.data(), host_bytes, info + i),
               "cusolverDnXgeqrf", "qr");
     }
     out.r = triangle(corner(swap_last(f), rrows, n), false, stream);

@@ -107,10 +107,10 @@ std::string plot_svg(const NDArray* x, const NDArray& y, const PlotOptions& o) {
     data += line;
   }
   TempFile points(data);
-  std::string script = fmt::format(
-      "set terminal svg size {},{} dynamic enhanced font 'sans,11' background rgb 'white'\n"
-      "set output\nunset key\nset grid\n",
-      o.width, o.height);
+  std::string script =
+      fmt::format("set terminal svg size {},{} dynamic enhanced font 'sans,11' background rgb 'white'\n"
+                  "set output\nunset key\nset grid\n",
+                  o.width, o.height);
   if (!o.title.empty()) script += "set title " + gnuplot_text(o.title) + "\n";
   if (!o.xlabel.empty()) script += "set xlabel " + gnuplot_text(o.xlabel) + "\n";
   if (!o.ylabel.empty()) script += "set ylabel " + gnuplot_text(o.ylabel) + "\n";

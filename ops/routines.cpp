@@ -26,8 +26,10 @@ NDArray part(const NDArray& x, int axis, std::int64_t from, std::int64_t n) {
 // The k-th diagonal of the last two axes of x as a view (its last axis), and its length.
 NDArray diagonal_view(const NDArray& x, std::int64_t k) {
   const int nd = x.ndim();
-  const std::int64_t rows = x.shape()[static_cast<std::size_t>(nd - 2)], cols = x.shape()[static_cast<std::size_t>(nd - 1)];
-  const std::int64_t sr = x.strides()[static_cast<std::size_t>(nd - 2)], sc = x.strides()[static_cast<std::size_t>(nd - 1)];
+  const std::int64_t rows = x.shape()[static_cast<std::size_t>(nd - 2)],
+                     cols = x.shape()[static_cast<std::size_t>(nd - 1)];
+  const std::int64_t sr = x.strides()[static_cast<std::size_t>(nd - 2)],
+                     sc = x.strides()[static_cast<std::size_t>(nd - 1)];
   const std::int64_t length = std::max<std::int64_t>(0, k >= 0 ? std::min(rows, cols - k) : std::min(rows + k, cols));
   Shape shape(x.shape().begin(), x.shape().end() - 2);
   Strides strides(x.strides().begin(), x.strides().end() - 2);
@@ -341,11 +343,12 @@ NDArray isclose(const jit::KernelArg& a, const jit::KernelArg& b, double rtol, d
   // equal (infinities of one sign included), or both finite and within the tolerance
   const NDArray same = apply2("equal", a, b, stream);
   const NDArray gap = apply1("abs", arg(apply2("subtract", a, b, stream)), stream);
-  const NDArray allowed = apply2("add", jit::KernelArg::of_float(atol),
-                                 arg(apply2("multiply", jit::KernelArg::of_float(rtol), arg(apply1("abs", b, stream)), stream)),
-                                 stream);
+  const NDArray allowed =
+      apply2("add", jit::KernelArg::of_float(atol),
+             arg(apply2("multiply", jit::KernelArg::of_float(rtol), arg(apply1("abs", b, stream)), stream)), stream);
   const NDArray near = apply2("logical_and", arg(apply2("less_equal", arg(gap), arg(allowed), stream)),
-                              arg(apply2("logical_and", arg(apply1("isfinite", a, stream)), arg(apply1("isfinite", b, stream)), stream)),
+                              arg(apply2("logical_and", arg(apply1("isfinite", a, stream)),
+                                         arg(apply1("isfinite", b, stream)), stream)),
                               stream);
   NDArray close = apply2("logical_or", arg(same), arg(near), stream);
   if (equal_nan)

@@ -74,8 +74,10 @@ NDArray diff(const NDArray& x, std::int64_t n, int axis, const Stream* stream = 
 NDArray isclose(const jit::KernelArg& a, const jit::KernelArg& b, double rtol, double atol, bool equal_nan,
                 const Stream* stream = nullptr);
 // NumPy's any and all over `axes` (0-based; all when none), and count_nonzero (int64).
-NDArray any(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream = nullptr);
-NDArray all(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims, const Stream* stream = nullptr);
+NDArray any(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims,
+            const Stream* stream = nullptr);
+NDArray all(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims,
+            const Stream* stream = nullptr);
 NDArray count_nonzero(const NDArray& x, const std::optional<std::vector<int>>& axes, bool keepdims,
                       const Stream* stream = nullptr);
 // NumPy's meshgrid of 1-D arrays (others flattened): N arrays of N axes, each varying along

@@ -187,8 +187,8 @@ class IndexParser {
 
   [[noreturn]] void error(std::string_view expected) {
     std::string found = pos_ < text_.size() ? fmt::format("'{}'", printable(text_.substr(pos_, 1))) : "the end";
-    fail("slice: syntax error in \"{}\" at column {}: expected {} but found {}", printable(text_), pos_ + 1,
-         expected, found);
+    fail("slice: syntax error in \"{}\" at column {}: expected {} but found {}", printable(text_), pos_ + 1, expected,
+         found);
   }
   [[noreturn]] void error_at(std::size_t column, std::string_view what) {
     fail("slice: syntax error in \"{}\" at column {}: {}", printable(text_), column, what);

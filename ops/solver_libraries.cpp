@@ -20,12 +20,13 @@ Cusolver load_cusolver() {
 #undef LUDA_CUSOLVER_NAME
   };
   Cusolver c;
-  c.lib = open_library("cuSOLVER",
-                       library_candidates({"LUDA_CUSOLVER", "libcusolver.so", true,
-                                           {"libcusolver.so", "libcusolver.so.12", "libcusolver.so.11"}}),
-                       kSymbols,
-                       "set LUDA_CUSOLVER to the path of libcusolver.so (from the CUDA toolkit, version 12 or 13), "
-                       "or install the toolkit's libraries");
+  c.lib = open_library(
+      "cuSOLVER",
+      library_candidates(
+          {"LUDA_CUSOLVER", "libcusolver.so", true, {"libcusolver.so", "libcusolver.so.12", "libcusolver.so.11"}}),
+      kSymbols,
+      "set LUDA_CUSOLVER to the path of libcusolver.so (from the CUDA toolkit, version 12 or 13), "
+      "or install the toolkit's libraries");
   std::size_t k = 0;
 #define LUDA_CUSOLVER_SET(name) c.name = reinterpret_cast<decltype(&::name)>(c.lib.symbols[k++]);
   LUDA_CUSOLVER_FUNCTIONS(LUDA_CUSOLVER_SET)
@@ -41,7 +42,8 @@ Lapacke load_lapacke() {
   };
   Lapacke l;
   l.lib = open_library("LAPACKE",
-                       library_candidates({"LUDA_LAPACKE", "liblapacke.so", false, {"liblapacke.so.3", "liblapacke.so"}}),
+                       library_candidates(
+                           {"LUDA_LAPACKE", "liblapacke.so", false, {"liblapacke.so.3", "liblapacke.so"}}),
                        kSymbols,
                        "install Debian's LAPACKE (apt-get install liblapacke), or set LUDA_LAPACKE to the path of "
                        "liblapacke.so.3");

@@ -177,8 +177,8 @@ template <class T>
 using Gesdd = lapack_int (*)(int, char, lapack_int, lapack_int, T*, lapack_int, Real<T>*, T*, lapack_int, T*,
                              lapack_int);
 template <class T>
-using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack_int, T*, lapack_int, Real<T>*,
-                             Real<T>, lapack_int*);
+using Gelsd = lapack_int (*)(int, lapack_int, lapack_int, lapack_int, T*, lapack_int, T*, lapack_int, Real<T>*, Real<T>,
+                             lapack_int*);
 
 // Every entry point luda calls: the name after LAPACKE_ and its type.
 // clang-format off

@@ -3,10 +3,10 @@
 #include <array>
 #include <string_view>
 
-#include "ops/device/sort.h"
 #include "jit/call/call_args.h"
-#include "ops/cumulative.h"
 #include "jit/kinds/make.h"
+#include "ops/cumulative.h"
+#include "ops/device/sort.h"
 #include "ops/routines.h"
 #include "runtime/error.h"
 
@@ -24,7 +24,8 @@ CUstream handle(const Stream* stream) { return stream ? stream->handle() : nullp
 void require_sortable(const NDArray& x, std::string_view who) {
   if (!x.valid()) fail("{}: the array is an empty handle", who);
   const DType t = x.dtype();
-  if (t != DType::Bool && !is_integer(t) && !is_float(t) && !is_complex(t)) fail("{}: {} arrays are not supported", who, dtype_name(t));
+  if (t != DType::Bool && !is_integer(t) && !is_float(t) && !is_complex(t))
+    fail("{}: {} arrays are not supported", who, dtype_name(t));
 }
 
 // x's elements as the rows the sort kernels take: a C-contiguous copy with `axis` moved
@@ -52,26 +53,26 @@ NDArray put_back(const NDArray& data, const NDArray& x, std::optional<int> axis,
 // sorted key begins a run of equal ones (NaNs equal when e, NumPy 2's equal_nan).
 const ElementwiseMade& run_starts() {
   static const ElementwiseMade k = make_elementwise(
-      "raw T s, bool e", "bool f", "f = i == 0 or (s[i] ~= s[i - 1] and (not e or s[i] == s[i] or s[i - 1] == s[i - 1]))",
-      "unique_starts", {});
+      "raw T s, bool e", "bool f",
+      "f = i == 0 or (s[i] ~= s[i - 1] and (not e or s[i] == s[i] or s[i - 1] == s[i - 1]))", "unique_starts", {});
   return k;
 }
 // The element of each run's first key, to its run's place (p: the run's 1-based number).
 const ElementwiseMade& run_firsts() {
-  static const ElementwiseMade k =
-      make_elementwise("T v, bool f, int64 p", "raw T u", "if f then u[p - 1] = v end", "unique_firsts", {});
+  static const ElementwiseMade k = make_elementwise("T v, bool f, int64 p", "raw T u", "if f then u[p - 1] = v end",
+                                                    "unique_firsts", {});
   return k;
 }
 // The position in the sorted keys of each run's first key, to its run's place.
 const ElementwiseMade& run_bounds() {
-  static const ElementwiseMade k =
-      make_elementwise("bool f, int64 p", "raw int64 b", "if f then b[p - 1] = i end", "unique_bounds", {});
+  static const ElementwiseMade k = make_elementwise("bool f, int64 p", "raw int64 b", "if f then b[p - 1] = i end",
+                                                    "unique_bounds", {});
   return k;
 }
 // For each sorted key, its run's 0-based place, to its position j in x.
 const ElementwiseMade& run_places() {
-  static const ElementwiseMade k =
-      make_elementwise("int64 j, int64 p", "raw int64 v", "v[j] = p - 1", "unique_inverse", {});
+  static const ElementwiseMade k = make_elementwise("int64 j, int64 p", "raw int64 v", "v[j] = p - 1", "unique_inverse",
+                                                    {});
   return k;
 }
 

@@ -68,7 +68,7 @@ std::string lua_literal(const jit::KernelArg& a) {
       if (std::isnan(a.f)) return "(0 / 0)";
       if (std::isinf(a.f)) return a.f > 0 ? "math.huge" : "-math.huge";
       return fmt::format("{:.17g}", a.f).find_first_of(".eE") == std::string::npos ? fmt::format("{:.17g}.0", a.f)
-                                                                                     : fmt::format("{:.17g}", a.f);
+                                                                                   : fmt::format("{:.17g}", a.f);
     case jit::KernelArg::Kind::Bool: return a.b ? "true" : "false";
     default: break;
   }
@@ -120,9 +120,10 @@ jit::ReductionCode vectorize_reduction_code(const VectorizeState& s, std::span<c
                                 rc, code.reduce, f.call, arg(0, "a"), arg(1, "b"));
   code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} i) {{ return luda_cvt<{0}>({2}({3}, {4})); }}\n",
                                 rc, code.post, f.call, arg(0, "i"), arg(1, "a"));
-  code.functions += fmt::format("static __device__ {0} {1}({0} a, {0} i, long long j) {{ (void)i; (void)j; return a; }}\n",
-                                rc, code.map);
-  dsl::FunctionSource identity = source_text_function(fmt::format("function() return {} end", identity_value(*s.identity, r)));
+  code.functions += fmt::format(
+      "static __device__ {0} {1}({0} a, {0} i, long long j) {{ (void)i; (void)j; return a; }}\n", rc, code.map);
+  dsl::FunctionSource identity = source_text_function(
+      fmt::format("function() return {} end", identity_value(*s.identity, r)));
   dsl::DeviceFunctionRequest id;
   id.function = identity;
   id.name = s.fn.name + "_identity";
@@ -176,7 +177,8 @@ NDArray ufunc_reduce(jit::ElementwiseKind& kind, std::string_view who, std::stri
     NDArray converted = none.astype(dtype);
     std::optional<DType> again;
     try {
-      again = apply2(kind, jit::KernelArg::of_array(converted), jit::KernelArg::of_array(converted), {}, stream).dtype();
+      again =
+          apply2(kind, jit::KernelArg::of_array(converted), jit::KernelArg::of_array(converted), {}, stream).dtype();
     } catch (const dsl::SourceError&) {  // f does not type for them
     }
     if (again != dtype) not_reducible(who, x.dtype(), dtype, again);

@@ -9,10 +9,10 @@
 
 #include "jit/call/call_args.h"
 #include "jit/kinds/elementwise.h"
+#include "jit/kinds/frontend.h"
 #include "jit/kinds/reduction.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
-#include "jit/kinds/frontend.h"
 
 namespace luda::ops {
 

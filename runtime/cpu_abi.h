@@ -44,10 +44,10 @@ typedef struct luda_cpu_dim3 {
 /* One CUDA thread as the kernel sees it. */
 typedef struct luda_cpu_thread {
   luda_cpu_dim3 threadIdx, blockIdx, blockDim, gridDim;
-  void* dynamic_shared;                 /* the block's dynamic shared memory */
+  void* dynamic_shared; /* the block's dynamic shared memory */
   unsigned long long dynamic_shared_bytes;
-  void* block;                          /* the executor's block state, for the calls below */
-  unsigned int lane;                    /* linear thread index % 32 */
+  void* block;       /* the executor's block state, for the calls below */
+  unsigned int lane; /* linear thread index % 32 */
 } luda_cpu_thread;
 
 /* What the executor does for a kernel: barriers and warp exchanges suspend the calling
@@ -59,10 +59,10 @@ typedef struct luda_cpu_runtime {
   /* mode: 0 idx (lane = arg), 1 up (lane - arg), 2 down (lane + arg), 3 xor (lane ^ arg);
    * width: as CUDA's (a power of two <= 32). Returns the source lane's value, or the
    * caller's own when the source lies outside its segment (CUDA's rule). */
-  unsigned long long (*shfl)(luda_cpu_thread* t, unsigned int mask, unsigned long long value,
-                             int mode, int arg, int width);
+  unsigned long long (*shfl)(luda_cpu_thread* t, unsigned int mask, unsigned long long value, int mode, int arg,
+                             int width);
   unsigned int (*ballot)(luda_cpu_thread* t, unsigned int mask, int predicate);
-  void (*print)(const char* text, unsigned long long length);  /* one piece per call */
+  void (*print)(const char* text, unsigned long long length); /* one piece per call */
   /* Ends the kernel with an error instead of ending the process: exit, abort, a failed
    * assert, an exception thrown out of the kernel. `message` follows the kernel's name
    * ("failed an assertion: x > 0 (k.cu:3)"). Never returns. */

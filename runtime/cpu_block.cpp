@@ -45,7 +45,7 @@ constexpr std::size_t kSharedAlign = 64;  // the ABI promises 16; a cache line c
 // into luda.so too.
 struct GuardedStack {
   std::size_t bytes;
-  const char** low;  // set to the lowest usable address
+  const char** low;               // set to the lowest usable address
   ctx::stack_context* allocated;  // told where the whole stack is (for AddressSanitizer)
 
   ctx::stack_context allocate() {
@@ -99,7 +99,7 @@ struct FiberThread {
   CpuBlockRunner::State* block = nullptr;
   Wait wait = Wait::None;
   bool done = false;
-  bool quit = false;  // set by drop_fibers: return instead of running again
+  bool quit = false;          // set by drop_fibers: return instead of running again
   cpu_guard::JumpPoint jump;  // where a stop of its kernel code lands, on its own stack
   // For before_switch/after_switch: this fiber's stack, its saved fake frames, and the
   // scheduler's stack it switches back to.
@@ -130,17 +130,17 @@ struct CpuBlockRunner::State {
   std::string_view who;  // "kernel 'k'", for errors
   void* const* args = nullptr;
   bool fibers = false;
-  bool aborting = false;  // a thread stopped (cpu_guard.h): the others are let go
-  unsigned count = 0;           // threads in the block
-  unsigned live = 0;            // threads that have not returned
-  unsigned barrier_arrived = 0; // threads waiting in syncthreads
-  unsigned grid_arrived = 0;    // threads waiting in grid_sync
+  bool aborting = false;           // a thread stopped (cpu_guard.h): the others are let go
+  unsigned count = 0;              // threads in the block
+  unsigned live = 0;               // threads that have not returned
+  unsigned barrier_arrived = 0;    // threads waiting in syncthreads
+  unsigned grid_arrived = 0;       // threads waiting in grid_sync
   CpuGridBarrier* grid = nullptr;  // a cooperative launch's
-  std::exception_ptr error;     // the first exception a thread's code threw
-  const char* misuse = nullptr; // a service a loop-mode kernel called
+  std::exception_ptr error;        // the first exception a thread's code threw
+  const char* misuse = nullptr;    // a service a loop-mode kernel called
 
   std::vector<std::unique_ptr<FiberThread>> threads;  // grown to the largest block seen
-  std::size_t fiber_stack = kFiberStackBytes;          // their stacks' size
+  std::size_t fiber_stack = kFiberStackBytes;         // their stacks' size
   Warp warps[kMaxThreads / kWarpSize];
   cpu_guard::Slot* guard = nullptr;  // this OS thread's (cpu_guard.h)
 
@@ -251,12 +251,8 @@ void complete(State& s, unsigned warp, unsigned group) {
         w.result[l] = (group >> j & 1u) ? w.value[j] : w.value[l];
         break;
       }
-      case WarpOp::Ballot:
-        w.result[l] = votes;
-        break;
-      case WarpOp::Sync:
-        w.result[l] = 0;
-        break;
+      case WarpOp::Ballot: w.result[l] = votes; break;
+      case WarpOp::Sync: w.result[l] = 0; break;
     }
   }
   w.arrived &= ~group;
@@ -308,8 +304,8 @@ void release_stalled(State& s) {
   }
 }
 
-unsigned long long exchange(luda_cpu_thread* t, WarpOp op, const char* name, unsigned mask,
-                            unsigned long long value, int mode, int arg, int width) noexcept {
+unsigned long long exchange(luda_cpu_thread* t, WarpOp op, const char* name, unsigned mask, unsigned long long value,
+                            int mode, int arg, int width) noexcept {
   State& s = state_of(t);
   if (!s.fibers) {  // the kernel broke the contract; cpu_launch reports it
     if (!s.misuse) s.misuse = name;
@@ -372,14 +368,13 @@ void rt_syncwarp(luda_cpu_thread* t, unsigned mask) noexcept {
   exchange(t, WarpOp::Sync, "syncwarp", mask, 0, 0, 0, 32);
 }
 
-unsigned long long rt_shfl(luda_cpu_thread* t, unsigned mask, unsigned long long value, int mode,
-                           int arg, int width) noexcept {
+unsigned long long rt_shfl(luda_cpu_thread* t, unsigned mask, unsigned long long value, int mode, int arg,
+                           int width) noexcept {
   return exchange(t, WarpOp::Shfl, "shfl", mask, value, mode, arg, width);
 }
 
 unsigned rt_ballot(luda_cpu_thread* t, unsigned mask, int predicate) noexcept {
-  return static_cast<unsigned>(
-      exchange(t, WarpOp::Ballot, "ballot", mask, predicate != 0 ? 1 : 0, 0, 0, 32));
+  return static_cast<unsigned>(exchange(t, WarpOp::Ballot, "ballot", mask, predicate != 0 ? 1 : 0, 0, 0, 32));
 }
 
 // One fwrite under a lock: concurrent prints never interleave inside a line, and they
@@ -404,8 +399,8 @@ void rt_yield(luda_cpu_thread* t) noexcept {
   suspend_in_kernel(f);
 }
 
-const luda_cpu_runtime kRuntime = {LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_syncwarp, rt_shfl, rt_ballot,
-                                   rt_print,             rt_fail,        rt_yield,    rt_grid_sync};
+const luda_cpu_runtime kRuntime = {
+    LUDA_CPU_ABI_VERSION, rt_syncthreads, rt_syncwarp, rt_shfl, rt_ballot, rt_print, rt_fail, rt_yield, rt_grid_sync};
 
 // The body of a fiber: one CUDA thread after another, each of a block that resumes it.
 // Its jump point is set once (noinline: the frame that holds it lives as long as the
@@ -546,10 +541,8 @@ void run_fibers(State& s, const luda_cpu_thread& proto) {
       resume(f);
       resumed = true;
     }
-    if (s.grid_arrived != 0 && s.grid_arrived == s.live && !s.aborting)
-      grid_wait(s);
-    else if (!resumed && s.live != 0)
-      release_stalled(s);
+    if (s.grid_arrived != 0 && s.grid_arrived == s.live && !s.aborting) grid_wait(s);
+    else if (!resumed && s.live != 0) release_stalled(s);
   }
   *slot = nullptr;
 }
@@ -608,10 +601,10 @@ CpuBlockRunner& CpuBlockRunner::for_this_thread() {
   return runner;
 }
 
-std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* args,
-                                       luda_cpu_dim3 block_idx, luda_cpu_dim3 block_dim,
-                                       luda_cpu_dim3 grid_dim, std::size_t dynamic_shared_bytes,
-                                       std::string_view who, CpuGridBarrier* grid) noexcept {
+std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* args, luda_cpu_dim3 block_idx,
+                                       luda_cpu_dim3 block_dim, luda_cpu_dim3 grid_dim,
+                                       std::size_t dynamic_shared_bytes, std::string_view who,
+                                       CpuGridBarrier* grid) noexcept {
   State& s = *state_;
   s.grid = grid;
   try {
@@ -647,10 +640,8 @@ std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* arg
     proto.dynamic_shared_bytes = dynamic_shared_bytes;
     proto.block = &s;
     cpu_guard::set_kernel(*s.guard, &kernel);
-    if (s.fibers)
-      run_fibers(s, proto);
-    else
-      run_loop(s, proto);
+    if (s.fibers) run_fibers(s, proto);
+    else run_loop(s, proto);
     cpu_guard::set_kernel(*s.guard, nullptr);
   } catch (...) {  // a loop-mode thread's exception, or a failed allocation
     if (s.guard) {
@@ -660,10 +651,10 @@ std::exception_ptr CpuBlockRunner::run(const CpuKernel& kernel, void* const* arg
     if (!s.error) s.error = std::current_exception();
   }
   if (!s.error && s.misuse)
-    s.error = std::make_exception_ptr(InternalError(fmt::format(
-        "internal error: a kernel called {} but is not marked as needing fibers "
-        "(its <entry>_cpu_needs_fibers is 0)",
-        s.misuse)));
+    s.error = std::make_exception_ptr(
+        InternalError(fmt::format("internal error: a kernel called {} but is not marked as needing fibers "
+                                  "(its <entry>_cpu_needs_fibers is 0)",
+                                  s.misuse)));
   std::exception_ptr error = std::move(s.error);
   s.error = nullptr;
   return error;

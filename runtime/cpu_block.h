@@ -63,9 +63,9 @@ class CpuBlockRunner {
   // A fault, a stop request or a fail() in its code (cpu_guard.h) ends the block with an
   // error naming the kernel by `who`; the runner stays usable. `grid`: the barrier of a
   // cooperative launch, which grid_sync waits at (null otherwise).
-  std::exception_ptr run(const CpuKernel& kernel, void* const* args, luda_cpu_dim3 block_idx,
-                         luda_cpu_dim3 block_dim, luda_cpu_dim3 grid_dim, std::size_t dynamic_shared_bytes,
-                         std::string_view who, CpuGridBarrier* grid = nullptr) noexcept;
+  std::exception_ptr run(const CpuKernel& kernel, void* const* args, luda_cpu_dim3 block_idx, luda_cpu_dim3 block_dim,
+                         luda_cpu_dim3 grid_dim, std::size_t dynamic_shared_bytes, std::string_view who,
+                         CpuGridBarrier* grid = nullptr) noexcept;
 
   // This OS thread's runner, made at first use and destroyed when the thread exits.
   static CpuBlockRunner& for_this_thread();

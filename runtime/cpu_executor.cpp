@@ -157,8 +157,7 @@ void Pool::run_blocks(Job& job) {
       std::exception_ptr e;
       if (detail::g_interrupt) [[unlikely]]
         e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
-      else
-        e = runner.run(*job.kernel, job.args, idx, job.block, job.grid, job.shared, job.who);
+      else e = runner.run(*job.kernel, job.args, idx, job.block, job.grid, job.shared, job.who);
       if (e) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!job.error) job.error = std::move(e);
@@ -182,8 +181,7 @@ void Pool::run(Job& job) {
     // Every block is claimed; wait for the workers still running some, and make sure no
     // queue entry outlives the job.
     std::unique_lock<std::mutex> lock(mutex_);
-    if (auto it = std::find(queue_.begin(), queue_.end(), &job); it != queue_.end())
-      queue_.erase(it);
+    if (auto it = std::find(queue_.begin(), queue_.end(), &job); it != queue_.end()) queue_.erase(it);
     job_left_.wait(lock, [&] { return job.users == 0; });
   }
   if (job.error) std::rethrow_exception(job.error);
@@ -230,8 +228,8 @@ void run_cooperative(Job& job) {
       if (detail::g_interrupt) [[unlikely]]
         e = cpu_guard::stop_error(*cpu_guard::this_thread().slot, cpu_guard::kInterrupt, job.who);
       else
-        e = CpuBlockRunner::for_this_thread().run(*job.kernel, job.args, block_index(b, job.grid), job.block,
-                                                  job.grid, job.shared, job.who, &grid);
+        e = CpuBlockRunner::for_this_thread().run(*job.kernel, job.args, block_index(b, job.grid), job.block, job.grid,
+                                                  job.shared, job.who, &grid);
     } catch (...) {  // no guard slot or runner for this thread
       e = std::current_exception();
     }
@@ -292,8 +290,7 @@ unsigned cpu_threads_from_env(const char* value) {
   unsigned n = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxPoolThreads)
-    fail("LUDA_CPU_THREADS is '{}': expected a whole number of threads from 1 to {}", text,
-         kMaxPoolThreads);
+    fail("LUDA_CPU_THREADS is '{}': expected a whole number of threads from 1 to {}", text, kMaxPoolThreads);
   return n;
 }
 
@@ -311,7 +308,7 @@ struct GraphRun {
   std::vector<std::vector<std::size_t>> next;  // successors
   std::vector<char> failed;                    // the task, or one it waits for, failed
   std::vector<std::exception_ptr> errors;
-  std::size_t left = 0;     // tasks not finished
+  std::size_t left = 0;      // tasks not finished
   std::uint64_t posted = 0;  // tasks posted so far
 };
 
@@ -387,30 +384,28 @@ void cpu_run_graph(std::span<const std::vector<std::size_t>> after, const std::f
 }
 
 void validate_cpu_launch(const LaunchConfig& config) {
-  for (const auto& [what, d] :
-       {std::pair<const char*, const Dim3&>{"grid", config.grid}, {"block", config.block}})
+  for (const auto& [what, d] : {std::pair<const char*, const Dim3&>{"grid", config.grid}, {"block", config.block}})
     for (int axis = 0; axis < 3; ++axis)
       if (dim(d, axis) < 1)
-        fail("{} dimension {} is {}: each grid and block dimension must be at least 1", what,
-             kAxes[axis], dim(d, axis));
+        fail("{} dimension {} is {}: each grid and block dimension must be at least 1", what, kAxes[axis],
+             dim(d, axis));
   if (config.block.count() > kMaxThreadsPerBlock)
-    fail("block of {} has {} threads; cpu allows at most {} per block", config.block.str(),
-         config.block.count(), kMaxThreadsPerBlock);
+    fail("block of {} has {} threads; cpu allows at most {} per block", config.block.str(), config.block.count(),
+         kMaxThreadsPerBlock);
   for (int axis = 0; axis < 3; ++axis)
     if (dim(config.block, axis) > kMaxBlockDim[axis])
-      fail("block dimension {} is {}; cpu allows at most {} in {}", kAxes[axis],
-           dim(config.block, axis), kMaxBlockDim[axis], kAxes[axis]);
+      fail("block dimension {} is {}; cpu allows at most {} in {}", kAxes[axis], dim(config.block, axis),
+           kMaxBlockDim[axis], kAxes[axis]);
   for (int axis = 0; axis < 3; ++axis)
     if (dim(config.grid, axis) > kMaxGridDim[axis])
-      fail("grid dimension {} is {}; cpu allows at most {} in {}", kAxes[axis],
-           dim(config.grid, axis), kMaxGridDim[axis], kAxes[axis]);
+      fail("grid dimension {} is {}; cpu allows at most {} in {}", kAxes[axis], dim(config.grid, axis),
+           kMaxGridDim[axis], kAxes[axis]);
   if (config.shared_mem > kMaxDynamicShared)
-    fail("dynamic shared memory of {} bytes ({}) is more than cpu allows per block ({} bytes)",
-         config.shared_mem, driver::format_bytes(config.shared_mem), kMaxDynamicShared);
+    fail("dynamic shared memory of {} bytes ({}) is more than cpu allows per block ({} bytes)", config.shared_mem,
+         driver::format_bytes(config.shared_mem), kMaxDynamicShared);
 }
 
-void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args,
-                std::string_view who) {
+void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const* args, std::string_view who) {
   validate_cpu_launch(config);
   if (kernel.cooperative) {
     try {
@@ -435,10 +430,8 @@ void cpu_launch(const CpuKernel& kernel, const LaunchConfig& config, void* const
   // enough that claiming is rare next to running.
   job.chunk = std::max(1ull, job.total / (16ull * p.threads()));
   try {
-    if (kernel.cooperative)
-      run_cooperative(job);
-    else
-      p.run(job);
+    if (kernel.cooperative) run_cooperative(job);
+    else p.run(job);
   } catch (const Interrupted&) {
     interrupt_scope.consume();
     throw;

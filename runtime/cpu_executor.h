@@ -17,8 +17,8 @@
 #include <functional>
 #include <optional>
 #include <span>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "runtime/cpu_abi.h"
 #include "runtime/launch.h"

@@ -30,7 +30,7 @@ namespace luda::cpu_guard {
 namespace {
 
 constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-constexpr std::size_t kMaxSlots = 4096;           // OS threads that run kernel code at once
+constexpr std::size_t kMaxSlots = 4096;            // OS threads that run kernel code at once
 constexpr std::size_t kAltStackBytes = 64 * 1024;  // where the handlers run
 constexpr std::size_t kMessageBytes = sizeof(Slot::message);
 
@@ -185,7 +185,8 @@ void Thread::register_self() {
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     void* low = nullptr;
     std::size_t bytes = 0;
-    if (pthread_attr_getstack(&attr, &low, &bytes) == 0) slot->thread_stack = Stack{static_cast<const char*>(low), bytes};
+    if (pthread_attr_getstack(&attr, &low, &bytes) == 0)
+      slot->thread_stack = Stack{static_cast<const char*>(low), bytes};
     pthread_attr_destroy(&attr);
   }
   stack_t current{};
@@ -272,8 +273,7 @@ std::string fault_message(const Slot& s, std::string_view who) {
     case SIGILL:
       what = "illegal instruction (SIGILL): a trap, or an instruction this CPU lacks; luda stopped the kernel";
       break;
-    default:
-      what = fmt::format("signal {}; luda stopped the kernel", s.sig);
+    default: what = fmt::format("signal {}; luda stopped the kernel", s.sig);
   }
   return fmt::format("{} crashed on the cpu device: {}", who, what);
 }

@@ -72,10 +72,10 @@ struct Slot {
   std::atomic<bool> signalling{false};  // the watchdog is sending this thread its signal
   std::atomic<pthread_t> thread{};
   // Set by the owning thread; read by its signal handlers and by the watchdog.
-  std::atomic<JumpPoint*> jump{nullptr};            // armed: kernel code runs
-  std::atomic<const CpuKernel*> kernel{nullptr};    // the kernel of the block being run
+  std::atomic<JumpPoint*> jump{nullptr};          // armed: kernel code runs
+  std::atomic<const CpuKernel*> kernel{nullptr};  // the kernel of the block being run
   Stack thread_stack;
-  const Stack* stopped_on = nullptr;                // the stack of the last stop
+  const Stack* stopped_on = nullptr;  // the stack of the last stop
   // The last stop, written before the jump and read after it.
   int sig = 0, code = 0;
   const void* addr = nullptr;

@@ -41,20 +41,18 @@ const Devices& devices() {
     const driver::Api& cu = driver::api();
     int count = 0;
     if (CUresult r = cu.cuDeviceGetCount(&count); r != CUDA_SUCCESS) {
-      d.reason = fmt::format("cuDeviceGetCount: {}: {}", driver::error_name(r),
-                             driver::error_string(r));
+      d.reason = fmt::format("cuDeviceGetCount: {}: {}", driver::error_name(r), driver::error_string(r));
       return d;
     }
     if (count == 0) {
-      d.reason = fmt::format("the NVIDIA driver (CUDA {}.{}) finds no GPU; use the cpu device",
-                             cu.version / 1000, cu.version % 1000 / 10);
+      d.reason = fmt::format("the NVIDIA driver (CUDA {}.{}) finds no GPU; use the cpu device", cu.version / 1000,
+                             cu.version % 1000 / 10);
       return d;
     }
     d.slots = std::make_unique<DeviceSlot[]>(count);
     for (int i = 0; i < count; ++i) {
       if (CUresult r = cu.cuDeviceGet(&d.slots[i].handle, i); r != CUDA_SUCCESS) {
-        d.reason = fmt::format("cuDeviceGet({}): {}: {}", i, driver::error_name(r),
-                               driver::error_string(r));
+        d.reason = fmt::format("cuDeviceGet({}): {}: {}", i, driver::error_name(r), driver::error_string(r));
         d.slots.reset();
         return d;
       }
@@ -72,8 +70,7 @@ DeviceSlot& slot(int ordinal) {
 
 int attribute(CUdevice device, CUdevice_attribute which, const char* name) {
   int value = 0;
-  driver::check(driver::api().cuDeviceGetAttribute(&value, which, device),
-                "cuDeviceGetAttribute", name);
+  driver::check(driver::api().cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute", name);
   return value;
 }
 
@@ -116,12 +113,9 @@ std::string DeviceProperties::arch() const { return fmt::format("sm_{}{}", major
 namespace detail {
 std::string missing_device_message(int ordinal, int count) {
   std::string which;
-  if (count == 1)
-    which = "cuda:0";
-  else if (count == 2)
-    which = "cuda:0, cuda:1";
-  else
-    which = fmt::format("cuda:0 to cuda:{}", count - 1);
+  if (count == 1) which = "cuda:0";
+  else if (count == 2) which = "cuda:0, cuda:1";
+  else which = fmt::format("cuda:0 to cuda:{}", count - 1);
   return fmt::format("no CUDA device cuda:{}: this machine has {} ({})", ordinal, count, which);
 }
 }  // namespace detail
@@ -139,21 +133,16 @@ int parse_cpu_device_count(std::string_view text) {
 
 std::string missing_cpu_device_message(int index, int count, bool set) {
   std::string which;
-  if (count == 1)
-    which = "cpu";
-  else if (count == 2)
-    which = "cpu:0, cpu:1";
-  else
-    which = fmt::format("cpu:0 to cpu:{}", count - 1);
+  if (count == 1) which = "cpu";
+  else if (count == 2) which = "cpu:0, cpu:1";
+  else which = fmt::format("cpu:0 to cpu:{}", count - 1);
   std::string gives = set ? fmt::format("LUDA_CPU_DEVICES gives {} ({})", count, which)
                           : fmt::format("without LUDA_CPU_DEVICES there is {} ({})", count, which);
   std::string fix;
-  if (index < 0)
-    fix = "cpu devices are numbered from 0";
+  if (index < 0) fix = "cpu devices are numbered from 0";
   else if (index >= kMaxCpuDevices)
     fix = fmt::format("LUDA_CPU_DEVICES gives at most {} (cpu:0 to cpu:{})", kMaxCpuDevices, kMaxCpuDevices - 1);
-  else
-    fix = fmt::format("start the process with LUDA_CPU_DEVICES={}", index + 1);
+  else fix = fmt::format("start the process with LUDA_CPU_DEVICES={}", index + 1);
   return fmt::format("no cpu device {}: {}; {}", Device::cpu(index).str(), gives, fix);
 }
 
@@ -209,8 +198,7 @@ void require_device(Device d) {
 void require_cuda_device(int ordinal) {
   const Devices& d = devices();
   if (d.count == 0) throw NoDeviceError("no CUDA device: " + d.reason);
-  if (ordinal < 0 || ordinal >= d.count)
-    throw NoDeviceError(detail::missing_device_message(ordinal, d.count));
+  if (ordinal < 0 || ordinal >= d.count) throw NoDeviceError(detail::missing_device_message(ordinal, d.count));
 }
 
 const DeviceProperties& cuda_properties(int ordinal) {
@@ -243,10 +231,8 @@ const DeviceProperties& cuda_properties(int ordinal) {
                                LUDA_ATTRIBUTE(PCI_DEVICE_ID));
 #undef LUDA_ATTRIBUTE
     // Clock rates are informational and some drivers no longer report them: 0 then.
-    if (cu.cuDeviceGetAttribute(&p.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) != CUDA_SUCCESS)
-      p.clock_khz = 0;
-    if (cu.cuDeviceGetAttribute(&p.memory_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
-                                dev) != CUDA_SUCCESS)
+    if (cu.cuDeviceGetAttribute(&p.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) != CUDA_SUCCESS) p.clock_khz = 0;
+    if (cu.cuDeviceGetAttribute(&p.memory_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) != CUDA_SUCCESS)
       p.memory_clock_khz = 0;
     driver::check(cu.cuDeviceTotalMem(&p.total_memory, dev), "cuDeviceTotalMem");
     s.properties = std::move(p);
@@ -307,9 +293,9 @@ namespace {
 // What default_device() answers, decided once per process.
 struct DefaultChoice {
   Device device;
-  std::string error;     // $LUDA_DEVICE is unusable: default_device() throws this
-  bool missing = false;  // ... as a NoDeviceError (a well-formed name of a missing device)
-  bool fallback = false; // cpu because no CUDA device is usable
+  std::string error;      // $LUDA_DEVICE is unusable: default_device() throws this
+  bool missing = false;   // ... as a NoDeviceError (a well-formed name of a missing device)
+  bool fallback = false;  // cpu because no CUDA device is usable
 };
 
 const DefaultChoice& default_choice() {

@@ -25,7 +25,7 @@ void offer_cpu_fallback_notice(CpuFallbackNotice notice);
 struct DeviceProperties {
   std::string name;
   int ordinal = 0;
-  int major = 0, minor = 0;          // compute capability
+  int major = 0, minor = 0;  // compute capability
   int multiprocessors = 0;
   int max_threads_per_block = 0;
   int max_block_dim[3] = {0, 0, 0};
@@ -72,7 +72,6 @@ class ContextScope {
   CUcontext previous_ = nullptr;
   bool changed_ = false;
 };
-
 
 struct MemoryInfo {
   std::size_t free = 0, total = 0;

@@ -137,8 +137,7 @@ const Loaded& loaded() {
       return l;
     }
     if (CUresult r = l.api.cuDriverGetVersion(&l.api.version); r != CUDA_SUCCESS)
-      l.error = fmt::format("cuDriverGetVersion: {}: {}", name_of(r, &l.api),
-                            description_of(r, &l.api));
+      l.error = fmt::format("cuDriverGetVersion: {}: {}", name_of(r, &l.api), description_of(r, &l.api));
     return l;
   }();
   // Published once: api() runs on every dispatch, and a store there would dirty a cache
@@ -151,12 +150,10 @@ const Loaded& loaded() {
 std::string name_of(CUresult r, const Api* a) {
   switch (r) {
 #define LUDA_RESULT_NAME(name) \
-  case name:                   \
-    return #name;
+  case name: return #name;
     LUDA_CUDA_RESULTS(LUDA_RESULT_NAME)
 #undef LUDA_RESULT_NAME
-    default:
-      break;
+    default: break;
   }
   // A code newer than these headers: ask the driver when it is loaded.
   const char* name = nullptr;
@@ -168,8 +165,7 @@ std::string description_of(CUresult r, const Api* a) {
   for (const Description& d : kDescriptions)
     if (d.code == r) return d.text;
   const char* text = nullptr;
-  if (a && a->cuGetErrorString && a->cuGetErrorString(r, &text) == CUDA_SUCCESS && text)
-    return text;
+  if (a && a->cuGetErrorString && a->cuGetErrorString(r, &text) == CUDA_SUCCESS && text) return text;
   return "unrecognized error code";
 }
 
@@ -197,16 +193,14 @@ std::string open_driver(const char* library, Api& out) {
     if (!f && !missing) missing = symbol;
     return f;
   };
-#define LUDA_DRIVER_LOAD(name) \
-  api.name = reinterpret_cast<decltype(api.name)>(find(LUDA_STRINGIFY(name)));
+#define LUDA_DRIVER_LOAD(name) api.name = reinterpret_cast<decltype(api.name)>(find(LUDA_STRINGIFY(name)));
   LUDA_DRIVER_FUNCTIONS(LUDA_DRIVER_LOAD)
 #undef LUDA_DRIVER_LOAD
   if (missing) {
     dlclose(handle);
-    return fmt::format(
-        "{} has no {}: it is not the CUDA driver, or a driver older than luda needs (CUDA "
-        "12 or newer); update the NVIDIA driver or use the cpu device",
-        library, missing);
+    return fmt::format("{} has no {}: it is not the CUDA driver, or a driver older than luda needs (CUDA "
+                       "12 or newer); update the NVIDIA driver or use the cpu device",
+                       library, missing);
   }
   // Kept open for the life of the process: buffers freed during exit still call into it.
   out = api;
@@ -234,13 +228,9 @@ bool available(std::string* reason) {
   return l.error.empty();
 }
 
-std::string error_name(CUresult r) {
-  return name_of(r, g_loaded_api.load(std::memory_order_acquire));
-}
+std::string error_name(CUresult r) { return name_of(r, g_loaded_api.load(std::memory_order_acquire)); }
 
-std::string error_string(CUresult r) {
-  return description_of(r, g_loaded_api.load(std::memory_order_acquire));
-}
+std::string error_string(CUresult r) { return description_of(r, g_loaded_api.load(std::memory_order_acquire)); }
 
 bool is_sticky(CUresult r) {
   switch (r) {
@@ -256,10 +246,8 @@ bool is_sticky(CUresult r) {
     case CUDA_ERROR_LAUNCH_TIMEOUT:
     case CUDA_ERROR_CONTAINED:
     case CUDA_ERROR_NVLINK_UNCORRECTABLE:
-    case CUDA_ERROR_EXTERNAL_DEVICE:
-      return true;
-    default:
-      return false;
+    case CUDA_ERROR_EXTERNAL_DEVICE: return true;
+    default: return false;
   }
 }
 
@@ -282,18 +270,16 @@ void detail::throw_check(CUresult r, std::string_view call, std::string_view det
   std::string message = fmt::format("{}: {}: {}", call, error_name(r), error_string(r));
   if (!detail.empty()) message += fmt::format(" ({})", detail);
   if (is_sticky(r)) {
-    message +=
-        ". This error is sticky: the device's CUDA context is now unusable, and the process "
-        "must be restarted to use that device again";
+    message += ". This error is sticky: the device's CUDA context is now unusable, and the process "
+               "must be restarted to use that device again";
     bool address = r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_MISALIGNED_ADDRESS ||
                    r == CUDA_ERROR_INVALID_ADDRESS_SPACE || r == CUDA_ERROR_LAUNCH_FAILED;
     if (const char* last = t_last_launch) {
       message += fmt::format(". The last kernel this thread launched was {}", last);
       if (address)
-        message +=
-            ": an index out of range is the usual cause, which bounds checks find in cuda.jit and "
-            "elementwise kernels ({boundscheck = true}, or LUDA_BOUNDSCHECK=1), and compute-sanitizer in any "
-            "kernel";
+        message += ": an index out of range is the usual cause, which bounds checks find in cuda.jit and "
+                   "elementwise kernels ({boundscheck = true}, or LUDA_BOUNDSCHECK=1), and compute-sanitizer in any "
+                   "kernel";
     }
   }
   throw CudaError(r, std::move(message));

@@ -80,7 +80,8 @@ std::string error_string(CUresult r);
 
 // Throws CudaError "<call>: <NAME>: <description>[ (<detail>)]" unless r == CUDA_SUCCESS.
 inline void check(CUresult r, std::string_view call, std::string_view detail = {}) {
-  if (r != CUDA_SUCCESS) [[unlikely]] detail::throw_check(r, call, detail);
+  if (r != CUDA_SUCCESS) [[unlikely]]
+    detail::throw_check(r, call, detail);
 }
 
 // "8.0 GiB", "512 B", "1.5 MiB"

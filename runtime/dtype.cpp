@@ -187,7 +187,8 @@ template <class T>
 T held(const Scalar& s) {
   if constexpr (std::is_same_v<T, bool>) return s.v.b;
   else if constexpr (is_half_v<T>) return T::from(s.v.f);  // exact: v.f holds a value of T
-  else if constexpr (is_complex_v<T>) return T(static_cast<typename T::value_type>(s.v.f), static_cast<typename T::value_type>(s.im));
+  else if constexpr (is_complex_v<T>)
+    return T(static_cast<typename T::value_type>(s.v.f), static_cast<typename T::value_type>(s.im));
   else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.v.f);
   else if constexpr (std::is_signed_v<T>) return static_cast<T>(s.v.i);
   else return static_cast<T>(s.v.u);

@@ -19,7 +19,7 @@ namespace luda {
 
 // DType, itemsize, dtype_name and dtype_from_name are public (luda/core.h); kDTypeInfo in
 // dtype.cpp follows ORDER DTYPE.
-const char* dtype_c_type(DType t);            // "float", "long long", "luda_half", "bool"
+const char* dtype_c_type(DType t);  // "float", "long long", "luda_half", "bool"
 // Real floating dtypes: float16, bfloat16, float32, float64.
 constexpr bool is_float(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
@@ -30,7 +30,7 @@ constexpr bool is_inexact(DType t) { return is_float(t) || is_complex(t); }  // 
 constexpr DType real_dtype(DType t) {
   return t == DType::Complex64 ? DType::Float32 : t == DType::Complex128 ? DType::Float64 : t;
 }
-bool is_integer(DType t);                     // signed or unsigned, not bool
+bool is_integer(DType t);  // signed or unsigned, not bool
 bool is_signed_integer(DType t);
 bool is_unsigned_integer(DType t);
 
@@ -60,9 +60,12 @@ struct BFloat16 {
   float value() const { return std::bit_cast<float>(luda_bf16_bits_to_f32_bits(bits)); }
 };
 
-template <class T> inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-template <class T> inline constexpr bool is_complex_v = false;
-template <class T> inline constexpr bool is_complex_v<std::complex<T>> = true;
+template <class T>
+inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+template <class T>
+inline constexpr bool is_complex_v = false;
+template <class T>
+inline constexpr bool is_complex_v<std::complex<T>> = true;
 
 // One element converted to another element type, as NumPy's astype (casting='unsafe')
 // converts, and as every luda copy between dtypes does on the host and in kernels:
@@ -108,23 +111,23 @@ struct Scalar {
     std::uint64_t u;  // unsigned integers
     double f;         // floats, held widened (exactly); a complex's real part
   } v{};
-  double im = 0;      // a complex's imaginary part
+  double im = 0;  // a complex's imaginary part
   // A complex written as a plain number (luda.complex(re, im), as Python's complex): it
   // takes the other operand's precision where that is a complex or float array, as NumPy 2
   // treats Python's complex. Only for Complex128.
   bool weak = false;
 
   static Scalar of_bool(bool x);
-  static Scalar of_int(std::int64_t x, DType t = DType::Int64);    // t any integer dtype
+  static Scalar of_int(std::int64_t x, DType t = DType::Int64);  // t any integer dtype
   static Scalar of_uint(std::uint64_t x, DType t = DType::UInt64);
-  static Scalar of_float(double x, DType t = DType::Float64);      // rounds for float32 and 16-bit
+  static Scalar of_float(double x, DType t = DType::Float64);                   // rounds for float32 and 16-bit
   static Scalar of_complex(double re, double im, DType t = DType::Complex128);  // rounds for complex64
 
   // Conversion with convert_element's meaning. Used by array copies between dtypes.
   Scalar cast(DType to) const;
-  double to_double() const;       // a complex's real part
-  std::int64_t to_int64() const;  // C cast
-  bool is_integral_value() const; // bool or integer dtype
+  double to_double() const;        // a complex's real part
+  std::int64_t to_int64() const;   // C cast
+  bool is_integral_value() const;  // bool or integer dtype
 
   // Reads/writes itemsize(dtype) bytes.
   void store(void* dst) const;

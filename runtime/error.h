@@ -17,11 +17,11 @@ template <class... Args>
   throw Error(fmt::format(format, std::forward<Args>(args)...));
 }
 
-#define LUDA_INTERNAL_CHECK(cond)                                                     \
-  do {                                                                                 \
-    if (!(cond))                                                                       \
-      throw ::luda::InternalError(::fmt::format("internal error: {}:{}: check failed: {}", \
-                                                __FILE__, __LINE__, #cond));           \
+#define LUDA_INTERNAL_CHECK(cond)                                                               \
+  do {                                                                                          \
+    if (!(cond))                                                                                \
+      throw ::luda::InternalError(                                                              \
+          ::fmt::format("internal error: {}:{}: check failed: {}", __FILE__, __LINE__, #cond)); \
   } while (0)
 
 }  // namespace luda

@@ -34,8 +34,8 @@ LUDA_F16_FN unsigned short luda_f32_bits_to_f16_bits(unsigned f) {
   if (a >= 0x7f800000u)  // infinity or NaN
     return (unsigned short)(a == 0x7f800000u ? sign | 0x7c00u : sign | 0x7e00u | ((a >> 13) & 0x3ffu));
   if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);  // >= 65520 rounds past 65504
-  if (a >= 0x38800000u) {                                          // a normal float16
-    unsigned r = a - 0x38000000u;                                  // exponent bias 127 -> 15
+  if (a >= 0x38800000u) {                                         // a normal float16
+    unsigned r = a - 0x38000000u;                                 // exponent bias 127 -> 15
     r += 0xfffu + ((r >> 13) & 1u);
     return (unsigned short)(sign | (r >> 13));
   }
@@ -50,9 +50,9 @@ LUDA_F16_FN unsigned short luda_f64_bits_to_f16_bits(unsigned long long d) {
   unsigned long long a = d & 0x7fffffffffffffffull;
   if (a >= 0x7ff0000000000000ull)
     return (unsigned short)(a == 0x7ff0000000000000ull ? sign | 0x7c00u
-                                                      : sign | 0x7e00u | (unsigned)((a >> 42) & 0x3ffu));
+                                                       : sign | 0x7e00u | (unsigned)((a >> 42) & 0x3ffu));
   if (a >= 0x40effe0000000000ull) return (unsigned short)(sign | 0x7c00u);  // >= 65520
-  if (a >= 0x3f10000000000000ull) {                                          // >= 2^-14
+  if (a >= 0x3f10000000000000ull) {                                         // >= 2^-14
     unsigned long long r = a - 0x3f00000000000000ull;                       // bias 1023 -> 15
     r += 0x1ffffffffffull + ((r >> 42) & 1ull);
     return (unsigned short)(sign | (unsigned)(r >> 42));
@@ -90,9 +90,9 @@ LUDA_F16_FN unsigned short luda_f64_bits_to_bf16_bits(unsigned long long d) {
   unsigned long long a = d & 0x7fffffffffffffffull;
   if (a >= 0x7ff0000000000000ull)
     return (unsigned short)(a == 0x7ff0000000000000ull ? sign | 0x7f80u
-                                                      : sign | 0x7fc0u | (unsigned)((a >> 45) & 0x7fu));
+                                                       : sign | 0x7fc0u | (unsigned)((a >> 45) & 0x7fu));
   if (a >= 0x47eff00000000000ull) return (unsigned short)(sign | 0x7f80u);  // past the largest
-  if (a >= 0x3810000000000000ull) {                                          // >= 2^-126
+  if (a >= 0x3810000000000000ull) {                                         // >= 2^-126
     unsigned long long r = a - 0x3800000000000000ull;                       // bias 1023 -> 127
     r += 0xfffffffffffull + ((r >> 45) & 1ull);
     return (unsigned short)(sign | (unsigned)(r >> 45));

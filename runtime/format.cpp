@@ -218,8 +218,8 @@ class FloatFormat {
       std::string digits = p.exp_part.substr(1);
       if (static_cast<int>(digits.size()) < exp_size_)
         digits.insert(0, static_cast<std::size_t>(exp_size_) - digits.size(), '0');
-      return pad_left(p.int_part, static_cast<std::size_t>(pad_left_)) + "." + p.frac_part + "e" +
-             p.exp_part[0] + digits;
+      return pad_left(p.int_part, static_cast<std::size_t>(pad_left_)) + "." + p.frac_part + "e" + p.exp_part[0] +
+             digits;
     }
     FloatParts p = positional<T>(x, precision_, plus_);
     p.frac_part.resize(static_cast<std::size_t>(pad_right_), ' ');
@@ -281,9 +281,7 @@ class ElementFormat {
       case DType::BFloat16: format_ = FloatFormat<BFloat16>(elements_as<float>(shown), precision); return;
       case DType::Float32: format_ = FloatFormat<float>(elements_as<float>(shown), precision); return;
       case DType::Float64: format_ = FloatFormat<double>(elements_as<double>(shown), precision); return;
-      case DType::Complex64:
-        format_ = ComplexFormat<float>(elements_as<std::complex<float>>(shown), precision);
-        return;
+      case DType::Complex64: format_ = ComplexFormat<float>(elements_as<std::complex<float>>(shown), precision); return;
       case DType::Complex128:
         format_ = ComplexFormat<double>(elements_as<std::complex<double>>(shown), precision);
         return;
@@ -291,9 +289,7 @@ class ElementFormat {
     }
     {  // IntegerFormat: right-aligned to the wider of str(max) and str(min)
       std::size_t width = 0;
-      for_each_element(shown, [&](const std::byte* p) {
-        width = std::max(width, integer_str(p).size());
-      });
+      for_each_element(shown, [&](const std::byte* p) { width = std::max(width, integer_str(p).size()); });
       width_ = width;
     }
   }
@@ -305,10 +301,8 @@ class ElementFormat {
       case DType::BFloat16: return std::get<FloatFormat<BFloat16>>(format_)(load_element<BFloat16>(p).value());
       case DType::Float32: return std::get<FloatFormat<float>>(format_)(load_element<float>(p));
       case DType::Float64: return std::get<FloatFormat<double>>(format_)(load_element<double>(p));
-      case DType::Complex64:
-        return std::get<ComplexFormat<float>>(format_)(load_element<std::complex<float>>(p));
-      case DType::Complex128:
-        return std::get<ComplexFormat<double>>(format_)(load_element<std::complex<double>>(p));
+      case DType::Complex64: return std::get<ComplexFormat<float>>(format_)(load_element<std::complex<float>>(p));
+      case DType::Complex128: return std::get<ComplexFormat<double>>(format_)(load_element<std::complex<double>>(p));
       default: return pad_left(integer_str(p), width_);
     }
   }
@@ -322,8 +316,8 @@ class ElementFormat {
   DType dtype_;
   std::string true_str_;
   std::size_t width_ = 0;
-  std::variant<std::monostate, FloatFormat<float>, FloatFormat<double>, FloatFormat<Float16>,
-               FloatFormat<BFloat16>, ComplexFormat<float>, ComplexFormat<double>>
+  std::variant<std::monostate, FloatFormat<float>, FloatFormat<double>, FloatFormat<Float16>, FloatFormat<BFloat16>,
+               ComplexFormat<float>, ComplexFormat<double>>
       format_;
 };
 
@@ -359,10 +353,13 @@ NDArray summarize(const NDArray& a, int edge, int from_axis) {
 // numpy's _formatArray.
 class Layout {
  public:
-  Layout(const NDArray& shown, const Shape& shape, bool summary, const PrintOptions& options,
-         std::string separator)
-      : shown_(shown), shape_(shape), summary_(summary), edge_(options.edgeitems),
-        separator_(std::move(separator)), format_(shown, options.precision) {}
+  Layout(const NDArray& shown, const Shape& shape, bool summary, const PrintOptions& options, std::string separator)
+      : shown_(shown),
+        shape_(shape),
+        summary_(summary),
+        edge_(options.edgeitems),
+        separator_(std::move(separator)),
+        format_(shown, options.precision) {}
 
   std::string recurse(std::vector<std::int64_t>& index, const std::string& hanging, int width) {
     const std::size_t axis = index.size();
@@ -515,8 +512,7 @@ std::string format_repr(const NDArray& a, const PrintOptions& options) {
   std::vector<std::string> extras;
   if ((a.size() == 0 && a.shape() != Shape{0}) || a.size() > options.threshold)
     extras.push_back("shape=" + shape_str(a.shape()));
-  if (!dtype_is_implied(a.dtype()) || a.size() == 0)
-    extras.push_back("dtype=" + std::string(dtype_name(a.dtype())));
+  if (!dtype_is_implied(a.dtype()) || a.size() == 0) extras.push_back("dtype=" + std::string(dtype_name(a.dtype())));
   if (extras.empty()) return prefix + body + ")";
   const std::string head = prefix + body + ",";
   std::string tail;

@@ -21,12 +21,9 @@ std::string device_label(const DeviceProperties& props) {
 
 std::string Dim3::str() const {
   switch (ndim) {
-    case 1:
-      return fmt::format("({},)", x);
-    case 2:
-      return fmt::format("({}, {})", x, y);
-    default:
-      return fmt::format("({}, {}, {})", x, y, z);
+    case 1: return fmt::format("({},)", x);
+    case 2: return fmt::format("({}, {})", x, y);
+    default: return fmt::format("({}, {}, {})", x, y, z);
   }
 }
 
@@ -34,28 +31,27 @@ void LaunchConfig::validate(const DeviceProperties& props) const {
   for (const auto& [what, d] : {std::pair<const char*, const Dim3&>{"grid", grid}, {"block", block}})
     for (int axis = 0; axis < 3; ++axis)
       if (dim(d, axis) < 1)
-        fail("{} dimension {} is {}: each grid and block dimension must be at least 1", what,
-             kAxes[axis], dim(d, axis));
+        fail("{} dimension {} is {}: each grid and block dimension must be at least 1", what, kAxes[axis],
+             dim(d, axis));
   // The thread count first: it is the limit people meet (a block of 2048), and its
   // message says the rule; the per-axis limits below catch (1, 1, 128).
   if (block.count() > props.max_threads_per_block)
-    fail("block of {} has {} threads; {} allows at most {} per block", block.str(),
-         block.count(), device_label(props), props.max_threads_per_block);
+    fail("block of {} has {} threads; {} allows at most {} per block", block.str(), block.count(), device_label(props),
+         props.max_threads_per_block);
   for (int axis = 0; axis < 3; ++axis)
     if (dim(block, axis) > props.max_block_dim[axis])
-      fail("block dimension {} is {}; {} allows at most {} in {}", kAxes[axis], dim(block, axis),
-           device_label(props), props.max_block_dim[axis], kAxes[axis]);
+      fail("block dimension {} is {}; {} allows at most {} in {}", kAxes[axis], dim(block, axis), device_label(props),
+           props.max_block_dim[axis], kAxes[axis]);
   for (int axis = 0; axis < 3; ++axis)
     if (dim(grid, axis) > props.max_grid_dim[axis])
-      fail("grid dimension {} is {}; {} allows at most {} in {}", kAxes[axis], dim(grid, axis),
-           device_label(props), props.max_grid_dim[axis], kAxes[axis]);
+      fail("grid dimension {} is {}; {} allows at most {} in {}", kAxes[axis], dim(grid, axis), device_label(props),
+           props.max_grid_dim[axis], kAxes[axis]);
   if (stream_device && *stream_device != Device::cuda(props.ordinal))
     fail("the stream is on {} but the launch is on cuda:{}; use a stream of cuda:{}", stream_device->str(),
          props.ordinal, props.ordinal);
   if (shared_mem > props.shared_memory_per_block_optin)
-    fail("dynamic shared memory of {} bytes ({}) is more than {} allows per block ({} bytes)",
-         shared_mem, driver::format_bytes(shared_mem), device_label(props),
-         props.shared_memory_per_block_optin);
+    fail("dynamic shared memory of {} bytes ({}) is more than {} allows per block ({} bytes)", shared_mem,
+         driver::format_bytes(shared_mem), device_label(props), props.shared_memory_per_block_optin);
 }
 
 void launch_opted_in(CUfunction f, const LaunchConfig& config, void** args, bool cooperative, std::string_view who) {
@@ -64,8 +60,7 @@ void launch_opted_in(CUfunction f, const LaunchConfig& config, void** args, bool
     CUresult r = cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                        static_cast<int>(config.shared_mem));
     if (r != CUDA_SUCCESS)
-      driver::check(r, "cuFuncSetAttribute",
-                    fmt::format("{} bytes of dynamic shared memory", config.shared_mem));
+      driver::check(r, "cuFuncSetAttribute", fmt::format("{} bytes of dynamic shared memory", config.shared_mem));
   }
   const auto gx = static_cast<unsigned>(config.grid.x), gy = static_cast<unsigned>(config.grid.y),
              gz = static_cast<unsigned>(config.grid.z), bx = static_cast<unsigned>(config.block.x),
@@ -83,11 +78,10 @@ void launch_failed(CUresult r, const LaunchConfig& config, bool cooperative, std
                                           config.shared_mem));
 }
 
-long long max_cooperative_blocks(CUfunction f, const Dim3& block, unsigned shared_mem,
-                                 const DeviceProperties& props) {
+long long max_cooperative_blocks(CUfunction f, const Dim3& block, unsigned shared_mem, const DeviceProperties& props) {
   int per_multiprocessor = 0;
-  driver::check(driver::api().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                    &per_multiprocessor, f, static_cast<int>(block.count()), shared_mem),
+  driver::check(driver::api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, f,
+                                                                          static_cast<int>(block.count()), shared_mem),
                 "cuOccupancyMaxActiveBlocksPerMultiprocessor",
                 fmt::format("block {}, {} bytes of dynamic shared memory", block.str(), shared_mem));
   return static_cast<long long>(per_multiprocessor) * props.multiprocessors;

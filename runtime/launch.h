@@ -54,12 +54,14 @@ inline void launch(CUfunction f, const LaunchConfig& config, void** args, bool c
     launch_opted_in(f, config, args, cooperative, who);
     return;
   }
-  CUresult r = driver::api().cuLaunchKernel(
-      f, static_cast<unsigned>(config.grid.x), static_cast<unsigned>(config.grid.y),
-      static_cast<unsigned>(config.grid.z), static_cast<unsigned>(config.block.x),
-      static_cast<unsigned>(config.block.y), static_cast<unsigned>(config.block.z), config.shared_mem,
-      config.stream, args, nullptr);
-  if (r != CUDA_SUCCESS) [[unlikely]] launch_failed(r, config, false, who);
+  CUresult r = driver::api().cuLaunchKernel(f, static_cast<unsigned>(config.grid.x),
+                                            static_cast<unsigned>(config.grid.y), static_cast<unsigned>(config.grid.z),
+                                            static_cast<unsigned>(config.block.x),
+                                            static_cast<unsigned>(config.block.y),
+                                            static_cast<unsigned>(config.block.z), config.shared_mem, config.stream,
+                                            args, nullptr);
+  if (r != CUDA_SUCCESS) [[unlikely]]
+    launch_failed(r, config, false, who);
 }
 
 // The most blocks of `block` threads (with `shared_mem` bytes of dynamic shared memory)

@@ -71,8 +71,7 @@ void* allocate_cuda(int ordinal, std::size_t bytes, const Stream& stream) {
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     std::size_t free = 0, total = 0;
     std::string detail = fmt::format("asked for {}", driver::format_bytes(bytes));
-    if (cu.cuMemGetInfo(&free, &total) == CUDA_SUCCESS)
-      detail += fmt::format(", {} free", driver::format_bytes(free));
+    if (cu.cuMemGetInfo(&free, &total) == CUDA_SUCCESS) detail += fmt::format(", {} free", driver::format_bytes(free));
     driver::check(r, "cuMemAllocAsync", detail);
   }
   driver::check(r, "cuMemAllocAsync", fmt::format("asked for {}", driver::format_bytes(bytes)));
@@ -113,8 +112,8 @@ std::shared_ptr<Buffer> Buffer::allocate_pinned(std::size_t bytes) {
   // cuMemHostAlloc needs a current context; PORTABLE makes the memory pinned for all.
   ContextScope scope(0);
   void* p = nullptr;
-  driver::check(driver::api().cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE),
-                "cuMemHostAlloc", fmt::format("asked for {}", driver::format_bytes(bytes)));
+  driver::check(driver::api().cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc",
+                fmt::format("asked for {}", driver::format_bytes(bytes)));
   try {
     return std::shared_ptr<Buffer>(new Buffer(Device::cpu(), p, bytes, Kind::Pinned));
   } catch (...) {
@@ -123,8 +122,8 @@ std::shared_ptr<Buffer> Buffer::allocate_pinned(std::size_t bytes) {
   }
 }
 
-std::shared_ptr<Buffer> Buffer::wrap(Device device, void* data, std::size_t bytes,
-                                     std::function<void()> release, bool pinned) {
+std::shared_ptr<Buffer> Buffer::wrap(Device device, void* data, std::size_t bytes, std::function<void()> release,
+                                     bool pinned) {
   require_device(device);
   if (pinned && device.is_cuda()) fail("pinned memory is host memory: wrap it as a cpu array");
   std::shared_ptr<Buffer> buffer(new Buffer(device, data, bytes, Kind::Foreign));
@@ -148,9 +147,7 @@ Buffer::~Buffer() {
   if (kind_ != Kind::Foreign) g_live_bytes.fetch_sub(size_, std::memory_order_relaxed);
   try {
     switch (kind_) {
-      case Kind::Host:
-        std::free(data_);
-        break;
+      case Kind::Host: std::free(data_); break;
       case Kind::Pinned:
         if (data_) {
           ContextScope scope(0);
@@ -174,8 +171,8 @@ Buffer::~Buffer() {
   }
 }
 
-void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src,
-                std::size_t n, CUstream stream, bool async) {
+void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src, std::size_t n, CUstream stream,
+                bool async) {
   if (n == 0) return;
   if (dst_device.is_cpu() && src_device.is_cpu()) {
     std::memcpy(dst, src, n);
@@ -210,9 +207,7 @@ void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src
     r = cu.cuMemcpyPeerAsync(device_ptr(dst), primary_context(dst_device.index), device_ptr(src),
                              primary_context(src_device.index), n, stream);
   }
-  driver::check(r, call,
-                fmt::format("{} from {} to {}", driver::format_bytes(n), src_device.str(),
-                            dst_device.str()));
+  driver::check(r, call, fmt::format("{} from {} to {}", driver::format_bytes(n), src_device.str(), dst_device.str()));
   if (!async) wait_for_stream(stream, "cuStreamSynchronize", ordinal);
 }
 

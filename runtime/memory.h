@@ -33,8 +33,8 @@ class Buffer {
   // Memory the caller owns (a host application's buffer): luda never frees it; `release`
   // (if given) runs when the last array viewing it is gone. `pinned`: page-locked host
   // memory that the caller made so (cpu only).
-  static std::shared_ptr<Buffer> wrap(Device device, void* data, std::size_t bytes,
-                                      std::function<void()> release = {}, bool pinned = false);
+  static std::shared_ptr<Buffer> wrap(Device device, void* data, std::size_t bytes, std::function<void()> release = {},
+                                      bool pinned = false);
 
   ~Buffer();  // never throws; frees on the stream it was allocated on
 
@@ -67,8 +67,8 @@ class Buffer {
 // for device-to-device and peer copies; 0 = that device's default stream); peer copies
 // enable peer access once when the hardware allows it (cuMemcpyPeerAsync); waits for completion unless `async` (async needs pinned or device memory on the host
 // side to be truly asynchronous, as in CUDA).
-void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src,
-                std::size_t n, CUstream stream = nullptr, bool async = false);
+void copy_bytes(Device dst_device, void* dst, Device src_device, const void* src, std::size_t n,
+                CUstream stream = nullptr, bool async = false);
 
 // The bytes the device's pool holds from the driver now (in use, or kept for reuse): this
 // process's own, unlike the device's free memory, which other processes move.

@@ -26,12 +26,11 @@ static_assert(kElementBytes >= itemsize(DType::Complex128) && kNumDTypes == 15,
               "a new dtype: check that kElementBytes holds its elements");
 
 // Converts n elements, `dst_step`/`src_step` bytes apart.
-using RunFn = void (*)(std::byte* dst, std::int64_t dst_step, const std::byte* src,
-                       std::int64_t src_step, std::int64_t n);
+using RunFn = void (*)(std::byte* dst, std::int64_t dst_step, const std::byte* src, std::int64_t src_step,
+                       std::int64_t n);
 
 template <class To, class From>
-void convert_run(std::byte* dst, std::int64_t dst_step, const std::byte* src,
-                 std::int64_t src_step, std::int64_t n) {
+void convert_run(std::byte* dst, std::int64_t dst_step, const std::byte* src, std::int64_t src_step, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i, dst += dst_step, src += src_step) {
     To y = convert_element<To>(load_element<From>(src));
     std::memcpy(dst, &y, sizeof y);
@@ -39,9 +38,9 @@ void convert_run(std::byte* dst, std::int64_t dst_step, const std::byte* src,
 }
 
 // ORDER DTYPE
-using CTypes = std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t,
-                          std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, float, double,
-                          Float16, BFloat16, std::complex<float>, std::complex<double>>;
+using CTypes =
+    std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t,
+               std::uint64_t, float, double, Float16, BFloat16, std::complex<float>, std::complex<double>>;
 static_assert(std::tuple_size_v<CTypes> == kNumDTypes);
 
 template <std::size_t To, std::size_t... From>
@@ -54,20 +53,18 @@ constexpr std::array<std::array<RunFn, kNumDTypes>, kNumDTypes> run_table(std::i
 }
 constexpr auto kRunTable = run_table(std::make_index_sequence<kNumDTypes>{});
 
-RunFn run_fn(DType to, DType from) {
-  return kRunTable[static_cast<int>(to)][static_cast<int>(from)];
-}
+RunFn run_fn(DType to, DType from) { return kRunTable[static_cast<int>(to)][static_cast<int>(from)]; }
 
 // ---- strided iteration on the host ----------------------------------------------------
 
 // Converts every element of a src view into a dst view of the same shape, both in host
 // memory (strides in elements of each one's dtype).
-void convert_host(const Shape& shape, DType dst_type, std::byte* dst, const Strides& dst_strides,
-                  DType src_type, const std::byte* src, const Strides& src_strides) {
+void convert_host(const Shape& shape, DType dst_type, std::byte* dst, const Strides& dst_strides, DType src_type,
+                  const std::byte* src, const Strides& src_strides) {
   for (std::int64_t n : shape)
     if (n == 0) return;
   CopyLayout l = copy_layout(shape, dst_strides, static_cast<std::int64_t>(itemsize(dst_type)), src_strides,
-                       static_cast<std::int64_t>(itemsize(src_type)));
+                             static_cast<std::int64_t>(itemsize(src_type)));
   RunFn fn = run_fn(dst_type, src_type);
   if (l.shape.empty()) {
     fn(dst, 0, src, 0, 1);
@@ -92,8 +89,7 @@ void convert_host(const Shape& shape, DType dst_type, std::byte* dst, const Stri
 }
 
 // The lowest and highest element offsets a non-empty view touches.
-std::pair<std::int64_t, std::int64_t> element_span(const Shape& shape, const Strides& strides,
-                                                   std::int64_t offset) {
+std::pair<std::int64_t, std::int64_t> element_span(const Shape& shape, const Strides& strides, std::int64_t offset) {
   std::int64_t lo = offset, hi = offset;
   for (std::size_t k = 0; k < shape.size(); ++k) {
     std::int64_t reach = (shape[k] - 1) * strides[k];
@@ -219,8 +215,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 NDArray NDArray::empty(const Shape& shape, DType dtype, Device device, const Stream* stream) {
   std::int64_t n = checked_size(shape);
   if (static_cast<std::uint64_t>(n) > std::numeric_limits<std::size_t>::max() / itemsize(dtype))
-    fail("array is too big: shape {} of {} needs more bytes than memory can address",
-         shape_str(shape), dtype_name(dtype));
+    fail("array is too big: shape {} of {} needs more bytes than memory can address", shape_str(shape),
+         dtype_name(dtype));
   NDArray a;
   const std::size_t bytes = static_cast<std::size_t>(n) * itemsize(dtype);
   GraphRecording* g = GraphRecording::active();
@@ -228,7 +224,8 @@ NDArray NDArray::empty(const Shape& shape, DType dtype, Device device, const Str
   a.dtype_ = dtype;
   a.shape_ = shape;
   a.strides_ = c_strides(shape);
-  if (g) [[unlikely]] g->made(a.buffer_);
+  if (g) [[unlikely]]
+    g->made(a.buffer_);
   return a;
 }
 
@@ -243,8 +240,12 @@ void record_zero(GraphRecording& g, const NDArray& a) {
 void record_upload(GraphRecording& g, const NDArray& a, const void* bytes) {
   auto kept = std::make_shared<std::vector<std::byte>>(static_cast<const std::byte*>(bytes),
                                                        static_cast<const std::byte*>(bytes) + a.nbytes());
-  CopyWork w{a.device(), Device::cpu(), reinterpret_cast<std::uintptr_t>(a.data()),
-             reinterpret_cast<std::uintptr_t>(kept->data()), a.nbytes(), kept};
+  CopyWork w{a.device(),
+             Device::cpu(),
+             reinterpret_cast<std::uintptr_t>(a.data()),
+             reinterpret_cast<std::uintptr_t>(kept->data()),
+             a.nbytes(),
+             kept};
   g.copy(std::move(w), {g.of(a, true)});
 }
 
@@ -253,13 +254,13 @@ void record_upload(GraphRecording& g, const NDArray& a, const void* bytes) {
 NDArray NDArray::zeros(const Shape& shape, DType dtype, Device device, const Stream* stream) {
   NDArray a = empty(shape, dtype, device, stream);
   if (a.nbytes() == 0) return a;
-  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] record_zero(*g, a);
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]]
+    record_zero(*g, a);
   else zero_bytes(device, a.data(), a.nbytes(), handle_of(stream));
   return a;
 }
 
-NDArray NDArray::full(const Shape& shape, Scalar value, DType dtype, Device device,
-                      const Stream* stream) {
+NDArray NDArray::full(const Shape& shape, Scalar value, DType dtype, Device device, const Stream* stream) {
   NDArray a = empty(shape, dtype, device, stream);
   a.fill(value);
   return a;
@@ -268,17 +269,16 @@ NDArray NDArray::full(const Shape& shape, Scalar value, DType dtype, Device devi
 NDArray NDArray::from_host(const void* data, const Shape& shape, DType dtype, Device device) {
   NDArray a = empty(shape, dtype, device);
   if (a.nbytes() == 0) return a;
-  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] record_upload(*g, a, data);
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]]
+    record_upload(*g, a, data);
   else copy_bytes(device, a.data(), Device::cpu(), data, a.nbytes());
   return a;
 }
 
-NDArray NDArray::view(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, Strides strides,
-                      std::int64_t offset) {
+NDArray NDArray::view(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, Strides strides, std::int64_t offset) {
   if (!buffer) fail("cannot make an array view of a null buffer");
   if (strides.size() != shape.size())
-    fail("array view: shape {} has {} axes but {} strides were given", shape_str(shape),
-         shape.size(), strides.size());
+    fail("array view: shape {} has {} axes but {} strides were given", shape_str(shape), shape.size(), strides.size());
   std::int64_t n = checked_size(shape);
   const auto item = static_cast<std::int64_t>(itemsize(dtype));
   const auto bytes = static_cast<std::int64_t>(buffer->size());
@@ -287,8 +287,7 @@ NDArray NDArray::view(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, 
     if (lo < 0 || (hi + 1) > bytes / item)
       fail("array view reaches outside its buffer: shape {}, strides {}, offset {} touch {} "
            "elements [{}, {}] but the buffer holds {} bytes ({} elements)",
-           shape_str(shape), shape_str(strides), offset, dtype_name(dtype), lo, hi, bytes,
-           bytes / item);
+           shape_str(shape), shape_str(strides), offset, dtype_name(dtype), lo, hi, bytes, bytes / item);
   } else if (offset < 0 || offset > bytes / item) {
     fail("array view offset {} lies outside its buffer of {} bytes", offset, bytes);
   }
@@ -329,7 +328,8 @@ namespace {
 void require_valid(const NDArray& a, const char* what) {
   if (!a.valid())
     fail("{}: this NDArray holds no buffer (it was default-constructed); "
-         "make it with NDArray::empty, zeros, full, from_host or view", what);
+         "make it with NDArray::empty, zeros, full, from_host or view",
+         what);
 }
 }  // namespace
 
@@ -405,12 +405,10 @@ NDArray NDArray::reshape(const Shape& requested) const {
   }
   const std::int64_t n = size();
   if (unknown >= 0) {
-    if (known == 0 || n % known != 0)
-      fail("cannot reshape array of size {} into shape {}", n, shape_str(requested));
+    if (known == 0 || n % known != 0) fail("cannot reshape array of size {} into shape {}", n, shape_str(requested));
     shape[unknown] = n / known;
   }
-  if (checked_size(shape) != n)
-    fail("cannot reshape array of size {} into shape {}", n, shape_str(requested));
+  if (checked_size(shape) != n) fail("cannot reshape array of size {} into shape {}", n, shape_str(requested));
 
   NDArray out;
   out.buffer_ = buffer_;
@@ -501,8 +499,8 @@ NDArray host_view(const NDArray& a, CUstream stream) {
   const auto item = static_cast<std::int64_t>(itemsize(a.dtype()));
   auto [lo, hi] = element_span(a.shape(), a.strides(), a.offset());
   auto host = Buffer::allocate(Device::cpu(), static_cast<std::size_t>((hi - lo + 1) * item));
-  copy_bytes(Device::cpu(), host->data(), a.device(),
-             static_cast<const std::byte*>(a.buffer()->data()) + lo * item, host->size(), stream);
+  copy_bytes(Device::cpu(), host->data(), a.device(), static_cast<const std::byte*>(a.buffer()->data()) + lo * item,
+             host->size(), stream);
   return NDArray::view(host, a.dtype(), a.shape(), a.strides(), a.offset() - lo);
 }
 
@@ -529,8 +527,7 @@ void upload(const NDArray& dst, const NDArray& h, CUstream stream) {
   std::vector<std::int64_t> pos(split, 0);
   std::int64_t off = 0;  // elements from dst.data()
   for (;;) {
-    copy_bytes(dst.device(), static_cast<std::byte*>(dst.data()) + off * item, Device::cpu(), src,
-               run_bytes, stream);
+    copy_bytes(dst.device(), static_cast<std::byte*>(dst.data()) + off * item, Device::cpu(), src, run_bytes, stream);
     src += run_bytes;
     int k = split - 1;
     for (; k >= 0; --k) {
@@ -585,12 +582,11 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
       ok = s == d || s == 1;
     }
     if (!ok)
-      fail("could not broadcast input array from shape {} into shape {}", shape_str(src.shape_),
-           shape_str(shape_));
+      fail("could not broadcast input array from shape {} into shape {}", shape_str(src.shape_), shape_str(shape_));
   }
   if (size() == 0) return;
-  const bool bytes_alike = src.dtype_ == dtype_ && src.shape_ == shape_ && is_c_contiguous() &&
-                           src.is_c_contiguous() && !may_share_memory(src, *this);
+  const bool bytes_alike = src.dtype_ == dtype_ && src.shape_ == shape_ && is_c_contiguous() && src.is_c_contiguous() &&
+                           !may_share_memory(src, *this);
   if (GraphRecording* g = GraphRecording::active()) [[unlikely]] {
     record_assign(*g, src, bytes_alike);
     return;
@@ -620,8 +616,7 @@ void NDArray::assign_on(const NDArray& src, CUstream stream) {
     return;
   }
   NDArray staged = empty(shape_, dtype_, Device::cpu());
-  convert_host(shape_, dtype_, static_cast<std::byte*>(staged.data()), staged.strides_, h.dtype_,
-               from, bstrides);
+  convert_host(shape_, dtype_, static_cast<std::byte*>(staged.data()), staged.strides_, h.dtype_, from, bstrides);
   upload(*this, staged, stream);
 }
 
@@ -647,8 +642,9 @@ void NDArray::record_assign(GraphRecording& g, const NDArray& src, bool bytes_al
     // On a CUDA device: the device's copy kernel, a kernel node; between that device and
     // host memory, the kernel on the device's side of a copy node.
     const DeviceAssign by_kernel = g_device_assign.load();
-    if (!by_kernel) fail("a copy between dtypes, or of a strided or broadcast array, cannot be recorded in a graph: no "
-                         "copy kernel is loaded (luda is not open)");
+    if (!by_kernel)
+      fail("a copy between dtypes, or of a strided or broadcast array, cannot be recorded in a graph: no "
+           "copy kernel is loaded (luda is not open)");
     if (device() == src.device()) {
       copy_within_device(by_kernel, *this, src);
     } else if (device().is_cpu() && is_c_contiguous()) {
@@ -714,8 +710,7 @@ void NDArray::fill(Scalar value) {
     return;
   }
   NDArray staged = empty(shape_, dtype_, Device::cpu());
-  convert_host(shape_, dtype_, static_cast<std::byte*>(staged.data()), staged.strides_, dtype_,
-               bytes.data(), repeat);
+  convert_host(shape_, dtype_, static_cast<std::byte*>(staged.data()), staged.strides_, dtype_, bytes.data(), repeat);
   upload(*this, staged, nullptr);
 }
 
@@ -723,8 +718,7 @@ void* NDArray::element_address(std::span<const std::int64_t> index) const {
   require_valid(*this, "element access");
   check_index_count(index.size(), ndim());
   if (index.size() < shape_.size())
-    fail("an element of a {}-dimensional array needs {} indices, but {} were given", ndim(), ndim(),
-         index.size());
+    fail("an element of a {}-dimensional array needs {} indices, but {} were given", ndim(), ndim(), index.size());
   std::int64_t off = 0;
   for (std::size_t k = 0; k < shape_.size(); ++k) {
     std::int64_t i = index[k], n = shape_[k];
@@ -767,8 +761,8 @@ std::vector<std::byte> NDArray::to_host_bytes() const {
     return out;
   }
   NDArray h = host_view(*this, nullptr);
-  convert_host(shape_, dtype_, out.data(), c_strides(shape_), dtype_,
-               static_cast<const std::byte*>(h.data()), h.strides_);
+  convert_host(shape_, dtype_, out.data(), c_strides(shape_), dtype_, static_cast<const std::byte*>(h.data()),
+               h.strides_);
   return out;
 }
 

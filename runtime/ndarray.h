@@ -57,8 +57,7 @@ class NDArray {
   // New C-contiguous arrays. Element values of `empty` are unspecified.
   static NDArray empty(const Shape& shape, DType dtype, Device device, const Stream* stream = nullptr);
   static NDArray zeros(const Shape& shape, DType dtype, Device device, const Stream* stream = nullptr);
-  static NDArray full(const Shape& shape, Scalar value, DType dtype, Device device,
-                      const Stream* stream = nullptr);
+  static NDArray full(const Shape& shape, Scalar value, DType dtype, Device device, const Stream* stream = nullptr);
   // A C-contiguous array on `device` holding `data` (host memory, C order, dtype's layout).
   static NDArray from_host(const void* data, const Shape& shape, DType dtype, Device device);
   // A view of an existing buffer. Error when the view reaches outside it.
@@ -72,7 +71,7 @@ class NDArray {
   std::int64_t offset() const { return offset_; }  // elements from the buffer's start
   int ndim() const { return static_cast<int>(shape_.size()); }
   // size, device and data are inline: the launch paths ask them of every operand.
-  std::int64_t size() const {         // product of shape (1 for 0-d)
+  std::int64_t size() const {  // product of shape (1 for 0-d)
     std::int64_t n = 1;
     for (std::int64_t e : shape_) n *= e;
     return n;
@@ -80,7 +79,7 @@ class NDArray {
   std::size_t nbytes() const { return static_cast<std::size_t>(size()) * itemsize(dtype_); }
   Device device() const { return buffer_ ? buffer_->device() : Device::cpu(); }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
-  void* data() const {                // address of element [0,...,0]
+  void* data() const {  // address of element [0,...,0]
     if (!buffer_) return nullptr;
     return static_cast<std::byte*>(buffer_->data()) + offset_ * static_cast<std::int64_t>(itemsize(dtype_));
   }
@@ -92,7 +91,7 @@ class NDArray {
   // "too many indices for array: array is 2-dimensional, but 3 were indexed",
   // "slice step cannot be zero".
   NDArray index(std::span<const IndexItem> items) const;
-  NDArray at(std::int64_t i) const;   // index({i})
+  NDArray at(std::int64_t i) const;  // index({i})
   // -1 for one inferred extent. A view when the strides allow it, else a C-order copy.
   // Error: "cannot reshape array of size 6 into shape (4, 2)".
   NDArray reshape(const Shape& shape) const;

@@ -18,10 +18,10 @@ namespace luda {
 
 // Where to look for one library.
 struct LibrarySearch {
-  const char* env = nullptr;                // a variable naming the file ("LUDA_NVRTC"), tried first
-  const char* stem = nullptr;               // the file's unversioned name ("libnvrtc.so")
-  bool toolkit = false;                     // look in the CUDA toolkit's lib64 folders too
-  std::vector<std::string> names;           // bare names for the loader's default search, in order
+  const char* env = nullptr;       // a variable naming the file ("LUDA_NVRTC"), tried first
+  const char* stem = nullptr;      // the file's unversioned name ("libnvrtc.so")
+  bool toolkit = false;            // look in the CUDA toolkit's lib64 folders too
+  std::vector<std::string> names;  // bare names for the loader's default search, in order
 };
 
 // The files tried, in order: $env; when `toolkit`, in $CUDA_HOME/lib64, $CUDA_PATH/lib64

@@ -59,8 +59,7 @@ bool finished(CUresult r, const char* call) {
 }
 
 std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -109,7 +108,8 @@ Stream Stream::create(Device device, bool non_blocking) {
 
 Stream Stream::wrap(CUstream handle, Device device) {
   if (device.is_cpu()) {
-    if (handle) fail("Stream::wrap: a CUDA stream cannot be a stream of the cpu device; pass the CUDA device it was made on");
+    if (handle)
+      fail("Stream::wrap: a CUDA stream cannot be a stream of the cpu device; pass the CUDA device it was made on");
     return create(device);
   }
   if (!handle) return default_stream(device);

@@ -49,8 +49,7 @@ int l_to(lua_State* L) {
   return 1;
 }
 
-void push_elements(lua_State* L, const NDArray& a, const std::byte* data, std::size_t depth,
-                   std::size_t& cursor) {
+void push_elements(lua_State* L, const NDArray& a, const std::byte* data, std::size_t depth, std::size_t& cursor) {
   if (depth == a.shape().size()) {
     push_scalar_value(L, Scalar::load(data + cursor, a.dtype()));
     cursor += itemsize(a.dtype());
@@ -127,8 +126,8 @@ int l_transpose(lua_State* L) {
   for (std::size_t i = 0; i < given.size(); ++i) {
     std::int64_t ax = given[i];
     if (ax == 0 || ax > a.ndim() || ax < -a.ndim())
-      fail("transpose: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)",
-           ax, a.ndim(), a.ndim());
+      fail("transpose: axis {} is out of range for a {}-d array (axes are 1 to {}, or -1 for the last)", ax, a.ndim(),
+           a.ndim());
     axes.push_back(static_cast<int>(ax > 0 ? ax - 1 : ax));
   }
   push_array(L, a.transpose(axes));
@@ -321,12 +320,9 @@ void open_arrays(lua_State* L) {
       {nullptr, nullptr},
   };
   static const luaL_Reg meta[] = {
-      {"__newindex", trampoline<l_newindex>},
-      {"__len", trampoline<l_len>},
-      {"__tostring", trampoline<l_tostring>},
-      {"__gc", gc_object<NDArray, kArrayType>},
-      {"__close", gc_object<NDArray, kArrayType>},
-      {nullptr, nullptr},
+      {"__newindex", trampoline<l_newindex>},      {"__len", trampoline<l_len>},
+      {"__tostring", trampoline<l_tostring>},      {"__gc", gc_object<NDArray, kArrayType>},
+      {"__close", gc_object<NDArray, kArrayType>}, {nullptr, nullptr},
   };
   new_metatable_with_index(L, kArrayType, meta, methods, trampoline<l_index>);
   lua_pushcfunction(L, trampoline<l_copyto>);

@@ -30,8 +30,7 @@ Shape check_shape(lua_State* L, int arg, std::string_view fname) {
     type_error(L, arg, fname, "shape (a number or a sequence of numbers)");
   }
   for (std::size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] < 0)
-      fail("{}: negative dimensions are not allowed (shape {})", fname, shape_str(shape));
+    if (shape[i] < 0) fail("{}: negative dimensions are not allowed (shape {})", fname, shape_str(shape));
   return shape;
 }
 
@@ -91,12 +90,12 @@ class NestedTable {
     int type = lua_type(L_, idx);
     if (depth < shape_.size()) {
       if (type != LUA_TTABLE)
-        fail("{}: ragged nested table: {} is {} but {} is a table", fname_, where(depth),
-             kind(L_, idx), where(depth, true));
+        fail("{}: ragged nested table: {} is {} but {} is a table", fname_, where(depth), kind(L_, idx),
+             where(depth, true));
       auto n = static_cast<std::int64_t>(lua_rawlen(L_, idx));
       if (n != shape_[depth])
-        fail("{}: ragged nested table: {} has {} element{} but {} has {}", fname_, where(depth), n,
-             n == 1 ? "" : "s", where(depth, true), shape_[depth]);
+        fail("{}: ragged nested table: {} has {} element{} but {} has {}", fname_, where(depth), n, n == 1 ? "" : "s",
+             where(depth, true), shape_[depth]);
       for (std::int64_t i = 0; i < n; ++i) {
         path_[depth] = i;
         lua_rawgeti(L_, idx, i + 1);
@@ -106,12 +105,11 @@ class NestedTable {
       return;
     }
     if (type == LUA_TTABLE)
-      fail("{}: ragged nested table: {} is a table but {} is not", fname_, where(depth),
-           where(depth, true));
+      fail("{}: ragged nested table: {} is a table but {} is not", fname_, where(depth), where(depth, true));
     std::optional<DType> t = natural_dtype(L_, idx);
     if (!t)
-      fail("{}: {} is {}; array elements must be numbers, booleans or typed scalars", fname_,
-           where(depth), kind(L_, idx));
+      fail("{}: {} is {}; array elements must be numbers, booleans or typed scalars", fname_, where(depth),
+           kind(L_, idx));
     inferred_ = seen_ ? promote_types(inferred_, *t) : *t;
     seen_ = true;
   }
@@ -176,8 +174,8 @@ int l_array(lua_State* L) {
   return 1;
 }
 
-NDArray make_filled(lua_State* L, std::string_view fname, int shape_arg, int value_arg,
-                    int dtype_arg, int opts_arg, int fill) {
+NDArray make_filled(lua_State* L, std::string_view fname, int shape_arg, int value_arg, int dtype_arg, int opts_arg,
+                    int fill) {
   move_options_to(L, dtype_arg, opts_arg);
   Shape shape = check_shape(L, shape_arg, fname);
   std::optional<DType> given = opt_dtype(L, dtype_arg, fname);
@@ -195,10 +193,22 @@ NDArray make_filled(lua_State* L, std::string_view fname, int shape_arg, int val
   return NDArray::full(shape, to_scalar(L, value_arg, dtype, fname, "fill value"), dtype, device);
 }
 
-int l_zeros(lua_State* L) { push_array(L, make_filled(L, "zeros", 1, 0, 2, 3, 0)); return 1; }
-int l_ones(lua_State* L) { push_array(L, make_filled(L, "ones", 1, 0, 2, 3, 1)); return 1; }
-int l_empty(lua_State* L) { push_array(L, make_filled(L, "empty", 1, 0, 2, 3, -1)); return 1; }
-int l_full(lua_State* L) { push_array(L, make_filled(L, "full", 1, 2, 3, 4, 0)); return 1; }
+int l_zeros(lua_State* L) {
+  push_array(L, make_filled(L, "zeros", 1, 0, 2, 3, 0));
+  return 1;
+}
+int l_ones(lua_State* L) {
+  push_array(L, make_filled(L, "ones", 1, 0, 2, 3, 1));
+  return 1;
+}
+int l_empty(lua_State* L) {
+  push_array(L, make_filled(L, "empty", 1, 0, 2, 3, -1));
+  return 1;
+}
+int l_full(lua_State* L) {
+  push_array(L, make_filled(L, "full", 1, 2, 3, 4, 0));
+  return 1;
+}
 
 // Fills a new cpu array of `dtype` with value(i) for i in [0, n), then moves it to `device`.
 // While a graph is recorded the values are written now, and the array is made by a copy
@@ -300,13 +310,13 @@ int l_linspace(lua_State* L) {
   double delta = stop - start;
   double step = div > 0 ? delta / div : std::nan("");
   push_array(L, generate(num, dtype, device, [&](std::int64_t i) {
-    double x = static_cast<double>(i);
-    double y = div > 0 ? (step == 0 ? x / div * delta : x * step) : x * delta;
-    y += start;
-    if (endpoint && num > 1 && i == num - 1) y = stop;
-    if (is_integer(dtype)) y = std::floor(y);  // NumPy floors for integer dtypes
-    return Scalar::of_float(y);
-  }));
+               double x = static_cast<double>(i);
+               double y = div > 0 ? (step == 0 ? x / div * delta : x * step) : x * delta;
+               y += start;
+               if (endpoint && num > 1 && i == num - 1) y = stop;
+               if (is_integer(dtype)) y = std::floor(y);  // NumPy floors for integer dtypes
+               return Scalar::of_float(y);
+             }));
   return 1;
 }
 
@@ -358,10 +368,7 @@ int l_device_array_like(lua_State* L) {
 
 }  // namespace
 
-
-
-NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Device device,
-                         std::string_view fname) {
+NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Device device, std::string_view fname) {
   NestedTable table(L, fname);
   table.measure(idx);
   DType t = dtype.value_or(table.inferred());
@@ -371,11 +378,9 @@ NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Devi
 
 void open_array_constructors(lua_State* L) {
   static const luaL_Reg funcs[] = {
-      {"array", trampoline<l_array>},         {"zeros", trampoline<l_zeros>},
-      {"ones", trampoline<l_ones>},           {"empty", trampoline<l_empty>},
-      {"full", trampoline<l_full>},           {"arange", trampoline<l_arange>},
-      {"linspace", trampoline<l_linspace>},   {"to_device", trampoline<l_to_device>},
-      {nullptr, nullptr},
+      {"array", trampoline<l_array>},       {"zeros", trampoline<l_zeros>},         {"ones", trampoline<l_ones>},
+      {"empty", trampoline<l_empty>},       {"full", trampoline<l_full>},           {"arange", trampoline<l_arange>},
+      {"linspace", trampoline<l_linspace>}, {"to_device", trampoline<l_to_device>}, {nullptr, nullptr},
   };
   luaL_setfuncs(L, funcs, 0);
   static const luaL_Reg cuda_funcs[] = {

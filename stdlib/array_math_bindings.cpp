@@ -22,9 +22,7 @@
 namespace luda::lua {
 
 // Whether the table at idx is a sequence of axes ({1, 2}) rather than options.
-bool is_axis_table(lua_State* L, int idx) {
-  return lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) > 0;
-}
+bool is_axis_table(lua_State* L, int idx) { return lua_type(L, idx) == LUA_TTABLE && lua_rawlen(L, idx) > 0; }
 
 ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view who, std::string_view call,
                             std::initializer_list<std::string_view> allowed) {
@@ -94,8 +92,8 @@ struct Operator {
   const char* ufunc;
 };
 constexpr Operator kOperators[] = {
-    {"__add", "add"},       {"__sub", "subtract"}, {"__mul", "multiply"}, {"__div", "divide"},
-    {"__idiv", "floor_divide"}, {"__mod", "mod"},  {"__pow", "power"},    {"__unm", "negative"},
+    {"__add", "add"},           {"__sub", "subtract"}, {"__mul", "multiply"}, {"__div", "divide"},
+    {"__idiv", "floor_divide"}, {"__mod", "mod"},      {"__pow", "power"},    {"__unm", "negative"},
 };
 
 // A metamethod: upvalue 1 is the ufunc's name. Lua passes __unm its operand twice.
@@ -122,8 +120,7 @@ int l_function(lua_State* L) {
   if (name == "where" && n == 1 && !options) return push_nonzero(L, check_array(L, 1, "where"));
   int nin = ops::ufunc_inputs(name);
   if (n != nin) {
-    if (fname == "log" || fname == "atan")
-      fail("luda.{} takes 1 or 2 arguments, got {}", fname, n);
+    if (fname == "log" || fname == "atan") fail("luda.{} takes 1 or 2 arguments, got {}", fname, n);
     fail("luda.{} takes {} argument{}, got {}", fname, nin, nin == 1 ? "" : "s", n);
   }
   std::string who = fmt::format("luda.{}", fname);
@@ -204,9 +201,10 @@ int l_moment(lua_State* L) {
   bool root = upvalue_integer(L, 1, 0, 1) == 1, nan = upvalue_integer(L, 2, 0, 1) == 1;
   const char* name = nan ? (root ? "nanstd" : "nanvar") : (root ? "std" : "var");
   NDArray& x = check_array(L, 1, name);
-  ReduceArgs r = read_reduce_args(L, 1, x.ndim(), name,
-                                  fmt::format("x:{}([axis] [, {{axis =, keepdims =, dtype =, ddof =, out =, stream =}}])", name),
-                                  {"axis", "keepdims", "dtype", "ddof", "out", "stream"});
+  ReduceArgs r =
+      read_reduce_args(L, 1, x.ndim(), name,
+                       fmt::format("x:{}([axis] [, {{axis =, keepdims =, dtype =, ddof =, out =, stream =}}])", name),
+                       {"axis", "keepdims", "dtype", "ddof", "out", "stream"});
   std::optional<DType> dtype;
   if (r.call.dtype) dtype = check_dtype(L, r.call.dtype, name);
   double ddof = 0;
@@ -262,7 +260,8 @@ int l_tensordot(lua_State* L) {
   if (lua_istable(L, 3)) {
     for (int side = 1; side <= 2; ++side) {
       if (lua_rawgeti(L, 3, side) != LUA_TTABLE)
-        fail("tensordot: axes must be a count or {{{{x axes}}, {{y axes}}}}, got {} for side {}", describe(L, -1), side);
+        fail("tensordot: axes must be a count or {{{{x axes}}, {{y axes}}}}, got {} for side {}", describe(L, -1),
+             side);
       (side == 1 ? xa : ya) = array_axes(L, lua_gettop(L), (side == 1 ? x : y).ndim(), "tensordot");
       lua_pop(L, 1);
     }
@@ -324,7 +323,7 @@ void open_array_math(lua_State* L) {
   lua_settop(L, module);
   for (std::string_view name : ops::ufunc_names()) {
     if (name == "log_base" || name == "atan2") continue;  // luda.log(x, base), luda.atan(y, x): below
-    if (ops::is_step(name)) continue;               // luda.round: below
+    if (ops::is_step(name)) continue;                     // luda.round: below
     std::string n(name);
     lua_pushstring(L, n.c_str());
     lua_pushstring(L, n.c_str());
@@ -338,11 +337,24 @@ void open_array_math(lua_State* L) {
   lua_setfield(L, module, "atan2");
   // NumPy's names where they differ from luda's, as the same functions.
   static constexpr std::array<std::array<const char*, 2>, 18> aliases = {{
-      {"arcsin", "asin"}, {"arccos", "acos"}, {"arctan", "atan"}, {"arctan2", "atan2"},
-      {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}, {"true_divide", "divide"},
-      {"remainder", "mod"}, {"pow", "power"}, {"absolute", "abs"}, {"degrees", "rad2deg"},
-      {"radians", "deg2rad"}, {"bitwise_not", "invert"}, {"bitwise_invert", "invert"},
-      {"bitwise_left_shift", "left_shift"}, {"bitwise_right_shift", "right_shift"}, {"conjugate", "conj"},
+      {"arcsin", "asin"},
+      {"arccos", "acos"},
+      {"arctan", "atan"},
+      {"arctan2", "atan2"},
+      {"arcsinh", "asinh"},
+      {"arccosh", "acosh"},
+      {"arctanh", "atanh"},
+      {"true_divide", "divide"},
+      {"remainder", "mod"},
+      {"pow", "power"},
+      {"absolute", "abs"},
+      {"degrees", "rad2deg"},
+      {"radians", "deg2rad"},
+      {"bitwise_not", "invert"},
+      {"bitwise_invert", "invert"},
+      {"bitwise_left_shift", "left_shift"},
+      {"bitwise_right_shift", "right_shift"},
+      {"conjugate", "conj"},
   }};
   for (const auto& [alias, name] : aliases) {
     LUDA_INTERNAL_CHECK(lua_getfield(L, module, name) == LUA_TFUNCTION);
@@ -366,8 +378,10 @@ void open_array_math(lua_State* L) {
   luaL_getmetatable(L, kArrayType);
   lua_getfield(L, -1, "__index");
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
-  static const luaL_Reg array_methods[] = {
-      {"matmul", l_matmul}, {"dot", l_dot}, {"trace", trampoline<l_trace>}, {nullptr, nullptr}};
+  static const luaL_Reg array_methods[] = {{"matmul", l_matmul},
+                                           {"dot", l_dot},
+                                           {"trace", trampoline<l_trace>},
+                                           {nullptr, nullptr}};
   luaL_setfuncs(L, array_methods, 0);  // x:matmul(y), x:dot(y), x:trace()
   LUDA_INTERNAL_CHECK(lua_getfield(L, module, "clip") == LUA_TFUNCTION);
   lua_setfield(L, -2, "clip");  // x:clip(lo, hi) is luda.clip(x, lo, hi), as NumPy's ndarray.clip

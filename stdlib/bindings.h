@@ -21,7 +21,7 @@ void open_scalars(lua_State* L);             // scalar_bindings.cpp
 void open_arrays(lua_State* L);              // array_bindings.cpp
 void open_array_constructors(lua_State* L);  // array_constructors.cpp
 void open_devices(lua_State* L);             // device_bindings.cpp
-void open_math(lua_State* L);               // math_bindings.cpp: luda.math
+void open_math(lua_State* L);                // math_bindings.cpp: luda.math
 void open_kernels(lua_State* L);             // raw_kernel_bindings.cpp
 void open_random(lua_State* L);              // random_bindings.cpp: luda.random (after open_kinds)
 void open_link(lua_State* L);                // link_bindings.cpp: luda.cuda.declare_device
@@ -39,8 +39,8 @@ void push_chunked_helpers(lua_State* L);
 // Adds to the table on top luda.chunked's view of the kernel kinds: kind_info, kind_call (the
 // kinds' __call) and kind_reduce (vectorize's f:reduce) (kind_bindings.cpp).
 void push_kind_helpers(lua_State* L);
-void open_jit(lua_State* L);                 // jit_bindings.cpp: luda.cuda.jit (last: it records
-                                             // the builtin namespaces by identity)
+void open_jit(lua_State* L);  // jit_bindings.cpp: luda.cuda.jit (last: it records
+                              // the builtin namespaces by identity)
 
 // ---- arrays -------------------------------------------------------------------------
 
@@ -58,8 +58,7 @@ inline NDArray& check_array(lua_State* L, int arg, std::string_view fname) {
 // `dtype` or, when nullopt, the inferred one (bools -> bool, all integers -> int64, any
 // float -> float64). Errors name the position: "ragged nested table: t[2] has 3 elements
 // but t[1] has 2".
-NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Device device,
-                         std::string_view fname);
+NDArray array_from_table(lua_State* L, int idx, std::optional<DType> dtype, Device device, std::string_view fname);
 
 // ---- indexing (indexing_bindings.cpp) ------------------------------------------------
 

@@ -88,7 +88,7 @@ bool keep_text_from_host(lua_State* L, const char* chunkname, std::string_view t
 // ---- reading a file as luaL_loadfilex does ---------------------------------------------
 
 struct FileLoad {
-  FILE* file;            // nullptr: fopen failed with open_errno
+  FILE* file;  // nullptr: fopen failed with open_errno
   int open_errno;
   const char* filename;  // nullptr: stdin
   const char* mode;

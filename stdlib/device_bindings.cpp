@@ -67,10 +67,9 @@ int yield_message(lua_State* L) {
       lua_replace(L, 2);
     }
   }
-  lua_pushliteral(L,
-                  "luda.with_device: the function yielded (coroutine.yield); with_device sets the device only "
-                  "while its function runs, so it cannot be left suspended: call coroutine.yield outside "
-                  "luda.with_device, or luda.with_device around the code between two yields");
+  lua_pushliteral(L, "luda.with_device: the function yielded (coroutine.yield); with_device sets the device only "
+                     "while its function runs, so it cannot be left suspended: call coroutine.yield outside "
+                     "luda.with_device, or luda.with_device around the code between two yields");
   lua_concat(L, 2);
   return 1;
 }
@@ -132,14 +131,16 @@ int l_device_index(lua_State* L) {
   if (key == "index" || key == "id") return lua_pushinteger(L, d.index), 1;
   if (key == "name" && d.is_cpu()) return lua_pushstring(L, d.str().c_str()), 1;
   static constexpr std::string_view kCudaFields[] = {
-      "name", "compute_capability", "multiprocessors", "total_memory", "l2_cache_size", "arch",
-      "warp_size", "max_threads_per_block", "max_shared_memory_per_block"};
+      "name",         "compute_capability",    "multiprocessors",
+      "total_memory", "l2_cache_size",         "arch",
+      "warp_size",    "max_threads_per_block", "max_shared_memory_per_block"};
   bool cuda_field = false;
   for (auto f : kCudaFields) cuda_field = cuda_field || f == key;
   if (!cuda_field)
     fail("device has no field '{}' (fields: kind, index, name, compute_capability, multiprocessors, "
          "total_memory, l2_cache_size, arch, warp_size, max_threads_per_block, "
-         "max_shared_memory_per_block; methods: use, synchronize, memory_info)", key);
+         "max_shared_memory_per_block; methods: use, synchronize, memory_info)",
+         key);
   if (d.is_cpu()) {
     lua_pushnil(L);
     return 1;
@@ -224,8 +225,8 @@ int device_object_index(lua_State* L, Device d, std::string_view type, std::stri
 // "<stream cuda:0 0x5581...>", or "<stream cpu>" ("<stream cpu:1>") where there is no
 // driver handle.
 int device_object_tostring(lua_State* L, Device d, std::string_view type, const void* handle) {
-  std::string text =
-      d.is_cpu() ? fmt::format("<{} {}>", type, d.str()) : fmt::format("<{} {} {}>", type, d.str(), handle);
+  std::string text = d.is_cpu() ? fmt::format("<{} {}>", type, d.str())
+                                : fmt::format("<{} {} {}>", type, d.str(), handle);
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }
@@ -344,14 +345,12 @@ int l_event_tostring(lua_State* L) {
   return device_object_tostring(L, e.device(), "event", e.handle());
 }
 
-
 // The note the luda command and module give, once per process, the first time a default
 // device is needed on a machine with no usable CUDA device: so that a script that meant
 // to use a GPU says why it runs on the cpu, while LUDA_DEVICE=cpu chooses it quietly.
 void note_cpu_fallback(const std::string& reason) {
   std::string text = fmt::format(
-      "luda: no CUDA device, running on the cpu device (LUDA_DEVICE=cpu chooses it without this note): {}\n",
-      reason);
+      "luda: no CUDA device, running on the cpu device (LUDA_DEVICE=cpu chooses it without this note): {}\n", reason);
   std::fwrite(text.data(), 1, text.size(), stderr);  // one piece, so it is never interleaved
   std::fflush(stderr);
 }
@@ -366,8 +365,8 @@ std::optional<Stream> stream_option(lua_State* L, int arg, std::string_view fnam
   if (Stream* s = test_stream(L, -1)) {
     out = *s;
   } else if (type != LUA_TNIL && !(lua_isinteger(L, -1) && lua_tointeger(L, -1) == 0)) {
-    fail("{}: option 'stream' must be a stream (luda.stream()) or 0 for the default stream, got {}",
-         fname, describe(L, -1));
+    fail("{}: option 'stream' must be a stream (luda.stream()) or 0 for the default stream, got {}", fname,
+         describe(L, -1));
   }
   lua_pop(L, 1);
   return out;

@@ -25,8 +25,8 @@ dist::CallOptions call_options(lua_State* L, int arg, std::string_view fname) {
       arg_error(L, arg, fname, fmt::format("option 'timeout' must be a number of seconds, got {}", describe(L, -1)));
     double seconds = lua_tonumber(L, -1);
     if (!(seconds > 0))
-      arg_error(L, arg, fname, fmt::format("option 'timeout' must be a positive number of seconds, got {}",
-                                           describe(L, -1)));
+      arg_error(L, arg, fname,
+                fmt::format("option 'timeout' must be a positive number of seconds, got {}", describe(L, -1)));
     options.timeout = seconds;
   }
   lua_pop(L, 1);
@@ -38,8 +38,7 @@ int int_arg(lua_State* L, int arg, std::string_view fname, std::string_view what
   if (lua_type(L, arg) != LUA_TNUMBER)
     arg_error(L, arg, fname, fmt::format("{} (an integer) expected, got {}", what, describe(L, arg)));
   std::int64_t v = check_integer(L, arg, fname);
-  if (v < INT_MIN || v > INT_MAX)
-    arg_error(L, arg, fname, fmt::format("{} {} is out of range", what, v));
+  if (v < INT_MIN || v > INT_MAX) arg_error(L, arg, fname, fmt::format("{} {} is out of range", what, v));
   return static_cast<int>(v);
 }
 
@@ -92,7 +91,8 @@ int l_allreduce(lua_State* L) {
       arg_error(L, 2, fname, fmt::format("op must be \"sum\", \"prod\", \"max\" or \"min\", got {}", describe(L, 2)));
     std::optional<dist::Op> parsed = dist::parse_op(string_at(L, 2));
     if (!parsed)
-      arg_error(L, 2, fname, fmt::format("unknown op {}; expected \"sum\", \"prod\", \"max\" or \"min\"", describe(L, 2)));
+      arg_error(L, 2, fname,
+                fmt::format("unknown op {}; expected \"sum\", \"prod\", \"max\" or \"min\"", describe(L, 2)));
     op = *parsed;
   }
   dist::CallOptions options = call_options(L, 3, fname);
@@ -130,8 +130,7 @@ struct Message {
 
 Message message_args(lua_State* L, std::string_view fname, std::string_view peer) {
   move_options_to(L, 3, 4);
-  if (is_none_or_nil(L, 2))
-    arg_error(L, 2, fname, fmt::format("{} (a rank, from 0) expected, got no value", peer));
+  if (is_none_or_nil(L, 2)) arg_error(L, 2, fname, fmt::format("{} (a rank, from 0) expected, got no value", peer));
   Message m;
   m.peer = int_arg(L, 2, fname, peer);
   if (!is_none_or_nil(L, 3)) m.tag = int_arg(L, 3, fname, "tag");
@@ -166,8 +165,7 @@ void open_dist(lua_State* L) {
       {"barrier", trampoline<l_barrier>},     {"allreduce", trampoline<l_allreduce>},
       {"broadcast", trampoline<l_broadcast>}, {"allgather", trampoline<l_allgather>},
       {"send", trampoline<l_send>},           {"recv", trampoline<l_recv>},
-      {"info", trampoline<l_info>},
-      {nullptr, nullptr},
+      {"info", trampoline<l_info>},           {nullptr, nullptr},
   };
   lua_newtable(L);
   luaL_setfuncs(L, funcs, 0);

@@ -174,8 +174,8 @@ std::exception_ptr load_error(lua_State* L, int status, std::string_view text, s
     if (e.line() == at.line) return std::current_exception();
   } catch (...) {
   }
-  return std::make_exception_ptr(SourceError(message, at.file.empty() ? file : at.file, at.line, 0, "syntax error",
-                                             at.message));
+  return std::make_exception_ptr(
+      SourceError(message, at.file.empty() ? file : at.file, at.line, 0, "syntax error", at.message));
 }
 
 }  // namespace

@@ -167,8 +167,8 @@ dsl::ExternalValue LuaEnvironment::convert(int idx, int depth) {
         v.kind = Kind::Typed;
         v.scalar = static_cast<dsl::Scalar>(s->dtype);  // ORDER SCALAR = ORDER DTYPE
         v.number = s->to_double();
-        v.imag = s->im;       // a complex's imaginary part
-        v.weak = s->weak;     // luda.complex(re, im): weak, as Python's complex
+        v.imag = s->im;    // a complex's imaginary part
+        v.weak = s->weak;  // luda.complex(re, im): weak, as Python's complex
         v.integer = s->to_int64();
         v.boolean = s->dtype == DType::Bool && s->v.b;
         return v;

@@ -51,8 +51,7 @@ std::shared_ptr<const dsl::Chunk> choose_text(const std::vector<ChunkText>& text
                             "loaded with another text than the one kept? Keep the text it is loaded from "
                             "(luda::load_chunk), or pass the kernel's source as a string",
                             what, fmt::format("lines {}-{}", first, last),
-                            texts.size() == 1 ? std::string("text") : fmt::format("{} texts", texts.size()),
-                            chunkname);
+                            texts.size() == 1 ? std::string("text") : fmt::format("{} texts", texts.size()), chunkname);
     throw dsl::source_error(display, dsl::Location{first, 1}, dsl::error_kind::source, message);
   }
   for (const Candidate& c : found)
@@ -99,7 +98,8 @@ dsl::FunctionSource function_source(lua_State* L, int idx) {
     } else {  // load(text) with no name: the name is the text
       texts.push_back(ChunkText{std::string(chunkname), false});
     }
-    if (texts.empty()) fail("cannot find the source of the function defined at {}: its text was not kept; {}", where, kFix);
+    if (texts.empty())
+      fail("cannot find the source of the function defined at {}: its text was not kept; {}", where, kFix);
   }
   out.chunk = choose_text(texts, chunkname, ar.short_src, out.line_defined, out.last_line_defined, out.nparams);
   return out;

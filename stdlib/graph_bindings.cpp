@@ -146,7 +146,8 @@ int record(lua_State* L, int gidx, GraphObject& g, int base, int n) {
       lua_settop(L, top);
       return results;
     };
-    v = Variant::record(keys_of(L, base, n), args, call, [L] { return lua_line(L); }, kWho);
+    v = Variant::record(
+        keys_of(L, base, n), args, call, [L] { return lua_line(L); }, kWho);
   }
   if (!v) return kRethrow;
   g.variants.add(std::move(*v));

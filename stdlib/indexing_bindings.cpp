@@ -42,8 +42,12 @@ Slice slice_of(lua_State* L, int idx, int argno) {
   for (int k = 0; k < 3; ++k) {
     lua_rawgeti(L, idx, k + 1);
     if (!lua_isnil(L, -1))
-      parts[k] = to_integer(L, -1, "slice", fmt::format("{}[{}] of argument #{}",
-                                                        k == 0 ? "start" : k == 1 ? "stop" : "step", k + 1, argno));
+      parts[k] = to_integer(L, -1, "slice",
+                            fmt::format("{}[{}] of argument #{}",
+                                        k == 0   ? "start"
+                                        : k == 1 ? "stop"
+                                                 : "step",
+                                        k + 1, argno));
     lua_pop(L, 1);
   }
   s.start = parts[0];

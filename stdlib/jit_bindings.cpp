@@ -113,12 +113,11 @@ int l_jit(lua_State* L) {
 
 // ---- launch configurations ---------------------------------------------------------------
 
-
 // The common, valid configurations in one pass over the table, checking nothing twice and
 // formatting nothing: k[{g, b}](...) reads one at every call. False for anything it does
 // not take (then read_config reads the table again, with its errors).
 bool read_config_fast(lua_State* L, int idx, LaunchConfig* out) {
-  Dim3 dims[2];          // grid, block
+  Dim3 dims[2];  // grid, block
   bool seen[2] = {false, false};
   bool ok = true;
   lua_pushnil(L);
@@ -239,8 +238,9 @@ int l_kernel_index(lua_State* L) {
       std::string_view key = string_at(L, 2);
       if (key == "lua") return lua_getiuservalue(L, 1, 1), 1;
       if (key == "name") return lua_pushlstring(L, name.data(), name.size()), 1;
-      fail("jit_kernel has no field {} (fields: lua, name; methods: compile, inspect, max_cooperative_grid_blocks, signatures, stats)",
-           describe(L, 2));
+      fail(
+          "jit_kernel has no field {} (fields: lua, name; methods: compile, inspect, max_cooperative_grid_blocks, signatures, stats)",
+          describe(L, 2));
     }
     case LUA_TTABLE: {
       LaunchConfig config = read_config(L, 2, name);
@@ -249,8 +249,7 @@ int l_kernel_index(lua_State* L) {
       lua_setiuservalue(L, -2, 1);
       return 1;
     }
-    default:
-      fail("kernel '{}' is indexed with {}; use the syntax {}", name, describe(L, 2), syntax(name));
+    default: fail("kernel '{}' is indexed with {}; use the syntax {}", name, describe(L, 2), syntax(name));
   }
 }
 
@@ -272,7 +271,8 @@ int l_launch(lua_State* L) {
   keep_for_graph(L, 1);
   const std::string& name = k.kernel->name();
   int n = lua_gettop(L) - 1;
-  if (n > jit::kMaxJitArgs) fail("kernel '{}': a cuda.jit kernel takes at most {} arguments, got {}", name, jit::kMaxJitArgs, n);
+  if (n > jit::kMaxJitArgs)
+    fail("kernel '{}': a cuda.jit kernel takes at most {} arguments, got {}", name, jit::kMaxJitArgs, n);
   // On the stack: no allocation per launch. The arguments stay on the Lua stack, so every
   // array they name lives through the launch.
   KernelArgStorage<jit::kMaxJitArgs> storage;

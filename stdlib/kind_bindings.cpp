@@ -19,10 +19,10 @@
 #include "dsl/kind_source.h"
 #include "dsl/source_text.h"
 #include "jit/kinds/elementwise.h"
-#include "jit/kinds/reduction.h"
-#include "ops/array_math.h"
 #include "jit/kinds/frontend.h"
 #include "jit/kinds/make.h"
+#include "jit/kinds/reduction.h"
+#include "ops/array_math.h"
 #include "ops/ufunc_reduce.h"
 #include "stdlib/environment.h"
 #include "stdlib/function_source.h"
@@ -48,10 +48,11 @@ KindObject& check_kind(lua_State* L, int idx, std::string_view fname) {
 KindObject& push_kind(lua_State* L, KindObject object, int lua) {
   lua = lua_absindex(L, lua);
   const char* type = object.type;
-  object.who = fmt::format("{} '{}'", type == kVectorizeType    ? "vectorize"
-                                      : type == kElementwiseType ? "elementwise"
-                                      : type == kReductionType   ? "reduction"
-                                                                 : "fuse",
+  object.who = fmt::format("{} '{}'",
+                           type == kVectorizeType     ? "vectorize"
+                           : type == kElementwiseType ? "elementwise"
+                           : type == kReductionType   ? "reduction"
+                                                      : "fuse",
                            object.name);
   KindObject& k = push_object<KindObject>(L, type, std::move(object), 1);
   lua_pushvalue(L, lua);
@@ -146,7 +147,8 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
       jit::add_signature(*state, jit::parse_vectorize_signature(string_at(L, sigs), state->fn, who));
     } else {
       auto n = static_cast<int>(lua_rawlen(L, sigs));
-      if (n == 0) fail("{}: the signature table is empty; give signatures (\"float32(float32, float32)\") or none", who);
+      if (n == 0)
+        fail("{}: the signature table is empty; give signatures (\"float32(float32, float32)\") or none", who);
       for (int i = 1; i <= n; ++i) {
         lua_rawgeti(L, sigs, i);
         if (lua_type(L, -1) != LUA_TSTRING)
@@ -168,8 +170,7 @@ void make_vectorize(lua_State* L, int sigs, int fn, int opts) {
 int l_vectorize_decorate(lua_State* L) {
   check_function_or_text(L, 1, "vectorize");
   int sigs = lua_type(L, lua_upvalueindex(1)), options = lua_type(L, lua_upvalueindex(2));
-  if ((sigs != LUA_TSTRING && sigs != LUA_TTABLE) || (options != LUA_TTABLE && options > LUA_TNIL))
-    replaced_upvalue();
+  if ((sigs != LUA_TSTRING && sigs != LUA_TTABLE) || (options != LUA_TTABLE && options > LUA_TNIL)) replaced_upvalue();
   lua_settop(L, 1);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, lua_upvalueindex(2));
@@ -416,7 +417,8 @@ int l_reduce(lua_State* L) {
                                   {"axis", "keepdims", "initial", "out", "stream"});
   std::vector<int> axes = r.axes.value_or(std::vector<int>{});
   if (!r.axes) {
-    if (x.ndim() == 0) fail("{}: reduce takes an array of one or more axes (it reduces the first by default); got a 0-d array", k.who);
+    if (x.ndim() == 0)
+      fail("{}: reduce takes an array of one or more axes (it reduces the first by default); got a 0-d array", k.who);
     axes = {0};
   }
   if (k.env) k.env->bind(L);
@@ -434,7 +436,7 @@ int l_reduce(lua_State* L) {
     return 1;
   }
   push_array(L, ops::ufunc_reduce(*k.elementwise, k.who, k.name, x, axes, r.keepdims, r.initial, std::move(r.out),
-                                         r.call.stream));
+                                  r.call.stream));
   if (r.call.out) lua_pushvalue(L, r.call.out);
   return 1;
 }
@@ -503,7 +505,7 @@ int l_kind_info(lua_State* L) {
   KindObject* k = test_kind(L, 1);
   if (!k) return 0;
   lua_newtable(L);
-  lua_pushstring(L, k->type == kVectorizeType    ? "vectorize"
+  lua_pushstring(L, k->type == kVectorizeType     ? "vectorize"
                     : k->type == kElementwiseType ? "elementwise"
                     : k->type == kReductionType   ? "reduction"
                                                   : "fuse");
@@ -559,12 +561,8 @@ void open_kinds(lua_State* L) {
       {nullptr, nullptr},
   };
   static const luaL_Reg methods[] = {
-      {"compile", trampoline<l_compile>},
-      {"inspect", trampoline<l_inspect>},
-      {"reduce", trampoline<l_reduce>},
-      {"signatures", trampoline<l_signatures>},
-      {"stats", trampoline<l_stats>},
-      {nullptr, nullptr},
+      {"compile", trampoline<l_compile>},       {"inspect", trampoline<l_inspect>}, {"reduce", trampoline<l_reduce>},
+      {"signatures", trampoline<l_signatures>}, {"stats", trampoline<l_stats>},     {nullptr, nullptr},
   };
   for (const char* t : {kVectorizeType, kElementwiseType, kReductionType, kFuseType})
     new_metatable_with_index(L, t, meta, methods, trampoline<l_index>);

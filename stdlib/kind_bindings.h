@@ -19,9 +19,9 @@ namespace luda::lua {
 
 inline constexpr int kMaxKindArgs = 32;
 
-void open_kinds(lua_State* L);        // kind_bindings.cpp
-void open_array_math(lua_State* L);   // array_math_bindings.cpp (after open_arrays)
-void open_linalg(lua_State* L);       // linalg_bindings.cpp: luda.linalg
+void open_kinds(lua_State* L);       // kind_bindings.cpp
+void open_array_math(lua_State* L);  // array_math_bindings.cpp (after open_arrays)
+void open_linalg(lua_State* L);      // linalg_bindings.cpp: luda.linalg
 
 // The Lua value at idx as an operand: an ndarray (not copied: the value stays on the
 // stack through the call), a Lua integer or float (weak), a boolean, a typed scalar.
@@ -38,10 +38,10 @@ int split_options(lua_State* L, int first, int* options);
 // among `allowed` ("<who>: unknown option 'outt'; expected out, stream").
 // Every value read stays on the stack (at the indexes below, 0 when absent) through the call.
 struct CallOptions {
-  int out = 0;                     // the `out` value (an array or a table of them)
-  const Stream* stream = nullptr;  // the `stream` option's stream (its userdata's); null: the default stream
+  int out = 0;                           // the `out` value (an array or a table of them)
+  const Stream* stream = nullptr;        // the `stream` option's stream (its userdata's); null: the default stream
   int axis = 0, keepdims = 0, size = 0;  // these options' values, not checked
-  int dtype = 0, initial = 0, ddof = 0;   // the reductions' (not checked either)
+  int dtype = 0, initial = 0, ddof = 0;  // the reductions' (not checked either)
 };
 CallOptions read_call_options(lua_State* L, int options, std::string_view who,
                               std::initializer_list<std::string_view> allowed);
@@ -61,11 +61,11 @@ void push_single_result(lua_State* L, const CallOptions& options, NDArray&& resu
 // call's form in the error for an argument after the options
 // ("x:sum([axis] [, {axis =, keepdims =, out =, stream =}])").
 struct ReduceArgs {
-  std::optional<std::vector<int>> axes;     // 0-based, sorted; nullopt: none given
+  std::optional<std::vector<int>> axes;  // 0-based, sorted; nullopt: none given
   bool keepdims = false;
   CallOptions call;
-  NDArray out;                              // the `out` option's array; invalid: none
-  std::optional<jit::KernelArg> initial;    // the `initial` option
+  NDArray out;                            // the `out` option's array; invalid: none
+  std::optional<jit::KernelArg> initial;  // the `initial` option
 };
 ReduceArgs read_reduce_args(lua_State* L, int array, int ndim, std::string_view who, std::string_view call,
                             std::initializer_list<std::string_view> allowed);

@@ -10,8 +10,8 @@
 #include <array>
 
 #include "jit/kinds/layout.h"
-#include "ops/array_math.h"
 #include "jit/kinds/make.h"
+#include "ops/array_math.h"
 #include "stdlib/kind_object.h"
 
 namespace luda::lua {
@@ -31,7 +31,8 @@ jit::KernelArg read_operand(lua_State* L, int idx, std::string_view who, int pos
     default: break;
   }
   std::string what = lua_isnoneornil(L, idx) ? "nil" : "a " + type_name(L, idx);
-  if (name.empty()) fail("{}: argument {} is {}; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", who, position, what);
+  if (name.empty())
+    fail("{}: argument {} is {}; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", who, position, what);
   fail("{}: argument {} '{}' is {}; pass arrays, numbers, booleans or typed scalars (luda.int32(v))", who, position,
        name, what);
 }
@@ -242,8 +243,8 @@ int call_elementwise(lua_State* L, KindObject& k) {
     std::string ins, outs;
     for (std::size_t i = 0; i < s.in.size(); ++i) ins += (i ? ", " : "") + s.in[i].name;
     for (std::size_t i = 0; i < s.out.size(); ++i) outs += (i ? ", " : "") + s.out[i].name;
-    fail("{} takes {} input{} ({}) and optionally {} output{} ({}), got {} argument{}", k.who, nin,
-         nin == 1 ? "" : "s", ins, nout, nout == 1 ? "" : "s", outs, n, n == 1 ? "" : "s");
+    fail("{} takes {} input{} ({}) and optionally {} output{} ({}), got {} argument{}", k.who, nin, nin == 1 ? "" : "s",
+         ins, nout, nout == 1 ? "" : "s", outs, n, n == 1 ? "" : "s");
   }
   ArgStorage storage;
   read_operands(L, k, nin, storage.data());

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "jit/kinds/elementwise.h"
-#include "jit/kinds/reduction.h"
 #include "jit/kinds/frontend.h"
+#include "jit/kinds/reduction.h"
 #include "stdlib/environment.h"
 #include "stdlib/kind_bindings.h"
 
@@ -16,10 +16,10 @@ namespace luda::lua {
 
 // The type names, defined once (kind_bindings.cpp) so that a type tag compares by
 // address: telling the four kinds apart on a call is one read of the userdata's tag.
-extern const char kVectorizeType[];     // "vectorize"
-extern const char kElementwiseType[];   // "elementwise_kernel"
-extern const char kReductionType[];     // "reduction_kernel"
-extern const char kFuseType[];          // "fused_function"
+extern const char kVectorizeType[];    // "vectorize"
+extern const char kElementwiseType[];  // "elementwise_kernel"
+extern const char kReductionType[];    // "reduction_kernel"
+extern const char kFuseType[];         // "fused_function"
 
 struct KindObject {
   const char* type = kVectorizeType;

@@ -242,8 +242,8 @@ void open_linalg(lua_State* L) {
     int which;
   };
   static const Variant variants[] = {
-      {"eigh", trampoline<l_eigh>, 1},     {"eigvalsh", trampoline<l_eigh>, 0},
-      {"svd", trampoline<l_svd>, 1},       {"svdvals", trampoline<l_svd>, 0},
+      {"eigh", trampoline<l_eigh>, 1},      {"eigvalsh", trampoline<l_eigh>, 0},
+      {"svd", trampoline<l_svd>, 1},        {"svdvals", trampoline<l_svd>, 0},
       {"pinv", trampoline<l_pinv_rank>, 1}, {"matrix_rank", trampoline<l_pinv_rank>, 0},
   };
   for (const Variant& v : variants) {

@@ -24,7 +24,7 @@ bool is_source_text(std::string_view s) {
 }
 
 std::shared_ptr<const dsl::Chunk> read_linked(std::string_view entry, const std::string& text_name,
-                                             std::string_view fname) {
+                                              std::string_view fname) {
   auto chunk = std::make_shared<dsl::Chunk>();
   chunk->is_cuda = true;
   if (is_source_text(entry)) {
@@ -45,9 +45,7 @@ std::shared_ptr<const dsl::Chunk> read_linked(std::string_view entry, const std:
 }
 
 // The declared function at idx, or null.
-const DeclaredRef* test_declared(lua_State* L, int idx) {
-  return test_object<DeclaredRef>(L, idx, kDeclaredType);
-}
+const DeclaredRef* test_declared(lua_State* L, int idx) { return test_object<DeclaredRef>(L, idx, kDeclaredType); }
 
 // luda.cuda.declare_device(name, signature [, {link =}])
 int l_declare_device(lua_State* L) {

@@ -235,8 +235,7 @@ int axis_arg(lua_State* L, int idx, int count, std::string_view who, std::string
   return static_cast<int>(a > 0 ? a - 1 : count + a);
 }
 
-std::optional<std::vector<int>> axes_arg(lua_State* L, int idx, int count, std::string_view who,
-                                         std::string_view of) {
+std::optional<std::vector<int>> axes_arg(lua_State* L, int idx, int count, std::string_view who, std::string_view of) {
   if (lua_isnoneornil(L, idx)) return std::nullopt;
   if (!lua_istable(L, idx)) return std::vector<int>{axis_arg(L, idx, count, who, of)};
   idx = lua_absindex(L, idx);
@@ -309,8 +308,7 @@ std::optional<DType> opt_dtype(lua_State* L, int arg, std::string_view fname) {
   if (lua_type(L, arg) == LUA_TSTRING) {
     std::string_view name = string_at(L, arg);
     if (auto t = parse_dtype(name)) return *t;
-    arg_error(L, arg, fname,
-              fmt::format("unknown dtype '{}'; expected one of {}", printable(name), dtype_names()));
+    arg_error(L, arg, fname, fmt::format("unknown dtype '{}'; expected one of {}", printable(name), dtype_names()));
   }
   DType t;
   if (dtype_of_constructor(L, arg, &t)) return t;
@@ -347,13 +345,11 @@ std::string option_list(std::initializer_list<std::string_view> allowed) {
   return list;
 }
 
-bool check_options(lua_State* L, int arg, std::string_view fname,
-                   std::initializer_list<std::string_view> allowed) {
+bool check_options(lua_State* L, int arg, std::string_view fname, std::initializer_list<std::string_view> allowed) {
   if (is_none_or_nil(L, arg)) return false;
   if (lua_type(L, arg) != LUA_TTABLE) type_error(L, arg, fname, "options table");
   std::string key = unknown_option(L, arg, allowed);
-  if (!key.empty())
-    arg_error(L, arg, fname, fmt::format("unknown option {}; expected {}", key, option_list(allowed)));
+  if (!key.empty()) arg_error(L, arg, fname, fmt::format("unknown option {}; expected {}", key, option_list(allowed)));
   return true;
 }
 
@@ -402,8 +398,8 @@ Device to_device_spec(lua_State* L, int idx, std::string_view fname, std::string
     if (i < 0 || i > 1 << 20) fail("{}: {} {} is not a CUDA ordinal (0, 1, ...)", fname, what, i);
     d = Device::cuda(static_cast<int>(i));
   } else {
-    fail("{}: {} must be \"cpu\", \"cpu:N\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got {}",
-         fname, what, type_name(L, idx));
+    fail("{}: {} must be \"cpu\", \"cpu:N\", \"cuda\", \"cuda:N\", a CUDA ordinal or a device object, got {}", fname,
+         what, type_name(L, idx));
   }
   require_device(d);
   return d;
@@ -475,8 +471,8 @@ void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const
   }
 }
 
-void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* funcs,
-                              const luaL_Reg* methods, lua_CFunction index) {
+void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods,
+                              lua_CFunction index) {
   new_metatable(L, tname, funcs, nullptr);
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);
@@ -542,7 +538,8 @@ Dim3 read_launch_dim(lua_State* L, int idx, const Subject& subject, std::string_
   auto integer = [&](int at, std::string_view label) {
     int isnum = 0;
     lua_Integer x = lua_tointegerx(L, at, &isnum);
-    if (!isnum || lua_type(L, at) != LUA_TNUMBER) fail("{}: {} must be an integer, got {}", who, label, describe(L, at));
+    if (!isnum || lua_type(L, at) != LUA_TNUMBER)
+      fail("{}: {} must be an integer, got {}", who, label, describe(L, at));
     return static_cast<std::int64_t>(x);
   };
   if (lua_type(L, idx) == LUA_TNUMBER) {
@@ -557,8 +554,8 @@ Dim3 read_launch_dim(lua_State* L, int idx, const Subject& subject, std::string_
     }
   } else {
     std::string got = lua_type(L, idx) == LUA_TTABLE ? fmt::format("a table of {}", lua_rawlen(L, idx))
-                      : lua_isnone(L, idx)          ? std::string("no value")
-                                                    : "a " + type_name(L, idx);
+                      : lua_isnone(L, idx)           ? std::string("no value")
+                                                     : "a " + type_name(L, idx);
     fail("{}: {} must be a number or a table of 1 to 3 numbers, got {} ({})", who, what, got, hint);
   }
   static constexpr char kAxis[3] = {'x', 'y', 'z'};
@@ -632,8 +629,7 @@ bool to_kernel_arg(lua_State* L, int idx, jit::KernelArg* out) {
       }
       return false;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 

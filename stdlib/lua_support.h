@@ -18,14 +18,14 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "jit/call/call_args.h"
 #include "runtime/device.h"
 #include "runtime/dtype.h"
-#include "runtime/launch.h"
 #include "runtime/error.h"
+#include "runtime/launch.h"
 
 namespace luda::lua {
 
@@ -122,8 +122,7 @@ bool dtype_of_constructor(lua_State* L, int idx, DType* out);
 
 // An options table: nil/none or a table whose keys are all among `allowed`, else
 // "bad argument #3 to 'zeros' (unknown option 'devce'; expected device)".
-bool check_options(lua_State* L, int arg, std::string_view fname,
-                   std::initializer_list<std::string_view> allowed);
+bool check_options(lua_State* L, int arg, std::string_view fname, std::initializer_list<std::string_view> allowed);
 // The first key of the table at arg that is not among `allowed`, described ("'devce'");
 // empty when all are known.
 std::string unknown_option(lua_State* L, int arg, std::initializer_list<std::string_view> allowed);
@@ -247,8 +246,8 @@ void new_metatable(lua_State* L, const char* tname, const luaL_Reg* funcs, const
 
 // As new_metatable, but __index is `index`, a closure whose upvalue 1 is the methods table
 // (for types with fields as well as methods). Pops the metatable.
-void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* funcs,
-                              const luaL_Reg* methods, lua_CFunction index);
+void new_metatable_with_index(lua_State* L, const char* tname, const luaL_Reg* funcs, const luaL_Reg* methods,
+                              lua_CFunction index);
 
 // Pushes a Lua sequence of integers.
 void push_int_sequence(lua_State* L, const std::int64_t* values, std::size_t n);

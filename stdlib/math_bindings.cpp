@@ -44,7 +44,7 @@ double lgamma_(double x) { return std::lgamma(x); }
 double tgamma_(double x) { return std::tgamma(x); }
 double cbrt_(double x) { return std::cbrt(x); }
 double rsqrt_(double x) { return 1.0 / std::sqrt(x); }
-double round_(double x) { return std::round(x); }  // halves away from zero, as CUDA's round
+double round_(double x) { return std::round(x); }     // halves away from zero, as CUDA's round
 double rint_(double x) { return std::nearbyint(x); }  // halves to even: luda never changes the rounding mode
 double trunc_(double x) { return std::trunc(x); }
 double hypot_(double x, double y) { return std::hypot(x, y); }
@@ -75,16 +75,36 @@ int fma_(lua_State* L) {
 
 void open_math(lua_State* L) {
   static const luaL_Reg funcs[] = {
-      {"exp2", unary<exp2_>},       {"log2", unary<log2_>},         {"log10", unary<log10_>},
-      {"log1p", unary<log1p_>},     {"expm1", unary<expm1_>},       {"sinh", unary<sinh_>},
-      {"cosh", unary<cosh_>},       {"tanh", unary<tanh_>},         {"erf", unary<erf_>},
-      {"erfc", unary<erfc_>},       {"lgamma", unary<lgamma_>},     {"tgamma", unary<tgamma_>},
-      {"cbrt", unary<cbrt_>},       {"rsqrt", unary<rsqrt_>},       {"round", unary<round_>},
-      {"rint", unary<rint_>},       {"trunc", unary<trunc_>},     {"hypot", binary<hypot_>},      {"copysign", binary<copysign_>},
-      {"asinh", unary<asinh_>},     {"acosh", unary<acosh_>},       {"atanh", unary<atanh_>},
-      {"nextafter", binary<nextafter_>}, {"remainder", binary<remainder_>},
-      {"fma", fma_},                {"isnan", predicate<isnan_>},   {"isinf", predicate<isinf_>},
-      {"isfinite", predicate<isfinite_>}, {"floor", same_type<floor_>}, {"ceil", same_type<ceil_>},
+      {"exp2", unary<exp2_>},
+      {"log2", unary<log2_>},
+      {"log10", unary<log10_>},
+      {"log1p", unary<log1p_>},
+      {"expm1", unary<expm1_>},
+      {"sinh", unary<sinh_>},
+      {"cosh", unary<cosh_>},
+      {"tanh", unary<tanh_>},
+      {"erf", unary<erf_>},
+      {"erfc", unary<erfc_>},
+      {"lgamma", unary<lgamma_>},
+      {"tgamma", unary<tgamma_>},
+      {"cbrt", unary<cbrt_>},
+      {"rsqrt", unary<rsqrt_>},
+      {"round", unary<round_>},
+      {"rint", unary<rint_>},
+      {"trunc", unary<trunc_>},
+      {"hypot", binary<hypot_>},
+      {"copysign", binary<copysign_>},
+      {"asinh", unary<asinh_>},
+      {"acosh", unary<acosh_>},
+      {"atanh", unary<atanh_>},
+      {"nextafter", binary<nextafter_>},
+      {"remainder", binary<remainder_>},
+      {"fma", fma_},
+      {"isnan", predicate<isnan_>},
+      {"isinf", predicate<isinf_>},
+      {"isfinite", predicate<isfinite_>},
+      {"floor", same_type<floor_>},
+      {"ceil", same_type<ceil_>},
       {nullptr, nullptr},
   };
   luaL_newlib(L, funcs);

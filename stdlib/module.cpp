@@ -42,14 +42,14 @@ int open_module(lua_State* L) {
   open_random(L);      // luda.random.random, luda.random.seed (on the kinds)
   open_array_math(L);  // after open_arrays: ndarray arithmetic, reductions, luda.exp and friends
   open_linalg(L);      // luda.linalg
-  open_routines(L);  // luda.concatenate, luda.eye, x:ravel, ...
-  open_indexing(L);  // luda.take, luda.nonzero, luda.newaxis, x:take, ...
-  open_link(L);  // luda.cuda.declare_device
+  open_routines(L);    // luda.concatenate, luda.eye, x:ravel, ...
+  open_indexing(L);    // luda.take, luda.nonzero, luda.newaxis, x:take, ...
+  open_link(L);        // luda.cuda.declare_device
   open_jit(L);
-  open_graphs(L);  // luda.graph
+  open_graphs(L);                        // luda.graph
   ops::device::install_device_assign();  // copies within a GPU by a kernel, in a graph's recording too
-  open_dist(L);    // luda.dist
-  open_display(L);  // luda.display
+  open_dist(L);                          // luda.dist
+  open_display(L);                       // luda.display
   open_lua_modules(L);  // last: luda.chunked and the other Lua-written modules read the functions above
   return 1;
 }
@@ -57,6 +57,4 @@ int open_module(lua_State* L) {
 }  // namespace
 }  // namespace luda::lua
 
-extern "C" int luaopen_luda(lua_State* L) {
-  return luda::lua::trampoline<luda::lua::open_module>(L);
-}
+extern "C" int luaopen_luda(lua_State* L) { return luda::lua::trampoline<luda::lua::open_module>(L); }

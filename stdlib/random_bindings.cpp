@@ -20,8 +20,8 @@
 #include <random>
 
 #include "jit/kinds/elementwise.h"
-#include "jit/kinds/reduction.h"
 #include "jit/kinds/frontend.h"
+#include "jit/kinds/reduction.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
@@ -141,9 +141,9 @@ int l_random(lua_State* L) {
 
   NDArray out = NDArray::empty(shape, dtype, device);
   const auto n = static_cast<std::uint64_t>(out.size());
-  std::array<jit::KernelArg, 2> in = {
-      jit::KernelArg::of_typed(Scalar::of_int(static_cast<std::int64_t>(stream->key))),
-      jit::KernelArg::of_typed(Scalar::of_int(static_cast<std::int64_t>(stream->offset)))};
+  std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_typed(Scalar::of_int(static_cast<std::int64_t>(stream->key))),
+                                      jit::KernelArg::of_typed(
+                                          Scalar::of_int(static_cast<std::int64_t>(stream->offset)))};
   random_kind().call(in, std::span<NDArray>(&out, 1));
   stream->offset += n;
   push_array(L, std::move(out));

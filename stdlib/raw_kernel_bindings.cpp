@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "jit/compile/program.h"
 #include "jit/call/launch.h"
+#include "jit/compile/program.h"
 #include "jit/raw/raw_module.h"
 #include "runtime/driver.h"
 #include "stdlib/bindings.h"
@@ -44,8 +44,7 @@ CompileOptions compile_options(lua_State* L, int arg, std::string_view fname) {
   check_options(L, arg, fname, {"options", "enable_cooperative_groups"});
   CompileOptions result;
   int cooperative = push_option(L, arg, "enable_cooperative_groups");
-  if (cooperative == LUA_TBOOLEAN)
-    result.cooperative = lua_toboolean(L, -1) != 0;
+  if (cooperative == LUA_TBOOLEAN) result.cooperative = lua_toboolean(L, -1) != 0;
   else if (cooperative != LUA_TNIL)
     fail("{}: option 'enable_cooperative_groups' must be a boolean, got {}", fname, describe(L, -1));
   lua_pop(L, 1);
@@ -56,8 +55,7 @@ CompileOptions compile_options(lua_State* L, int arg, std::string_view fname) {
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, -1, i);
       if (lua_type(L, -1) != LUA_TSTRING)
-        fail("{}: options[{}] must be a string (an NVRTC option such as \"-DN=4\"), got {}", fname, i,
-             describe(L, -1));
+        fail("{}: options[{}] must be a string (an NVRTC option such as \"-DN=4\"), got {}", fname, i, describe(L, -1));
       out.emplace_back(string_at(L, -1));
       lua_pop(L, 1);
     }
@@ -113,8 +111,7 @@ int l_raw_kernel(lua_State* L) {
 int l_raw_module(lua_State* L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
     check_options(L, 1, "raw_module", {"path", "enable_cooperative_groups"});
-    if (!is_none_or_nil(L, 2))
-      fail("raw_module: a module loaded from a file is compiled already; it takes no options");
+    if (!is_none_or_nil(L, 2)) fail("raw_module: a module loaded from a file is compiled already; it takes no options");
     bool cooperative = false;
     if (int type = push_option(L, 1, "enable_cooperative_groups"); type == LUA_TBOOLEAN)
       cooperative = lua_toboolean(L, -1) != 0;
@@ -135,20 +132,17 @@ int l_raw_module(lua_State* L) {
   return 1;
 }
 
-
 // The options table at 5 ({shared_mem=, stream=}) into config; checked as given.
 void read_launch_options(lua_State* L, const std::string& name, LaunchConfig& config) {
   if (lua_type(L, 5) != LUA_TTABLE)
     fail("raw_kernel '{}': the launch options must be a table {{shared_mem=, stream=}}, got {} ({})", name,
          type_name(L, 5), kLaunchSyntax);
   std::string key = unknown_option(L, 5, {"shared_mem", "stream"});
-  if (!key.empty())
-    fail("raw_kernel '{}': unknown launch option {}; expected shared_mem, stream", name, key);
+  if (!key.empty()) fail("raw_kernel '{}': unknown launch option {}; expected shared_mem, stream", name, key);
   if (push_option(L, 5, "shared_mem") != LUA_TNIL) {
     std::int64_t bytes = to_integer(L, -1, fmt::format("raw_kernel '{}'", name), "option 'shared_mem'");
     if (bytes < 0 || bytes > UINT_MAX)
-      fail("raw_kernel '{}': option 'shared_mem' is {} bytes; it must be between 0 and {}", name, bytes,
-           UINT_MAX);
+      fail("raw_kernel '{}': option 'shared_mem' is {} bytes; it must be between 0 and {}", name, bytes, UINT_MAX);
     config.shared_mem = static_cast<unsigned>(bytes);
   }
   lua_pop(L, 1);
@@ -195,7 +189,8 @@ int l_kernel_call(lua_State* L) {
     bool ok = to_kernel_arg(L, -1, &args[i - 1]);
     if (!ok)
       fail("raw_kernel '{}': argument {} is {}; pass arrays, numbers, booleans or typed scalars "
-           "(luda.int32(v))", name, i, type == LUA_TNIL ? "nil" : "a " + type_name(L, -1));
+           "(luda.int32(v))",
+           name, i, type == LUA_TNIL ? "nil" : "a " + type_name(L, -1));
     lua_pop(L, 1);
   }
   k.launch(config, std::span<const jit::KernelArg>(args, static_cast<std::size_t>(n)));
@@ -213,7 +208,8 @@ int l_kernel_index(lua_State* L) {
       return lua_pushlstring(L, s.data(), s.size()), 1;
     }
   }
-  fail("raw_kernel has no field {} (fields: name, source; methods: inspect, max_cooperative_grid_blocks)", describe(L, 2));
+  fail("raw_kernel has no field {} (fields: name, source; methods: inspect, max_cooperative_grid_blocks)",
+       describe(L, 2));
 }
 
 // k:max_cooperative_grid_blocks(block [, shared_bytes]): the grid limit of a cooperative
@@ -225,9 +221,7 @@ int l_kernel_max_cooperative_grid_blocks(lua_State* L) {
   return 1;
 }
 
-int l_kernel_inspect(lua_State* L) {
-  return inspect(L, *check_kernel(L, 1, "inspect")->raw_module(), "inspect");
-}
+int l_kernel_inspect(lua_State* L) { return inspect(L, *check_kernel(L, 1, "inspect")->raw_module(), "inspect"); }
 
 int l_kernel_tostring(lua_State* L) {
   std::string text = fmt::format("<raw_kernel '{}'>", check_kernel(L, 1, "tostring")->name());
@@ -301,8 +295,8 @@ int l_module_get_global(lua_State* L) {
   std::size_t need = item;
   for (std::int64_t e : *shape) need *= static_cast<std::size_t>(e);
   if (need > g.bytes)
-    fail("{}: '{}' is {} bytes; shape {} of {} needs {} bytes", fname, name, g.bytes, shape_str(*shape), dtype_name(dtype),
-         need);
+    fail("{}: '{}' is {} bytes; shape {} of {} needs {} bytes", fname, name, g.bytes, shape_str(*shape),
+         dtype_name(dtype), need);
   auto buffer = Buffer::wrap(g.device, g.address, g.bytes, [keep = m] {});
   Strides strides = c_strides(*shape);
   push_array(L, NDArray::view(std::move(buffer), dtype, std::move(*shape), std::move(strides)));
@@ -313,13 +307,11 @@ int l_module_index(lua_State* L) {
   ModuleRef& m = check_module(L, 1, "index");
   if (lua_type(L, 2) == LUA_TSTRING) {
     if (push_method(L, 2)) return 1;
-    if (string_at(L, 2) == "source")
-      return lua_pushlstring(L, m->source().data(), m->source().size()), 1;
+    if (string_at(L, 2) == "source") return lua_pushlstring(L, m->source().data(), m->source().size()), 1;
     if (string_at(L, 2) == "path") return lua_pushlstring(L, m->path().data(), m->path().size()), 1;
   }
   fail("raw_module has no field {} (fields: source, path; methods: get_function, get_global, inspect)", describe(L, 2));
 }
-
 
 }  // namespace
 

@@ -193,8 +193,8 @@ int l_repeat(lua_State* L) {
 
 int l_tile(lua_State* L) {
   NDArray& x = check_array(L, 1, "tile");
-  const std::vector<std::int64_t> reps =
-      lua_istable(L, 2) ? integers_of(L, 2, "tile") : std::vector<std::int64_t>{check_integer(L, 2, "tile")};
+  const std::vector<std::int64_t> reps = lua_istable(L, 2) ? integers_of(L, 2, "tile")
+                                                           : std::vector<std::int64_t>{check_integer(L, 2, "tile")};
   push_array(L, ops::tile(x, reps));
   return 1;
 }
@@ -259,8 +259,9 @@ int l_logical_reduce(lua_State* L) {
   check_options(L, options, who, {"keepdims"});
   const bool keepdims = push_option(L, options, "keepdims") != LUA_TNIL && lua_toboolean(L, -1);
   lua_pop(L, 1);
-  push_array(L, Which == 0 ? ops::any(x, axes, keepdims) : Which == 1 ? ops::all(x, axes, keepdims)
-                                                                    : ops::count_nonzero(x, axes, keepdims));
+  push_array(L, Which == 0   ? ops::any(x, axes, keepdims)
+                : Which == 1 ? ops::all(x, axes, keepdims)
+                             : ops::count_nonzero(x, axes, keepdims));
   return 1;
 }
 
@@ -342,8 +343,9 @@ template <SortCall Which>
 int l_sort(lua_State* L) {
   const char* who = Which == SortCall::Argsort ? "argsort" : "sort";
   NDArray& x = check_array(L, 1, who);
-  const int options =
-      options_at(L, who, fmt::format("{}(x [, axis] [, {{stream =}}])", Which == SortCall::InPlace ? "x:sort" : who));
+  const int options = options_at(L, who,
+                                 fmt::format("{}(x [, axis] [, {{stream =}}])",
+                                             Which == SortCall::InPlace ? "x:sort" : who));
   std::optional<int> axis = x.ndim() - 1;
   if (options != 2) axis = axis_or_flat(L, 2, x, who, axis);
   const CallOptions o = read_call_options(L, options, who, {"stream"});
@@ -374,8 +376,8 @@ int l_unique(lua_State* L) {
     fail("unique: argument 3 ({}) comes after the options table; the call is unique(x [, {{return_index =, "
          "return_inverse =, return_counts =, equal_nan =, stream =}}])",
          describe(L, 3));
-  const CallOptions o =
-      read_call_options(L, options, "unique", {"return_index", "return_inverse", "return_counts", "equal_nan", "stream"});
+  const CallOptions o = read_call_options(L, options, "unique",
+                                          {"return_index", "return_inverse", "return_counts", "equal_nan", "stream"});
   auto flag = [&](const char* key, bool fallback) {
     if (push_option(L, options, key) == LUA_TNIL) {
       lua_pop(L, 1);
@@ -402,19 +404,32 @@ int l_unique(lua_State* L) {
 
 void open_routines(lua_State* L) {
   static const luaL_Reg functions[] = {
-      {"concatenate", trampoline<l_concatenate>}, {"stack", trampoline<l_stack>},
-      {"hstack", trampoline<l_hstack>},           {"vstack", trampoline<l_vstack>},
-      {"squeeze", trampoline<l_squeeze>},         {"expand_dims", trampoline<l_expand_dims>},
-      {"flip", trampoline<l_flip>},               {"eye", trampoline<l_eye>},
-      {"identity", trampoline<l_identity>},       {"diag", trampoline<l_diag>},
-      {"tril", trampoline<l_triangle<true>>},     {"triu", trampoline<l_triangle<false>>},
-      {"ravel", trampoline<l_ravel>},             {"split", trampoline<l_split>},
-      {"repeat", trampoline<l_repeat>},           {"repeat_", trampoline<l_repeat>},
-      {"tile", trampoline<l_tile>},               {"roll", trampoline<l_roll>},
-      {"diff", trampoline<l_diff>},               {"isclose", trampoline<l_isclose<false>>},
-      {"allclose", trampoline<l_isclose<true>>},  {"any", trampoline<l_logical_reduce<0>>},
-      {"all", trampoline<l_logical_reduce<1>>},   {"count_nonzero", trampoline<l_logical_reduce<2>>},
-      {"meshgrid", trampoline<l_meshgrid>},       {"tri", trampoline<l_tri>},
+      {"concatenate", trampoline<l_concatenate>},
+      {"stack", trampoline<l_stack>},
+      {"hstack", trampoline<l_hstack>},
+      {"vstack", trampoline<l_vstack>},
+      {"squeeze", trampoline<l_squeeze>},
+      {"expand_dims", trampoline<l_expand_dims>},
+      {"flip", trampoline<l_flip>},
+      {"eye", trampoline<l_eye>},
+      {"identity", trampoline<l_identity>},
+      {"diag", trampoline<l_diag>},
+      {"tril", trampoline<l_triangle<true>>},
+      {"triu", trampoline<l_triangle<false>>},
+      {"ravel", trampoline<l_ravel>},
+      {"split", trampoline<l_split>},
+      {"repeat", trampoline<l_repeat>},
+      {"repeat_", trampoline<l_repeat>},
+      {"tile", trampoline<l_tile>},
+      {"roll", trampoline<l_roll>},
+      {"diff", trampoline<l_diff>},
+      {"isclose", trampoline<l_isclose<false>>},
+      {"allclose", trampoline<l_isclose<true>>},
+      {"any", trampoline<l_logical_reduce<0>>},
+      {"all", trampoline<l_logical_reduce<1>>},
+      {"count_nonzero", trampoline<l_logical_reduce<2>>},
+      {"meshgrid", trampoline<l_meshgrid>},
+      {"tri", trampoline<l_tri>},
       {"cumsum", trampoline<l_cumulative<ops::Cumulative::Sum>>},
       {"cumprod", trampoline<l_cumulative<ops::Cumulative::Prod>>},
       {"nancumsum", trampoline<l_cumulative<ops::Cumulative::NanSum>>},
@@ -430,8 +445,11 @@ void open_routines(lua_State* L) {
   lua_getfield(L, -1, "__index");
   LUDA_INTERNAL_CHECK(lua_getupvalue(L, -1, 1) != nullptr && lua_type(L, -1) == LUA_TTABLE);
   static const luaL_Reg methods[] = {
-      {"squeeze", trampoline<l_squeeze>}, {"ravel", trampoline<l_ravel>}, {"flatten", trampoline<l_flatten>},
-      {"flip", trampoline<l_flip>},       {"any", trampoline<l_logical_reduce<0>>},
+      {"squeeze", trampoline<l_squeeze>},
+      {"ravel", trampoline<l_ravel>},
+      {"flatten", trampoline<l_flatten>},
+      {"flip", trampoline<l_flip>},
+      {"any", trampoline<l_logical_reduce<0>>},
       {"all", trampoline<l_logical_reduce<1>>},
       {"cumsum", trampoline<l_cumulative<ops::Cumulative::Sum>>},
       {"cumprod", trampoline<l_cumulative<ops::Cumulative::Prod>>},

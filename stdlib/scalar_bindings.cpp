@@ -11,11 +11,10 @@
 namespace luda::lua {
 namespace {
 
-[[noreturn]] void out_of_range(std::string_view fname, std::string_view what, std::string_view value,
-                               DType t) {
+[[noreturn]] void out_of_range(std::string_view fname, std::string_view what, std::string_view value, DType t) {
   IntegerRange r = integer_range(t);
-  fail("{}: {}{}{} is out of range for {} ({} to {})", fname, what, what.empty() ? "" : " = ", value,
-       dtype_name(t), r.lo, r.hi);
+  fail("{}: {}{}{} is out of range for {} ({} to {})", fname, what, what.empty() ? "" : " = ", value, dtype_name(t),
+       r.lo, r.hi);
 }
 
 // Python's repr of a float: the shortest text that reads back, with ".0" on integral values.
@@ -142,15 +141,14 @@ Scalar number_as(double x, DType dtype, std::string_view fname, std::string_view
 
 Scalar to_scalar(lua_State* L, int idx, DType dtype, std::string_view fname, std::string_view what) {
   switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN:
-      return Scalar::of_bool(lua_toboolean(L, idx)).cast(dtype);
+    case LUA_TBOOLEAN: return Scalar::of_bool(lua_toboolean(L, idx)).cast(dtype);
     case LUA_TNUMBER:
       if (lua_isinteger(L, idx)) return number_as(static_cast<std::int64_t>(lua_tointeger(L, idx)), dtype, fname, what);
       return number_as(static_cast<double>(lua_tonumber(L, idx)), dtype, fname, what);
     default:
       if (Scalar* s = test_scalar(L, idx)) return s->cast(dtype);
-      fail("{}: {} must be a number, a boolean or a typed scalar, got {}", fname,
-           what.empty() ? "value" : what, lua_isnone(L, idx) ? "no value" : type_name(L, idx));
+      fail("{}: {} must be a number, a boolean or a typed scalar, got {}", fname, what.empty() ? "value" : what,
+           lua_isnone(L, idx) ? "no value" : type_name(L, idx));
   }
 }
 
@@ -162,8 +160,7 @@ void push_scalar_value(lua_State* L, const Scalar& s) {
   } else if (is_unsigned_integer(s.dtype)) {
     if (s.v.u <= static_cast<std::uint64_t>(std::numeric_limits<lua_Integer>::max()))
       lua_pushinteger(L, static_cast<lua_Integer>(s.v.u));
-    else
-      lua_pushnumber(L, static_cast<lua_Number>(s.v.u));
+    else lua_pushnumber(L, static_cast<lua_Number>(s.v.u));
   } else if (is_complex(s.dtype)) {  // Lua has no complex number: the typed scalar
     Scalar z = s;
     z.weak = false;

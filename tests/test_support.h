@@ -59,7 +59,7 @@ std::vector<T> host_values(const NDArray& a) {
 
 #define LUDA_REQUIRE_GPU()                                                          \
   do {                                                                              \
-    if (std::string why = ::luda::test_support::no_device_reason(); !why.empty()) {      \
+    if (std::string why = ::luda::test_support::no_device_reason(); !why.empty()) { \
       GTEST_SKIP() << why;                                                          \
     }                                                                               \
   } while (0)

@@ -56,7 +56,7 @@ namespace {
 
 constexpr int kMaxDevices = 8;
 constexpr std::size_t kTotalMemory = 143771533312ull;  // an H200's 141 GB (133.9 GiB)
-constexpr std::size_t kDeviceAlignment = 256;           // what cudaMalloc guarantees
+constexpr std::size_t kDeviceAlignment = 256;          // what cudaMalloc guarantees
 
 // ORDER STATS: one counter per entry point, printed with FAKE_CUDA_STATS=1.
 // clang-format off
@@ -126,13 +126,12 @@ struct StatsPrinter {
     if (!settings().stats) return;
     std::fprintf(stderr, "fake libcuda: calls per entry point\n");
     for (int i = 0; i < kEntryCount; ++i)
-      if (unsigned long long n = g_counts[i].load())
-        std::fprintf(stderr, "  %-28s %llu\n", kEntryNames[i], n);
+      if (unsigned long long n = g_counts[i].load()) std::fprintf(stderr, "  %-28s %llu\n", kEntryNames[i], n);
   }
 } g_stats_printer;
 
-#define COUNT(name)                                                        \
-  do {                                                                     \
+#define COUNT(name)                                                                   \
+  do {                                                                                \
     if (settings().stats) g_counts[k_##name].fetch_add(1, std::memory_order_relaxed); \
   } while (0)
 
@@ -453,8 +452,7 @@ CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, C
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext, CUdeviceptr src, CUcontext, size_t n,
-                                   CUstream) {
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext, CUdeviceptr src, CUcontext, size_t n, CUstream) {
   COUNT(cuMemcpyPeerAsync);
   if (CUresult r = need_context()) return r;
   if (n) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);

@@ -56,9 +56,8 @@ class DeviceMemory {
     unsigned long long p = 0;
     if (alloc_(&p, n * sizeof(float))) throw std::runtime_error("cuMemAlloc failed");
     auto free = free_;
-    return std::shared_ptr<void>(reinterpret_cast<void*>(p), [free](void* q) {
-      free(reinterpret_cast<unsigned long long>(q));
-    });
+    return std::shared_ptr<void>(reinterpret_cast<void*>(p),
+                                 [free](void* q) { free(reinterpret_cast<unsigned long long>(q)); });
   }
 
  private:
@@ -90,11 +89,26 @@ void step_reference(Particles& p, float dt) {
   for (std::size_t i = 0; i < p.x.size(); ++i) {
     float vx = p.vx[i], vy = p.vy[i] + g * dt;
     float x = p.x[i] + vx * dt, y = p.y[i] + vy * dt;
-    if (x < 0) { x = -x; vx = -vx * e; }
-    if (x > 1) { x = 2 - x; vx = -vx * e; }
-    if (y < 0) { y = -y; vy = -vy * e; }
-    if (y > 1) { y = 2 - y; vy = -vy * e; }
-    p.x[i] = x; p.y[i] = y; p.vx[i] = vx; p.vy[i] = vy;
+    if (x < 0) {
+      x = -x;
+      vx = -vx * e;
+    }
+    if (x > 1) {
+      x = 2 - x;
+      vx = -vx * e;
+    }
+    if (y < 0) {
+      y = -y;
+      vy = -vy * e;
+    }
+    if (y > 1) {
+      y = 2 - y;
+      vy = -vy * e;
+    }
+    p.x[i] = x;
+    p.y[i] = y;
+    p.vx[i] = vx;
+    p.vy[i] = vy;
   }
 }
 

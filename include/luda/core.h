@@ -41,8 +41,7 @@ class Error : public std::runtime_error {
 // and the fields hold its parts.
 class SourceError : public Error {
  public:
-  SourceError(std::string full_text, std::string file, int line, int column, std::string kind,
-              std::string message)
+  SourceError(std::string full_text, std::string file, int line, int column, std::string kind, std::string message)
       : Error(std::move(full_text)),
         file_(std::move(file)),
         line_(line),
@@ -52,8 +51,8 @@ class SourceError : public Error {
 
   // The chunk as messages show it: "gauss.lua", "[string \"...\"]", or a host's name.
   const std::string& file() const { return file_; }
-  int line() const { return line_; }      // 1-based; 0 when unknown
-  int column() const { return column_; }  // 1-based; 0 when unknown
+  int line() const { return line_; }                       // 1-based; 0 when unknown
+  int column() const { return column_; }                   // 1-based; 0 when unknown
   const std::string& kind() const { return kind_; }        // "syntax error", "type error", ...
   const std::string& message() const { return message_; }  // without the location
   // The first line of what(): "file:line:column: kind: message" ("file: kind: message"
@@ -86,8 +85,8 @@ class ScriptError : public Error {
         traceback_(std::move(traceback)),
         cause_(std::move(cause)) {}
 
-  const std::string& file() const { return file_; }  // "" when Lua gave no position
-  int line() const { return line_; }                 // 0 when unknown
+  const std::string& file() const { return file_; }            // "" when Lua gave no position
+  int line() const { return line_; }                           // 0 when unknown
   const std::string& message() const { return message_; }      // without "file:line: "
   const std::string& traceback() const { return traceback_; }  // Lua's "stack traceback:\n..."
   const std::exception_ptr& cause() const { return cause_; }
@@ -159,8 +158,21 @@ void clear_interrupt() noexcept;
 
 // ORDER DTYPE: the library's tables follow this order.
 enum class DType : std::uint8_t {
-  Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float32, Float64,
-  Float16, BFloat16, Complex64, Complex128,
+  Bool,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float32,
+  Float64,
+  Float16,
+  BFloat16,
+  Complex64,
+  Complex128,
 };
 inline constexpr int kNumDTypes = 15;
 

@@ -160,7 +160,8 @@ class Arg {
     if constexpr (std::is_same_v<T, bool>) value_ = v;
     else if constexpr (std::is_floating_point_v<T>) value_ = static_cast<double>(v);
     else if constexpr (std::is_signed_v<T>) value_ = static_cast<std::int64_t>(v);
-    else if (static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(INT64_MAX)) value_ = static_cast<std::int64_t>(v);
+    else if (static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(INT64_MAX))
+      value_ = static_cast<std::int64_t>(v);
     else value_ = Typed{DType::UInt64, 0, static_cast<std::uint64_t>(v), 0};  // past int64: NumPy's uint64
   }
   // A scalar of `dtype` (NumPy's numpy.float32(2.5)): strong, it promotes as an array of
@@ -187,9 +188,9 @@ class Arg {
 
 // Options of the kernel kinds, as luda.cuda.jit's and the kinds' options tables.
 struct KernelOptions {
-  bool fastmath = false;               // NVRTC's --use_fast_math; relaxed math on cpu too
-  std::optional<bool> boundscheck;     // default: on for cpu, off for cuda ($LUDA_BOUNDSCHECK decides both)
-  bool debug = false;                  // device debug information (NVRTC -G)
+  bool fastmath = false;            // NVRTC's --use_fast_math; relaxed math on cpu too
+  std::optional<bool> boundscheck;  // default: on for cpu, off for cuda ($LUDA_BOUNDSCHECK decides both)
+  bool debug = false;               // device debug information (NVRTC -G)
 };
 
 // CuPy's ElementwiseKernel: typed parameter lists (with placeholders such as T), and a body
@@ -241,8 +242,7 @@ class ReductionKernel {
 //   luda::Vectorize gauss("function(x, s) return math.exp(-x * x / (2 * s * s)) end");
 class Vectorize {
  public:
-  explicit Vectorize(std::string function_text, std::vector<std::string> signatures = {},
-                     KernelOptions options = {});
+  explicit Vectorize(std::string function_text, std::vector<std::string> signatures = {}, KernelOptions options = {});
   std::vector<Array> operator()(const std::vector<Arg>& inputs, std::vector<Array> outputs = {},
                                 const Stream& stream = {}) const;
 
@@ -341,9 +341,9 @@ class Value {
     else v_ = static_cast<std::int64_t>(v);
   }
   Value(const char* s) : v_(std::string(s)) {}  // NOLINT
-  Value(std::string s) : v_(std::move(s)) {}  // NOLINT
-  Value(Array a) : v_(std::move(a)) {}  // NOLINT
-  Value(Stream s) : v_(std::move(s)) {}  // NOLINT
+  Value(std::string s) : v_(std::move(s)) {}    // NOLINT
+  Value(Array a) : v_(std::move(a)) {}          // NOLINT
+  Value(Stream s) : v_(std::move(s)) {}         // NOLINT
   static Value other(std::string type_name);
 
   Type type() const;

@@ -28,8 +28,10 @@ class ArgBuffer {
   // profiles of the launch path) once the storage has grown.
   std::size_t put(const void* bytes, std::size_t n) {
     std::size_t at = used_, words = (n + 7) / 8;
-    if (n >= 16 && (at & 1)) [[unlikely]] ++at;  // 16-byte aligned (the storage is)
-    if (at + words > words_.size()) [[unlikely]] grow(at + words);
+    if (n >= 16 && (at & 1)) [[unlikely]]
+      ++at;  // 16-byte aligned (the storage is)
+    if (at + words > words_.size()) [[unlikely]]
+      grow(at + words);
     std::uint64_t* to = words_.data() + at;
     if (n == 8) {  // a pointer or a 64-bit scalar: one move
       std::memcpy(to, bytes, 8);
@@ -60,9 +62,10 @@ class ArgBuffer {
 
  private:
   void grow(std::size_t words);  // new storage, the slots so far pointed into it
-  std::vector<std::uint64_t> words_;  // storage (16-byte aligned, as operator new gives it); the first used_ words are the slots
+  std::vector<std::uint64_t>
+      words_;  // storage (16-byte aligned, as operator new gives it); the first used_ words are the slots
   std::size_t used_ = 0;
-  std::vector<void*> pointers_;  // each slot's first word, in words_
+  std::vector<void*> pointers_;     // each slot's first word, in words_
   std::vector<std::size_t> marks_;  // words that hold data pointers
 };
 

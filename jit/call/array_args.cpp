@@ -42,8 +42,7 @@ Scalar convert_scalar(std::string_view kernel, std::size_t index, std::string_vi
   };
   const char* plain = want == DType::Bool ? "boolean" : "number";
   switch (a.kind) {
-    case KernelArg::Kind::Array:
-      throw error(fmt::format("got {}; pass a {}", describe_arg(a), plain));
+    case KernelArg::Kind::Array: throw error(fmt::format("got {}; pass a {}", describe_arg(a), plain));
     case KernelArg::Kind::Typed:
       if (a.typed.dtype != want)
         throw error(fmt::format("got {}; pass luda.{}(v) or a plain {}", describe_arg(a), dtype_name(want), plain));

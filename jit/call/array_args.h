@@ -62,5 +62,4 @@ inline const dsl::WeakIntUse* weak_int_out_of_bounds(std::span<const KernelArg> 
 [[noreturn]] void weak_int_error(std::string_view who, std::string_view argument, const dsl::WeakIntUse& use,
                                  std::int64_t value);
 
-
 }  // namespace luda::jit

@@ -27,11 +27,36 @@ struct KernelArg {
   double f = 0;                    // Float: a Lua float (weak)
   bool b = false;                  // Bool
 
-  static KernelArg of_array(const NDArray& a) { KernelArg k; k.kind = Kind::Array; k.array = &a; return k; }
-  static KernelArg of_typed(Scalar s) { KernelArg k; k.kind = Kind::Typed; k.typed = s; return k; }
-  static KernelArg of_int(std::int64_t v) { KernelArg k; k.kind = Kind::Int; k.i = v; return k; }
-  static KernelArg of_float(double v) { KernelArg k; k.kind = Kind::Float; k.f = v; return k; }
-  static KernelArg of_bool(bool v) { KernelArg k; k.kind = Kind::Bool; k.b = v; return k; }
+  static KernelArg of_array(const NDArray& a) {
+    KernelArg k;
+    k.kind = Kind::Array;
+    k.array = &a;
+    return k;
+  }
+  static KernelArg of_typed(Scalar s) {
+    KernelArg k;
+    k.kind = Kind::Typed;
+    k.typed = s;
+    return k;
+  }
+  static KernelArg of_int(std::int64_t v) {
+    KernelArg k;
+    k.kind = Kind::Int;
+    k.i = v;
+    return k;
+  }
+  static KernelArg of_float(double v) {
+    KernelArg k;
+    k.kind = Kind::Float;
+    k.f = v;
+    return k;
+  }
+  static KernelArg of_bool(bool v) {
+    KernelArg k;
+    k.kind = Kind::Bool;
+    k.b = v;
+    return k;
+  }
 };
 
 // A dtype with its article, as messages name it: "an int32", "a float64".

@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "jit/call/call_key.h"
-#include "jit/compile/program.h"
 #include "jit/call/launch.h"
+#include "jit/compile/program.h"
 
 namespace luda::jit {
 
@@ -34,7 +34,8 @@ class CallCache {
   Entry& find(const Key& key, Load&& load) {
     calls_.fetch_add(1, std::memory_order_relaxed);
     const Slot* last = last_.load(std::memory_order_acquire);
-    if (last && last->first == key) [[likely]] return *last->second;
+    if (last && last->first == key) [[likely]]
+      return *last->second;
     std::lock_guard lock(mutex_);
     const Slot* slot = find_slot(key, load, true);
     last_.store(slot, std::memory_order_release);

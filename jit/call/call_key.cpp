@@ -14,7 +14,7 @@ namespace luda::jit {
 std::size_t hash_key_bytes(const void* key, std::size_t n) { return static_cast<std::size_t>(XXH3_64bits(key, n)); }
 
 Device call_device(std::string_view who, std::span<const KernelArg> args, std::span<const NDArray> outs,
-                std::span<const std::string> names) {
+                   std::span<const std::string> names) {
   std::optional<Device> d;
   bool odd = false;  // mixed devices or an empty handle: arrays_device says which
   auto see = [&](const NDArray* a) {

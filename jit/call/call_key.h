@@ -75,7 +75,9 @@ struct CallKey {
 };
 struct CallKeyHash {
   template <std::size_t N>
-  std::size_t operator()(const CallKey<N>& k) const { return k.hash(); }
+  std::size_t operator()(const CallKey<N>& k) const {
+    return k.hash();
+  }
 };
 
 // The device a call runs on (its outputs are made there; target_ordinal gives its code's
@@ -85,7 +87,7 @@ struct CallKeyHash {
 // operands by `names` (inputs, then outputs). Allocates nothing when the arrays are valid
 // and on one device.
 Device call_device(std::string_view who, std::span<const KernelArg> args, std::span<const NDArray> outs,
-                std::span<const std::string> names);
+                   std::span<const std::string> names);
 
 // The operand codes of a call's arguments into ops[0, args.size()): arrays by dtype, and
 // by ndim and C-contiguity too where `whole(k)` (an array passed whole); Lua numbers weak,

@@ -20,8 +20,8 @@ void record_launch(GraphRecording& r, const LoadedProgram& program, Device devic
   KernelWork w;
   w.device = device;
   if (w.device != r.device())
-    fail("{}: its arrays are on {}, but the graph being recorded runs on {}; a graph's work is on one device",
-         name.who, w.device.str(), r.device().str());
+    fail("{}: its arrays are on {}, but the graph being recorded runs on {}; a graph's work is on one device", name.who,
+         w.device.str(), r.device().str());
   w.cpu = program.cpu;
   w.function = program.function;
   w.cooperative = program.cooperative;

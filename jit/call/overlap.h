@@ -52,7 +52,8 @@ inline std::uint64_t inputs_over_outputs(std::span<const KernelArg> inputs, std:
 void note_operands_recorded(GraphRecording& g, std::span<const KernelArg> inputs, std::span<const NDArray> outs,
                             bool inputs_written);
 inline void note_operands(std::span<const KernelArg> inputs, std::span<const NDArray> outs, bool inputs_written) {
-  if (GraphRecording* g = GraphRecording::active()) [[unlikely]] note_operands_recorded(*g, inputs, outs, inputs_written);
+  if (GraphRecording* g = GraphRecording::active()) [[unlikely]]
+    note_operands_recorded(*g, inputs, outs, inputs_written);
 }
 
 // The first pair of given outputs that may share memory, if any.

@@ -368,7 +368,8 @@ static int luda_cpu_printf(const char* format, ...) {
 )cpu";
 
 // The cpu versions of the generated-kernel prelude's GPU-only pieces (dsl/prelude.h).
-constexpr std::string_view kBoundsFail = R"cpu(static __attribute__((noinline)) void luda_fail(luda_BoundsRecord* r, int what, int line, int axis, long long index, long long extent) {
+constexpr std::string_view kBoundsFail =
+    R"cpu(static __attribute__((noinline)) void luda_fail(luda_BoundsRecord* r, int what, int line, int axis, long long index, long long extent) {
   if (atomicCAS(&r->hit, 0, what) == 0) {
     r->line = line; r->axis = axis; r->index = index; r->extent = extent;
     __threadfence();
@@ -474,10 +475,11 @@ std::string cpu_raw_source(std::string_view source, std::string_view file_name) 
     return i < t.size() && t[i].kind == Kind::Punctuator && t[i].spells(source, p);
   };
   std::string out = fmt::format("#line 1 \"{}\"\n", file_name);
-  std::size_t done = 0;  // source up to here is in out, or replaced there
-  int line = 1;          // the line `done` is on
+  std::size_t done = 0;             // source up to here is in out, or replaced there
+  int line = 1;                     // the line `done` is on
   auto pass = [&](std::size_t p) {  // the source up to p is replaced
-    line += static_cast<int>(std::count(source.begin() + static_cast<long>(done), source.begin() + static_cast<long>(p), '\n'));
+    line += static_cast<int>(
+        std::count(source.begin() + static_cast<long>(done), source.begin() + static_cast<long>(p), '\n'));
     done = p;
   };
   auto copy = [&](std::size_t p) {  // the source up to p is kept
@@ -520,8 +522,8 @@ bool raw_source_needs_fibers(std::string_view source) {
     std::string spelled;
     std::string_view name = t.text(source);
     if (t.spliced) name = spelled = t.spelling(source);
-    for (std::string_view barrier : {"__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__all_sync", "__any_sync",
-                                     "__match_any_sync", "__match_all_sync"})
+    for (std::string_view barrier : {"__syncthreads", "__syncwarp", "__shfl", "__ballot_sync", "__all_sync",
+                                     "__any_sync", "__match_any_sync", "__match_all_sync"})
       if (name.find(barrier) != std::string_view::npos) return true;
   }
   return false;

@@ -246,8 +246,8 @@ CudaToken CudaScanner::next() {
   } else if (c == '"' || c == '\'') {
     t = token(c == '"' ? Kind::String : Kind::Char, begin, suffix_end(quoted_end(begin)));
   } else if (std::size_t header = c == '<' && in_directive_ && include_directive_ && directive_tokens_ == 2
-                                        ? header_name_end(begin)
-                                        : std::string_view::npos;
+                                      ? header_name_end(begin)
+                                      : std::string_view::npos;
              header != std::string_view::npos) {
     t = token(Kind::HeaderName, begin, header);
   } else {

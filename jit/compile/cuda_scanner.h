@@ -46,7 +46,9 @@ struct CudaToken {
   // The text as the compiler reads it: line splices removed.
   std::string spelling(std::string_view source) const;
   // Whether the compiler reads the token as `s`.
-  bool spells(std::string_view source, std::string_view s) const { return spliced ? spelling(source) == s : text(source) == s; }
+  bool spells(std::string_view source, std::string_view s) const {
+    return spliced ? spelling(source) == s : text(source) == s;
+  }
 };
 
 class CudaScanner {
@@ -73,10 +75,10 @@ class CudaScanner {
   CudaToken token(CudaToken::Kind kind, std::size_t begin, std::size_t end);
 
   std::string_view s_;
-  std::size_t p_ = 0;            // the next character (never at a line splice)
-  bool line_start_ = true;       // only whitespace and comments since the last newline
+  std::size_t p_ = 0;       // the next character (never at a line splice)
+  bool line_start_ = true;  // only whitespace and comments since the last newline
   bool in_directive_ = false;
-  int directive_tokens_ = 0;     // tokens of the current directive so far, its '#' included
+  int directive_tokens_ = 0;        // tokens of the current directive so far, its '#' included
   bool include_directive_ = false;  // the directive is #include (or #include_next, #import)
 };
 

@@ -217,9 +217,7 @@ DiskCache& DiskCache::global() {
   return *cache;
 }
 
-std::filesystem::path DiskCache::path_of(const CacheKey& key) const {
-  return directory_ / (key.hex() + ".luda");
-}
+std::filesystem::path DiskCache::path_of(const CacheKey& key) const { return directory_ / (key.hex() + ".luda"); }
 
 void DiskCache::debug_miss(const CacheKey& key, std::string_view what, std::string_view reason) const {
   if (!debug_) return;
@@ -315,8 +313,6 @@ DiskCache::Stats DiskCache::stats() const {
   return s;
 }
 
-void DiskCache::reset_stats() {
-  hits_ = misses_ = writes_ = corrupt_ = write_failures_ = 0;
-}
+void DiskCache::reset_stats() { hits_ = misses_ = writes_ = corrupt_ = write_failures_ = 0; }
 
 }  // namespace luda::jit

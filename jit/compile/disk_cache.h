@@ -26,7 +26,7 @@ namespace luda::jit {
 // LUDA_CACHE_DEBUG: two keys that differ show which field did.
 struct CacheKey {
   std::array<unsigned char, 16> bytes{};
-  std::string summary;  // "source=1a2b3c4d options=-default-device arch=sm_90 ..."
+  std::string summary;      // "source=1a2b3c4d options=-default-device arch=sm_90 ..."
   std::string hex() const;  // 32 lowercase hex digits: the file name
   bool operator==(const CacheKey& o) const { return bytes == o.bytes; }
 };

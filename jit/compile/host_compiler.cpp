@@ -88,10 +88,10 @@ class TempDir {
 };
 
 struct RunResult {
-  int status = -1;        // exit status; -1 when it did not exit normally
-  int spawn_error = 0;    // errno of posix_spawnp, 0 when it started
-  bool timed_out = false; // stopped after the time limit
-  std::string output;     // stdout and stderr together
+  int status = -1;         // exit status; -1 when it did not exit normally
+  int spawn_error = 0;     // errno of posix_spawnp, 0 when it started
+  bool timed_out = false;  // stopped after the time limit
+  std::string output;      // stdout and stderr together
 };
 
 // Waits for `pid` to end, at most `seconds`; false when it is still running then.
@@ -194,8 +194,8 @@ std::string resolve(const std::string& program) {
 std::string file_stamp(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path;
-  return fmt::format("{} {} {}.{:09}", path, static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
-                     static_cast<long>(st.st_mtim.tv_nsec));
+  return fmt::format("{} {} {}.{:09}", path, static_cast<long long>(st.st_size),
+                     static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
 }
 
 [[noreturn]] void cannot_run(const HostCompiler& c, const std::string& why) {
@@ -223,7 +223,8 @@ std::string describe_compiler(HostCompiler& c) {
   if (r.timed_out)
     cannot_run(c, fmt::format("`{}` did not finish within {} s and was stopped (LUDA_CXX_TIMEOUT sets the limit)",
                               fmt::join(argv, " "), limit));
-  if (r.status != 0) cannot_run(c, fmt::format("`{}` exited with status {}: {}", fmt::join(argv, " "), r.status, r.output));
+  if (r.status != 0)
+    cannot_run(c, fmt::format("`{}` exited with status {}: {}", fmt::join(argv, " "), r.status, r.output));
   c.version = r.output.substr(0, r.output.find('\n'));
   std::string identity = fmt::format("{} | {}", fmt::join(c.command, " "), c.version);
   for (const std::string& word : c.command) identity += " | " + file_stamp(resolve(word));
@@ -249,7 +250,8 @@ std::string safe_file_name(std::string_view name) {
   std::size_t dot = name.rfind('.');
   std::string_view extension = dot == std::string_view::npos ? "" : name.substr(dot);
   bool plain = extension.size() > 1 && extension.size() <= 8 &&
-               std::all_of(extension.begin() + 1, extension.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+               std::all_of(extension.begin() + 1, extension.end(),
+                           [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
   if (!plain) return dsl::c_identifier(name) + ".cu";
   return dsl::c_identifier(name.substr(0, dot)) + std::string(extension);
 }
@@ -263,7 +265,10 @@ std::string cpu_identity() {
     std::ifstream f("/proc/cpuinfo");
     std::string line, model, flags;
     while (std::getline(f, line) && (model.empty() || flags.empty())) {
-      auto value = [&] { auto c = line.find(':'); return c == std::string::npos ? std::string() : line.substr(c + 1); };
+      auto value = [&] {
+        auto c = line.find(':');
+        return c == std::string::npos ? std::string() : line.substr(c + 1);
+      };
       if (model.empty() && line.rfind("model name", 0) == 0) model = value();
       if (flags.empty() && (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0)) flags = value();
     }
@@ -447,7 +452,8 @@ std::shared_ptr<const CpuModule> load_cpu_module(const HostCompileRequest& reque
   std::string payload;
   bool compiled = false;
   if (std::optional<std::string> hit = cache.load(key, request.what + " for the cpu");
-      hit && !hit->empty() && (*hit)[0] == kObjectTag && detail::shared_object_defect(std::string_view(*hit).substr(1)).empty()) {
+      hit && !hit->empty() && (*hit)[0] == kObjectTag &&
+      detail::shared_object_defect(std::string_view(*hit).substr(1)).empty()) {
     ++s.disk_hits;
     payload = std::move(*hit);
   } else {

@@ -52,12 +52,12 @@ HostCompiler host_compiler();
 std::vector<std::string> host_compile_flags(bool fastmath, bool debug);
 
 struct HostCompileRequest {
-  std::string source;                  // complete: prelude included
-  std::string file_name = "kernel.cu"; // what diagnostics call it (compiled as C++: -x c++)
+  std::string source;                   // complete: prelude included
+  std::string file_name = "kernel.cu";  // what diagnostics call it (compiled as C++: -x c++)
   bool fastmath = false;
   bool debug = false;
-  std::vector<std::string> options;    // more flags (raw modules' -D/-U/-I), after ours
-  std::string what;                    // "kernel 'add'": for cache debug output and errors
+  std::vector<std::string> options;  // more flags (raw modules' -D/-U/-I), after ours
+  std::string what;                  // "kernel 'add'": for cache debug output and errors
 };
 
 struct HostCompileStats {

@@ -173,7 +173,8 @@ namespace {
 // kernel is never a crash of the host.
 constexpr std::size_t kCompileStack = std::size_t{64} << 20;
 
-template <class F> nvrtcResult on_compile_stack(F&& compile) {
+template <class F>
+nvrtcResult on_compile_stack(F&& compile) {
   struct Call {
     F* compile;
     nvrtcResult result;
@@ -182,11 +183,14 @@ template <class F> nvrtcResult on_compile_stack(F&& compile) {
   pthread_t thread;
   bool started = pthread_attr_init(&attr) == 0;
   started = started && pthread_attr_setstacksize(&attr, kCompileStack) == 0 &&
-            pthread_create(&thread, &attr, [](void* p) -> void* {
-              auto* c = static_cast<Call*>(p);
-              c->result = (*c->compile)();
-              return nullptr;
-            }, &call) == 0;
+            pthread_create(
+                &thread, &attr,
+                [](void* p) -> void* {
+                  auto* c = static_cast<Call*>(p);
+                  c->result = (*c->compile)();
+                  return nullptr;
+                },
+                &call) == 0;
   pthread_attr_destroy(&attr);
   if (!started) return compile();  // no thread to be had: the caller's own stack
   pthread_join(thread, nullptr);
@@ -274,9 +278,8 @@ CompiledProgram compile(const CompileRequest& request) {
 
   std::vector<const char*> argv;
   for (const auto& o : macros.options) argv.push_back(o.c_str());
-  nvrtcResult result = on_compile_stack([&] {
-    return nv.nvrtcCompileProgram(guard.program, static_cast<int>(argv.size()), argv.data());
-  });
+  nvrtcResult result = on_compile_stack(
+      [&] { return nv.nvrtcCompileProgram(guard.program, static_cast<int>(argv.size()), argv.data()); });
 
   // The log is read whatever the result: it holds the errors, or the warnings.
   std::size_t log_size = 0;
@@ -288,10 +291,9 @@ CompiledProgram compile(const CompileRequest& request) {
     out.log.pop_back();
 
   if (result != NVRTC_SUCCESS) {
-    std::string message = fmt::format("NVRTC failed to compile '{}' for {} (options: {})",
-                                      request.program_name, target, fmt::join(out.options, " "));
-    if (result != NVRTC_ERROR_COMPILATION)
-      message += fmt::format(": {}", nv.nvrtcGetErrorString(result));
+    std::string message = fmt::format("NVRTC failed to compile '{}' for {} (options: {})", request.program_name, target,
+                                      fmt::join(out.options, " "));
+    if (result != NVRTC_ERROR_COMPILATION) message += fmt::format(": {}", nv.nvrtcGetErrorString(result));
     if (!out.log.empty()) message += "\n" + out.log;
     message += "\nsource:\n" + detail::numbered_source(request.source);
     throw CompileError(std::move(message), out.log, out.options, request.source);

@@ -29,23 +29,23 @@ struct NvrtcVersion {
 //     libnvrtc.so: <dlerror>
 //   set LUDA_NVRTC to the path of libnvrtc.so (from the CUDA toolkit, version 12 or 13)
 NvrtcVersion nvrtc_version();
-std::string nvrtc_library_path();     // the file that was loaded
+std::string nvrtc_library_path();          // the file that was loaded
 std::vector<int> nvrtc_supported_archs();  // e.g. {75, 80, 86, 89, 90, 100, 120}
 
 struct CompileRequest {
   std::string source;
   std::string program_name = "kernel.cu";     // the name diagnostics show
-  int arch = 90;                               // compute capability as major*10+minor
-  bool cubin = true;                           // false: PTX for compute_<arch>
-  std::vector<std::string> options;            // extra user options
-  std::vector<std::string> name_expressions;   // C++ names to lower (non-extern "C" kernels)
+  int arch = 90;                              // compute capability as major*10+minor
+  bool cubin = true;                          // false: PTX for compute_<arch>
+  std::vector<std::string> options;           // extra user options
+  std::vector<std::string> name_expressions;  // C++ names to lower (non-extern "C" kernels)
 };
 
 struct CompiledProgram {
-  std::string image;      // cubin or PTX (NUL-terminated in memory for cuModuleLoadData)
+  std::string image;  // cubin or PTX (NUL-terminated in memory for cuModuleLoadData)
   bool cubin = true;
-  std::string log;        // warnings, possibly empty
-  std::vector<std::string> options;  // as given (-D and -U reach NVRTC as #define and #undef lines)
+  std::string log;                                   // warnings, possibly empty
+  std::vector<std::string> options;                  // as given (-D and -U reach NVRTC as #define and #undef lines)
   std::map<std::string, std::string> lowered_names;  // name expression -> mangled name
 };
 

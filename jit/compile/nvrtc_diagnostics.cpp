@@ -99,8 +99,8 @@ CompileError at_lua_line(const CompileError& e, const dsl::Chunk& chunk, bool co
         std::string_view line = source.line_text(d.line);
         int col = static_cast<int>(line.find_first_not_of(" \t")) + 1;
         if (compiler_columns && d.column > 0) col = d.column;
-        dsl::SourceError located =
-            dsl::source_error(source, {d.line, std::max(col, 1)}, "compile error", error ? d.message : pending);
+        dsl::SourceError located = dsl::source_error(source, {d.line, std::max(col, 1)}, "compile error",
+                                                     error ? d.message : pending);
         return CompileError(std::string(located.what()) + "\n" + e.what(), e.log(), e.options(), e.source());
       }
     }

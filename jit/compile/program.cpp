@@ -35,7 +35,8 @@ void put_u32(std::string& out, std::size_t n) {
 bool get_u32(std::string_view& in, std::size_t& n) {
   if (in.size() < 4) return false;
   n = 0;
-  for (int i = 0; i < 4; ++i) n |= static_cast<std::size_t>(static_cast<unsigned char>(in[static_cast<std::size_t>(i)])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<std::size_t>(static_cast<unsigned char>(in[static_cast<std::size_t>(i)])) << (8 * i);
   in.remove_prefix(4);
   return true;
 }
@@ -169,7 +170,8 @@ LoadedProgram load_binary(const ProgramText& program, const CudaBinary& binary, 
 }
 
 LoadedProgram load_program(const ProgramText& program, int ordinal, DiskCache& cache, JitStats& stats) {
-  if (ordinal != kCpuDevice) return load_binary(program, cuda_binary(program, device_arch(ordinal), cache, stats), ordinal, stats);
+  if (ordinal != kCpuDevice)
+    return load_binary(program, cuda_binary(program, device_arch(ordinal), cache, stats), ordinal, stats);
   LoadedProgram l;
   l.ordinal = ordinal;
   load_cpu(program, l, cache, stats);

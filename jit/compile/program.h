@@ -14,8 +14,8 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,9 +23,9 @@
 
 #include "dsl/compile.h"
 #include "jit/compile/disk_cache.h"
-#include "jit/compile/target.h"
 #include "jit/compile/host_compiler.h"
 #include "jit/compile/nvrtc.h"
+#include "jit/compile/target.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/launch.h"
 #include "runtime/memory.h"
@@ -40,16 +40,16 @@ struct JitStats {
   std::uint64_t disk_hits = 0;        // binaries found in the disk cache
   std::uint64_t disk_misses = 0;
   std::uint64_t nvrtc_compiles = 0;
-  std::uint64_t host_compiles = 0;    // the cpu target's host C++ compiler runs
-  std::uint64_t loads = 0;            // cuModuleLoadData, or dlopen for the cpu target
-  double frontend_seconds = 0;        // the front end (compile_kernel, a kind's frontend)
-  double compile_seconds = 0;         // NVRTC's, or the host compiler's for the cpu target
-  double load_seconds = 0;            // disk lookup + module load
+  std::uint64_t host_compiles = 0;  // the cpu target's host C++ compiler runs
+  std::uint64_t loads = 0;          // cuModuleLoadData, or dlopen for the cpu target
+  double frontend_seconds = 0;      // the front end (compile_kernel, a kind's frontend)
+  double compile_seconds = 0;       // NVRTC's, or the host compiler's for the cpu target
+  double load_seconds = 0;          // disk lookup + module load
 };
 
 // One program as the compilers see it. Views: the caller keeps the text alive.
 struct ProgramText {
-  std::string_view code;    // complete: the prelude included (the cpu prelude for cpu)
+  std::string_view code;  // complete: the prelude included (the cpu prelude for cpu)
   // The extern "C" kernel to look up (part of the cache key); empty for a module whose
   // kernels its caller looks up (a raw module's).
   std::string_view entry;
@@ -61,8 +61,8 @@ struct ProgramText {
   // -D, -U and -I, and --fmad=false as -ffp-contract=off. Generated code's options ask it
   // for fast math (--use_fast_math) and debug information (-G).
   bool user_source = false;
-  std::string_view name;    // diagnostics call the source "<name>.cu"
-  std::string_view what;    // "kernel 'add'": cache debug output and messages
+  std::string_view name;  // diagnostics call the source "<name>.cu"
+  std::string_view what;  // "kernel 'add'": cache debug output and messages
   // Where the code's #line directives point; a compiler failure is told at the first of
   // these that its log names.
   std::span<const std::shared_ptr<const dsl::Chunk>> chunks;

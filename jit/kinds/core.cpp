@@ -88,8 +88,8 @@ void Core::check_made_outputs(std::span<const std::optional<dsl::Scalar>> given,
   };
   for (std::size_t k = 0; k < given.size(); ++k)
     if (given[k] && *given[k] != made[k])
-      fail("{}: {} is {} array but {} makes {}; pass {} array or none", who(), output_label(k), a_dtype(*given[k]), maker,
-           dsl::scalar_name(made[k]), a_dtype(made[k]));
+      fail("{}: {} is {} array but {} makes {}; pass {} array or none", who(), output_label(k), a_dtype(*given[k]),
+           maker, dsl::scalar_name(made[k]), a_dtype(made[k]));
 }
 
 Scalar Core::scalar_value(std::size_t k, const KernelArg& a, dsl::Scalar want) const {

@@ -21,14 +21,14 @@
 #include "jit/call/array_args.h"
 #include "jit/call/call_cache.h"
 #include "jit/call/call_key.h"
-#include "jit/kinds/layout.h"
-#include "jit/kinds/templates.h"
-#include "jit/kinds/elementwise.h"
-#include "jit/kinds/reduction.h"
-#include "jit/kinds/spec_cache.h"
+#include "jit/call/launch.h"
 #include "jit/call/overlap.h"
 #include "jit/compile/program.h"
-#include "jit/call/launch.h"
+#include "jit/kinds/elementwise.h"
+#include "jit/kinds/layout.h"
+#include "jit/kinds/reduction.h"
+#include "jit/kinds/spec_cache.h"
+#include "jit/kinds/templates.h"
 #include "runtime/launch.h"
 
 namespace luda::jit::kind {
@@ -100,7 +100,8 @@ class Core {
                                std::span<const dsl::Scalar> dtypes, Device device, const Stream* stream);
   // The key's operand codes for the inputs (operand_codes: a raw input is passed whole).
   static void input_codes(std::span<const KernelArg> inputs, std::span<const bool> raw, KindKey& key) {
-    operand_codes(inputs, [&](std::size_t k) { return k < raw.size() && raw[k]; }, key.ops.data());
+    operand_codes(
+        inputs, [&](std::size_t k) { return k < raw.size() && raw[k]; }, key.ops.data());
   }
 
   DiskCache& cache() const { return *cache_; }

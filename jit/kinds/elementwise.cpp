@@ -62,8 +62,7 @@ struct ElementwiseKind::Impl {
     std::shared_ptr<Buffer> bounds;  // the BoundsRecord, when the code takes one
   };
 
-  Impl(const ElementwiseSetup& s)
-      : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {
+  Impl(const ElementwiseSetup& s) : core(s.kind, s.name, s.in_names, s.out_names, s.cache), setup(s) {
     for (std::size_t k = 0; k < s.raw.size() && k < raw.size(); ++k) {
       raw[k] = s.raw[k];
       if (raw[k]) raw_mask |= std::uint64_t{1} << k;
@@ -267,7 +266,9 @@ void ElementwiseKind::Impl::plan(std::span<const KernelArg> inputs, std::span<co
     if (widest > 0 && widest < 16) {
       vector = static_cast<int>(16 / widest);
       auto aligned = [&](const NDArray& a) {
-        return reinterpret_cast<std::uintptr_t>(a.data()) % (static_cast<std::uintptr_t>(vector) * itemsize(a.dtype())) == 0;
+        return reinterpret_cast<std::uintptr_t>(a.data()) %
+                   (static_cast<std::uintptr_t>(vector) * itemsize(a.dtype())) ==
+               0;
       };
       for (std::size_t k = 0; k < nin && vector > 1; ++k)
         if (p.in_lay[k] >= 0 && !aligned(*inputs[k].array)) vector = 1;
@@ -449,8 +450,6 @@ std::string ElementwiseKind::inspect(std::string_view what, std::span<const dsl:
                      arch ? arch : current_arch_for(m.core.who()));
 }
 
-JitStats ElementwiseKind::stats() const {
-  return impl_->cache.stats();
-}
+JitStats ElementwiseKind::stats() const { return impl_->cache.stats(); }
 
 }  // namespace luda::jit

@@ -20,9 +20,9 @@
 
 #include "dsl/compile.h"
 #include "dsl/types.h"
+#include "jit/call/call_args.h"
 #include "jit/compile/disk_cache.h"
 #include "jit/kinds/jit_kernel.h"
-#include "jit/call/call_args.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
 
@@ -35,12 +35,12 @@ namespace luda::jit {
 // size, as int64. It returns the outputs: one value, or a tuple in output order; each is
 // converted to its output's dtype as C converts.
 struct ElementCode {
-  std::string functions;              // dsl::DeviceFunction::code (no prelude)
-  std::string call;                   // the element function's C name
-  std::vector<dsl::Type> params;      // what it takes for the inputs (after conversion)
-  std::vector<dsl::Scalar> outputs;   // each output's dtype
+  std::string functions;             // dsl::DeviceFunction::code (no prelude)
+  std::string call;                  // the element function's C name
+  std::vector<dsl::Type> params;     // what it takes for the inputs (after conversion)
+  std::vector<dsl::Scalar> outputs;  // each output's dtype
   std::vector<std::string> nvrtc_options;
-  std::string typed;                  // for inspect("types")
+  std::string typed;  // for inspect("types")
   // Where the functions' #line directives point: a compiler failure
   // is told at the first of these chunks that its log names.
   std::vector<std::shared_ptr<const dsl::Chunk>> chunks;
@@ -59,8 +59,8 @@ struct ElementwiseSetup {
   std::string name;                   // "layer": messages and the kernel's entry name
   std::vector<std::string> in_names;  // for messages ("argument 2 'w'")
   std::vector<std::string> out_names;
-  std::vector<bool> raw;              // per input: passed whole, not broadcast
-  std::vector<bool> out_read;         // per output: the element function reads it
+  std::vector<bool> raw;       // per input: passed whole, not broadcast
+  std::vector<bool> out_read;  // per output: the element function reads it
   bool index_args = false;
   // Code for these input types (array inputs: their dtype, strong; Lua numbers: weak
   // scalars; raw inputs: array types) and output dtypes (nullopt where not given). Throws
@@ -69,7 +69,7 @@ struct ElementwiseSetup {
                             dsl::Target target)>
       frontend;
   JitOptions options;
-  DiskCache* cache = nullptr;         // null -> DiskCache::global()
+  DiskCache* cache = nullptr;  // null -> DiskCache::global()
 };
 
 class ElementwiseKind {

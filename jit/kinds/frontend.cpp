@@ -8,8 +8,8 @@
 #include "dsl/diagnostics.h"
 #include "dsl/find_function.h"
 #include "dsl/source_text.h"
-#include "runtime/error.h"
 #include "jit/kinds/reduce_rules.h"
+#include "runtime/error.h"
 
 namespace luda::jit {
 namespace {
@@ -70,7 +70,8 @@ std::vector<dsl::Scalar> result_scalars(const dsl::Type& result, std::string_vie
       std::vector<dsl::Scalar> out;
       for (const dsl::Type& t : result.elements) {
         if (t.kind != dsl::Type::Kind::Scalar)
-          fail_at_function(function, dsl::error_kind::type, who, fmt::format("returns {}; return scalars", result.str()));
+          fail_at_function(function, dsl::error_kind::type, who,
+                           fmt::format("returns {}; return scalars", result.str()));
         out.push_back(t.scalar);
       }
       return out;
@@ -88,8 +89,8 @@ namespace {
 // A fused function's return of `listed` expressions whose last is a call of several values.
 void check_listed(std::string_view who, std::size_t got, std::size_t listed) {
   if (got != listed)
-    fail("{}: the function returns {} values here but its return lists {}; return one value per expression", who,
-         got, listed);
+    fail("{}: the function returns {} values here but its return lists {}; return one value per expression", who, got,
+         listed);
 }
 
 }  // namespace
@@ -158,7 +159,9 @@ bool converts_without_loss(const dsl::Type& from, dsl::Scalar to) {
 
 std::string describe_type(const dsl::Type& t) {
   if (t.kind == dsl::Type::Kind::Scalar && t.weak)
-    return dsl::is_complex(t.scalar) ? "a complex (luda.complex)" : dsl::is_float(t.scalar) ? "a Lua float" : "a Lua integer";
+    return dsl::is_complex(t.scalar) ? "a complex (luda.complex)"
+           : dsl::is_float(t.scalar) ? "a Lua float"
+                                     : "a Lua integer";
   if (t.kind == dsl::Type::Kind::Scalar) return std::string(dsl::scalar_name(t.scalar));
   return t.str();
 }
@@ -251,8 +254,8 @@ std::vector<dsl::Scalar> bind_types(const StringKindState& s, std::span<const ds
     const dsl::KindParam& p = params[k];
     auto [it, fresh] = bound.try_emplace(p.placeholder, Binding{t, param_label(params, k, output)});
     if (!fresh && it->second.type != t)
-      fail("{}: type placeholder {} is {} from {} but {} from {}; pass one dtype ({}:astype(\"{}\") converts)",
-           s.who(), p.placeholder, dsl::scalar_name(it->second.type), it->second.from, dsl::scalar_name(t),
+      fail("{}: type placeholder {} is {} from {} but {} from {}; pass one dtype ({}:astype(\"{}\") converts)", s.who(),
+           p.placeholder, dsl::scalar_name(it->second.type), it->second.from, dsl::scalar_name(t),
            param_label(params, k, output), p.name, dsl::scalar_name(it->second.type));
   };
   for (std::size_t k = 0; k < s.in.size(); ++k)
@@ -354,15 +357,14 @@ jit::ReductionCode reduction_code(const StringKindState& s, std::span<const dsl:
       const dsl::KindParam& p = k < s.in.size() ? s.in[k] : s.out[k - s.in.size()];
       if (p.placeholder == s.reduce_type) found = types[k];
     }
-    if (!found)
-      fail("{}: reduce_type '{}' is neither a dtype nor a placeholder of the parameters", who, s.reduce_type);
+    if (!found) fail("{}: reduce_type '{}' is neither a dtype nor a placeholder of the parameters", who, s.reduce_type);
     rt = *found;
   }
   // A weak operand is a Lua number: one value for every element, which post_map may read.
   std::vector<bool> in_is_scalar;
   for (const dsl::Type& t : inputs) in_is_scalar.push_back(t.kind == dsl::Type::Kind::Scalar && t.weak);
-  dsl::ReductionFunctions fns = dsl::reduction_functions(s.in, s.out, types, rt, in_is_scalar, s.map, s.reduce,
-                                                         s.post, s.identity, s.name);
+  dsl::ReductionFunctions fns = dsl::reduction_functions(s.in, s.out, types, rt, in_is_scalar, s.map, s.reduce, s.post,
+                                                         s.identity, s.name);
   jit::ReductionCode code;
   for (std::size_t k = 0; k < s.in.size(); ++k) code.map_params.push_back(dsl::Type::scalar_of(types[k]));
   code.post_inputs = fns.post_inputs;
@@ -464,8 +466,7 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
   if (results.size() != nred)
     fail("{}: luda.{} reduces one value per element, got {}", who, s.shape.ops[0], results.size());
   std::vector<ReduceParts> parts;
-  for (std::size_t k = 0; k < nred; ++k)
-    parts.push_back(reduce_parts(*parse_reduce(s.shape.ops[k]), results[k]));
+  for (std::size_t k = 0; k < nred; ++k) parts.push_back(reduce_parts(*parse_reduce(s.shape.ops[k]), results[k]));
   jit::ReductionCode code;
   code.functions = value.code;
   code.typed = value.typed;
@@ -502,8 +503,9 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
     }
   }
   if (!with_post && nred == 1) {  // the value is the reduction's
-    code.post =
-        compile(source_text_function("function(a) return a end"), "post", {dsl::Type::scalar_of(code.reduce_type)}).c_name;
+    code.post = compile(source_text_function("function(a) return a end"), "post",
+                        {dsl::Type::scalar_of(code.reduce_type)})
+                    .c_name;
     code.outputs = {parts[0].output};
     return code;
   }
@@ -515,7 +517,8 @@ jit::ReductionCode fuse_reduction_code(const FuseState& s, std::span<const dsl::
       types.push_back(dsl::Type::scalar_of(parts[k].output));
       code.outputs.push_back(parts[k].output);
     }
-    code.post = compile(source_text_function(fmt::format("function({0}) return {0} end", names)), "values", types).c_name;
+    code.post =
+        compile(source_text_function(fmt::format("function({0}) return {0} end", names)), "values", types).c_name;
     return code;
   }
   // The work after the reductions: a function of the reduced values (in their dtypes, as

@@ -18,8 +18,8 @@
 #include "dsl/device_function.h"
 #include "dsl/kind_source.h"
 #include "dsl/types.h"
-#include "jit/kinds/jit_kernel.h"
 #include "jit/kinds/elementwise.h"
+#include "jit/kinds/jit_kernel.h"
 #include "jit/kinds/reduction.h"
 #include "runtime/dtype.h"
 

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "jit/call/overlap.h"
 #include "jit/compile/cpu_prelude.h"
 #include "jit/compile/nvrtc.h"
-#include "jit/call/overlap.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -86,7 +86,8 @@ SignatureKey signature_key(std::span<const KernelArg> args, int device) {
   k.device = static_cast<std::int16_t>(device);
   k.count = static_cast<std::uint8_t>(args.size());
   k.flags = arrays_disjoint(args) ? SignatureKey::NoAlias : 0;
-  operand_codes(args, [](std::size_t) { return true; }, k.ops.data());
+  operand_codes(
+      args, [](std::size_t) { return true; }, k.ops.data());
   return k;
 }
 
@@ -98,9 +99,8 @@ JitKernel::JitKernel(Setup setup, dsl::Environment& env)
       handle_(setup.handle),
       name_(setup.name.empty() ? "kernel" : std::move(setup.name)),
       what_(fmt::format("kernel '{}'", name_)),
-      label_(driver::intern_label(function_.chunk ? fmt::format("{} ({}:{})", what_, function_.chunk->name,
-                                                                 function_.line_defined)
-                                                  : what_)),
+      label_(driver::intern_label(
+          function_.chunk ? fmt::format("{} ({}:{})", what_, function_.chunk->name, function_.line_defined) : what_)),
       param_names_(std::move(setup.param_names)),
       options_(setup.options),
       link_(std::move(setup.link)),
@@ -123,8 +123,8 @@ void JitKernel::check_count(std::size_t n) const {
   fail("kernel '{}' takes {} argument{}{}, got {}", name_, expected, expected == 1 ? "" : "s", names, n);
 }
 
-JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature,
-                                                 bool noalias, dsl::Target target) {
+JitKernel::Specialization& JitKernel::specialize(const std::vector<dsl::Type>& types, bool from_signature, bool noalias,
+                                                 dsl::Target target) {
   SignatureKey key = signature_key(types, target == dsl::Target::Cpu ? kCpuDevice : -1, noalias);
   Specialization& s = specs_.get(key, cache_.counters(), [&] {
     dsl::KernelRequest request;
@@ -169,8 +169,7 @@ JitKernel::Specialization* JitKernel::find_convertible(std::span<const KernelArg
       const dsl::Type& p = s.types[i];
       const KernelArg& a = args[i];
       if (p.kind == dsl::Type::Kind::Array) {
-        ok = a.kind == KernelArg::Kind::Array && scalar_of(a.array->dtype()) == p.scalar &&
-             a.array->ndim() == p.ndim &&
+        ok = a.kind == KernelArg::Kind::Array && scalar_of(a.array->dtype()) == p.scalar && a.array->ndim() == p.ndim &&
              (!p.c_contiguous || a.array->is_c_contiguous());
       } else if (a.kind == KernelArg::Kind::Typed) {
         ok = scalar_of(a.typed.dtype) == p.scalar;
@@ -208,7 +207,8 @@ JitKernel::Loaded& JitKernel::load(Specialization& spec, int ordinal) {
   if (spec.linked_needs_fibers) l.program.cpu.needs_fibers = true;
   l.program.cooperative = spec.kernel.cooperative;
   if (spec.kernel.bounds_record)
-    l.bounds = Buffer::allocate(ordinal == kCpuDevice ? Device::cpu() : Device::cuda(ordinal), sizeof(dsl::BoundsRecord));
+    l.bounds = Buffer::allocate(ordinal == kCpuDevice ? Device::cpu() : Device::cuda(ordinal),
+                                sizeof(dsl::BoundsRecord));
   return cache_.add(std::move(l));
 }
 
@@ -300,7 +300,8 @@ void JitKernel::compile(std::string_view signature) {
   const int ordinal = target_ordinal(d);
   std::lock_guard lock(cache_.mutex());
   Specialization& spec = specialize(types, true, false, d.is_cpu() ? dsl::Target::Cpu : dsl::Target::Cuda);
-  cache_.find_locked(signature_key(types, ordinal), [&](const SignatureKey&) -> Loaded& { return load(spec, ordinal); });
+  cache_.find_locked(signature_key(types, ordinal),
+                     [&](const SignatureKey&) -> Loaded& { return load(spec, ordinal); });
 }
 
 JitKernel::Specialization& JitKernel::only_or_named(std::string_view signature) {

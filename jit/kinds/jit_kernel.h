@@ -29,15 +29,15 @@
 
 #include "dsl/compile.h"
 #include "jit/call/array_args.h"
+#include "jit/call/call_args.h"
 #include "jit/call/call_cache.h"
 #include "jit/call/call_key.h"
+#include "jit/call/launch.h"
 #include "jit/compile/disk_cache.h"
 #include "jit/compile/host_compiler.h"
-#include "jit/call/call_args.h"
 #include "jit/compile/nvrtc.h"
 #include "jit/compile/program.h"
 #include "jit/kinds/spec_cache.h"
-#include "jit/call/launch.h"
 #include "runtime/launch.h"
 #include "runtime/memory.h"
 
@@ -93,11 +93,11 @@ class JitKernel {
   struct Setup {
     dsl::FunctionSource function;
     dsl::FunctionHandle handle = nullptr;
-    std::string name;                     // "" -> "kernel"
-    std::vector<std::string> param_names; // for messages; may be empty
+    std::string name;                      // "" -> "kernel"
+    std::vector<std::string> param_names;  // for messages; may be empty
     JitOptions options;
-    Frontend frontend;                    // empty -> dsl::compile_kernel
-    DiskCache* cache = nullptr;           // null -> DiskCache::global()
+    Frontend frontend;           // empty -> dsl::compile_kernel
+    DiskCache* cache = nullptr;  // null -> DiskCache::global()
     // CUDA C++ sources compiled with the kernel (Numba's link=): where the device functions
     // it calls that cuda.declare_device declared are defined. Chunks marked is_cuda.
     std::vector<std::shared_ptr<const dsl::Chunk>> link;
@@ -171,7 +171,7 @@ class JitKernel {
   dsl::FunctionSource function_;
   dsl::FunctionHandle handle_;
   std::string name_;
-  std::string what_;  // "kernel '<name>'"
+  std::string what_;   // "kernel '<name>'"
   const char* label_;  // "kernel '<name>' (<chunk>:<line>)": driver::note_launch
   std::vector<std::string> param_names_;
   JitOptions options_;
@@ -183,6 +183,5 @@ class JitKernel {
   CallCache<Loaded, kMaxJitArgs> cache_;  // per call key; its mutex guards the specializations too
   SpecCache<SignatureKey, Specialization> specs_;
 };
-
 
 }  // namespace luda::jit

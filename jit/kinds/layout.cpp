@@ -29,8 +29,7 @@ int collapse(const int* axes, int count, const BroadcastShape& b, int nops, cons
     if (n > 0) {
       auto last = static_cast<std::size_t>(n - 1);
       bool merge = true;
-      for (int k = 0; k < nops && merge; ++k)
-        merge = strides[static_cast<std::size_t>(k)][last] == in[k][a] * extent;
+      for (int k = 0; k < nops && merge; ++k) merge = strides[static_cast<std::size_t>(k)][last] == in[k][a] * extent;
       if (merge) {
         shape[last] *= extent;
         for (int k = 0; k < nops; ++k) strides[static_cast<std::size_t>(k)][last] = in[k][a];
@@ -109,8 +108,7 @@ void elementwise_layout(std::span<const LayoutOperand> operands, const Broadcast
 }
 
 void reduction_layout(std::span<const LayoutOperand> inputs, std::span<const LayoutOperand> outputs,
-                      const BroadcastShape& shape, std::span<const bool> reduced, bool keepdims,
-                      ReductionLayout& out) {
+                      const BroadcastShape& shape, std::span<const bool> reduced, bool keepdims, ReductionLayout& out) {
   int nin = static_cast<int>(inputs.size()), nout = static_cast<int>(outputs.size());
   int nops = nin + nout;
   out.inputs = nin;

@@ -16,7 +16,7 @@
 namespace luda::jit {
 
 inline constexpr int kMaxKindDims = kMaxNdim;  // no array has more axes
-inline constexpr int kMaxKindOperands = 32;  // inputs plus outputs
+inline constexpr int kMaxKindOperands = 32;    // inputs plus outputs
 
 // An operand as the layout sees it: an array's shape and element strides. A scalar (or a
 // raw input, which is not broadcast) does not take part.
@@ -67,7 +67,7 @@ enum class ReductionStrategy : std::uint8_t {
 // strides are 0).
 struct ReductionLayout {
   int kept_ndim = 1, reduced_ndim = 1;
-  std::int64_t rows = 1, len = 1;  // outputs, and elements reduced into each
+  std::int64_t rows = 1, len = 1;                                    // outputs, and elements reduced into each
   std::array<std::int64_t, kMaxKindDims> kept_shape, reduced_shape;  // filled up to the ndims
   std::array<std::array<std::int64_t, kMaxKindDims>, kMaxKindOperands> kept_strides, reduced_strides;
   int inputs = 0, outputs = 0;
@@ -77,7 +77,6 @@ struct ReductionLayout {
 // `outputs` have the result's shape: `shape` without the reduced axes, or with them as
 // size-1 axes when `keepdims`. Picks the strategy from the inputs' strides.
 void reduction_layout(std::span<const LayoutOperand> inputs, std::span<const LayoutOperand> outputs,
-                      const BroadcastShape& shape, std::span<const bool> reduced, bool keepdims,
-                      ReductionLayout& out);
+                      const BroadcastShape& shape, std::span<const bool> reduced, bool keepdims, ReductionLayout& out);
 
 }  // namespace luda::jit

@@ -18,7 +18,8 @@ ElementwiseMade make_elementwise(std::string_view in_params, std::string_view ou
   dsl::KindParams params = dsl::parse_kind_signature(in_params, out_params, "elementwise", name, false);
   state->in = std::move(params.in);
   state->out = std::move(params.out);
-  if (state->out.empty()) fail("{}: out_params names no output; an elementwise kernel writes at least one", state->who());
+  if (state->out.empty())
+    fail("{}: out_params names no output; an elementwise kernel writes at least one", state->who());
   state->body = std::string(body);
   // The body's syntax and which outputs it reads, known now (any dtypes will do).
   std::vector<dsl::Scalar> any(state->in.size() + state->out.size(), dsl::Scalar::Float64);
@@ -75,9 +76,8 @@ ReductionMade make_reduction(std::string_view in_params, std::string_view out_pa
   }
   // The expressions' syntax, checked now (any dtypes will do).
   std::vector<dsl::Scalar> any(state->in.size() + state->out.size(), dsl::Scalar::Float64);
-  dsl::reduction_functions(state->in, state->out, any, dsl::Scalar::Float64,
-                           std::vector<bool>(state->in.size(), false), state->map, state->reduce, state->post,
-                           state->identity, name);
+  dsl::reduction_functions(state->in, state->out, any, dsl::Scalar::Float64, std::vector<bool>(state->in.size(), false),
+                           state->map, state->reduce, state->post, state->identity, name);
   jit::ReductionSetup setup;
   setup.kind = "reduction";
   setup.name = state->name;
@@ -111,7 +111,9 @@ void allocate_sized_outputs(const StringKindState& s, std::int64_t size, std::sp
       case jit::KernelArg::Kind::Int: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Int64, true)); break;
       case jit::KernelArg::Kind::Float: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Float64, true)); break;
       case jit::KernelArg::Kind::Bool: types.push_back(dsl::Type::scalar_of(dsl::Scalar::Bool)); break;
-      case jit::KernelArg::Kind::Typed: types.push_back(dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype), a.typed.weak)); break;
+      case jit::KernelArg::Kind::Typed:
+        types.push_back(dsl::Type::scalar_of(to_scalar_kind(a.typed.dtype), a.typed.weak));
+        break;
     }
   }
   std::vector<std::optional<dsl::Scalar>> bound_outputs;
@@ -130,12 +132,14 @@ void allocate_sized_outputs(const StringKindState& s, std::int64_t size, std::sp
 void check_raw_inputs(const StringKindState& s, std::span<const jit::KernelArg> in) {
   for (std::size_t i = 0; i < in.size(); ++i)
     if (s.in[i].raw && in[i].kind != jit::KernelArg::Kind::Array)
-      fail("{}: argument {} '{}' is raw: pass an array, got {}", s.who(), i + 1, s.in[i].name, jit::describe_arg(in[i]));
+      fail("{}: argument {} '{}' is raw: pass an array, got {}", s.who(), i + 1, s.in[i].name,
+           jit::describe_arg(in[i]));
 }
 
 void check_sizing(const StringKindState& s, std::span<const jit::KernelArg> in, bool given, bool size) {
   bool sized = false;  // a non-raw array input gives the size
-  for (std::size_t i = 0; i < in.size(); ++i) sized = sized || (!s.in[i].raw && in[i].kind == jit::KernelArg::Kind::Array);
+  for (std::size_t i = 0; i < in.size(); ++i)
+    sized = sized || (!s.in[i].raw && in[i].kind == jit::KernelArg::Kind::Array);
   std::size_t nout = s.out.size(), raw_outputs = 0, first_raw = nout;
   for (std::size_t j = 0; j < nout; ++j) {
     if (!s.out[j].raw) continue;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "jit/kinds/elementwise.h"
-#include "jit/kinds/reduction.h"
 #include "jit/kinds/frontend.h"
+#include "jit/kinds/reduction.h"
 
 namespace luda::jit {
 

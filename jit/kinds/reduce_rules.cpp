@@ -46,9 +46,9 @@ constexpr std::string_view kSum = "function(a, b) return a + b end";
 
 std::string_view reduce_name(Reduce op) {
   // ORDER REDUCE
-  static constexpr std::array<std::string_view, 14> names = {
-      "sum",    "prod",    "max",    "min",    "mean",    "argmax",    "argmin",
-      "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanargmax", "nanargmin"};
+  static constexpr std::array<std::string_view, 14> names = {"sum",    "prod",    "max",       "min",      "mean",
+                                                             "argmax", "argmin",  "nansum",    "nanprod",  "nanmax",
+                                                             "nanmin", "nanmean", "nanargmax", "nanargmin"};
   return names[static_cast<std::size_t>(op)];
 }
 
@@ -58,9 +58,7 @@ std::optional<Reduce> parse_reduce(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view no_identity(Reduce op) {
-  return op == Reduce::Max ? "maximum" : op == Reduce::Min ? "minimum" : "";
-}
+std::string_view no_identity(Reduce op) { return op == Reduce::Max ? "maximum" : op == Reduce::Min ? "minimum" : ""; }
 
 ReduceParts reduce_parts(Reduce op, dsl::Scalar element) {
   ReduceParts p;

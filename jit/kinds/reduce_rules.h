@@ -13,7 +13,22 @@
 namespace luda::jit {
 
 // ORDER REDUCE: NanArgmin last.
-enum class Reduce { Sum, Prod, Max, Min, Mean, Argmax, Argmin, NanSum, NanProd, NanMax, NanMin, NanMean, NanArgmax, NanArgmin };
+enum class Reduce {
+  Sum,
+  Prod,
+  Max,
+  Min,
+  Mean,
+  Argmax,
+  Argmin,
+  NanSum,
+  NanProd,
+  NanMax,
+  NanMin,
+  NanMean,
+  NanArgmax,
+  NanArgmin
+};
 // "sum", "prod", "max", "min", "mean", "argmax", "argmin", "nansum" ... "nanargmin" (and
 // back: nullopt otherwise).
 std::string_view reduce_name(Reduce op);

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "jit/kinds/core.h"
-#include "jit/kinds/templates.h"
 #include "jit/kinds/elementwise.h"
 #include "jit/kinds/reduction.h"
+#include "jit/kinds/templates.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 
@@ -96,8 +96,7 @@ Grid plan_grid(bool cpu, ReductionStrategy strategy, long long rows, long long l
     if (strategy == ReductionStrategy::Columns) {
       g.block = Dim3{32, 8, 1, 2};
       g.grid.x = ceil_div(rows, 32LL * vector);
-      if (g.grid.x < target && len > 64)
-        g.grid.y = std::min({ceil_div(target, g.grid.x), ceil_div(len, 64), 65535LL});
+      if (g.grid.x < target && len > 64) g.grid.y = std::min({ceil_div(target, g.grid.x), ceil_div(len, 64), 65535LL});
       g.seg = ceil_div(lenp, g.grid.y);
     } else if (warp) {
       g.block = Dim3{kKindBlock, 1, 1};
@@ -250,7 +249,8 @@ const ReductionKind::Impl::Scratch& ReductionKind::Impl::scratch(int ordinal, co
   if (!s->buffer || s->counter_bytes < counter_bytes || s->partial_bytes < partial_bytes) {
     // Grown on the stream that uses it: the old one is freed in order behind the launches
     // that still use it.
-    s->counter_bytes = std::max(s->counter_bytes, static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 256)));
+    s->counter_bytes = std::max(s->counter_bytes,
+                                static_cast<std::size_t>(round_up(static_cast<long long>(counter_bytes), 256)));
     s->partial_bytes = std::max(s->partial_bytes, partial_bytes);
     s->buffer = Buffer::allocate(Device::cuda(ordinal), s->counter_bytes + s->partial_bytes, stream);
     zero_bytes(Device::cuda(ordinal), s->buffer->data(), s->counter_bytes, handle);
@@ -388,9 +388,12 @@ void ReductionKind::Impl::plan(std::span<const KernelArg> inputs, std::span<cons
         if (p.in_lay[k] < 0 || (key.ops[k].flags & OpCode::Broadcast)) continue;
         auto li = static_cast<std::size_t>(p.in_lay[k]);
         const NDArray& x = *inputs[k].array;
-        bool ok = reinterpret_cast<std::uintptr_t>(x.data()) % (static_cast<std::uintptr_t>(vector) * itemsize(x.dtype())) == 0;
+        bool ok = reinterpret_cast<std::uintptr_t>(x.data()) %
+                      (static_cast<std::uintptr_t>(vector) * itemsize(x.dtype())) ==
+                  0;
         if (strategy == ReductionStrategy::Rows)
-          for (int a = 0; ok && a < layout.kept_ndim; ++a) ok = layout.kept_strides[li][static_cast<std::size_t>(a)] % vector == 0;
+          for (int a = 0; ok && a < layout.kept_ndim; ++a)
+            ok = layout.kept_strides[li][static_cast<std::size_t>(a)] % vector == 0;
         else ok = ok && layout.reduced_strides[li][0] % vector == 0;
         if (!ok) vector = 1;
       }
@@ -412,7 +415,8 @@ ReductionKind::Impl::Geometry ReductionKind::Impl::geometry(const Plan& p, const
                        loaded.resident_blocks);
   if (out.grid.counters == 0) return out;
   const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(out.grid.counters);
-  const std::size_t partial_bytes = accumulator_bytes(loaded.spec->code) * static_cast<std::size_t>(rows * out.grid.grid.y);
+  const std::size_t partial_bytes = accumulator_bytes(loaded.spec->code) *
+                                    static_cast<std::size_t>(rows * out.grid.grid.y);
   unsigned char* scratch = nullptr;  // counters, then partials
   std::size_t counter_space = 0;
   if (GraphRecording* r = GraphRecording::active()) [[unlikely]] {
@@ -467,7 +471,7 @@ ArgBuffer& ReductionKind::Impl::pack(std::span<const KernelArg> inputs, std::spa
     words = heap_words.data();
   }
   std::size_t used = 0;
-  bool wide = false;  // a complex128 scalar: the inputs' struct is 16-byte aligned
+  bool wide = false;                       // a complex128 scalar: the inputs' struct is 16-byte aligned
   std::size_t pointers[kMaxKindOperands];  // the words of `words` that hold data pointers
   std::size_t npointers = 0;
   auto put_marked = [&] {
@@ -550,8 +554,7 @@ void ReductionKind::call(std::span<const KernelArg> inputs, std::span<NDArray> o
   jit::launch(loaded->program, p.device, config, buffer.pointers(), core.name());
 }
 
-std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device,
-                                   int arch) {
+std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::Type> inputs, Device device, int arch) {
   Impl& m = *impl_;
   if (what != "types" && what != "cuda" && what != "ptx")
     fail("{}: unknown inspect kind '{}'; expected \"types\", \"cuda\" or \"ptx\"", m.core.who(), what);
@@ -583,8 +586,6 @@ std::string ReductionKind::inspect(std::string_view what, std::span<const dsl::T
                      arch ? arch : current_arch_for(m.core.who()));
 }
 
-JitStats ReductionKind::stats() const {
-  return impl_->cache.stats();
-}
+JitStats ReductionKind::stats() const { return impl_->cache.stats(); }
 
 }  // namespace luda::jit

@@ -13,9 +13,9 @@
 
 #include "dsl/compile.h"
 #include "dsl/types.h"
+#include "jit/call/call_args.h"
 #include "jit/compile/disk_cache.h"
 #include "jit/kinds/jit_kernel.h"
-#include "jit/call/call_args.h"
 #include "runtime/ndarray.h"
 #include "runtime/stream.h"
 
@@ -29,9 +29,9 @@ namespace luda::jit {
 //   identity() -> reduce_type
 struct ReductionCode {
   std::string functions;
-  std::string map, reduce, post, identity;   // C names
+  std::string map, reduce, post, identity;  // C names
   std::vector<dsl::Type> map_params;
-  std::vector<int> post_inputs;              // scalar inputs post() takes, by input index
+  std::vector<int> post_inputs;  // scalar inputs post() takes, by input index
   dsl::Scalar reduce_type = dsl::Scalar::Float64;
   std::vector<dsl::Scalar> outputs;
   std::vector<std::string> nvrtc_options;
@@ -56,7 +56,7 @@ struct ReductionCode {
 std::size_t accumulator_bytes(const ReductionCode& code);
 
 struct ReductionSetup {
-  std::string kind;                   // "reduction", "fuse", "sum", ...
+  std::string kind;  // "reduction", "fuse", "sum", ...
   std::string name;
   std::vector<std::string> in_names;
   std::vector<std::string> out_names;

@@ -338,7 +338,8 @@ LUDA_K_CPU_ARGS
 )cu";
 
 // The cpu entry points runtime/cpu_abi.h asks for, around <entry>_cpu_block.
-constexpr std::string_view kCpuEntries = R"cu(LUDA_CPU_EXPORT void LUDA_K_ENTRY_cpu(void* const* luda_args) { LUDA_K_ENTRY_cpu_block(luda_args, luda_cpu_self()); }
+constexpr std::string_view kCpuEntries =
+    R"cu(LUDA_CPU_EXPORT void LUDA_K_ENTRY_cpu(void* const* luda_args) { LUDA_K_ENTRY_cpu_block(luda_args, luda_cpu_self()); }
 extern "C" { LUDA_CPU_VISIBLE int LUDA_K_ENTRY_cpu_needs_fibers = 0; }
 )cu";
 
@@ -398,7 +399,8 @@ struct ElementAccess {
 std::string element_statement(const ElementCode& c, const ElementwiseTemplate& t, const ElementAccess& a) {
   std::vector<std::string> args;
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
-    if (t.inputs[k].kind == Kind::Array) args.push_back(fmt::format("luda_cvt<{}>({})", c_of(c.params[k].scalar), a.input(k)));
+    if (t.inputs[k].kind == Kind::Array)
+      args.push_back(fmt::format("luda_cvt<{}>({})", c_of(c.params[k].scalar), a.input(k)));
     else args.push_back(fmt::format("luda_in{}", k));
   }
   for (std::size_t k = 0; k < t.outputs.size(); ++k)
@@ -418,7 +420,8 @@ std::string element_statement(const ElementCode& c, const ElementwiseTemplate& t
 }
 
 // The kernel's parameters (type, name), in the ABI's order.
-std::vector<std::pair<std::string, std::string>> elementwise_params(const ElementCode& c, const ElementwiseTemplate& t) {
+std::vector<std::pair<std::string, std::string>> elementwise_params(const ElementCode& c,
+                                                                    const ElementwiseTemplate& t) {
   std::vector<std::pair<std::string, std::string>> p;
   const char* restrict_ = t.noalias ? " __restrict__" : "";
   if (!t.contiguous) p.emplace_back(fmt::format("luda_kshape<{}>", t.ndim), "luda_shape");
@@ -448,7 +451,8 @@ std::string param_list(const std::vector<std::pair<std::string, std::string>>& p
 }
 
 std::string cuda_contiguous(const ElementCode& c, const ElementwiseTemplate& t, const std::string& params) {
-  std::string s = fmt::format("extern \"C\" __global__ void __launch_bounds__({}) LUDA_K_ENTRY({}) {{\n", kKindBlock, params);
+  std::string s = fmt::format("extern \"C\" __global__ void __launch_bounds__({}) LUDA_K_ENTRY({}) {{\n", kKindBlock,
+                              params);
   s += "  const long long luda_tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
        "  const long long luda_step = (long long)gridDim.x * blockDim.x;\n"
        "  long long luda_done = 0;\n";
@@ -482,8 +486,9 @@ std::string cuda_contiguous(const ElementCode& c, const ElementwiseTemplate& t, 
   a.input = [](std::size_t k) { return fmt::format("luda_in{}[luda_i]", k); };
   a.read = a.write = [](std::size_t k) { return fmt::format("luda_out{}[luda_i]", k); };
   a.index = "luda_i";
-  s += fmt::format("  for (long long luda_i = luda_done + luda_tid; luda_i < luda_n; luda_i += luda_step) {{\n    {}\n  }}\n}}\n",
-                   element_statement(c, t, a));
+  s += fmt::format(
+      "  for (long long luda_i = luda_done + luda_tid; luda_i < luda_n; luda_i += luda_step) {{\n    {}\n  }}\n}}\n",
+      element_statement(c, t, a));
   return s;
 }
 
@@ -507,19 +512,24 @@ ElementAccess strided_access(std::string_view offset_suffix, std::string index) 
 
 std::string cuda_general(const ElementCode& c, const ElementwiseTemplate& t, const std::string& params) {
   const char* idx = t.index32 ? "unsigned" : "long long";
-  std::string s = fmt::format("extern \"C\" __global__ void __launch_bounds__({}) LUDA_K_ENTRY({}) {{\n", kKindBlock, params);
+  std::string s = fmt::format("extern \"C\" __global__ void __launch_bounds__({}) LUDA_K_ENTRY({}) {{\n", kKindBlock,
+                              params);
   s += fmt::format("  typedef {} luda_idx;\n", idx);
-  s += "  const luda_idx luda_step = (luda_idx)gridDim.x * blockDim.x;\n"
-       "  for (luda_idx luda_i = (luda_idx)blockIdx.x * blockDim.x + threadIdx.x; luda_i < (luda_idx)luda_n; luda_i += luda_step) {\n"
-       "    luda_idx luda_rem = luda_i, luda_c;\n    (void)luda_c;\n";
+  s +=
+      "  const luda_idx luda_step = (luda_idx)gridDim.x * blockDim.x;\n"
+      "  for (luda_idx luda_i = (luda_idx)blockIdx.x * blockDim.x + threadIdx.x; luda_i < (luda_idx)luda_n; luda_i += luda_step) {\n"
+      "    luda_idx luda_rem = luda_i, luda_c;\n    (void)luda_c;\n";
   std::vector<std::string> ops = array_operands(t);
   for (const std::string& op : ops) s += fmt::format("    long long luda_o_{} = 0;\n", op.substr(5));
   for (int axis = t.ndim - 1; axis > 0; --axis) {
-    s += fmt::format("    luda_c = luda_rem % (luda_idx)luda_shape.shape[{0}]; luda_rem /= (luda_idx)luda_shape.shape[{0}];\n", axis);
+    s += fmt::format(
+        "    luda_c = luda_rem % (luda_idx)luda_shape.shape[{0}]; luda_rem /= (luda_idx)luda_shape.shape[{0}];\n",
+        axis);
     for (const std::string& op : ops)
       s += fmt::format("    luda_o_{} += (long long)luda_c * {}.strides[{}];\n", op.substr(5), op, axis);
   }
-  for (const std::string& op : ops) s += fmt::format("    luda_o_{} += (long long)luda_rem * {}.strides[0];\n", op.substr(5), op);
+  for (const std::string& op : ops)
+    s += fmt::format("    luda_o_{} += (long long)luda_rem * {}.strides[0];\n", op.substr(5), op);
   s += fmt::format("    {}\n  }}\n}}\n", element_statement(c, t, strided_access("", "luda_i")));
   return s;
 }
@@ -571,10 +581,9 @@ std::string cpu_contiguous(const ElementCode& c, const ElementwiseTemplate& t, c
   std::string plain = element_statement(c, t, a);
   std::string loop = fmt::format("  for (; luda_i < luda_hi; ++luda_i) {{\n    {}\n  }}\n", plain);
   if (t.outputs.size() != 1 || t.out_read[0])
-    return fmt::format(
-        "static void LUDA_K_ENTRY_range({}, const long long luda_lo, const long long luda_hi) {{\n"
-        "  long long luda_i = luda_lo;\n{}}}\n",
-        params, loop);
+    return fmt::format("static void LUDA_K_ENTRY_range({}, const long long luda_lo, const long long luda_hi) {{\n"
+                       "  long long luda_i = luda_lo;\n{}}}\n",
+                       params, loop);
   a.write = [](std::size_t) { return std::string("luda_tile[luda_i - luda_s]"); };
   std::string type = c_of(t.outputs[0]);
   return std::string(kCpuStreamStores) +
@@ -607,7 +616,8 @@ std::string cpu_contiguous(const ElementCode& c, const ElementwiseTemplate& t, c
 std::string cpu_general(const ElementCode& c, const ElementwiseTemplate& t, const std::string& params) {
   int d = t.ndim;
   std::vector<std::string> ops = array_operands(t);
-  std::string s = fmt::format("static void LUDA_K_ENTRY_range({}, const long long luda_lo, const long long luda_hi) {{\n", params);
+  std::string s =
+      fmt::format("static void LUDA_K_ENTRY_range({}, const long long luda_lo, const long long luda_hi) {{\n", params);
   s += fmt::format("  long long luda_c[{0}];\n  luda_k_coords<{0}>(luda_lo, luda_shape.shape, luda_c);\n", d);
   for (const std::string& op : ops) {
     std::string o = op.substr(5);
@@ -621,13 +631,16 @@ std::string cpu_general(const ElementCode& c, const ElementwiseTemplate& t, cons
        "    for (long long luda_q = 0; luda_q < luda_run; ++luda_q) {\n";
   ElementAccess a;
   a.input = [](std::size_t k) { return fmt::format("luda_in{0}.data[luda_o_in{0} + luda_q * luda_s_in{0}]", k); };
-  a.read = a.write = [](std::size_t k) { return fmt::format("luda_out{0}.data[luda_o_out{0} + luda_q * luda_s_out{0}]", k); };
+  a.read = a.write = [](std::size_t k) {
+    return fmt::format("luda_out{0}.data[luda_o_out{0} + luda_q * luda_s_out{0}]", k);
+  };
   a.index = "luda_i + luda_q";
   s += fmt::format("      {}\n    }}\n", element_statement(c, t, a));
   s += "    luda_i += luda_run;\n";
   for (const std::string& op : ops) s += fmt::format("    luda_o_{0} += luda_run * luda_s_{0};\n", op.substr(5));
   s += fmt::format("    luda_c[{}] += luda_run;\n", d - 1);
-  s += fmt::format("    for (int luda_a = {}; luda_a > 0 && luda_c[luda_a] == luda_shape.shape[luda_a]; --luda_a) {{\n", d - 1);
+  s += fmt::format("    for (int luda_a = {}; luda_a > 0 && luda_c[luda_a] == luda_shape.shape[luda_a]; --luda_a) {{\n",
+                   d - 1);
   s += "      luda_c[luda_a] = 0;\n      ++luda_c[luda_a - 1];\n";
   for (const std::string& op : ops)
     s += fmt::format("      luda_o_{0} += {1}.strides[luda_a - 1] - luda_shape.shape[luda_a] * {1}.strides[luda_a];\n",
@@ -658,11 +671,12 @@ KindSource elementwise_source(const ElementCode& code, const ElementwiseTemplate
 
 namespace {
 
-std::string map_call(const ReductionCode& c, const ReductionTemplate& t, const std::function<std::string(std::size_t)>& value,
-                     std::string_view j) {
+std::string map_call(const ReductionCode& c, const ReductionTemplate& t,
+                     const std::function<std::string(std::size_t)>& value, std::string_view j) {
   std::vector<std::string> args;
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
-    if (t.inputs[k].kind == Kind::Array) args.push_back(fmt::format("luda_cvt<{}>({})", c_of(c.map_params[k].scalar), value(k)));
+    if (t.inputs[k].kind == Kind::Array)
+      args.push_back(fmt::format("luda_cvt<{}>({})", c_of(c.map_params[k].scalar), value(k)));
     else args.push_back(fmt::format("in.a{}", k));
   }
   args.push_back(fmt::format("(long long)({})", j));
@@ -676,8 +690,10 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
   if (c.accumulators.empty()) {
     s += fmt::format("typedef {} luda_R;\n", c_of(c.reduce_type));
     s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ return luda_cvt<luda_R>({}()); }}\n", c.identity);
-    s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return luda_cvt<luda_R>({}(a, b)); }}\n", c.reduce);
-    s += "LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) { return luda_volatile_load((volatile luda_R*)p + i); }\n";
+    s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ return luda_cvt<luda_R>({}(a, b)); }}\n",
+                     c.reduce);
+    s +=
+        "LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) { return luda_volatile_load((volatile luda_R*)p + i); }\n";
   } else {
     // One field per reduction, each with its own identity and reduce.
     std::string fields, identity, reduce, partial, to_r;
@@ -692,39 +708,51 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
     s += fmt::format("struct luda_R {{{} }};\n", fields);
     s += fmt::format("LUDA_INLINE luda_R luda_k_identity() {{ luda_R r;{} return r; }}\n", identity);
     s += fmt::format("LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) {{ luda_R r;{} return r; }}\n", reduce);
-    s += fmt::format("LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) {{ luda_R r;{} return r; }}\n", partial);
-    s += fmt::format("template <class T> LUDA_INLINE luda_R luda_k_to_R(const T& t) {{ luda_R r;{} return r; }}\n", to_r);
+    s += fmt::format("LUDA_INLINE luda_R luda_k_partial(luda_R* p, long long i) {{ luda_R r;{} return r; }}\n",
+                     partial);
+    s += fmt::format("template <class T> LUDA_INLINE luda_R luda_k_to_R(const T& t) {{ luda_R r;{} return r; }}\n",
+                     to_r);
   }
   s += "struct luda_k_in {";
   for (std::size_t k = 0; k < t.inputs.size(); ++k) {
     if (t.inputs[k].kind == Kind::Array)
       s += fmt::format(" alignas(8) luda_rop<const {}, {}, {}> a{};", c_of(t.inputs[k].dtype), K, R, k);
-    else s += fmt::format(" alignas({}) {} a{};", dsl::scalar_bits(c.map_params[k].scalar) > 64 ? 16 : 8,
-                          c_of(c.map_params[k].scalar), k);
+    else
+      s += fmt::format(" alignas({}) {} a{};", dsl::scalar_bits(c.map_params[k].scalar) > 64 ? 16 : 8,
+                       c_of(c.map_params[k].scalar), k);
   }
   s += " };\nstruct luda_k_out {";
-  for (std::size_t k = 0; k < t.outputs.size(); ++k) s += fmt::format(" luda_kop<{}, {}> o{};", c_of(t.outputs[k]), K, k);
+  for (std::size_t k = 0; k < t.outputs.size(); ++k)
+    s += fmt::format(" luda_kop<{}, {}> o{};", c_of(t.outputs[k]), K, k);
   s += " };\nstruct luda_k_row { char luda_unused;";
   for (std::size_t k = 0; k < t.inputs.size(); ++k)
     if (t.inputs[k].kind == Kind::Array) s += fmt::format(" const {}* p{};", c_of(t.inputs[k].dtype), k);
   s += " };\n";
-  s += fmt::format("LUDA_INLINE luda_k_row luda_k_row_at(const luda_k_in& in, const luda_kshape<{0}>& ks, long long row) {{\n"
-                   "  long long c[{0}];\n  luda_k_coords<{0}>(row, ks.shape, c);\n  luda_k_row r;\n  r.luda_unused = 0;\n",
-                   K);
+  s += fmt::format(
+      "LUDA_INLINE luda_k_row luda_k_row_at(const luda_k_in& in, const luda_kshape<{0}>& ks, long long row) {{\n"
+      "  long long c[{0}];\n  luda_k_coords<{0}>(row, ks.shape, c);\n  luda_k_row r;\n  r.luda_unused = 0;\n",
+      K);
   for (std::size_t k = 0; k < t.inputs.size(); ++k)
-    if (t.inputs[k].kind == Kind::Array) s += fmt::format("  r.p{0} = in.a{0}.data + luda_k_dot<{1}>(c, in.a{0}.ks);\n", k, K);
+    if (t.inputs[k].kind == Kind::Array)
+      s += fmt::format("  r.p{0} = in.a{0}.data + luda_k_dot<{1}>(c, in.a{0}.ks);\n", k, K);
   s += "  return r;\n}\n";
   auto bcast = [&](std::size_t k) { return t.inputs[k].broadcast; };
   switch (t.strategy) {
     case ReductionStrategy::Rows:
-      s += fmt::format("LUDA_INLINE luda_R luda_k_map_row(const luda_k_in& in, const luda_k_row& r, long long j) {{\n  return {};\n}}\n",
-                       map_call(c, t, [&](std::size_t k) { return fmt::format(fmt::runtime(bcast(k) ? "r.p{}[0]" : "r.p{}[j]"), k); }, "j"));
+      s += fmt::format(
+          "LUDA_INLINE luda_R luda_k_map_row(const luda_k_in& in, const luda_k_row& r, long long j) {{\n  return {};\n}}\n",
+          map_call(
+              c, t, [&](std::size_t k) { return fmt::format(fmt::runtime(bcast(k) ? "r.p{}[0]" : "r.p{}[j]"), k); },
+              "j"));
       if (V > 1) {
-        s += "LUDA_INLINE luda_R luda_k_map_vec(luda_R acc, const luda_k_in& in, const luda_k_row& r, long long jv) {\n";
+        s +=
+            "LUDA_INLINE luda_R luda_k_map_vec(luda_R acc, const luda_k_in& in, const luda_k_row& r, long long jv) {\n";
         for (std::size_t k = 0; k < t.inputs.size(); ++k) {
           if (t.inputs[k].kind != Kind::Array) continue;
           if (bcast(k)) s += fmt::format("  const {} x{} = r.p{}[0];\n", c_of(t.inputs[k].dtype), k, k);
-          else s += fmt::format("  const luda_vec<{0}, {1}> x{2} = ((const luda_vec<{0}, {1}>*)r.p{2})[jv];\n", c_of(t.inputs[k].dtype), V, k);
+          else
+            s += fmt::format("  const luda_vec<{0}, {1}> x{2} = ((const luda_vec<{0}, {1}>*)r.p{2})[jv];\n",
+                             c_of(t.inputs[k].dtype), V, k);
         }
         // The vector's values combine as a tree, then once into acc: one dependent step
         // on the accumulator per vector, not V.
@@ -733,30 +761,49 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
                          "    for (int e = 0; e + w < {0}; e += 2 * w) m[e] = luda_k_reduce(m[e], m[e + w]);\n"
                          "  return luda_k_reduce(acc, m[0]);\n}}\n",
                          V,
-                         map_call(c, t, [&](std::size_t k) { return fmt::format(fmt::runtime(bcast(k) ? "x{}" : "x{}.v[e]"), k); },
-                                  fmt::format("jv * {} + e", V)));
+                         map_call(
+                             c, t,
+                             [&](std::size_t k) { return fmt::format(fmt::runtime(bcast(k) ? "x{}" : "x{}.v[e]"), k); },
+                             fmt::format("jv * {} + e", V)));
       }
       break;
     case ReductionStrategy::Columns:
-      s += fmt::format("LUDA_INLINE luda_R luda_k_map_col(const luda_k_in& in, const luda_k_row& r, int e, long long j) {{\n"
-                       "  (void)e;\n  return {};\n}}\n",
-                       map_call(c, t, [&](std::size_t k) { return fmt::format(fmt::runtime(bcast(k) ? "r.p{0}[j * in.a{0}.rs[0]]" : "r.p{0}[e + j * in.a{0}.rs[0]]"), k); }, "j"));
+      s += fmt::format(
+          "LUDA_INLINE luda_R luda_k_map_col(const luda_k_in& in, const luda_k_row& r, int e, long long j) {{\n"
+          "  (void)e;\n  return {};\n}}\n",
+          map_call(
+              c, t,
+              [&](std::size_t k) {
+                return fmt::format(fmt::runtime(bcast(k) ? "r.p{0}[j * in.a{0}.rs[0]]"
+                                                         : "r.p{0}[e + j * in.a{0}.rs[0]]"),
+                                   k);
+              },
+              "j"));
       if (V > 1) {
-        s += "LUDA_INLINE void luda_k_map_colvec(luda_R* acc, const luda_k_in& in, const luda_k_row& r, long long j) {\n";
+        s +=
+            "LUDA_INLINE void luda_k_map_colvec(luda_R* acc, const luda_k_in& in, const luda_k_row& r, long long j) {\n";
         for (std::size_t k = 0; k < t.inputs.size(); ++k) {
           if (t.inputs[k].kind != Kind::Array) continue;
           if (bcast(k)) s += fmt::format("  const {0} x{1} = r.p{1}[j * in.a{1}.rs[0]];\n", c_of(t.inputs[k].dtype), k);
-          else s += fmt::format("  const luda_vec<{0}, {1}> x{2} = *(const luda_vec<{0}, {1}>*)(r.p{2} + j * in.a{2}.rs[0]);\n",
-                                c_of(t.inputs[k].dtype), V, k);
+          else
+            s += fmt::format(
+                "  const luda_vec<{0}, {1}> x{2} = *(const luda_vec<{0}, {1}>*)(r.p{2} + j * in.a{2}.rs[0]);\n",
+                c_of(t.inputs[k].dtype), V, k);
         }
         s += fmt::format("#pragma unroll\n  for (int e = 0; e < {}; ++e) acc[e] = luda_k_reduce(acc[e], {});\n}}\n", V,
-                         map_call(c, t, [&](std::size_t k) { return fmt::format(fmt::runtime(bcast(k) ? "x{}" : "x{}.v[e]"), k); }, "j"));
+                         map_call(
+                             c, t,
+                             [&](std::size_t k) { return fmt::format(fmt::runtime(bcast(k) ? "x{}" : "x{}.v[e]"), k); },
+                             "j"));
       }
       break;
     case ReductionStrategy::General:
-      s += fmt::format("LUDA_INLINE luda_R luda_k_map_gen(const luda_k_in& in, const luda_k_row& r, const luda_kshape<{0}>& rs, long long j) {{\n"
-                       "  long long c[{0}];\n  luda_k_coords<{0}>(j, rs.shape, c);\n  return {1};\n}}\n",
-                       R, map_call(c, t, [&](std::size_t k) { return fmt::format("r.p{0}[luda_k_dot<{1}>(c, in.a{0}.rs)]", k, R); }, "j"));
+      s += fmt::format(
+          "LUDA_INLINE luda_R luda_k_map_gen(const luda_k_in& in, const luda_k_row& r, const luda_kshape<{0}>& rs, long long j) {{\n"
+          "  long long c[{0}];\n  luda_k_coords<{0}>(j, rs.shape, c);\n  return {1};\n}}\n",
+          R,
+          map_call(
+              c, t, [&](std::size_t k) { return fmt::format("r.p{0}[luda_k_dot<{1}>(c, in.a{0}.rs)]", k, R); }, "j"));
       break;
   }
   // post(a, <its scalar inputs>) -> the outputs, at the output row's place.
@@ -765,16 +812,19 @@ std::string reduction_glue(const ReductionCode& c, const ReductionTemplate& t) {
   for (std::size_t k = 0; k < c.accumulators.size(); ++k)
     post_args.push_back(fmt::format("luda_cvt<{}>(a.v{})", c_of(c.accumulators[k].post_type), k));
   for (int k : c.post_inputs) post_args.push_back(fmt::format("in.a{}", k));
-  s += fmt::format("LUDA_INLINE void luda_k_store(const luda_k_in& in, const luda_k_out& out, const luda_kshape<{0}>& ks, long long row, luda_R a) {{\n"
-                   "  (void)in;\n  long long c[{0}];\n  luda_k_coords<{0}>(row, ks.shape, c);\n",
-                   K);
+  s += fmt::format(
+      "LUDA_INLINE void luda_k_store(const luda_k_in& in, const luda_k_out& out, const luda_kshape<{0}>& ks, long long row, luda_R a) {{\n"
+      "  (void)in;\n  long long c[{0}];\n  luda_k_coords<{0}>(row, ks.shape, c);\n",
+      K);
   std::string post = fmt::format("{}({})", c.post, join(post_args));
   if (t.outputs.size() == 1) {
-    s += fmt::format("  out.o0.data[luda_k_dot<{}>(c, out.o0.strides)] = luda_cvt<{}>({});\n", K, c_of(t.outputs[0]), post);
+    s += fmt::format("  out.o0.data[luda_k_dot<{}>(c, out.o0.strides)] = luda_cvt<{}>({});\n", K, c_of(t.outputs[0]),
+                     post);
   } else {
     s += fmt::format("  const auto luda_r = {};\n", post);
     for (std::size_t k = 0; k < t.outputs.size(); ++k)
-      s += fmt::format("  out.o{0}.data[luda_k_dot<{1}>(c, out.o{0}.strides)] = luda_cvt<{2}>(luda_r.v{0});\n", k, K, c_of(t.outputs[k]));
+      s += fmt::format("  out.o{0}.data[luda_k_dot<{1}>(c, out.o{0}.strides)] = luda_cvt<{2}>(luda_r.v{0});\n", k, K,
+                       c_of(t.outputs[k]));
   }
   s += "}\n";
   return s;
@@ -795,10 +845,11 @@ KindSource reduction_source(const ReductionCode& code, const ReductionTemplate& 
   std::string body = code.functions;
   if (!body.empty() && body.back() != '\n') body += '\n';
   body += "#line 1 \"luda_reduction\"\n";
-  body += fmt::format("#define LUDA_K_KDIM {}\n#define LUDA_K_RDIM {}\n#define LUDA_K_VEC {}\n#define LUDA_K_WARP {}\n#define LUDA_K_GENERAL {}\n"
-                      "#define LUDA_K_FLOAT_R {}\n",
-                      t.kept_ndim, t.reduced_ndim, t.vector, t.warp ? 1 : 0, t.strategy == ReductionStrategy::General ? 1 : 0,
-                      float_accumulators(code) ? 1 : 0);
+  body += fmt::format(
+      "#define LUDA_K_KDIM {}\n#define LUDA_K_RDIM {}\n#define LUDA_K_VEC {}\n#define LUDA_K_WARP {}\n#define LUDA_K_GENERAL {}\n"
+      "#define LUDA_K_FLOAT_R {}\n",
+      t.kept_ndim, t.reduced_ndim, t.vector, t.warp ? 1 : 0, t.strategy == ReductionStrategy::General ? 1 : 0,
+      float_accumulators(code) ? 1 : 0);
   body += reduction_glue(code, t);
   if (cpu) {
     std::string skeleton(t.strategy == ReductionStrategy::Columns ? kCpuColumns : kCpuRows);

@@ -31,8 +31,8 @@
 
 #include "dsl/compile.h"
 #include "dsl/types.h"
-#include "jit/kinds/layout.h"
 #include "jit/kinds/elementwise.h"
+#include "jit/kinds/layout.h"
 #include "jit/kinds/reduction.h"
 
 namespace luda::jit {
@@ -41,7 +41,7 @@ struct KindOperand {
   enum class Kind : std::uint8_t { Array, Scalar, Raw };
   Kind kind = Kind::Array;
   dsl::Scalar dtype = dsl::Scalar::Float32;  // Array: element type; Scalar: as passed
-  dsl::Type raw;                              // Raw: its array type
+  dsl::Type raw;                             // Raw: its array type
   // Reductions, Rows: stride 0 along the reduced axis; Columns: stride 0 along the kept one.
   bool broadcast = false;
 };

@@ -112,7 +112,6 @@ void pass_checked(Packer& p, const KernelParam& param, const KernelArg& a) {
   }
 }
 
-
 }  // namespace
 
 void pack_arguments(ArgBuffer& out, const std::string& kernel, const std::optional<KernelSignature>& signature,
@@ -123,8 +122,8 @@ void pack_arguments(ArgBuffer& out, const std::string& kernel, const std::option
     for (const auto& p : signature->params) names.push_back(p.name.empty() ? p.type.spelling : p.name);
     std::size_t n = names.size();
     if (n == 0) fail("raw_kernel '{}' takes no arguments, got {}", kernel, args.size());
-    fail("raw_kernel '{}' takes {} argument{} ({}), got {}", kernel, n, n == 1 ? "" : "s",
-         fmt::join(names, ", "), args.size());
+    fail("raw_kernel '{}' takes {} argument{} ({}), got {}", kernel, n, n == 1 ? "" : "s", fmt::join(names, ", "),
+         args.size());
   }
   std::optional<Device> device;
   if (!one_device(args, &device)) {  // the error, with the parameters' names

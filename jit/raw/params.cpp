@@ -31,8 +31,8 @@ struct Lexed {
 Lexed lex(std::string_view source) {
   Lexed l;
   CudaScanner scanner(source);
-  int conditionals = 0;           // #if blocks open
-  std::string directive;          // the name of the directive being read
+  int conditionals = 0;   // #if blocks open
+  std::string directive;  // the name of the directive being read
   int directive_tokens = 0;
   for (CudaToken t = scanner.next(); t.kind != CudaToken::Kind::End; t = scanner.next()) {
     if (t.in_directive) {
@@ -69,8 +69,8 @@ struct Definition {
 
 // Attributes that may sit between __global__ and the name, each with a (...) argument.
 bool is_attribute(const Token& t) {
-  static const std::set<std::string> names = {"__launch_bounds__", "__attribute__", "__declspec",
-                                              "alignas", "__cluster_dims__", "__maxnreg__"};
+  static const std::set<std::string> names = {"__launch_bounds__", "__attribute__",    "__declspec",
+                                              "alignas",           "__cluster_dims__", "__maxnreg__"};
   return t.kind == Token::Kind::Identifier && names.count(t.text);
 }
 
@@ -167,10 +167,10 @@ std::vector<Definition> definitions(const std::vector<Token>& t) {
 // Parameter names.
 
 bool is_type_word(const std::string& w) {
-  static const std::set<std::string> words = {"void",  "bool",     "char",         "short",    "int",
-                                              "long",  "signed",   "unsigned",     "float",    "double",
-                                              "const", "volatile", "__restrict__", "__restrict", "restrict",
-                                              "register", "struct", "class", "enum", "union"};
+  static const std::set<std::string> words = {"void",     "bool",     "char",         "short",      "int",
+                                              "long",     "signed",   "unsigned",     "float",      "double",
+                                              "const",    "volatile", "__restrict__", "__restrict", "restrict",
+                                              "register", "struct",   "class",        "enum",       "union"};
   return words.count(w) > 0;
 }
 

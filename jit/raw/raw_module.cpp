@@ -10,12 +10,12 @@
 #include <fmt/ranges.h>
 
 #include "dsl/prelude.h"
-#include "jit/compile/cpu_prelude.h"
-#include "jit/raw/reflection.h"
-#include "jit/compile/nvrtc_diagnostics.h"
-#include "jit/call/overlap.h"
-#include "jit/compile/program.h"
 #include "jit/call/launch.h"
+#include "jit/call/overlap.h"
+#include "jit/compile/cpu_prelude.h"
+#include "jit/compile/nvrtc_diagnostics.h"
+#include "jit/compile/program.h"
+#include "jit/raw/reflection.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/device.h"
 #include "runtime/driver.h"
@@ -65,7 +65,9 @@ std::string base_name(const std::string& name) {
 // "fatbin" (the fat binary header's magic, 0xBA55ED50 little-endian), "PTX" (text with
 // PTX's .version and .target directives), else "".
 std::string image_kind_of(std::string_view bytes) {
-  if (bytes.starts_with("\x7f" "ELF")) return "cubin";
+  if (bytes.starts_with("\x7f"
+                        "ELF"))
+    return "cubin";
   if (bytes.starts_with("\x50\xed\x55\xba")) return "fatbin";
   if (bytes.find('\0') == std::string_view::npos && bytes.find(".version") != std::string_view::npos &&
       bytes.find(".target") != std::string_view::npos)
@@ -198,9 +200,9 @@ void RawModule::explain_missing(std::string_view log) const {
     if (!line.starts_with("__nv_name_map(") && !line.starts_with("luda_cpu_entry:")) continue;
     for (const std::string& k : reflected_) {
       std::string base = base_name(k);
-      for (const std::string& said : {fmt::format("identifier \"{}\" is undefined", base),
-                                      fmt::format("'{}' was not declared", base),
-                                      fmt::format("use of undeclared identifier '{}'", base)})
+      for (const std::string& said :
+           {fmt::format("identifier \"{}\" is undefined", base), fmt::format("'{}' was not declared", base),
+            fmt::format("use of undeclared identifier '{}'", base)})
         if (line.find(said) != std::string_view::npos)
           fail("no kernel named '{}' in the source as the compiler reads it (its #if and -D options decide what it "
                "defines)",
@@ -256,7 +258,8 @@ void RawModule::add_kernel(const std::string& name) {
     return std::find(list.begin(), list.end(), s) != list.end();
   };
   bool new_reflection = reflect && !known(reflected_, name);
-  bool new_names = std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return !known(name_expressions_, w); });
+  bool new_names = std::any_of(wanted.begin(), wanted.end(),
+                               [&](const std::string& w) { return !known(name_expressions_, w); });
   // A module compiled again would have its own copies of the globals given out: new names
   // recompile for CUDA devices, a new reflection (a new entry) rebuilds the cpu's object.
   if ((new_names && globals_taken_) || (new_reflection && cpu_globals_taken_))
@@ -442,17 +445,46 @@ namespace {
 // Whether `name` (an identifier, or a header) is CUDA's: what a source written for nvcc or
 // NVRTC reaches for beyond the cpu prelude's subset.
 bool cuda_name(std::string_view name) {
-  static constexpr std::string_view kPrefixes[] = {
-      "__",      "cuda",  "cub::",  "cub/",    "cuComplex", "cuFloatComplex", "cuDoubleComplex", "curand",
-      "cublas",  "cufft", "cusparse", "cusolver", "cooperative_groups", "nvcuda", "thrust", "nv_bfloat",
-      "make_",   "tex1D", "tex2D",  "tex3D",   "texture",   "surf1D",         "surf2D",          "surf3D",
-      "atomic",  "clock", "half",   "mma.h",   "sm_",       "device_",        "math_constants",  "crt/",
-      "vector_types", "nvrtc", "nvtx"};
+  static constexpr std::string_view kPrefixes[] = {"__",
+                                                   "cuda",
+                                                   "cub::",
+                                                   "cub/",
+                                                   "cuComplex",
+                                                   "cuFloatComplex",
+                                                   "cuDoubleComplex",
+                                                   "curand",
+                                                   "cublas",
+                                                   "cufft",
+                                                   "cusparse",
+                                                   "cusolver",
+                                                   "cooperative_groups",
+                                                   "nvcuda",
+                                                   "thrust",
+                                                   "nv_bfloat",
+                                                   "make_",
+                                                   "tex1D",
+                                                   "tex2D",
+                                                   "tex3D",
+                                                   "texture",
+                                                   "surf1D",
+                                                   "surf2D",
+                                                   "surf3D",
+                                                   "atomic",
+                                                   "clock",
+                                                   "half",
+                                                   "mma.h",
+                                                   "sm_",
+                                                   "device_",
+                                                   "math_constants",
+                                                   "crt/",
+                                                   "vector_types",
+                                                   "nvrtc",
+                                                   "nvtx"};
   for (std::string_view p : kPrefixes)
     if (name.starts_with(p)) return true;
   // CUDA's vector types: float4, uchar2, longlong3, ...
-  static constexpr std::string_view kVectors[] = {"char", "uchar", "short", "ushort", "int", "uint", "long",
-                                                  "ulong", "longlong", "ulonglong", "float", "double"};
+  static constexpr std::string_view kVectors[] = {"char", "uchar", "short",    "ushort",    "int",   "uint",
+                                                  "long", "ulong", "longlong", "ulonglong", "float", "double"};
   for (std::string_view v : kVectors)
     if (name.size() == v.size() + 1 && name.starts_with(v) && name.back() >= '1' && name.back() <= '4') return true;
   return false;
@@ -639,9 +671,7 @@ const RawKernel::Target& RawKernel::target(int ordinal) {
   return targets_.find_locked(key, [&](const CallKey<0>&) -> Target& { return load_target(ordinal); });
 }
 
-std::optional<KernelSignature> RawKernel::signature(Device device) {
-  return target(target_ordinal(device)).signature;
-}
+std::optional<KernelSignature> RawKernel::signature(Device device) { return target(target_ordinal(device)).signature; }
 
 std::optional<KernelSignature> RawKernel::signature_for_arch(int arch) {
   return module_->reflected(module_->compile_for(arch, /*cubin=*/false).lowered_names, name_);

@@ -22,14 +22,14 @@
 #include <string>
 #include <vector>
 
-#include "jit/call/call_cache.h"
 #include "jit/call/call_args.h"
-#include "jit/raw/arguments.h"
+#include "jit/call/call_cache.h"
+#include "jit/call/launch.h"
 #include "jit/compile/host_compiler.h"
-#include "jit/raw/params.h"
 #include "jit/compile/nvrtc.h"
 #include "jit/compile/program.h"
-#include "jit/call/launch.h"
+#include "jit/raw/arguments.h"
+#include "jit/raw/params.h"
 #include "runtime/launch.h"
 #include "runtime/ndarray.h"
 
@@ -111,8 +111,7 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   // The module for `ordinal` (loaded on first use), the symbol of `kernel` in it (its
   // lowered C++ name, or `kernel` itself) and its parameter list as NVRTC read it (nullopt
   // where not reflected), read under one lock.
-  CUmodule load(int ordinal, const std::string& kernel, std::string* symbol,
-                std::optional<KernelSignature>* signature);
+  CUmodule load(int ordinal, const std::string& kernel, std::string* symbol, std::optional<KernelSignature>* signature);
   // `kernel`'s parameter list from a compile's lowered names, named from the source text
   // where it shows as many names; nullopt where it is not reflected.
   std::optional<KernelSignature> reflected(const std::map<std::string, std::string>& lowered,
@@ -141,26 +140,26 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
   std::string source_;
   std::vector<std::string> options_;
   bool cooperative_ = false;
-  std::string path_;        // a module loaded from a file: the file
-  std::string image_kind_;  // ... "cubin", "PTX" or "fatbin"
-  std::string image_;       // ... its bytes (NUL-terminated in memory, as cuModuleLoadData reads PTX)
+  std::string path_;                // a module loaded from a file: the file
+  std::string image_kind_;          // ... "cubin", "PTX" or "fatbin"
+  std::string image_;               // ... its bytes (NUL-terminated in memory, as cuModuleLoadData reads PTX)
   bool globals_taken_ = false;      // get_global was answered on a CUDA device
   bool cpu_globals_taken_ = false;  // ... on the cpu
   std::string program_name_ = "raw_module.cu";  // what NVRTC's messages call the source
-  std::vector<std::string> name_expressions_;  // kernels declared without extern "C", reflections
-  std::vector<std::string> reflected_;         // kernels whose parameter lists are reflected
+  std::vector<std::string> name_expressions_;   // kernels declared without extern "C", reflections
+  std::vector<std::string> reflected_;          // kernels whose parameter lists are reflected
   mutable std::mutex mutex_;
   std::string what_;  // "raw module 'add.cu'": the loader's messages and cache debug output
   DiskCache* cache_;
-  std::map<int, LoadedProgram> modules_;       // per device ordinal
+  std::map<int, LoadedProgram> modules_;                       // per device ordinal
   std::map<int, std::map<std::string, std::string>> lowered_;  // per ordinal
-  std::map<int, CudaBinary> binaries_;         // per arch: devices of one arch share a compile
+  std::map<int, CudaBinary> binaries_;                         // per arch: devices of one arch share a compile
   // Modules compiled before a new name expression was added: kept loaded, since kernels
   // may still hold functions from them.
   std::vector<LoadedProgram> retired_;
   mutable int compiles_ = 0;  // compile_for's
   int loads_ = 0;
-  JitStats stats_;            // the loader's, on CUDA devices
+  JitStats stats_;  // the loader's, on CUDA devices
   std::shared_ptr<const CpuModule> cpu_module_;
   std::size_t cpu_kernels_ = 0;  // how many of reflected_ cpu_module_ has entries for
   JitStats cpu_stats_;           // the loader's, on the cpu
@@ -170,8 +169,8 @@ class RawModule : public std::enable_shared_from_this<RawModule> {
 class RawKernel {
  public:
   RawKernel(std::shared_ptr<RawModule> module, std::string name);
-  static std::shared_ptr<RawKernel> create(std::string source, std::string name,
-                                           std::vector<std::string> options = {}, DiskCache* cache = nullptr);
+  static std::shared_ptr<RawKernel> create(std::string source, std::string name, std::vector<std::string> options = {},
+                                           DiskCache* cache = nullptr);
 
   const std::string& name() const { return name_; }
   const std::shared_ptr<RawModule>& raw_module() const { return module_; }
@@ -218,10 +217,10 @@ class RawKernel {
 
   std::shared_ptr<RawModule> module_;
   std::string name_;
-  std::string who_;  // "raw_kernel 'name'"
-  const char* label_;  // who_, for driver::note_launch
+  std::string who_;                      // "raw_kernel 'name'"
+  const char* label_;                    // who_, for driver::note_launch
   std::vector<std::string> text_names_;  // the parameters' names in the source, for errors before a compile
-  CallCache<Target, 0> targets_;  // keyed by the device alone
+  CallCache<Target, 0> targets_;         // keyed by the device alone
 };
 
 }  // namespace luda::jit

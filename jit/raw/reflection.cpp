@@ -116,7 +116,8 @@ std::string reflection_support(bool cpu, bool luda_types) {
     row("__nv_bfloat16", DType::BFloat16);
     out += "#endif\n";
   }
-  out += fmt::format(R"(template <class luda_T> struct luda_r_pointee {{ typedef luda_T type; enum {{ flags = {0} }}; }};
+  out +=
+      fmt::format(R"(template <class luda_T> struct luda_r_pointee {{ typedef luda_T type; enum {{ flags = {0} }}; }};
 template <class luda_T> struct luda_r_pointee<const luda_T> {{ typedef luda_T type; enum {{ flags = {0} | {1} }}; }};
 template <class luda_T> struct luda_r_pointee<volatile luda_T> {{ typedef luda_T type; enum {{ flags = {0} }}; }};
 template <class luda_T> struct luda_r_pointee<const volatile luda_T> {{ typedef luda_T type; enum {{ flags = {0} | {1} }}; }};
@@ -128,7 +129,7 @@ template <int... luda_C> struct luda_r_codes {{}};
 template <class luda_F> struct luda_r_list {{ typedef luda_r_codes<-1> type; }};
 template <class... luda_P> struct luda_r_list<void (*)(luda_P...)> {{ typedef luda_r_codes<luda_r_param<luda_P>::code...> type; }};
 )",
-                     kPointer, kConst);
+                  kPointer, kConst);
   if (!cpu) {
     out += "template <class luda_C, class luda_F> __global__ void luda_r_probe() {}\n";
     return out;
@@ -170,8 +171,9 @@ std::string cpu_reflection_entry(std::string_view kernel, std::string_view entry
 
 std::optional<std::vector<ParamType>> read_reflection(std::string_view mangled) {
   int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> demangled(
-      abi::__cxa_demangle(std::string(mangled).c_str(), nullptr, nullptr, &status), &std::free);
+  std::unique_ptr<char, decltype(&std::free)> demangled(abi::__cxa_demangle(std::string(mangled).c_str(), nullptr,
+                                                                            nullptr, &status),
+                                                        &std::free);
   if (status != 0 || !demangled) return std::nullopt;
   std::string_view text = demangled.get();
   constexpr std::string_view kCodes = "luda_r_codes<";

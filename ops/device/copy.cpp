@@ -30,8 +30,7 @@ std::pair<std::string, std::string> limits_of() {
   using L = std::numeric_limits<T>;
   if constexpr (std::is_signed_v<T>)
     return {fmt::format("({}LL - 1)", static_cast<long long>(L::min()) + 1), fmt::format("{}LL", L::max())};
-  else
-    return {"0ULL", fmt::format("{}ULL", static_cast<unsigned long long>(L::max()))};
+  else return {"0ULL", fmt::format("{}ULL", static_cast<unsigned long long>(L::max()))};
 }
 std::pair<std::string, std::string> limits(DType t) {
   switch (t) {
@@ -58,16 +57,17 @@ std::string real_to(DType to, std::string_view from, bool from_float) {
   if (to == DType::Bool) return "return v != 0;";
   if (is_float(to) && itemsize(to) == 2)
     return std::string(from == "float" ? "return luda_to_half<To>(v);" : "return luda_to_half<To>((double)v);");
-  if (is_complex(to)) return fmt::format("To r;\n  r.re = ({0})v;\n  r.im = ({0})0;\n  return r;", to == DType::Complex64 ? "float" : "double");
+  if (is_complex(to))
+    return fmt::format("To r;\n  r.re = ({0})v;\n  r.im = ({0})0;\n  return r;",
+                       to == DType::Complex64 ? "float" : "double");
   if (from_float && !is_float(to)) {
     auto [lo, hi] = limits(to);
-    return fmt::format(
-        "double f = (double)v;\n"
-        "  if (f != f) return (To)({0});\n"
-        "  if (f >= (double)({1})) return (To)({1});\n"
-        "  if (f <= (double)({0})) return (To)({0});\n"
-        "  return (To)f;",
-        lo, hi);
+    return fmt::format("double f = (double)v;\n"
+                       "  if (f != f) return (To)({0});\n"
+                       "  if (f >= (double)({1})) return (To)({1});\n"
+                       "  if (f <= (double)({0})) return (To)({0});\n"
+                       "  return (To)f;",
+                       lo, hi);
   }
   return "return (To)v;";
 }
@@ -159,7 +159,8 @@ void device_assign(const NDArray& dst, const NDArray& src, CUstream stream) {
          "takes at most {}: copy through a contiguous array first",
          shape_str(src.shape()), dtype_name(dst.dtype()), fmt::join(dst.strides(), ", "), l.shape.size(), kMaxAxes);
   std::vector<jit::KernelArg> args{jit::KernelArg::of_array(dst), jit::KernelArg::of_array(src),
-                              jit::KernelArg::of_int(dst.size()), jit::KernelArg::of_int(static_cast<std::int64_t>(l.shape.size()))};
+                                   jit::KernelArg::of_int(dst.size()),
+                                   jit::KernelArg::of_int(static_cast<std::int64_t>(l.shape.size()))};
   for (const Strides* list : {&l.shape, &l.dst, &l.src})
     for (int k = 0; k < kMaxAxes; ++k)
       args.push_back(jit::KernelArg::of_int(k < static_cast<int>(list->size()) ? (*list)[k] : 1));

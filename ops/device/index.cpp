@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -185,10 +185,9 @@ std::string module_source() {
         "  luda_offsets<{}>(off, index, count, ndim, layout, tn, mode, accumulate, bad);\n}}\n",
         offsets_entry(t.dtype), t.c_type);
   for (int w : kWordSizes) {
-    s += fmt::format(
-        "extern \"C\" __global__ void {}(void* out, const void* src, const i64* off, i64 count, int ndim, "
-        "const i64* layout) {{\n  luda_gather<{}>(out, src, off, count, ndim, layout);\n}}\n",
-        gather_entry(w), w);
+    s += fmt::format("extern \"C\" __global__ void {}(void* out, const void* src, const i64* off, i64 count, int ndim, "
+                     "const i64* layout) {{\n  luda_gather<{}>(out, src, off, count, ndim, layout);\n}}\n",
+                     gather_entry(w), w);
     s += fmt::format(
         "extern \"C\" __global__ void {}(void* dst, const void* value, const i64* off, i64 count, int ndim, "
         "const i64* layout) {{\n  luda_scatter<{}>(dst, value, off, count, ndim, layout);\n}}\n",
@@ -264,14 +263,14 @@ void index_offsets(const NDArray& off, const NDArray& index, std::span<const std
   const std::int64_t total[] = {n};
   const NDArray layout = layout_array(off.device(), {off.shape(), index_strides, target_shape, target_strides, total});
   const jit::KernelArg args[] = {jit::KernelArg::of_array(off),
-                            jit::KernelArg::of_array(index),
-                            as_int(count),
-                            as_int(off.ndim()),
-                            jit::KernelArg::of_array(layout),
-                            as_int(static_cast<std::int64_t>(target_shape.size())),
-                            as_int(static_cast<int>(mode)),  // ORDER INDEX MODE
-                            as_int(accumulate ? 1 : 0),
-                            jit::KernelArg::of_array(bad)};
+                                 jit::KernelArg::of_array(index),
+                                 as_int(count),
+                                 as_int(off.ndim()),
+                                 jit::KernelArg::of_array(layout),
+                                 as_int(static_cast<std::int64_t>(target_shape.size())),
+                                 as_int(static_cast<int>(mode)),  // ORDER INDEX MODE
+                                 as_int(accumulate ? 1 : 0),
+                                 jit::KernelArg::of_array(bad)};
   const bool written[] = {true, false, false, false, false, false, false, false, true};
   kernel(offsets_entry(index.dtype())).launch(config_for(count), args, written);
 }
@@ -281,9 +280,12 @@ void gather(const NDArray& out, const NDArray& src, const NDArray& off, std::spa
   const std::int64_t count = out.size();
   if (count == 0) return;
   const NDArray layout = layout_array(out.device(), {shape, src_strides, off_strides});
-  const jit::KernelArg args[] = {jit::KernelArg::of_array(out), jit::KernelArg::of_array(src), jit::KernelArg::of_array(off),
-                            as_int(count), as_int(static_cast<std::int64_t>(shape.size())),
-                            jit::KernelArg::of_array(layout)};
+  const jit::KernelArg args[] = {jit::KernelArg::of_array(out),
+                                 jit::KernelArg::of_array(src),
+                                 jit::KernelArg::of_array(off),
+                                 as_int(count),
+                                 as_int(static_cast<std::int64_t>(shape.size())),
+                                 jit::KernelArg::of_array(layout)};
   const bool written[] = {true, false, false, false, false, false};
   kernel(gather_entry(static_cast<int>(word_size(out.dtype())))).launch(config_for(count), args, written);
 }
@@ -295,9 +297,12 @@ void scatter(const NDArray& dst, const NDArray& value, const NDArray& off, std::
   for (std::int64_t e : shape) count *= e;
   if (count == 0) return;
   const NDArray layout = layout_array(dst.device(), {shape, dst_strides, off_strides, value_strides});
-  const jit::KernelArg args[] = {jit::KernelArg::of_array(dst), jit::KernelArg::of_array(value), jit::KernelArg::of_array(off),
-                            as_int(count), as_int(static_cast<std::int64_t>(shape.size())),
-                            jit::KernelArg::of_array(layout)};
+  const jit::KernelArg args[] = {jit::KernelArg::of_array(dst),
+                                 jit::KernelArg::of_array(value),
+                                 jit::KernelArg::of_array(off),
+                                 as_int(count),
+                                 as_int(static_cast<std::int64_t>(shape.size())),
+                                 jit::KernelArg::of_array(layout)};
   const bool written[] = {true, false, false, false, false, false};
   LaunchConfig config = config_for(count);
   // One thread on the cpu: positions in C order, so the last of repeated ones wins there.
@@ -317,7 +322,7 @@ NDArray argwhere(const NDArray& x) {
   const NDArray counts = NDArray::empty({tiles}, DType::Int64, x.device());
   {
     const jit::KernelArg args[] = {jit::KernelArg::of_array(flat), as_int(n), as_int(tile), as_int(tiles),
-                              jit::KernelArg::of_array(counts)};
+                                   jit::KernelArg::of_array(counts)};
     const bool written[] = {false, false, false, false, true};
     kernel("luda_nonzero_count").launch(config_for(tiles), args, written);
   }
@@ -333,8 +338,13 @@ NDArray argwhere(const NDArray& x) {
   NDArray out = NDArray::empty({total, x.ndim()}, DType::Int64, x.device());
   if (total == 0) return out;
   const NDArray layout = layout_array(x.device(), {starts, shape});
-  const jit::KernelArg args[] = {jit::KernelArg::of_array(flat), as_int(n), as_int(tile), as_int(tiles),
-                            as_int(x.ndim()), jit::KernelArg::of_array(layout), jit::KernelArg::of_array(out)};
+  const jit::KernelArg args[] = {jit::KernelArg::of_array(flat),
+                                 as_int(n),
+                                 as_int(tile),
+                                 as_int(tiles),
+                                 as_int(x.ndim()),
+                                 jit::KernelArg::of_array(layout),
+                                 jit::KernelArg::of_array(out)};
   const bool written[] = {false, false, false, false, false, false, true};
   kernel("luda_nonzero_write").launch(config_for(tiles), args, written);
   return out;

@@ -12,9 +12,7 @@
 
 #include "runtime/ndarray.h"
 
-namespace luda::ops::device {
-
-}  // namespace luda::ops::device
+namespace luda::ops::device {}  // namespace luda::ops::device
 namespace luda::jit {
 class RawModule;
 }  // namespace luda::jit

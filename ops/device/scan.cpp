@@ -127,9 +127,9 @@ extern "C" __global__ void cumprod_carry_{4}(T* out, const T* sums, long long ro
   luda_add_prefix<1>(out, sums, rows, len);
 }}
 )",
-      dtype_c_type(t), is_float(t) || is_complex(t) ? dtype_c_type(t) : "unsigned long long", kScanTile, kThreads, name);
+      dtype_c_type(t), is_float(t) || is_complex(t) ? dtype_c_type(t) : "unsigned long long", kScanTile, kThreads,
+      name);
 }
-
 
 DTypeModules& modules() {
   static DTypeModules m(&source);
@@ -152,19 +152,19 @@ void scan_rows(const NDArray& data, ScanOp op, const Stream* stream) {
   const long long per_row = (len + kScanTile - 1) / kScanTile;
   const long long blocks = packed ? (rows + kScanTile / len - 1) / (kScanTile / len) : rows * per_row;
   const NDArray sums = packed ? data : NDArray::empty({rows, per_row}, t, data.device(), stream);
-  const std::vector<jit::KernelArg> tiles{jit::KernelArg::of_array(data), jit::KernelArg::of_array(data), jit::KernelArg::of_array(sums),
-                                     jit::KernelArg::of_int(rows), jit::KernelArg::of_int(len)};
+  const std::vector<jit::KernelArg> tiles{jit::KernelArg::of_array(data), jit::KernelArg::of_array(data),
+                                          jit::KernelArg::of_array(sums), jit::KernelArg::of_int(rows),
+                                          jit::KernelArg::of_int(len)};
   const bool tiles_write[] = {false, true, true};
   function(t, fmt::format("{}_tiles", what))
       .launch(grid_config(data.device(), blocks, kThreads, stream), tiles, tiles_write);
   if (packed) return;
   scan_rows(sums, op, stream);
-  const std::vector<jit::KernelArg> carry{jit::KernelArg::of_array(data), jit::KernelArg::of_array(sums), jit::KernelArg::of_int(rows),
-                                     jit::KernelArg::of_int(len)};
+  const std::vector<jit::KernelArg> carry{jit::KernelArg::of_array(data), jit::KernelArg::of_array(sums),
+                                          jit::KernelArg::of_int(rows), jit::KernelArg::of_int(len)};
   const bool carry_write[] = {true, false};
   function(t, fmt::format("{}_carry", what))
-      .launch(grid_config(data.device(), (rows * len + kThreads - 1) / kThreads, kThreads, stream), carry,
-               carry_write);
+      .launch(grid_config(data.device(), (rows * len + kThreads - 1) / kThreads, kThreads, stream), carry, carry_write);
 }
 
 }  // namespace luda::ops::device

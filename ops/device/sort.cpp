@@ -148,10 +148,9 @@ extern "C" __global__ void argsort_merge_{6}(const E* kin, E* kout, const long l
   luda_merge<true>((const K*)kin, (K*)kout, iin, iout, rows, len, w);
 }}
 )",
-      dtype_c_type(t), boolean ? "unsigned char" : dtype_c_type(t), kSortTile, kThreads,
-      boolean ? "(K)(k != 0)" : "k", less, dtype_name(t));
+      dtype_c_type(t), boolean ? "unsigned char" : dtype_c_type(t), kSortTile, kThreads, boolean ? "(K)(k != 0)" : "k",
+      less, dtype_name(t));
 }
-
 
 DTypeModules& modules() {
   static DTypeModules m(&source);
@@ -168,8 +167,8 @@ void sort_rows(const NDArray& keys, const NDArray& index, const Stream* stream) 
   LUDA_INTERNAL_CHECK(keys.dtype() == DType::Bool || is_integer(keys.dtype()) || is_float(keys.dtype()) ||
                       is_complex(keys.dtype()));
   const bool with_index = index.valid();
-  LUDA_INTERNAL_CHECK(!with_index || (index.dtype() == DType::Int64 && index.shape() == keys.shape() &&
-                                      index.is_c_contiguous()));
+  LUDA_INTERNAL_CHECK(!with_index ||
+                      (index.dtype() == DType::Int64 && index.shape() == keys.shape() && index.is_c_contiguous()));
   const long long rows = keys.shape()[0], len = keys.shape()[1];
   if (rows == 0 || len == 0) return;
   const DType t = keys.dtype();
@@ -198,12 +197,18 @@ void sort_rows(const NDArray& keys, const NDArray& index, const Stream* stream) 
   for (long long w = kSortTile; w < len; w *= 2) {
     const jit::KernelArg step = jit::KernelArg::of_int(w);
     if (with_index) {
-      const std::vector<jit::KernelArg> args{jit::KernelArg::of_array(from_keys), jit::KernelArg::of_array(to_keys),
-                                        jit::KernelArg::of_array(from_index), jit::KernelArg::of_array(to_index), r, n, step};
+      const std::vector<jit::KernelArg> args{jit::KernelArg::of_array(from_keys),
+                                             jit::KernelArg::of_array(to_keys),
+                                             jit::KernelArg::of_array(from_index),
+                                             jit::KernelArg::of_array(to_index),
+                                             r,
+                                             n,
+                                             step};
       const bool written[] = {false, true, false, true};
       function(t, "argsort_merge").launch(merge_config, args, written);
     } else {
-      const std::vector<jit::KernelArg> args{jit::KernelArg::of_array(from_keys), jit::KernelArg::of_array(to_keys), r, n, step};
+      const std::vector<jit::KernelArg> args{jit::KernelArg::of_array(from_keys), jit::KernelArg::of_array(to_keys), r,
+                                             n, step};
       const bool written[] = {false, true};
       function(t, "sort_merge").launch(merge_config, args, written);
     }

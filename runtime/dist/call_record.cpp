@@ -67,8 +67,7 @@ std::string array_text(const CallRecord& r) {
 // The ranks grouped by `key` of their record, groups in order of their first rank, each
 // written "<ranks> <verb> <text>"; past five groups the rest are named together.
 template <class Key>
-std::string groups_text(std::span<const CallRecord> records, Key key, std::string_view verb,
-                        std::string_view rest) {
+std::string groups_text(std::span<const CallRecord> records, Key key, std::string_view verb, std::string_view rest) {
   std::vector<std::pair<std::string, std::vector<int>>> groups;
   for (std::size_t i = 0; i < records.size(); ++i) {
     std::string text = key(records[i]);

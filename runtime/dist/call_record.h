@@ -28,7 +28,7 @@ struct CallRecord {
   // 1 when this rank's array is a cuda array and this rank can move it with NCCL; the
   // ranks may differ (the call then moves every rank's data through host memory).
   std::uint8_t nccl = 0;
-  std::int32_t root = 0;   // broadcast
+  std::int32_t root = 0;  // broadcast
   std::int64_t shape[kMaxNdim] = {};
 };
 CallRecord record_of(Call call, const NDArray* x, Op op = Op::Sum, int root = 0);

@@ -78,8 +78,8 @@ NDArray allreduce(const NDArray& x, Op op, const CallOptions& options) {
   const std::vector<CallRecord> records = exchange_records(w, fname, record_with_place(Call::Allreduce, x, op), d);
   if (x.size() == 0) return NDArray::empty(x.shape(), x.dtype(), x.device());
   const std::optional<NcclReduce> how = nccl_reduce(x.dtype(), op);
-  const std::string unsupported =
-      how ? "" : fmt::format("NCCL cannot combine {} by {}", dtype_name(x.dtype()), op_name(op));
+  const std::string unsupported = how ? ""
+                                      : fmt::format("NCCL cannot combine {} by {}", dtype_name(x.dtype()), op_name(op));
   // Every rank is here now: the setup and the transfer get the call's whole timeout again.
   const Deadline phase = deadline_after(seconds);
   if (nccl::Comm* c = nccl_for(w, fname, x, records, unsupported, phase)) {
@@ -106,8 +106,8 @@ NDArray broadcast(const NDArray& x, int root, const CallOptions& options) {
   Entered e = enter(w);
   const Deadline d = deadline_after(seconds);
   settle_earlier_calls(w, fname, d);
-  const std::vector<CallRecord> records =
-      exchange_records(w, fname, record_with_place(Call::Broadcast, x, Op::Sum, root), d);
+  const std::vector<CallRecord> records = exchange_records(w, fname,
+                                                           record_with_place(Call::Broadcast, x, Op::Sum, root), d);
   if (x.size() == 0) return NDArray::empty(x.shape(), x.dtype(), x.device());
   const Deadline phase = deadline_after(seconds);
   if (nccl::Comm* c = nccl_for(w, fname, x, records, "", phase)) {

@@ -147,8 +147,8 @@ void wait_nccl(const World& w, std::string_view fname, const Deadline& d, std::s
       done = c.ready();
     } catch (const Error& e) {
       give_up_nccl(fmt::format("its {} failed on rank {}", what, w.info.rank));
-      fail("{}: {} failed on rank {}: {}; later calls move cuda arrays through host memory", fname, what,
-           w.info.rank, e.what());
+      fail("{}: {} failed on rank {}: {}; later calls move cuda arrays through host memory", fname, what, w.info.rank,
+           e.what());
     }
     if (done) return;
     if (luda::detail::g_interrupt) {

@@ -93,9 +93,9 @@ void recv(NDArray& buf, int source, int tag = 0, const CallOptions& options = {}
 // What this process knows of the job and how it moves arrays.
 struct Info {
   int rank = 0, size = 1;
-  std::string mpi;                   // MPI's library version line; empty without a launcher
-  std::string nccl;                  // the NCCL version that loads ("2.28.9"); empty when none does
-  std::optional<Device> nccl_device; // the NCCL communicator's device, once a collective made it
+  std::string mpi;                    // MPI's library version line; empty without a launcher
+  std::string nccl;                   // the NCCL version that loads ("2.28.9"); empty when none does
+  std::optional<Device> nccl_device;  // the NCCL communicator's device, once a collective made it
   // Why this rank moves cuda arrays through host memory (NCCL missing or given up, ranks
   // sharing a GPU); empty while NCCL may be used.
   std::string host_reason;

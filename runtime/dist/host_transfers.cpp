@@ -37,9 +37,7 @@ std::byte* bytes_of(const NDArray& a) { return static_cast<std::byte*>(a.data())
 
 std::size_t piece_bytes() { return g_piece_bytes.load(); }
 
-void set_piece_bytes(std::size_t bytes) {
-  g_piece_bytes = std::clamp<std::size_t>(bytes, 16, std::size_t{1} << 30);
-}
+void set_piece_bytes(std::size_t bytes) { g_piece_bytes = std::clamp<std::size_t>(bytes, 16, std::size_t{1} << 30); }
 
 void note_through_host(const World& w, const std::string& why) {
   static std::set<std::string> said;
@@ -84,8 +82,8 @@ NDArray allreduce_through_host(const World& w, std::string_view fname, const NDA
   for (std::size_t at = 0; at < n; at += per) {
     const int count = static_cast<int>(std::min(per, n - at));
     luda_mpi_request* r = start(w, fname, "MPI_Iallreduce", [&](luda_mpi_request** req) {
-      return w.plugin->iallreduce(bytes_of(send) + at * item, bytes_of(out) + at * item, count,
-                                  static_cast<int>(wire), static_cast<int>(op), req);
+      return w.plugin->iallreduce(bytes_of(send) + at * item, bytes_of(out) + at * item, count, static_cast<int>(wire),
+                                  static_cast<int>(op), req);
     });
     if (!wait_all(w, {r}, d, data_part(fname, keep))) data_timeout(w, fname, d);
   }
@@ -93,8 +91,7 @@ NDArray allreduce_through_host(const World& w, std::string_view fname, const NDA
   return on_device(out, x.device());
 }
 
-NDArray broadcast_through_host(const World& w, std::string_view fname, const NDArray& x, int root,
-                               const Deadline& d) {
+NDArray broadcast_through_host(const World& w, std::string_view fname, const NDArray& x, int root, const Deadline& d) {
   NDArray data = w.info.rank == root ? (x.device().is_cuda() ? host_view(x) : x.copy(Device::cpu()))
                                      : NDArray::empty(x.shape(), x.dtype(), Device::cpu());
   const std::size_t total = x.nbytes();

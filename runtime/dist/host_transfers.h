@@ -36,8 +36,7 @@ NDArray host_buffer(const Shape& shape, DType dtype, Device target);
 // memory: each result is a new array on x's device. The data must come by `d`. Under
 // g_mutex.
 NDArray allreduce_through_host(const World& w, std::string_view fname, const NDArray& x, Op op, const Deadline& d);
-NDArray broadcast_through_host(const World& w, std::string_view fname, const NDArray& x, int root,
-                               const Deadline& d);
+NDArray broadcast_through_host(const World& w, std::string_view fname, const NDArray& x, int root, const Deadline& d);
 // `shape`: the result's, (size, *x.shape).
 NDArray allgather_through_host(const World& w, std::string_view fname, const NDArray& x, const Shape& shape,
                                const Deadline& d);

@@ -68,12 +68,12 @@ enum luda_mpi_error {
 
 // What init reports.
 struct luda_mpi_info {
-  int rank;          // in MPI_COMM_WORLD
-  int size;          // of MPI_COMM_WORLD
-  int tag_ub;        // the largest tag send and receive take (MPI_TAG_UB; at least 32767)
+  int rank;              // in MPI_COMM_WORLD
+  int size;              // of MPI_COMM_WORLD
+  int tag_ub;            // the largest tag send and receive take (MPI_TAG_UB; at least 32767)
   int initialized_here;  // 1 when init called MPI_Init_thread, 0 when the host had already
-  int thread_level;  // MPI_Query_thread's answer, as MPI's constant
-  char library[256]; // MPI_Get_library_version's first line ("Open MPI v4.1.4, ...")
+  int thread_level;      // MPI_Query_thread's answer, as MPI's constant
+  char library[256];     // MPI_Get_library_version's first line ("Open MPI v4.1.4, ...")
 };
 
 // A started operation. `test` frees it when it reports completion; one that never

@@ -65,8 +65,9 @@ Library load() {
   if (l.ncclGetVersion(&code) != ncclSuccess) fail("NCCL: {} does not give its version; {}", l.lib.path, kFix);
   // NCCL's codes since 2.9: major * 10000 + minor * 100 + patch.
   l.version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
-  if (code < 21400) fail("NCCL {} ({}) is older than 2.14, which luda needs (nonblocking communicators); {}", l.version,
-                         l.lib.path, kFix);
+  if (code < 21400)
+    fail("NCCL {} ({}) is older than 2.14, which luda needs (nonblocking communicators); {}", l.version, l.lib.path,
+         kFix);
   return l;
 }
 
@@ -192,7 +193,9 @@ void Comm::all_gather(const void* send, void* recv, std::size_t bytes) {
 #else  // no nccl.h at build time: NCCL is never used
 
 std::optional<std::string> version(std::string* why) {
-  if (why) *why = "luda was built without NCCL's header (nccl.h, from the CUDA toolkit or NVIDIA's libnccl-dev); build it where the header is";
+  if (why)
+    *why =
+        "luda was built without NCCL's header (nccl.h, from the CUDA toolkit or NVIDIA's libnccl-dev); build it where the header is";
   return std::nullopt;
 }
 UniqueId unique_id() { fail("NCCL: luda was built without NCCL"); }

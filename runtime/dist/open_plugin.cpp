@@ -50,8 +50,7 @@ const luda_mpi_plugin& open_plugin(const std::vector<std::string>& candidates, s
                        " beside libluda when it finds MPI, and `cmake --install` installs it; or set LUDA_MPI_PLUGIN "
                        "to the plugin's path.");
   } catch (const Error& e) {
-    fail("luda.dist: this process runs under an MPI launcher ({}) and needs luda's MPI plugin: {}", launcher,
-         e.what());
+    fail("luda.dist: this process runs under an MPI launcher ({}) and needs luda's MPI plugin: {}", launcher, e.what());
   }
   auto entry = reinterpret_cast<luda_mpi_plugin_entry>(lib.symbols[0]);
   const luda_mpi_plugin* p = entry();

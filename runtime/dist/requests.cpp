@@ -126,7 +126,9 @@ bool wait_all(const World& w, std::vector<luda_mpi_request*> requests, const Dea
   }
 }
 
-Abandoned data_part(std::string_view fname, Keep keep) { return {nullptr, std::move(keep), Part::Data, fname, nullptr}; }
+Abandoned data_part(std::string_view fname, Keep keep) {
+  return {nullptr, std::move(keep), Part::Data, fname, nullptr};
+}
 Abandoned message_part(std::string_view fname, Keep keep) {
   return {nullptr, std::move(keep), Part::Message, fname, nullptr};
 }
@@ -145,7 +147,8 @@ Entered enter(const World& w) {
 
 void settle_earlier_calls(const World& w, std::string_view fname, const Deadline& d) {
   auto stale = [] {
-    auto it = std::find_if(g_abandoned.begin(), g_abandoned.end(), [](const Abandoned& a) { return a.part != Part::Message; });
+    auto it = std::find_if(g_abandoned.begin(), g_abandoned.end(),
+                           [](const Abandoned& a) { return a.part != Part::Message; });
     return it == g_abandoned.end() ? std::string_view() : it->fname;
   };
   luda::detail::InterruptScope scope;

@@ -49,7 +49,7 @@ struct Abandoned {
   luda_mpi_request* request = nullptr;
   Keep keep;
   Part part = Part::Message;
-  std::string_view fname;  // the call, a constant ("luda.dist.allreduce")
+  std::string_view fname;                            // the call, a constant ("luda.dist.allreduce")
   std::shared_ptr<std::vector<CallRecord>> records;  // Part::Records: every rank's, once complete
 };
 Abandoned data_part(std::string_view fname, Keep keep);

@@ -48,8 +48,7 @@ void finalize_at_exit() {
 std::string self_dir() {
   Dl_info info;
   std::filesystem::path file;
-  if (dladdr(reinterpret_cast<void*>(&self_dir), &info) && info.dli_fname && *info.dli_fname)
-    file = info.dli_fname;
+  if (dladdr(reinterpret_cast<void*>(&self_dir), &info) && info.dli_fname && *info.dli_fname) file = info.dli_fname;
   std::error_code ec;
   if (file.empty() || !std::filesystem::exists(file, ec)) file = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (file.empty()) return "";

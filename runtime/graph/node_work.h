@@ -23,15 +23,15 @@ namespace luda {
 // A kernel launch as recorded: the loaded code, its configuration (no stream: a replay
 // gives one) and its argument bytes, with the words that hold data pointers.
 struct KernelWork {
-  Device device;                   // where it runs
-  CpuKernel cpu;                   // on the cpu device
-  CUfunction function = nullptr;   // on a CUDA device
+  Device device;                  // where it runs
+  CpuKernel cpu;                  // on the cpu device
+  CUfunction function = nullptr;  // on a CUDA device
   bool cooperative = false;
   LaunchConfig config;
-  std::vector<std::uint64_t> words;     // the arguments, each 8-byte aligned
-  std::vector<std::size_t> slots;       // each argument's first word
-  std::vector<std::size_t> pointers;    // the words that hold data pointers
-  std::string who;                      // "kernel 'add'", for errors
+  std::vector<std::uint64_t> words;   // the arguments, each 8-byte aligned
+  std::vector<std::size_t> slots;     // each argument's first word
+  std::vector<std::size_t> pointers;  // the words that hold data pointers
+  std::string who;                    // "kernel 'add'", for errors
 };
 // n bytes from src to dst; `source` keeps bytes that came from the host at recording
 // (a table made into an array), src then pointing into it.

@@ -25,11 +25,11 @@ namespace luda {
 // What a recording knows of a buffer it touched.
 struct RecordedBuffer {
   const Buffer* buffer = nullptr;
-  std::shared_ptr<Buffer> owner;   // kept alive as long as the graph (null: its owner keeps it)
-  bool made = false;               // allocated while recording (a temporary or a result)
-  bool result = false;             // made, and returned by the recorded function
-  int argument = -1;               // the argument whose buffer it is, or -1
-  std::string name;                // "argument 1", "new array 3", "array 2"
+  std::shared_ptr<Buffer> owner;  // kept alive as long as the graph (null: its owner keeps it)
+  bool made = false;              // allocated while recording (a temporary or a result)
+  bool result = false;            // made, and returned by the recorded function
+  int argument = -1;              // the argument whose buffer it is, or -1
+  std::string name;               // "argument 1", "new array 3", "array 2"
 };
 
 // A recorded graph: its nodes' work and the buffers they touch. Runs with run(); a run

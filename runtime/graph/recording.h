@@ -67,7 +67,8 @@ class GraphRecording {
   [[noreturn]] static void refuse(std::string_view what);
   // refuse(what) when this thread records.
   static void refuse_if_recording(std::string_view what) {
-    if (t_active) [[unlikely]] refuse(what);
+    if (t_active) [[unlikely]]
+      refuse(what);
   }
   // The error for recording or replaying a graph while this thread records one; `who`
   // starts it ("luda.graph").

@@ -21,7 +21,8 @@ bool run_cpu_node(const NodeWork& work, const Remap& remap) {
   }
   if (const auto* c = std::get_if<CopyWork>(&work)) {
     void* dst = remap(reinterpret_cast<const void*>(c->dst));
-    const void* src = c->source ? static_cast<const void*>(c->source->data()) : remap(reinterpret_cast<const void*>(c->src));
+    const void* src = c->source ? static_cast<const void*>(c->source->data())
+                                : remap(reinterpret_cast<const void*>(c->src));
     std::memmove(dst, src, c->n);
     return false;
   }

@@ -39,7 +39,8 @@ namespace {
 
 // A kernel node's parameters over `words` (which hold the arguments; `args` is filled
 // with the pointers to them).
-CUDA_KERNEL_NODE_PARAMS kernel_params(const KernelWork& k, std::vector<std::uint64_t>& words, std::vector<void*>& args) {
+CUDA_KERNEL_NODE_PARAMS kernel_params(const KernelWork& k, std::vector<std::uint64_t>& words,
+                                      std::vector<void*>& args) {
   args.resize(k.slots.size());
   for (std::size_t i = 0; i < args.size(); ++i) args[i] = &words[k.slots[i]];
   CUDA_KERNEL_NODE_PARAMS p{};

@@ -43,8 +43,9 @@ SharedArguments shared_arguments(std::span<const NDArray> args) {
     for (int j = i + 1; j < n; ++j) {
       const NDArray& b = args[static_cast<std::size_t>(j)];
       if (b.valid() && b.buffer() == a.buffer())
-        out.emplace_back(i, j, static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(b.data()) -
-                                                         reinterpret_cast<std::uintptr_t>(a.data())));
+        out.emplace_back(i, j,
+                         static_cast<std::intptr_t>(reinterpret_cast<std::uintptr_t>(b.data()) -
+                                                    reinterpret_cast<std::uintptr_t>(a.data())));
     }
   }
   return out;
@@ -90,7 +91,9 @@ std::optional<Variant> Variant::record(std::vector<ArgKey> key, std::span<const 
   for (GraphResult& r : v.results_) {
     if (r.buffer >= 0) {
       RecordedBuffer& b = v.graph_->buffers[static_cast<std::size_t>(r.buffer)];
-      r.kind = b.made ? GraphResult::Kind::Made : b.argument >= 0 ? GraphResult::Kind::Argument : GraphResult::Kind::Value;
+      r.kind = b.made            ? GraphResult::Kind::Made
+               : b.argument >= 0 ? GraphResult::Kind::Argument
+                                 : GraphResult::Kind::Value;
       if (r.kind == GraphResult::Kind::Made) b.result = true;
     }
     if (r.kind != GraphResult::Kind::Value) r.value = NDArray();
@@ -105,8 +108,8 @@ std::optional<Variant> Variant::record(std::vector<ArgKey> key, std::span<const 
   return v;
 }
 
-std::vector<NDArray> Variant::replay(std::span<const NDArray> args, std::span<const NDArray> outs,
-                                     const Stream* stream, bool wait, std::string_view who) {
+std::vector<NDArray> Variant::replay(std::span<const NDArray> args, std::span<const NDArray> outs, const Stream* stream,
+                                     bool wait, std::string_view who) {
   Remap remap;
   for (std::size_t i = 0; i < args.size() && i < arg_data_.size(); ++i) {
     const NDArray& a = args[i];

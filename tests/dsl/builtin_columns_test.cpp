@@ -25,9 +25,9 @@ const std::vector<Type> kParams = {arr(Scalar::UInt32), arr(Scalar::Float32), i3
 // that take either a float or an integer (the bit functions take only integers).
 std::optional<std::string> sample(const std::string& param, bool ints) {
   static const std::map<std::string, std::string> fixed = {
-      {"a", "a"},      {"i", "m"},      {"v", "1"},    {"old", "0"},         {"mask", "0xffffffff"},
-      {"pred", "m > 0"}, {"lane", "1"}, {"base", "0"}, {"offset", "1"},      {"n", "1"},
-      {"shape", "4"},  {"dtype", "luda.float32"}, {"re", "f[0]"}, {"im", "2"},
+      {"a", "a"},     {"i", "m"},    {"v", "1"},      {"old", "0"}, {"mask", "0xffffffff"}, {"pred", "m > 0"},
+      {"lane", "1"},  {"base", "0"}, {"offset", "1"}, {"n", "1"},   {"shape", "4"},         {"dtype", "luda.float32"},
+      {"re", "f[0]"}, {"im", "2"},
   };
   if (auto it = fixed.find(param); it != fixed.end()) return it->second;
   if (param == "x" || param == "y" || param == "z" || param == "value") return ints ? "m" : "f[0]";
@@ -156,7 +156,8 @@ TEST(BuiltinColumns, AtomicsAddressTheElementTheirColumnNames) {
     ASSERT_TRUE(k.has_value());
     bool first = row.atomic == Builtin::Atomic::First;
     EXPECT_EQ(k->code.find("(&a.data[0LL"), first ? k->code.find("(&a.data[") : std::string::npos) << k->code;
-    EXPECT_EQ(k->code.find("(&a.data[((long long)(m))"), first ? std::string::npos : k->code.find("(&a.data[")) << k->code;
+    EXPECT_EQ(k->code.find("(&a.data[((long long)(m))"), first ? std::string::npos : k->code.find("(&a.data["))
+        << k->code;
   }
 }
 

@@ -30,7 +30,8 @@ TEST(Codegen, Literals) {
 TEST(Codegen, LineDirectivesNameTheChunk) {
   TestChunk c("local function k(x)\n  x[0] = 1\nend\n", "dir/my \"file\".lua");
   std::string code = c.compile("k", {arr(Scalar::Float32)}).code;
-  EXPECT_NE(code.find("#line 2 \"dir/my \\\"file\\\".lua\"\n  x.data[0LL * x.strides[0]] = 1.0f;"), std::string::npos) << code;
+  EXPECT_NE(code.find("#line 2 \"dir/my \\\"file\\\".lua\"\n  x.data[0LL * x.strides[0]] = 1.0f;"), std::string::npos)
+      << code;
 }
 
 TEST(Codegen, ShadowingLocalsAndReservedNamesAreRenamed) {
@@ -80,8 +81,7 @@ TEST(Codegen, DeclaredFunctionsComeWithTheirPrototypesAndLinkedSources) {
   EXPECT_EQ(cuda.code.find("#line 1 \"mul.cu\"\n" + linked->text + "\n#line 1 \"luda_generated\"\n"),
             at + prototype.size())
       << cuda.code;
-  EXPECT_NE(cuda.code.find("= mul_add(x.data[1LL * x.strides[0]], 2.0f, (int)(n));"), std::string::npos)
-      << cuda.code;
+  EXPECT_NE(cuda.code.find("= mul_add(x.data[1LL * x.strides[0]], 2.0f, (int)(n));"), std::string::npos) << cuda.code;
   ASSERT_EQ(cuda.link.size(), 1u);
   // The cpu target: jit/ puts the prototypes and the sources after its own prelude.
   r.options.target = Target::Cpu;
@@ -108,24 +108,26 @@ TEST(Codegen, NoaliasRestrictsArrayPointersConstWhereOnlyRead) {
   EXPECT_NE(k.code.find("const float* __restrict__ const y_data = y.data;"), std::string::npos) << k.code;
   EXPECT_NE(k.code.find("\n  float* __restrict__ const out_data = out.data;"), std::string::npos) << k.code;
   EXPECT_NE(k.code.find("out_data[i * out.strides[0]] = x_data[i * x.strides[0]] + y_data[i * y.strides[0]];"),
-            std::string::npos) << k.code;
+            std::string::npos)
+      << k.code;
   EXPECT_NE(k.entry, c.compile("add", args).entry);  // its own specialization
 }
 
 TEST(Codegen, NoaliasLeavesArraysGivenToCallsAndArrayLocalsAlone) {
   TestChunk atomics("local function h(bins, x)\n  local i = cuda.grid(1)\n  cuda.atomic.add(bins, x[i], 1)\nend\n");
   std::string code = atomics.compile("h", {arr(Scalar::Int32), arr(Scalar::Int32)}, {.noalias = true}).code;
-  EXPECT_EQ(code.find("bins_data"), std::string::npos) << code;           // through the struct, unrestricted
+  EXPECT_EQ(code.find("bins_data"), std::string::npos) << code;  // through the struct, unrestricted
   EXPECT_NE(code.find("const int* __restrict__ const x_data = x.data;"), std::string::npos) << code;
   TestChunk local("local function k(x, out)\n  local y = x\n  out[0] = y[0]\nend\n");
   code = local.compile("k", {arr(Scalar::Float32), arr(Scalar::Float32)}, {.noalias = true}).code;
-  EXPECT_EQ(code.find("__restrict__"), std::string::npos) << code;        // y could be either
+  EXPECT_EQ(code.find("__restrict__"), std::string::npos) << code;  // y could be either
 }
 
 TEST(Codegen, SwapEvaluatesValuesFirst) {
   TestChunk c("local function k(x)\n  local a, b = x[0], x[1]\n  a, b = b, a\n  x[0] = a\nend\n");
   std::string code = c.compile("k", {arr(Scalar::Float32)}).code;
-  EXPECT_NE(code.find("float luda_v1 = b;\n  float luda_v2 = a;\n  a = luda_v1;\n  b = luda_v2;"), std::string::npos) << code;
+  EXPECT_NE(code.find("float luda_v1 = b;\n  float luda_v2 = a;\n  a = luda_v1;\n  b = luda_v2;"), std::string::npos)
+      << code;
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ TEST(DeviceFunction, Float32ParamsGiveFloat32Math) {
   DeviceFunction d = fx.compile("gaussian_pdf", {f32(), f32(), f32()});
   EXPECT_EQ(d.result, f32());
   EXPECT_TRUE(std::regex_match(d.c_name, std::regex("gaussian_pdf_[0-9a-f]{8}"))) << d.c_name;
-  EXPECT_TRUE(contains(d.code, "static __device__ float " + d.c_name + "(float x, float mean, float sigma) {")) << d.code;
+  EXPECT_TRUE(contains(d.code, "static __device__ float " + d.c_name + "(float x, float mean, float sigma) {"))
+      << d.code;
   EXPECT_TRUE(contains(d.code, "expf(")) << d.code;
   EXPECT_FALSE(contains(d.code, "double")) << d.code;
   EXPECT_FALSE(contains(d.code, "exp(")) << d.code;
@@ -141,7 +142,8 @@ TEST(DeviceFunction, WeakParamsAreLuaNumbers) {
   DeviceFunction ints = fx.compile("add", {weak_i64(), weak_i64()});
   EXPECT_EQ(ints.result, i64());
   EXPECT_FALSE(ints.result.weak);
-  EXPECT_TRUE(contains(ints.code, "static __device__ long long " + ints.c_name + "(long long x, long long y)")) << ints.code;
+  EXPECT_TRUE(contains(ints.code, "static __device__ long long " + ints.c_name + "(long long x, long long y)"))
+      << ints.code;
   DeviceFunction floats = fx.compile("add", {weak_i64(), weak_f64()});
   EXPECT_EQ(floats.result, f64());
   EXPECT_FALSE(floats.result.weak);

@@ -39,10 +39,9 @@ TEST(Diagnostics, CaretUnderTheOperatorOperandsUnderlined) {
   Source s("gauss.lua", std::string(11, '\n') + "  return (x > 0) + y\n");
   SourceError e = source_error(s, {12, 18}, error_kind::type, "cannot apply '+' to bool and float32",
                                Span{{12, 10}, {12, 20}});
-  EXPECT_STREQ(e.what(),
-               "gauss.lua:12:18: type error: cannot apply '+' to bool and float32\n"
-               "    return (x > 0) + y\n"
-               "           ~~~~~~~~^~~");
+  EXPECT_STREQ(e.what(), "gauss.lua:12:18: type error: cannot apply '+' to bool and float32\n"
+                         "    return (x > 0) + y\n"
+                         "           ~~~~~~~~^~~");
   EXPECT_EQ(e.file(), "gauss.lua");
   EXPECT_EQ(e.line(), 12);
   EXPECT_EQ(e.column(), 18);
@@ -61,10 +60,9 @@ TEST(Diagnostics, CaretWithoutRange) {
 
 TEST(Diagnostics, TabsInsideTheLineCountAsOneColumn) {
   Source s("k.lua", "a\t=\tb + c");
-  EXPECT_STREQ(source_error(s, {1, 7}, "type error", "bad").what(),
-               "k.lua:1:7: type error: bad\n"
-               "    a = b + c\n"
-               "          ^");
+  EXPECT_STREQ(source_error(s, {1, 7}, "type error", "bad").what(), "k.lua:1:7: type error: bad\n"
+                                                                    "    a = b + c\n"
+                                                                    "          ^");
 }
 
 TEST(Diagnostics, RangesSpanningLinesAreCutAtTheCaretLine) {

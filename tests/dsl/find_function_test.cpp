@@ -28,17 +28,16 @@ std::string error_of(const FunctionSource& w) {
   return "no error";
 }
 
-const char* kHist =
-    "local luda = require 'luda'\n"             // 1
-    "local cuda = luda.cuda\n"                  // 2
-    "local hist = cuda.jit(function(x, bins)\n" // 3
-    "  local i = cuda.grid(1)\n"                // 4
-    "  if i < #x then cuda.atomic.add(bins, x[i], 1) end\n"
-    "end)\n"                                    // 6
-    "local function scale(v, s) return v * s end\n"  // 7
-    "local k = cuda.jit(function(x, out)\n"     // 8
-    "  out[0] = scale(x[0], 2)\n"
-    "end)\n";                                   // 10
+const char* kHist = "local luda = require 'luda'\n"              // 1
+                    "local cuda = luda.cuda\n"                   // 2
+                    "local hist = cuda.jit(function(x, bins)\n"  // 3
+                    "  local i = cuda.grid(1)\n"                 // 4
+                    "  if i < #x then cuda.atomic.add(bins, x[i], 1) end\n"
+                    "end)\n"                                         // 6
+                    "local function scale(v, s) return v * s end\n"  // 7
+                    "local k = cuda.jit(function(x, out)\n"          // 8
+                    "  out[0] = scale(x[0], 2)\n"
+                    "end)\n";  // 10
 
 TEST(FindFunction, BySpanAndParameterCount) {
   auto chunk = std::make_shared<Chunk>(Chunk{"hist.lua", kHist});
@@ -84,7 +83,11 @@ TEST(FindFunction, SyntaxErrorsOfTheChunkAreRaised) {
 }
 
 TEST(FindFunction, SourceTextForms) {
-  struct Case { const char* text; const char* params; const char* name; };
+  struct Case {
+    const char* text;
+    const char* params;
+    const char* name;
+  };
   for (Case c : {Case{"function(x, out) out[0] = x[0] end", "x out", ""},
                  Case{"  return function(x, out)\n  out[0] = x[0]\nend;", "x out", ""},
                  Case{"-- a kernel\nlocal function add(a, b, c) c[0] = a[0] + b[0] end\n", "a b c", "add"},
@@ -117,7 +120,8 @@ TEST(FindFunction, SourceTextThatIsNotOneFunction) {
 }
 
 TEST(FindFunction, EachChunkIsParsedOncePerProcess) {
-  std::string text = "local function k(x) return x end\n-- unique " + std::to_string(::testing::UnitTest::GetInstance()->random_seed());
+  std::string text = "local function k(x) return x end\n-- unique " +
+                     std::to_string(::testing::UnitTest::GetInstance()->random_seed());
   ParseCacheStats before = parse_cache_stats();
   auto chunk = std::make_shared<Chunk>(Chunk{"once.lua", text});
   std::vector<std::thread> threads;

@@ -12,8 +12,7 @@ namespace {
 
 double fold_f(BinaryOp op, double a, double b) {
   std::string error;
-  auto c = fold_binary(op, Constant::of_float(a), Constant::of_float(b), Scalar::Float64,
-                       Scalar::Float64, &error);
+  auto c = fold_binary(op, Constant::of_float(a), Constant::of_float(b), Scalar::Float64, Scalar::Float64, &error);
   EXPECT_TRUE(c.has_value()) << error;
   return c ? c->f : 0;
 }
@@ -76,8 +75,8 @@ TEST(Fold, UnsignedDivisionAtTheTypesWidth) {
   EXPECT_EQ(static_cast<std::uint64_t>(fold_at(BinaryOp::IDiv, -1, 3, Scalar::UInt64)), UINT64_MAX / 3);
   EXPECT_EQ(fold_at(BinaryOp::Mod, -1, 10, Scalar::UInt32), 4294967295 % 10);
   std::string error;
-  EXPECT_FALSE(fold_binary(BinaryOp::IDiv, Constant::of_int(5), Constant::of_int(0), Scalar::UInt64, Scalar::UInt64,
-                           &error));
+  EXPECT_FALSE(
+      fold_binary(BinaryOp::IDiv, Constant::of_int(5), Constant::of_int(0), Scalar::UInt64, Scalar::UInt64, &error));
   EXPECT_EQ(error, "attempt to perform 'n//0'");
 }
 

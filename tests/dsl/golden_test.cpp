@@ -79,8 +79,8 @@ TEST(Golden, PolarDistanceTuple) {
 }
 
 TEST(Golden, TransposeTiledBoundscheck) {
-  check_golden("transpose_tiled", emitted("transpose_tiled", {arr(Scalar::Int32, 2), arr(Scalar::Int32, 2)},
-                                          {.boundscheck = true}));
+  check_golden("transpose_tiled",
+               emitted("transpose_tiled", {arr(Scalar::Int32, 2), arr(Scalar::Int32, 2)}, {.boundscheck = true}));
 }
 
 TEST(Golden, LuaArithmetic) {

@@ -24,8 +24,7 @@ std::string local_type(const std::string& src, std::vector<Type> args, const std
   return "no local " + name;
 }
 
-std::string error_of(const std::string& src, std::vector<Type> args,
-                     std::map<std::string, ExternalValue> extra = {}) {
+std::string error_of(const std::string& src, std::vector<Type> args, std::map<std::string, ExternalValue> extra = {}) {
   try {
     TestChunk c(src);
     for (auto& [k, v] : extra) c.env.values[k] = v;
@@ -62,8 +61,10 @@ TEST(Infer, WeakIntLiteralKeepsTheIntType) {
 }
 
 TEST(Infer, LiteralAloneIsInt64OrFloat64) {
-  EXPECT_EQ(local_type("local function k(x) local a = 1; local b = 1.5; a = a + 1; b = b * 2 end", {A32}, "a"), "int64 weak");
-  EXPECT_EQ(local_type("local function k(x) local a = 1; local b = 1.5; a = a + 1; b = b * 2 end", {A32}, "b"), "float64 weak");
+  EXPECT_EQ(local_type("local function k(x) local a = 1; local b = 1.5; a = a + 1; b = b * 2 end", {A32}, "a"),
+            "int64 weak");
+  EXPECT_EQ(local_type("local function k(x) local a = 1; local b = 1.5; a = a + 1; b = b * 2 end", {A32}, "b"),
+            "float64 weak");
 }
 
 TEST(Infer, IntWithFloatIsTheFloat) {
@@ -75,7 +76,8 @@ TEST(Infer, Float32WithFloat64IsFloat64) {
 }
 
 TEST(Infer, MixedSignednessWidens) {
-  EXPECT_EQ(local_type("local function k(a, b) local y = a + b end", {Type::scalar_of(Scalar::UInt32), i32()}, "y"), "int64");
+  EXPECT_EQ(local_type("local function k(a, b) local y = a + b end", {Type::scalar_of(Scalar::UInt32), i32()}, "y"),
+            "int64");
 }
 
 TEST(Infer, DivisionIsFloat) {
@@ -142,7 +144,9 @@ TEST(Infer, UpvaluesFreezeAsConstants) {
                                       {"inner", TestEnvironment::table({{"k", TestEnvironment::integer(3)}})}})},
       {"HALF", TestEnvironment::typed(Scalar::Float64, 0.5)}};
   std::string code = code_of("local function k(x) x[0] = SCALE * x[N] + cfg.TILE + cfg.inner.k end", {A32}, env);
-  EXPECT_NE(code.find("x.data[0LL * x.strides[0]] = ((2.5f * x.data[4LL * x.strides[0]]) + 16.0f) + 3.0f;"), std::string::npos) << code;
+  EXPECT_NE(code.find("x.data[0LL * x.strides[0]] = ((2.5f * x.data[4LL * x.strides[0]]) + 16.0f) + 3.0f;"),
+            std::string::npos)
+      << code;
   // A typed scalar is strong: float64 arithmetic, converted on the store.
   code = code_of("local function k(x) x[0] = HALF * x[0] end", {A32}, env);
   EXPECT_NE(code.find("(float)(0.5 * (double)(x.data[0LL * x.strides[0]]))"), std::string::npos) << code;
@@ -162,15 +166,17 @@ local function k(x, n) x[0] = twice(x[0]); n[0] = twice(n[0]) end)";
 }
 
 TEST(Infer, ShiftsAndBitwiseFollowLua) {
-  std::string code = code_of("local function k(a, n) a[0] = (a[1] << n) ~ (a[2] >> 1) & ~a[3] end", {arr(Scalar::Int32), i64()});
+  std::string code = code_of("local function k(a, n) a[0] = (a[1] << n) ~ (a[2] >> 1) & ~a[3] end",
+                             {arr(Scalar::Int32), i64()});
   EXPECT_NE(code.find("luda_shl(a.data[1LL * a.strides[0]], n)"), std::string::npos) << code;
   EXPECT_NE(code.find("luda_shr("), std::string::npos) << code;
 }
 
 TEST(Infer, SharedArrayShapeFromConstants) {
   std::map<std::string, ExternalValue> env = {{"T", TestEnvironment::integer(8)}};
-  std::string code = code_of("local function k(x) local t = cuda.shared.array({T, T + 1}, luda.float32); t[1][2] = x[0]; x[0] = t[2][1] end",
-                             {A32}, env);
+  std::string code = code_of(
+      "local function k(x) local t = cuda.shared.array({T, T + 1}, luda.float32); t[1][2] = x[0]; x[0] = t[2][1] end",
+      {A32}, env);
   EXPECT_NE(code.find("__shared__ float t_storage[72];"), std::string::npos) << code;
   EXPECT_NE(code.find("t.data[1LL * 9 + 2LL] = x.data[0LL * x.strides[0]];"), std::string::npos) << code;
 }
@@ -200,10 +206,9 @@ TEST(InferErrors, OrOnNumbers) {
 }
 
 TEST(InferErrors, UnknownName) {
-  EXPECT_EQ(error_of("local function k(x)\n  x[0] = foo\nend", {A32}),
-            "test.lua:2:10: name error: unknown name 'foo'\n"
-            "    x[0] = foo\n"
-            "           ^~~");
+  EXPECT_EQ(error_of("local function k(x)\n  x[0] = foo\nend", {A32}), "test.lua:2:10: name error: unknown name 'foo'\n"
+                                                                       "    x[0] = foo\n"
+                                                                       "           ^~~");
 }
 
 TEST(InferErrors, UnknownBuiltin) {
@@ -240,10 +245,11 @@ TEST(InferErrors, TablesStringsClosuresGenericFor) {
             "it (a kernel calls it as a device function)\n"
             "    local f = function() end\n"
             "              ^~~~~~~~~~~~~~");
-  EXPECT_EQ(error_of("local function k(x)\n  for i, v in pairs(x) do end\nend", {A32}),
-            "test.lua:2:3: unsupported: the generic for (for k, v in ...) is not supported in kernels: use a numeric for\n"
-            "    for i, v in pairs(x) do end\n"
-            "    ^");
+  EXPECT_EQ(
+      error_of("local function k(x)\n  for i, v in pairs(x) do end\nend", {A32}),
+      "test.lua:2:3: unsupported: the generic for (for k, v in ...) is not supported in kernels: use a numeric for\n"
+      "    for i, v in pairs(x) do end\n"
+      "    ^");
 }
 
 TEST(InferErrors, ConstantZeroStep) {
@@ -287,8 +293,10 @@ TEST(Infer, ALuaIntegerParameterNotesTheNarrowerTypesItMeets) {
   EXPECT_EQ(weak_uses("local function k(x, n)\n  local c = n\n  x[0] = x[0] * c\nend"), "1:uint8@test.lua:3");
   EXPECT_EQ(weak_uses("local function k(x, n)\n  x[0] = n\nend"), "1:uint8@test.lua:2");  // a store
   EXPECT_EQ(weak_uses("local function k(x, n)\n  x[0] = math.max(x[0], n)\nend"), "1:uint8@test.lua:2");
-  EXPECT_EQ(weak_uses("local function k(x, n)\n  local m = n\n  m = x[0]\nend"), "1:uint8@test.lua:2");  // a uint8 local
-  EXPECT_EQ(weak_uses("local function add(a, b)\n  return a + b\nend\nlocal function k(x, n)\n  x[0] = add(x[0], n)\nend"),
+  EXPECT_EQ(weak_uses("local function k(x, n)\n  local m = n\n  m = x[0]\nend"),
+            "1:uint8@test.lua:2");  // a uint8 local
+  EXPECT_EQ(weak_uses(
+                "local function add(a, b)\n  return a + b\nend\nlocal function k(x, n)\n  x[0] = add(x[0], n)\nend"),
             "1:uint8@test.lua:2");  // in a device function it calls
   // Not a conversion to a narrower integer: float math, int64, a comparison.
   EXPECT_EQ(weak_uses("local function k(x, n)\n  x[0] = x[0] / n + luda.math.hypot(x[0], n)\nend"), "");
@@ -307,9 +315,9 @@ TEST(Infer, ComparisonsOfIntegersCompareValues) {
                       "!= 1000LL)) && (x.data[0LL * x.strides[0]] > ((signed char)3))"),
             std::string::npos)
       << weak;
-  std::string mixed = code_of("local function k(x, y, n, out)\n  out[0] = x[0] < y[0] and y[0] >= n and y[0] ~= -1\nend",
-                              {arr(Scalar::Int64), arr(Scalar::UInt64), Type::scalar_of(Scalar::Int64, true),
-                               arr(Scalar::Bool)});
+  std::string mixed =
+      code_of("local function k(x, y, n, out)\n  out[0] = x[0] < y[0] and y[0] >= n and y[0] ~= -1\nend",
+              {arr(Scalar::Int64), arr(Scalar::UInt64), Type::scalar_of(Scalar::Int64, true), arr(Scalar::Bool)});
   EXPECT_NE(mixed.find("(luda_lt(x.data[0LL * x.strides[0]], y.data[0LL * y.strides[0]]) && "
                        "(!luda_lt(y.data[0LL * y.strides[0]], n))) && (!luda_eq(y.data[0LL * y.strides[0]], -1LL))"),
             std::string::npos)
@@ -405,7 +413,8 @@ TEST(InferErrors, ZeroDimensionalArrays) {
             "test.lua:1:35: type error: '#' of a 0-d array: it has no first dimension (a.size is its 1 element)\n"
             "    local function k(a, out) out[0] = #a end\n"
             "                                      ^~");
-  EXPECT_EQ(error_of("local function k(a, out) out[0] = a.size + a.ndim end", {arr(Scalar::Float64, 0), arr(Scalar::Float64)}),
+  EXPECT_EQ(error_of("local function k(a, out) out[0] = a.size + a.ndim end",
+                     {arr(Scalar::Float64, 0), arr(Scalar::Float64)}),
             "no error");
 }
 

@@ -57,7 +57,6 @@ local function families(x, n, u, out)
   print("i =", i, "f =", f, m > 0, "100%")
 end)";
 
-
 // float16 / bfloat16 (h, with an int8 and a float32 array beside it) and complex (z, with
 // its real type r): every operator, conversion and function the kernel language gives
 // them, in one kernel each.

@@ -32,7 +32,8 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 std::string param_error(std::string_view text, std::string_view role = "in_params", bool reduction = false,
                         const std::vector<KindParam>* taken = nullptr) {
-  return error_of([&] { parse_kind_params(text, role, reduction ? "reduction" : "elementwise", "layer", reduction, taken); });
+  return error_of(
+      [&] { parse_kind_params(text, role, reduction ? "reduction" : "elementwise", "layer", reduction, taken); });
 }
 
 TEST(KindParams, Parses) {
@@ -125,7 +126,9 @@ TEST(KindParams, NameErrors) {
             "n the size\n"
             "    T x, int64 i\n"
             "               ^");
-  EXPECT_EQ(first_line(param_error("T n")), "in_params of elementwise 'layer':1:3: name error: 'n' is a reserved name: i is the element index and n the size");
+  EXPECT_EQ(
+      first_line(param_error("T n")),
+      "in_params of elementwise 'layer':1:3: name error: 'n' is a reserved name: i is the element index and n the size");
   EXPECT_EQ(first_line(param_error("T luda")),
             "in_params of elementwise 'layer':1:3: name error: 'luda' is a reserved name: the generated code uses the "
             "luda namespace");
@@ -227,10 +230,9 @@ TEST(ElementwiseFunction, TypeErrorsPointIntoTheBody) {
 }
 
 TEST(ElementwiseFunction, BodyErrors) {
-  EXPECT_EQ(error_of([] { layer("z = x *"); }),
-            "elementwise 'layer':1:8: syntax error: unexpected symbol near <eof>\n"
-            "    z = x *\n"
-            "           ^");
+  EXPECT_EQ(error_of([] { layer("z = x *"); }), "elementwise 'layer':1:8: syntax error: unexpected symbol near <eof>\n"
+                                                "    z = x *\n"
+                                                "           ^");
   EXPECT_EQ(error_of([] { layer("z = x\nreturn z"); }),
             "elementwise 'layer':2:1: unsupported: a kernel body assigns its outputs and does not return: write z = "
             "...\n"
@@ -294,14 +296,15 @@ TEST(ReductionFunctions, ErrorsPointIntoTheStrings) {
   Dnn dnn;
   Kind k;
   ReductionFunctions r = dnn.make("x * (w > 0)");
-  EXPECT_EQ(error_of([&] { k.compile(r.map, {f32(), f32(), f32(), i64()}); }),
+  EXPECT_EQ(error_of([&] {
+              k.compile(r.map, {f32(), f32(), f32(), i64()});
+            }),
             "reduction 'dnn' map:1:3: type error: cannot apply '*' to float32 and bool\n"
             "    x * (w > 0)\n"
             "    ~~^~~~~~~~~");
-  EXPECT_EQ(error_of([&] { dnn.make("x *"); }),
-            "reduction 'dnn' map:1:4: syntax error: unexpected symbol near <eof>\n"
-            "    x *\n"
-            "       ^");
+  EXPECT_EQ(error_of([&] { dnn.make("x *"); }), "reduction 'dnn' map:1:4: syntax error: unexpected symbol near <eof>\n"
+                                                "    x *\n"
+                                                "       ^");
   EXPECT_EQ(error_of([&] { dnn.make("x * w", "a, b"); }),
             "reduction 'dnn' reduce:1:4: syntax error: one expression expected, got 2\n"
             "    a, b\n"
@@ -314,7 +317,9 @@ TEST(ReductionFunctions, ErrorsPointIntoTheStrings) {
             "           ^");
   // post sees the scalar inputs only: x is the reduced array.
   ReductionFunctions uses_x = dnn.make("x * w", "a + b", "z = a + x");
-  EXPECT_EQ(error_of([&] { k.compile(uses_x.post, {f32(), f32()}); }),
+  EXPECT_EQ(error_of([&] {
+              k.compile(uses_x.post, {f32(), f32()});
+            }),
             "reduction 'dnn' post:1:9: name error: unknown name 'x'\n"
             "    z = a + x\n"
             "            ^");
@@ -367,7 +372,8 @@ TEST(AnalyzeFuse, SeveralReductionsAndTheWorkAfterThem) {
 // The parameters the work after the reductions reads decide, at the call, whether it
 // needs a second pass; the second pass is the whole function with each reduction a name.
 TEST(AnalyzeFuse, TheSecondPassFunction) {
-  FunctionSource f = fuse_source("function(x, k)\n  local y = x * 2\n  return x - luda.max(y) * k, luda.sum(y) + 1\nend");
+  FunctionSource f = fuse_source(
+      "function(x, k)\n  local y = x * 2\n  return x - luda.max(y) * k, luda.sum(y) + 1\nend");
   FuseShape s = analyze_fuse(f);
   EXPECT_EQ(s.post_params, (std::vector<int>{0, 1}));
   EXPECT_EQ(s.value_params, (std::vector<std::vector<int>>{{0, 1}, {}}));

@@ -46,19 +46,19 @@ std::vector<int> types(const std::string& text) {
 
 TEST(Lexer, EverySymbolAndReservedWord) {
   EXPECT_EQ(types("+ - * / % ^ # & ~ | << >> // == ~= <= >= < > = ( ) { } [ ] :: ; : , . .. ..."),
-            (std::vector<int>{'+', '-', '*', '/', '%', '^', '#', '&', '~', '|', tok::Shl, tok::Shr,
-                              tok::IDiv, tok::Eq, tok::Ne, tok::Le, tok::Ge, '<', '>', '=', '(', ')',
-                              '{', '}', '[', ']', tok::DbColon, ';', ':', ',', '.', tok::Concat,
-                              tok::Dots, tok::Eof}));
+            (std::vector<int>{'+',      '-',         '*',       '/',     '%',     '^',     '#',          '&', '~', '|',
+                              tok::Shl, tok::Shr,    tok::IDiv, tok::Eq, tok::Ne, tok::Le, tok::Ge,      '<', '>', '=',
+                              '(',      ')',         '{',       '}',     '[',     ']',     tok::DbColon, ';', ':', ',',
+                              '.',      tok::Concat, tok::Dots, tok::Eof}));
   EXPECT_EQ(types("and break do else elseif end false for function goto if in local nil not or "
                   "repeat return then true until while"),
-            (std::vector<int>{tok::And, tok::Break, tok::Do, tok::Else, tok::Elseif, tok::End,
-                              tok::False, tok::For, tok::Function, tok::Goto, tok::If, tok::In,
-                              tok::Local, tok::Nil, tok::Not, tok::Or, tok::Repeat, tok::Return,
-                              tok::Then, tok::True, tok::Until, tok::While, tok::Eof}));
+            (std::vector<int>{tok::And,   tok::Break, tok::Do,       tok::Else,  tok::Elseif, tok::End,
+                              tok::False, tok::For,   tok::Function, tok::Goto,  tok::If,     tok::In,
+                              tok::Local, tok::Nil,   tok::Not,      tok::Or,    tok::Repeat, tok::Return,
+                              tok::Then,  tok::True,  tok::Until,    tok::While, tok::Eof}));
   // Near-misses of reserved words are names; '~' then '=' with a space is two tokens.
-  EXPECT_EQ(types("ends _end End goto_ x1 ~ ="), (std::vector<int>{tok::Name, tok::Name, tok::Name,
-                                                                   tok::Name, tok::Name, '~', '=', tok::Eof}));
+  EXPECT_EQ(types("ends _end End goto_ x1 ~ ="),
+            (std::vector<int>{tok::Name, tok::Name, tok::Name, tok::Name, tok::Name, '~', '=', tok::Eof}));
 }
 
 TEST(Lexer, TokenLocations) {
@@ -78,7 +78,10 @@ TEST(Lexer, TokenLocations) {
 }
 
 TEST(Lexer, IntegerNumerals) {
-  struct Case { const char* text; std::int64_t value; };
+  struct Case {
+    const char* text;
+    std::int64_t value;
+  };
   for (Case c : {Case{"0", 0}, Case{"3", 3}, Case{"345", 345}, Case{"0xff", 255}, Case{"0XBEBADA", 0xBEBADA},
                  Case{"9223372036854775807", std::numeric_limits<std::int64_t>::max()},
                  Case{"0x7fffffffffffffff", std::numeric_limits<std::int64_t>::max()},
@@ -92,11 +95,14 @@ TEST(Lexer, IntegerNumerals) {
 }
 
 TEST(Lexer, FloatNumerals) {
-  struct Case { const char* text; double value; };
+  struct Case {
+    const char* text;
+    double value;
+  };
   for (Case c : {Case{"3.0", 3.0}, Case{"3.1416", 3.1416}, Case{"314.16e-2", 3.1416}, Case{"0.31416E1", 3.1416},
-                 Case{"34e1", 340.0}, Case{".5", 0.5}, Case{"5.", 5.0}, Case{"1e+2", 100.0},
-                 Case{"0x0.1E", 0.1171875}, Case{"0xA23p-4", 162.1875}, Case{"0x.8", 0.5},
-                 Case{"0X1.921FB54442D18P+1", 3.141592653589793}, Case{"0x1p4", 16.0},
+                 Case{"34e1", 340.0}, Case{".5", 0.5}, Case{"5.", 5.0}, Case{"1e+2", 100.0}, Case{"0x0.1E", 0.1171875},
+                 Case{"0xA23p-4", 162.1875}, Case{"0x.8", 0.5}, Case{"0X1.921FB54442D18P+1", 3.141592653589793},
+                 Case{"0x1p4", 16.0},
                  // a decimal integer numeral past int64 is read as a float, as Lua does
                  Case{"9223372036854775808", 9223372036854775808.0}, Case{"1e400", HUGE_VAL}}) {
     auto ts = lex(c.text);
@@ -126,11 +132,12 @@ TEST(Lexer, ShortStringEscapes) {
   EXPECT_EQ(value(R"("a\a\b\f\n\r\t\v\\\"\'z")"), "a\a\b\f\n\r\t\v\\\"'z");
   EXPECT_EQ(value(R"('it''s')"), "it");
   EXPECT_EQ(value(R"("\x41\x62\xff")"), "Ab\xff");
-  EXPECT_EQ(value(R"("\65\066\0067\255")"), std::string("AB\x06" "7\xff"));
+  EXPECT_EQ(value(R"("\65\066\0067\255")"), std::string("AB\x06"
+                                                        "7\xff"));
   EXPECT_EQ(value(R"("\0")"), std::string(1, '\0'));
-  EXPECT_EQ(value("\"a\\z  \n\t  b\""), "ab");           // \z skips blanks and line breaks
-  EXPECT_EQ(value("\"a\\\nb\""), "a\nb");                // backslash-newline
-  EXPECT_EQ(value("\"a\\\r\nb\""), "a\nb");              // ... with \r\n as one break
+  EXPECT_EQ(value("\"a\\z  \n\t  b\""), "ab");  // \z skips blanks and line breaks
+  EXPECT_EQ(value("\"a\\\nb\""), "a\nb");       // backslash-newline
+  EXPECT_EQ(value("\"a\\\r\nb\""), "a\nb");     // ... with \r\n as one break
   EXPECT_EQ(value(R"("\u{48}\u{e9}\u{20AC}\u{10FFFF}")"), "H\xc3\xa9\xe2\x82\xac\xf4\x8f\xbf\xbf");
   EXPECT_EQ(value(R"("\u{7FFFFFFF}")"), "\xfd\xbf\xbf\xbf\xbf\xbf");  // Lua's 6-byte extension
   auto ts = lex(R"(x"\65" )");
@@ -139,7 +146,8 @@ TEST(Lexer, ShortStringEscapes) {
 }
 
 TEST(Lexer, LongStringsAndComments) {
-  auto ts = lex("--[==[ a comment ]] still\n]==] [[\nfirst newline skipped]] [=[a]]b]=] --[[x]] [==[\r\nx\r\ny]==] -- [[ short");
+  auto ts = lex(
+      "--[==[ a comment ]] still\n]==] [[\nfirst newline skipped]] [=[a]]b]=] --[[x]] [==[\r\nx\r\ny]==] -- [[ short");
   ASSERT_EQ(ts.size(), 4u);
   EXPECT_EQ(ts[0].string, "first newline skipped");
   EXPECT_TRUE(ts[0].long_string);
@@ -170,15 +178,18 @@ TEST(Lexer, StringErrors) {
             "t.lua:1:10: syntax error: decimal escape too large near '\"\\300\"'\n    s = \"\\300\"\n        ~~~~~^");
   EXPECT_EQ(lex_error(R"(s = "\u48")"),
             "t.lua:1:8: syntax error: missing '{' in \\u{xxxx} near '\"\\u4'\n    s = \"\\u48\"\n        ~~~^");
-  EXPECT_EQ(lex_error(R"(s = "\u{48")"),
-            "t.lua:1:11: syntax error: missing '}' in \\u{xxxx} near '\"\\u{48\"'\n    s = \"\\u{48\"\n        ~~~~~~^");
+  EXPECT_EQ(
+      lex_error(R"(s = "\u{48")"),
+      "t.lua:1:11: syntax error: missing '}' in \\u{xxxx} near '\"\\u{48\"'\n    s = \"\\u{48\"\n        ~~~~~~^");
   EXPECT_EQ(lex_error(R"(s = "\u{80000000}")"),
             "t.lua:1:16: syntax error: UTF-8 value too large near '\"\\u{80000000'\n"
             "    s = \"\\u{80000000}\"\n        ~~~~~~~~~~~^");
-  EXPECT_EQ(lex_error("s = [==[ abc\n ]=]"),
-            "t.lua:1:5: syntax error: unfinished long string (no closing ']==]') near <eof>\n    s = [==[ abc\n        ^");
-  EXPECT_EQ(lex_error("x = 1 --[[ comment"),
-            "t.lua:1:7: syntax error: unfinished long comment (no closing ']]') near <eof>\n    x = 1 --[[ comment\n          ^");
+  EXPECT_EQ(
+      lex_error("s = [==[ abc\n ]=]"),
+      "t.lua:1:5: syntax error: unfinished long string (no closing ']==]') near <eof>\n    s = [==[ abc\n        ^");
+  EXPECT_EQ(
+      lex_error("x = 1 --[[ comment"),
+      "t.lua:1:7: syntax error: unfinished long comment (no closing ']]') near <eof>\n    x = 1 --[[ comment\n          ^");
   EXPECT_EQ(lex_error("s = [== x"),
             "t.lua:1:5: syntax error: invalid long string delimiter near '[=='\n    s = [== x\n        ^~~");
 }

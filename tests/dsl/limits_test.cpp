@@ -41,7 +41,8 @@ constexpr std::size_t kSmallStack = 8 * 256 * 1024;
 #else
 constexpr std::size_t kSmallStack = 256 * 1024;
 #endif
-template <class F> void on_small_stack(F f) {
+template <class F>
+void on_small_stack(F f) {
   struct Call {
     F* f;
     std::exception_ptr error;
@@ -90,7 +91,8 @@ std::string error_on_small_stack(const std::string& src, std::vector<Type> args,
 }
 
 // The error `f` throws ("no error" if none), cut short: the source line can be huge.
-template <class F> std::string error_of(F f) {
+template <class F>
+std::string error_of(F f) {
   try {
     f();
   } catch (const SourceError& e) {
@@ -119,10 +121,9 @@ TEST(Limits, NestedBuiltinCallsTypeInLinearTime) {
 
 TEST(Limits, NestedCallsOfEveryFormTypeInLinearTime) {
   // Device function calls, casts, parenthesized tuples, min/max with several arguments.
-  std::string src =
-      "local function id(x) return x, x end\n"
-      "local function k(out) out[0] = " +
-      nested("math.max(1, luda.float64((id(", "out[0]", "))))", 40) + " end";
+  std::string src = "local function id(x) return x, x end\n"
+                    "local function k(out) out[0] = " +
+                    nested("math.max(1, luda.float64((id(", "out[0]", "))))", 40) + " end";
   auto start = std::chrono::steady_clock::now();
   TestChunk c(src);
   c.compile("k", {F64A});
@@ -133,11 +134,11 @@ TEST(Limits, NestedCallsOfEveryFormTypeInLinearTime) {
 
 TEST(Limits, TenThousandTermSumsCompileOnASmallStack) {
   const std::string terms[] = {chain("+", "x[i]", 10000), chain("*", "x[i]", 10000),
-                               chain("-", "x[i] * 2", 10000) + " / 3 + 1",
-                               chain("+", "x[i] // 2 % 7", 10000)};
+                               chain("-", "x[i] * 2", 10000) + " / 3 + 1", chain("+", "x[i] // 2 % 7", 10000)};
   for (const std::string& sum : terms)
     for (Target target : {Target::Cuda, Target::Cpu})
-      EXPECT_EQ(error_on_small_stack("local function k(x) local i = cuda.grid(1) x[i] = " + sum + " end", {F64A}, target),
+      EXPECT_EQ(error_on_small_stack("local function k(x) local i = cuda.grid(1) x[i] = " + sum + " end", {F64A},
+                                     target),
                 "no error");
 }
 
@@ -194,10 +195,10 @@ TEST(Limits, DeepParenthesesAreASyntaxErrorAtAFixedDepth) {
 
 TEST(Limits, EveryRecursiveFormIsRefusedAtAFixedDepthOnASmallStack) {
   const std::string deep[] = {
-      nested("math.abs(", "x[0]", ")", 300),      // calls
-      nested("- ", "x[0]", "", 300),              // unary operators
-      chain("^", "x[0]", 300),                    // right-associative chains
-      nested("x[", "0", "]", 300),                // index keys
+      nested("math.abs(", "x[0]", ")", 300),  // calls
+      nested("- ", "x[0]", "", 300),          // unary operators
+      chain("^", "x[0]", 300),                // right-associative chains
+      nested("x[", "0", "]", 300),            // index keys
       nested("not ", "true", "", 300) + " and 1 or 0",
   };
   for (const std::string& e : deep) {
@@ -210,14 +211,9 @@ TEST(Limits, EveryRecursiveFormIsRefusedAtAFixedDepthOnASmallStack) {
 
 TEST(Limits, NestingJustUnderTheParsersLimitCompilesOnASmallStack) {
   const std::string deep[] = {
-      nested("math.abs(", "x[0]", ")", 190),
-      nested("- ", "x[0]", "", 190),
-      chain("^", "x[0]", 190),
-      "x[0] + " + nested("y[", "0", "]", 190),
-      nested("(", "x[0]", " + 1)", 190),
-      nested("((", "x[0]", ") + 1)", 95),
-      nested("luda.float64(", "x[0]", ")", 190),
-      nested("f(", "x[0]", ")", 190),
+      nested("math.abs(", "x[0]", ")", 190),     nested("- ", "x[0]", "", 190),     chain("^", "x[0]", 190),
+      "x[0] + " + nested("y[", "0", "]", 190),   nested("(", "x[0]", " + 1)", 190), nested("((", "x[0]", ") + 1)", 95),
+      nested("luda.float64(", "x[0]", ")", 190), nested("f(", "x[0]", ")", 190),
   };
   for (const std::string& e : deep) {
     std::string src = "local function f(v) return v end local function k(x, y) x[0] = " + e + " end";

@@ -53,7 +53,7 @@ TEST(Parser, BinaryPriorities) {
   EXPECT_EQ(ex("a + b % c"), "(+ a (% b c))");
   EXPECT_EQ(ex("a // b * c"), "(* (// a b) c)");
   EXPECT_EQ(ex("a / b // c % d"), "(% (// (/ a b) c) d)");
-  EXPECT_EQ(ex("-a ^ b"), "(- (^ a b))");          // ^ binds tighter than unary minus
+  EXPECT_EQ(ex("-a ^ b"), "(- (^ a b))");  // ^ binds tighter than unary minus
   EXPECT_EQ(ex("-a * b"), "(* (- a) b)");
   EXPECT_EQ(ex("not a == b"), "(== (not a) b)");
   EXPECT_EQ(ex("#t + 1"), "(+ (# t) 1)");
@@ -139,8 +139,7 @@ TEST(Parser, Statements) {
   EXPECT_EQ(chunk("f(x); g:h(y);;"), "(block (call f x) (: g h y))");
   EXPECT_EQ(chunk("do local x = 1 end"), "(block (do (block (local (x) (1)))))");
   EXPECT_EQ(chunk("while i < n do i = i + 1 end"), "(block (while (< i n) (block (= (i) ((+ i 1))))))");
-  EXPECT_EQ(chunk("repeat local x = f() until x > 0"),
-            "(block (repeat (block (local (x) ((call f)))) (> x 0)))");
+  EXPECT_EQ(chunk("repeat local x = f() until x > 0"), "(block (repeat (block (local (x) ((call f)))) (> x 0)))");
   EXPECT_EQ(chunk("if a then b() elseif c then d() elseif e then else f() end"),
             "(block (if a (block (call b)) elseif c (block (call d)) elseif e (block) else (block (call f))))");
   EXPECT_EQ(chunk("if a then end"), "(block (if a (block)))");
@@ -177,8 +176,7 @@ return obj, s, co
   auto ast = parse(text);
   EXPECT_EQ(ast->main().body->stats.size(), 9u);
   EXPECT_EQ(ast->functions().size(), 5u);
-  EXPECT_EQ(dump(*ast->main().body->stats[6]),
-            "(local (s) ((: (paren \"%d\") format (# obj))))");
+  EXPECT_EQ(dump(*ast->main().body->stats[6]), "(local (s) ((: (paren \"%d\") format (# obj))))");
 }
 
 TEST(Parser, Locations) {
@@ -221,15 +219,14 @@ TEST(Parser, ErrorsAtANodeUnderlineIt) {
 TEST(Parser, FunctionSpansMatchDebugGetinfo) {
   // linedefined as lparser.c records it: a function statement's keyword line; a function
   // expression's and a local function's `(` line; lastlinedefined: the `end` line.
-  auto ast = parse(
-      "function f(a)\n"           // 1
-      "end\n"                     // 2
-      "local g = function\n"      // 3
-      "  (a, b) return a end\n"   // 4
-      "local function\n"          // 5
-      "  h\n"                     // 6
-      "  (...) end\n"             // 7
-      "t = { m = function(self) return function() end end }\n");  // 8
+  auto ast = parse("function f(a)\n"                                           // 1
+                   "end\n"                                                     // 2
+                   "local g = function\n"                                      // 3
+                   "  (a, b) return a end\n"                                   // 4
+                   "local function\n"                                          // 5
+                   "  h\n"                                                     // 6
+                   "  (...) end\n"                                             // 7
+                   "t = { m = function(self) return function() end end }\n");  // 8
   const auto& fs = ast->functions();
   ASSERT_EQ(fs.size(), 5u);
   EXPECT_EQ(fs[0]->name, "f");
@@ -256,15 +253,18 @@ TEST(Parser, SyntaxErrors) {
             "t.lua:3:11: syntax error: 'end' expected (to close 'function' at line 2) near <eof>\n"
             "    return x\n"
             "            ^");
-  EXPECT_EQ(error_of("if x then y() end end"),
-            "t.lua:1:19: syntax error: <eof> expected near 'end'\n    if x then y() end end\n                      ^~~");
+  EXPECT_EQ(
+      error_of("if x then y() end end"),
+      "t.lua:1:19: syntax error: <eof> expected near 'end'\n    if x then y() end end\n                      ^~~");
   EXPECT_EQ(error_of("if x then y() )"),
             "t.lua:1:15: syntax error: unexpected symbol near ')'\n    if x then y() )\n                  ^");
   EXPECT_EQ(error_of("x = = 2"), "t.lua:1:5: syntax error: unexpected symbol near '='\n    x = = 2\n        ^");
   EXPECT_EQ(error_of("x = 1 +"), "t.lua:1:8: syntax error: unexpected symbol near <eof>\n    x = 1 +\n           ^");
-  EXPECT_EQ(error_of("for i do end"), "t.lua:1:7: syntax error: '=' or 'in' expected near 'do'\n    for i do end\n          ^~");
+  EXPECT_EQ(error_of("for i do end"),
+            "t.lua:1:7: syntax error: '=' or 'in' expected near 'do'\n    for i do end\n          ^~");
   EXPECT_EQ(error_of("f(a b)"), "t.lua:1:5: syntax error: ')' expected near 'b'\n    f(a b)\n        ^");
-  EXPECT_EQ(error_of("f(a,\n\nb"), "t.lua:3:2: syntax error: ')' expected (to close '(' at line 1) near <eof>\n    b\n     ^");
+  EXPECT_EQ(error_of("f(a,\n\nb"),
+            "t.lua:3:2: syntax error: ')' expected (to close '(' at line 1) near <eof>\n    b\n     ^");
   EXPECT_EQ(error_of("t = {1, 2"), "t.lua:1:10: syntax error: '}' expected near <eof>\n    t = {1, 2\n             ^");
   EXPECT_EQ(error_of("x = a.1"), "t.lua:1:6: syntax error: unexpected symbol near '.1'\n    x = a.1\n         ^~");
   EXPECT_EQ(error_of("local function(x) end"),
@@ -272,17 +272,20 @@ TEST(Parser, SyntaxErrors) {
   EXPECT_EQ(error_of("function f(a, 1) end"),
             "t.lua:1:15: syntax error: <name> expected near '1'\n    function f(a, 1) end\n                  ^");
   EXPECT_EQ(error_of("x = y @ z"), "t.lua:1:7: syntax error: unexpected symbol near '@'\n    x = y @ z\n          ^");
-  EXPECT_EQ(error_of("return 1 x = 2"), "t.lua:1:10: syntax error: <eof> expected near 'x'\n    return 1 x = 2\n             ^");
+  EXPECT_EQ(error_of("return 1 x = 2"),
+            "t.lua:1:10: syntax error: <eof> expected near 'x'\n    return 1 x = 2\n             ^");
   EXPECT_EQ(error_of("while true do\n  x = 1\n"),
             "t.lua:2:8: syntax error: 'end' expected (to close 'while' at line 1) near <eof>\n    x = 1\n         ^");
   EXPECT_EQ(error_of("repeat x = 1"),
             "t.lua:1:13: syntax error: 'until' expected near <eof>\n    repeat x = 1\n                ^");
-  EXPECT_EQ(error_of("x = 'a' 'b'"), "t.lua:1:9: syntax error: unexpected symbol near ''b''\n    x = 'a' 'b'\n            ^~~");
+  EXPECT_EQ(error_of("x = 'a' 'b'"),
+            "t.lua:1:9: syntax error: unexpected symbol near ''b''\n    x = 'a' 'b'\n            ^~~");
 }
 
 TEST(Parser, CompileTimeChecksAsLuaMakesThem) {
   EXPECT_EQ(error_of("f() = 1"), "t.lua:1:5: syntax error: cannot assign to a function call\n    f() = 1\n        ^");
-  EXPECT_EQ(error_of("(a) = 1"), "t.lua:1:5: syntax error: cannot assign to a parenthesized expression\n    (a) = 1\n        ^");
+  EXPECT_EQ(error_of("(a) = 1"),
+            "t.lua:1:5: syntax error: cannot assign to a parenthesized expression\n    (a) = 1\n        ^");
   EXPECT_EQ(error_of("local x <foo> = 1"),
             "t.lua:1:10: syntax error: unknown attribute 'foo'\n    local x <foo> = 1\n             ^");
   EXPECT_EQ(error_of("local a <close>, b <close> = f()"),
@@ -290,17 +293,21 @@ TEST(Parser, CompileTimeChecksAsLuaMakesThem) {
             "    local a <close>, b <close> = f()\n                        ^");
   EXPECT_EQ(error_of("local x <const> = 1\nx = 2"),
             "t.lua:2:1: syntax error: attempt to assign to const variable 'x'\n    x = 2\n    ^");
-  EXPECT_EQ(error_of("local x <const> = 1\nfunction g() x = 2 end"),
-            "t.lua:2:14: syntax error: attempt to assign to const variable 'x'\n    function g() x = 2 end\n                 ^");
+  EXPECT_EQ(
+      error_of("local x <const> = 1\nfunction g() x = 2 end"),
+      "t.lua:2:14: syntax error: attempt to assign to const variable 'x'\n    function g() x = 2 end\n                 ^");
   EXPECT_EQ(error_of("local x <const> = 1\nfunction x() end"),
             "t.lua:2:10: syntax error: attempt to assign to const variable 'x'\n    function x() end\n             ^");
   EXPECT_EQ(error_of("local x <const> = 1\ndo local x = 2; x = 3 end x2 = 1"), "no error");  // shadowed
-  EXPECT_EQ(error_of("if x then break end"), "t.lua:1:11: syntax error: break outside a loop\n    if x then break end\n              ^");
+  EXPECT_EQ(error_of("if x then break end"),
+            "t.lua:1:11: syntax error: break outside a loop\n    if x then break end\n              ^");
   EXPECT_EQ(error_of("while x do local f = function() break end end"),
             "t.lua:1:33: syntax error: break outside a loop\n"
             "    while x do local f = function() break end end\n                                    ^");
-  EXPECT_EQ(error_of("goto nowhere"), "t.lua:1:1: syntax error: no visible label 'nowhere' for goto\n    goto nowhere\n    ^");
-  EXPECT_EQ(error_of("do ::a:: end goto a"), "t.lua:1:14: syntax error: no visible label 'a' for goto\n    do ::a:: end goto a\n                 ^");
+  EXPECT_EQ(error_of("goto nowhere"),
+            "t.lua:1:1: syntax error: no visible label 'nowhere' for goto\n    goto nowhere\n    ^");
+  EXPECT_EQ(error_of("do ::a:: end goto a"),
+            "t.lua:1:14: syntax error: no visible label 'a' for goto\n    do ::a:: end goto a\n                 ^");
   EXPECT_EQ(error_of("::a:: do ::a:: end"),
             "t.lua:1:12: syntax error: label 'a' already defined on line 1\n    ::a:: do ::a:: end\n               ^");
   EXPECT_EQ(error_of("goto a; local x; ::a:: print(x)"),
@@ -365,7 +372,8 @@ TEST(Parser, TheRepositorysLuaFilesParse) {
 TEST(Parser, AThousandLineFileParsesQuickly) {
   std::string text;
   for (int f = 0; f < 100; ++f) {
-    text += "local function kernel" + std::to_string(f) + "(x, y, out, n)\n"
+    text += "local function kernel" + std::to_string(f) +
+            "(x, y, out, n)\n"
             "  local i = cuda.grid(1)\n"
             "  local s = 0.0\n"
             "  for k = 0, n - 1 do\n"

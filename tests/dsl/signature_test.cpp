@@ -60,14 +60,12 @@ TEST(Signature, OnlyTheLastAxisIsContiguous) {
 }
 
 TEST(Signature, MissingParenthesis) {
-  EXPECT_EQ(error_of("void(float32[:]"),
-            "signature:1:16: signature error: expected ')' at the end\n"
-            "    void(float32[:]\n"
-            "                   ^");
-  EXPECT_EQ(error_of("void(float32[;])"),
-            "signature:1:14: signature error: expected ':' or '::1' for an array axis\n"
-            "    void(float32[;])\n"
-            "                 ^");
+  EXPECT_EQ(error_of("void(float32[:]"), "signature:1:16: signature error: expected ')' at the end\n"
+                                         "    void(float32[:]\n"
+                                         "                   ^");
+  EXPECT_EQ(error_of("void(float32[;])"), "signature:1:14: signature error: expected ':' or '::1' for an array axis\n"
+                                          "    void(float32[;])\n"
+                                          "                 ^");
 }
 
 TEST(Signature, ArrayResultAndVoidParameter) {
@@ -75,17 +73,15 @@ TEST(Signature, ArrayResultAndVoidParameter) {
             "signature:1:8: signature error: a signature's result is a scalar or void, not an array\n"
             "    float32[:](float32)\n"
             "           ^");
-  EXPECT_EQ(error_of("void(void)"),
-            "signature:1:6: signature error: 'void' is only a result type\n"
-            "    void(void)\n"
-            "         ^");
+  EXPECT_EQ(error_of("void(void)"), "signature:1:6: signature error: 'void' is only a result type\n"
+                                    "    void(void)\n"
+                                    "         ^");
 }
 
 TEST(Signature, TrailingText) {
-  EXPECT_EQ(error_of("void(int32) x"),
-            "signature:1:13: signature error: unexpected 'x' after the signature\n"
-            "    void(int32) x\n"
-            "                ^");
+  EXPECT_EQ(error_of("void(int32) x"), "signature:1:13: signature error: unexpected 'x' after the signature\n"
+                                       "    void(int32) x\n"
+                                       "                ^");
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ TEST(SourceText, FunctionNameOfAChunksFunction) {
   EXPECT_EQ(function_name(at_line("f = a == b and g(function(x)", 1)), "f");
   EXPECT_EQ(function_name(at_line("g(a ~= b, function(x)", 1)), "");
   // Line 2 of the chunk.
-  EXPECT_EQ(function_name(at_line("local luda = require 'luda'\nlocal scale = luda.vectorize(function(v)", 2)), "scale");
+  EXPECT_EQ(function_name(at_line("local luda = require 'luda'\nlocal scale = luda.vectorize(function(v)", 2)),
+            "scale");
 }
 
 TEST(SourceText, FunctionNameFromTheLineBeforeAFunctionOnItsOwnLine) {

@@ -24,10 +24,30 @@ class TestEnvironment : public Environment {
     return it == values.end() ? ExternalValue{} : it->second;
   }
 
-  static ExternalValue integer(std::int64_t v) { ExternalValue e; e.kind = ExternalValue::Kind::Integer; e.integer = v; return e; }
-  static ExternalValue number(double v) { ExternalValue e; e.kind = ExternalValue::Kind::Float; e.number = v; return e; }
-  static ExternalValue boolean(bool v) { ExternalValue e; e.kind = ExternalValue::Kind::Boolean; e.boolean = v; return e; }
-  static ExternalValue name_space(std::string n) { ExternalValue e; e.kind = ExternalValue::Kind::Namespace; e.name_space = std::move(n); return e; }
+  static ExternalValue integer(std::int64_t v) {
+    ExternalValue e;
+    e.kind = ExternalValue::Kind::Integer;
+    e.integer = v;
+    return e;
+  }
+  static ExternalValue number(double v) {
+    ExternalValue e;
+    e.kind = ExternalValue::Kind::Float;
+    e.number = v;
+    return e;
+  }
+  static ExternalValue boolean(bool v) {
+    ExternalValue e;
+    e.kind = ExternalValue::Kind::Boolean;
+    e.boolean = v;
+    return e;
+  }
+  static ExternalValue name_space(std::string n) {
+    ExternalValue e;
+    e.kind = ExternalValue::Kind::Namespace;
+    e.name_space = std::move(n);
+    return e;
+  }
   static ExternalValue typed(Scalar s, double v) {
     ExternalValue e;
     e.kind = ExternalValue::Kind::Typed;

@@ -12,8 +12,8 @@ Type strong(Scalar s) { return Type::scalar_of(s); }
 Type weak(Scalar s) { return Type::scalar_of(s, true); }
 
 TEST(Types, NamesAndCTypesRoundTrip) {
-  const Scalar all[] = {Scalar::Bool,    Scalar::Int8,    Scalar::Int16,     Scalar::Int32,     Scalar::Int64,
-                        Scalar::UInt8,   Scalar::UInt16,  Scalar::UInt32,    Scalar::UInt64,    Scalar::Float32,
+  const Scalar all[] = {Scalar::Bool,    Scalar::Int8,    Scalar::Int16,    Scalar::Int32,     Scalar::Int64,
+                        Scalar::UInt8,   Scalar::UInt16,  Scalar::UInt32,   Scalar::UInt64,    Scalar::Float32,
                         Scalar::Float64, Scalar::Float16, Scalar::BFloat16, Scalar::Complex64, Scalar::Complex128};
   static_assert(std::size(all) == kNumScalars);
   for (Scalar s : all) EXPECT_EQ(parse_scalar(scalar_name(s)), s) << scalar_name(s);
@@ -46,20 +46,34 @@ TEST(Types, NamesAndCTypesRoundTrip) {
 // NumPy 2's promote_types for float16 and complex, and ml_dtypes' for bfloat16
 // (tests/lua/promotion_numpy.py checks the same against NumPy itself, through the kinds).
 TEST(Promote, HalvesAndComplexAsNumPy) {
-  struct Case { Scalar a, b, want; };
+  struct Case {
+    Scalar a, b, want;
+  };
   const Case cases[] = {
-      {Scalar::Float16, Scalar::Int8, Scalar::Float16},     {Scalar::Float16, Scalar::UInt8, Scalar::Float16},
-      {Scalar::Float16, Scalar::Int16, Scalar::Float32},    {Scalar::Float16, Scalar::UInt16, Scalar::Float32},
-      {Scalar::Float16, Scalar::Int32, Scalar::Float64},    {Scalar::Float16, Scalar::Int64, Scalar::Float64},
-      {Scalar::Float16, Scalar::Float32, Scalar::Float32},  {Scalar::Float16, Scalar::Float64, Scalar::Float64},
-      {Scalar::BFloat16, Scalar::Float16, Scalar::Float32}, {Scalar::BFloat16, Scalar::Int8, Scalar::BFloat16},
-      {Scalar::BFloat16, Scalar::UInt8, Scalar::BFloat16},  {Scalar::BFloat16, Scalar::Int16, Scalar::Float32},
-      {Scalar::BFloat16, Scalar::Float32, Scalar::Float32}, {Scalar::BFloat16, Scalar::UInt64, Scalar::Float64},
-      {Scalar::Complex64, Scalar::Float64, Scalar::Complex128}, {Scalar::Complex64, Scalar::Int32, Scalar::Complex128},
-      {Scalar::Complex64, Scalar::Int16, Scalar::Complex64},    {Scalar::Complex64, Scalar::Float32, Scalar::Complex64},
-      {Scalar::Complex64, Scalar::Float16, Scalar::Complex64},  {Scalar::Complex64, Scalar::BFloat16, Scalar::Complex64},
-      {Scalar::Complex64, Scalar::UInt8, Scalar::Complex64},    {Scalar::Complex64, Scalar::Int64, Scalar::Complex128},
-      {Scalar::Complex64, Scalar::Complex128, Scalar::Complex128}, {Scalar::Complex128, Scalar::Float32, Scalar::Complex128},
+      {Scalar::Float16, Scalar::Int8, Scalar::Float16},
+      {Scalar::Float16, Scalar::UInt8, Scalar::Float16},
+      {Scalar::Float16, Scalar::Int16, Scalar::Float32},
+      {Scalar::Float16, Scalar::UInt16, Scalar::Float32},
+      {Scalar::Float16, Scalar::Int32, Scalar::Float64},
+      {Scalar::Float16, Scalar::Int64, Scalar::Float64},
+      {Scalar::Float16, Scalar::Float32, Scalar::Float32},
+      {Scalar::Float16, Scalar::Float64, Scalar::Float64},
+      {Scalar::BFloat16, Scalar::Float16, Scalar::Float32},
+      {Scalar::BFloat16, Scalar::Int8, Scalar::BFloat16},
+      {Scalar::BFloat16, Scalar::UInt8, Scalar::BFloat16},
+      {Scalar::BFloat16, Scalar::Int16, Scalar::Float32},
+      {Scalar::BFloat16, Scalar::Float32, Scalar::Float32},
+      {Scalar::BFloat16, Scalar::UInt64, Scalar::Float64},
+      {Scalar::Complex64, Scalar::Float64, Scalar::Complex128},
+      {Scalar::Complex64, Scalar::Int32, Scalar::Complex128},
+      {Scalar::Complex64, Scalar::Int16, Scalar::Complex64},
+      {Scalar::Complex64, Scalar::Float32, Scalar::Complex64},
+      {Scalar::Complex64, Scalar::Float16, Scalar::Complex64},
+      {Scalar::Complex64, Scalar::BFloat16, Scalar::Complex64},
+      {Scalar::Complex64, Scalar::UInt8, Scalar::Complex64},
+      {Scalar::Complex64, Scalar::Int64, Scalar::Complex128},
+      {Scalar::Complex64, Scalar::Complex128, Scalar::Complex128},
+      {Scalar::Complex128, Scalar::Float32, Scalar::Complex128},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(promote_scalar(c.a, c.b), c.want) << scalar_name(c.a) << " " << scalar_name(c.b);
@@ -89,12 +103,12 @@ TEST(Promote, WeakNumbersWithHalvesAndComplex) {
 TEST(Types, ConstantsRoundToHalves) {
   EXPECT_EQ(half_bits(1.0, Scalar::Float16), 0x3c00);
   EXPECT_EQ(half_bits(65504.0, Scalar::Float16), 0x7bff);
-  EXPECT_EQ(half_bits(65520.0, Scalar::Float16), 0x7c00);               // rounds past the largest: inf
-  EXPECT_EQ(half_bits(1.0 + 1.0 / 2048, Scalar::Float16), 0x3c00);      // a tie: to even
+  EXPECT_EQ(half_bits(65520.0, Scalar::Float16), 0x7c00);           // rounds past the largest: inf
+  EXPECT_EQ(half_bits(1.0 + 1.0 / 2048, Scalar::Float16), 0x3c00);  // a tie: to even
   EXPECT_EQ(half_bits(1.0 + 3.0 / 2048, Scalar::Float16), 0x3c02);
   EXPECT_EQ(half_bits(-0.0, Scalar::Float16), 0x8000);
   EXPECT_EQ(half_bits(1.0, Scalar::BFloat16), 0x3f80);
-  EXPECT_EQ(half_bits(1.0 + 1.0 / 256, Scalar::BFloat16), 0x3f80);      // a tie: to even
+  EXPECT_EQ(half_bits(1.0 + 1.0 / 256, Scalar::BFloat16), 0x3f80);  // a tie: to even
   EXPECT_EQ(round_constant(0.1, Scalar::Float16), 0.0999755859375);
   EXPECT_EQ(convert_constant(Constant::of_float(0.1), Scalar::Float64, Scalar::BFloat16).f, 0.10009765625);
   Constant z = Constant::of_float(1.5);

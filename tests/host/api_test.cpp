@@ -71,7 +71,8 @@ TEST(Api, ScriptKernelWritesTheHostVectorInPlace) {
       local scale = luda.elementwise("T x", "T y", "y = 2 * x + 1", "scale")
       scale(x, x)
       same = luda.cuda.to_device ~= nil and x.device == "cpu"
-    )", "=inplace");
+    )",
+            "=inplace");
     for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(v[i], 2.0f * before[i] + 1.0f, 1e-5f) << i;
     EXPECT_TRUE(lua.get("same").as_bool());
   }
@@ -107,9 +108,13 @@ TEST(Api, WrapErrorsSayWhatIsWrong) {
   float f[4] = {};
   EXPECT_EQ(what_of([] { luda::Array::wrap(nullptr, {3}, luda::DType::Float32); }),
             "Array::wrap: a null pointer for an array of shape (3,); pass the memory's address");
-  EXPECT_EQ(what_of([&] { luda::Array::wrap(f, {2, -1}); }),
+  EXPECT_EQ(what_of([&] {
+              luda::Array::wrap(f, {2, -1});
+            }),
             "Array::wrap: negative dimensions are not allowed (shape (2, -1))");
-  EXPECT_EQ(what_of([&] { luda::Array::wrap(f, {2, 2}, luda::Device::cpu(), {1}); }),
+  EXPECT_EQ(what_of([&] {
+              luda::Array::wrap(f, {2, 2}, luda::Device::cpu(), {1});
+            }),
             "Array::wrap: shape (2, 2) has 2 axes but 1 strides were given");
   // An empty array needs no memory.
   EXPECT_EQ(luda::Array::wrap(nullptr, {0, 3}, luda::DType::Int8).size(), 0);
@@ -175,10 +180,11 @@ TEST(Api, EngineCallsFunctionsWithArraysAndNumbers) {
   lua.run(R"(
     sim = {}
     function sim.axpy(a, x, y) return a * x + y, x.size end
-  )", "=sim");
+  )",
+          "=sim");
   std::vector<float> xs = random_floats(100, 3), ys = random_floats(100, 4);
-  std::vector<luda::Value> r =
-      lua.call("sim.axpy", {2.5, luda::Array::copy_of(xs, luda::Device::cpu()), luda::Array::wrap(ys)});
+  std::vector<luda::Value> r = lua.call("sim.axpy",
+                                        {2.5, luda::Array::copy_of(xs, luda::Device::cpu()), luda::Array::wrap(ys)});
   ASSERT_EQ(r.size(), 2u);
   std::vector<float> z = r[0].as_array().to_vector<float>();
   for (std::size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(z[i], 2.5f * xs[i] + ys[i], 1e-5f);
@@ -300,7 +306,8 @@ TEST(Api, TheHostsFallbackNoticeStandsWhenLudaOpens) {
 
 TEST(Api, AnInterruptNothingMetCanBeWithdrawn) {
   luda::Engine lua;
-  lua.run("k = luda.elementwise('T x', 'T y', 'y = x + 1', 'inc'); x = luda.zeros(8, 'int32', {device = 'cpu'}); k(x, x)");
+  lua.run(
+      "k = luda.elementwise('T x', 'T y', 'y = x + 1', 'inc'); x = luda.zeros(8, 'int32', {device = 'cpu'}); k(x, x)");
   luda::request_interrupt();
   luda::clear_interrupt();
   lua.run("k(x, x)");  // runs: the request was withdrawn
@@ -343,8 +350,9 @@ TEST(Api, DlpackRoundTripsKeepThePointerAndStrides) {
 
   // Bools use DLPack's bool code; 0-d and empty arrays go through too.
   luda::Engine lua;
-  for (const char* code : {"return luda.array({true, false, true})", "return luda.float64(2.5) * luda.ones({}, 'float64')",
-                           "return luda.zeros({0, 3}, 'uint32')"}) {
+  for (const char* code :
+       {"return luda.array({true, false, true})", "return luda.float64(2.5) * luda.ones({}, 'float64')",
+        "return luda.zeros({0, 3}, 'uint32')"}) {
     luda::Array x = lua.run(code)[0].as_array();
     DLManagedTensor* tx = x.to_dlpack();
     luda::Array y = luda::Array::from_dlpack(tx);
@@ -381,10 +389,12 @@ std::string cpu_devices_through_the_api() {
     expect("DLPack import is cpu", back.device() == luda::Device::cpu() && back.data() == v.data());
     luda::Engine lua;
     luda::Array made = lua.run("return luda.arange(4, 'float64', {device = 'cpu:1'}) * 2")[0].as_array();
-    expect("a script's cpu:1 array", made.device() == cpu1 && made.to_vector<double>() == std::vector<double>{0, 2, 4, 6});
-    expect("cpu:2 is missing",
-           what_of([&] { luda::Array::zeros({3}, luda::DType::Float32, luda::Device::cpu(2)); }) ==
-               "no cpu device cpu:2: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with LUDA_CPU_DEVICES=3");
+    expect("a script's cpu:1 array",
+           made.device() == cpu1 && made.to_vector<double>() == std::vector<double>{0, 2, 4, 6});
+    expect(
+        "cpu:2 is missing",
+        what_of([&] { luda::Array::zeros({3}, luda::DType::Float32, luda::Device::cpu(2)); }) ==
+            "no cpu device cpu:2: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with LUDA_CPU_DEVICES=3");
   } catch (const std::exception& e) {
     out += std::string("threw: ") + e.what() + "\n";
   }
@@ -464,20 +474,27 @@ TEST(Api, ElementwiseKernelFromCpp) {
     axpb({Xt, luda::Arg::typed(luda::DType::Float64, 2.0), 1.0}, {luda::Array::wrap(out.data(), {cols, rows})});
     for (std::int64_t i = 0; i < cols; ++i)
       for (std::int64_t j = 0; j < rows; ++j)
-        EXPECT_DOUBLE_EQ(out[static_cast<std::size_t>(i * rows + j)], 2 * x[static_cast<std::size_t>(j * cols + i)] + 1);
+        EXPECT_DOUBLE_EQ(out[static_cast<std::size_t>(i * rows + j)],
+                         2 * x[static_cast<std::size_t>(j * cols + i)] + 1);
   }
   // An empty output with a zero stride (as NumPy exports one through DLPack) has no
   // elements that overlap.
   luda::Array none = luda::Array::wrap(nullptr, {0, 5}, luda::DType::Float64, luda::Device::cpu(), {5, 0});
   EXPECT_EQ(axpb({none, 1.0, 2.0}, {none})[0].size(), 0);
   std::vector<double> five = random_doubles(5, 3), one(1);
-  EXPECT_EQ(what_of([&] { axpb({luda::Array::wrap(five), 1.0, 2.0}, {luda::Array::wrap(one.data(), {5}, luda::Device::cpu(), {0})}); }),
-            "elementwise 'axpb': output 1 'y' is a broadcast view (stride 0 along axis 1): its elements overlap; pass an "
-            "array that owns each element");
+  EXPECT_EQ(
+      what_of([&] {
+        axpb({luda::Array::wrap(five), 1.0, 2.0}, {luda::Array::wrap(one.data(), {5}, luda::Device::cpu(), {0})});
+      }),
+      "elementwise 'axpb': output 1 'y' is a broadcast view (stride 0 along axis 1): its elements overlap; pass an "
+      "array that owns each element");
   EXPECT_EQ(what_of([&] { axpb({1.0, 2.0}); }), "elementwise 'axpb': 2 inputs given; the kernel takes 3");
-  EXPECT_EQ(what_of([&] { axpb({1.0, 2.0, 3.0}); }),
-            "elementwise 'axpb': no array argument gives the size of the loop (raw arrays and scalars do not); pass the "
-            "outputs or {size = n}");
+  EXPECT_EQ(
+      what_of([&] {
+        axpb({1.0, 2.0, 3.0});
+      }),
+      "elementwise 'axpb': no array argument gives the size of the loop (raw arrays and scalars do not); pass the "
+      "outputs or {size = n}");
   auto e = caught<luda::SourceError>([] { luda::ElementwiseKernel("T x", "T y", "y = x +* 2", "bad"); });
   EXPECT_EQ(e.line(), 1);
   EXPECT_EQ(e.column(), 8);  // at the '*'
@@ -502,13 +519,15 @@ TEST(Api, ReductionKernelFromCpp) {
   std::vector<double> got = r.to_vector<double>();
   for (std::int64_t i = 0; i < rows; ++i) {
     double row = 0;
-    for (std::int64_t j = 0; j < cols; ++j) row += x[static_cast<std::size_t>(i * cols + j)] * x[static_cast<std::size_t>(i * cols + j)];
+    for (std::int64_t j = 0; j < cols; ++j)
+      row += x[static_cast<std::size_t>(i * cols + j)] * x[static_cast<std::size_t>(i * cols + j)];
     EXPECT_NEAR(got[static_cast<std::size_t>(i)], row, 1e-9 * row);
   }
   luda::ReduceOptions bad;
   bad.axes = std::vector<int>{2};
-  EXPECT_EQ(what_of([&] { ssq({X}, bad); }),
-            "reduction 'ssq': axis 2 is out of range for 2-dimensional operands (axes are 0 to 1, or negative from the end)");
+  EXPECT_EQ(
+      what_of([&] { ssq({X}, bad); }),
+      "reduction 'ssq': axis 2 is out of range for 2-dimensional operands (axes are 0 to 1, or negative from the end)");
   bad.axes = std::vector<int>{0, -2};
   EXPECT_EQ(what_of([&] { ssq({X}, bad); }), "reduction 'ssq': axis -2 is given twice");
 }
@@ -517,7 +536,8 @@ TEST(Api, VectorizeAndRawKernelsFromCpp) {
   luda::Vectorize poly("function(x, y) return x * y + 1 end");
   std::vector<float> a = random_floats(300, 8), b = random_floats(300, 9);
   std::vector<float> got = poly({luda::Array::wrap(a), luda::Array::wrap(b)})[0].to_vector<float>();
-  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(got[i], a[i] * b[i] + 1, 1e-5f) << i;  // one fused rounding or two
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(got[i], a[i] * b[i] + 1, 1e-5f) << i;  // one fused rounding or two
   luda::Vectorize typed("function(x) return x / 2 end", {"float64(float64)"});
   std::vector<std::int32_t> ints = {1, 2, 3, -7};
   std::vector<double> halves = typed({luda::Array::wrap(ints)})[0].to_vector<double>();
@@ -527,9 +547,11 @@ TEST(Api, VectorizeAndRawKernelsFromCpp) {
     extern "C" __global__ void add(const float* x, const float* y, float* out, float scale, int n) {
       int i = blockIdx.x * blockDim.x + threadIdx.x;
       if (i < n) out[i] = scale * x[i] + y[i];
-    })", "add");
+    })",
+                      "add");
   std::vector<float> out(a.size());
-  add({3}, {128}, {luda::Array::wrap(a), luda::Array::wrap(b), luda::Array::wrap(out), 0.5, static_cast<int>(a.size())});
+  add({3}, {128},
+      {luda::Array::wrap(a), luda::Array::wrap(b), luda::Array::wrap(out), 0.5, static_cast<int>(a.size())});
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(out[i], 0.5f * a[i] + b[i], 1e-5f) << i;
   std::vector<double> wrong(a.size());
   EXPECT_NE(what_of([&] {

@@ -17,9 +17,7 @@ namespace {
 
 struct Host : luda::test::LuaHost {
   // Loads `text` under `chunkname` with luda::load_chunk and runs it.
-  std::string load(std::string_view text, const char* chunkname) {
-    return call(luda::load_chunk(L, text, chunkname));
-  }
+  std::string load(std::string_view text, const char* chunkname) { return call(luda::load_chunk(L, text, chunkname)); }
   lua_Integer integer(const std::string& expression) {
     EXPECT_EQ("", run("result = " + expression));
     lua_getglobal(L, "result");
@@ -130,15 +128,14 @@ TEST(HostChunks, LudaLoadKeepsTheTextFromLua) {
   // luda.load is load that keeps the text (for Lua code run by a stock interpreter).
   ASSERT_EQ("", host.run("f = luda.load('return function(x) x[0] = 21 end', '=from_lua')()"));
   EXPECT_EQ(21, host.integer(launch("luda.cuda.jit(f)")));
-  EXPECT_EQ("nil\tfrom_lua:1: unexpected symbol near '='",
-            [&] {
-              EXPECT_EQ("", host.run("r = table.concat({tostring(select(1, luda.load('= 1', '=from_lua'))), "
-                                     "select(2, luda.load('= 1', '=from_lua'))}, '\\t')"));
-              lua_getglobal(host.L, "r");
-              std::string r = lua_tostring(host.L, -1);
-              lua_pop(host.L, 1);
-              return r;
-            }());
+  EXPECT_EQ("nil\tfrom_lua:1: unexpected symbol near '='", [&] {
+    EXPECT_EQ("", host.run("r = table.concat({tostring(select(1, luda.load('= 1', '=from_lua'))), "
+                           "select(2, luda.load('= 1', '=from_lua'))}, '\\t')"));
+    lua_getglobal(host.L, "r");
+    std::string r = lua_tostring(host.L, -1);
+    lua_pop(host.L, 1);
+    return r;
+  }());
 }
 
 }  // namespace

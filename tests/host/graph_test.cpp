@@ -123,10 +123,9 @@ TEST(Graph, RecordsThePipelineWithTheEdgesLuaRecordsAndReplaysItOnNewArrays) {
     // The conversion: the host's on the cpu, the copy kernel's on a GPU.
     const std::string copy = dev.is_cpu() ? "host" : "kernel";
     EXPECT_EQ(shape_of(nodes), "kernel after\nkernel after\nkernel after 0,1\n" + copy + " after 2\n");
-    EXPECT_EQ(edge_lines(g.dot()),
-              "  n1 -> n2 [label=\"new array 4 (read after write)\"];\n"
-              "  n0 -> n2 [label=\"new array 3 (read after write)\"];\n"
-              "  n2 -> n3 [label=\"new array 5 (read after write)\"];\n");
+    EXPECT_EQ(edge_lines(g.dot()), "  n1 -> n2 [label=\"new array 4 (read after write)\"];\n"
+                                   "  n0 -> n2 [label=\"new array 3 (read after write)\"];\n"
+                                   "  n2 -> n3 [label=\"new array 5 (read after write)\"];\n");
     EXPECT_EQ(g.dot().rfind("digraph \"pipeline\" {\n", 0), 0u);
 
     // The same work recorded by luda.graph in Lua: the same nodes and edges.
@@ -181,19 +180,27 @@ TEST(Graph, ReplayWithOtherShapesOrDtypesIsRefused) {
     const luda::Array x = luda::Array::zeros({kN}, luda::DType::Float32, dev);
     luda::Graph g(pipeline, {x, x.copy()});
     const std::string on = dev.str();
-    EXPECT_EQ(what_of([&] { g({luda::Array::zeros({kN - 1}, luda::DType::Float32, dev), x.copy()}); }),
-              "luda::Graph: argument 1 is float32 (999,) on " + on + ", but the graph was recorded with float32 (1000,) on " +
-                  on + "; replay it with arrays of the recorded dtypes, shapes and devices, or record another luda::Graph "
-                       "for these");
-    EXPECT_EQ(what_of([&] { g({x.copy(), luda::Array::zeros({kN}, luda::DType::Float64, dev)}); }),
-              "luda::Graph: argument 2 is float64 (1000,) on " + on + ", but the graph was recorded with float32 (1000,) on " +
-                  on + "; replay it with arrays of the recorded dtypes, shapes and devices, or record another luda::Graph "
-                       "for these");
+    EXPECT_EQ(what_of([&] {
+                g({luda::Array::zeros({kN - 1}, luda::DType::Float32, dev), x.copy()});
+              }),
+              "luda::Graph: argument 1 is float32 (999,) on " + on +
+                  ", but the graph was recorded with float32 (1000,) on " + on +
+                  "; replay it with arrays of the recorded dtypes, shapes and devices, or record another luda::Graph "
+                  "for these");
+    EXPECT_EQ(what_of([&] {
+                g({x.copy(), luda::Array::zeros({kN}, luda::DType::Float64, dev)});
+              }),
+              "luda::Graph: argument 2 is float64 (1000,) on " + on +
+                  ", but the graph was recorded with float32 (1000,) on " + on +
+                  "; replay it with arrays of the recorded dtypes, shapes and devices, or record another luda::Graph "
+                  "for these");
     EXPECT_EQ(what_of([&] { g({x}); }), "luda::Graph: 1 array given; the graph was recorded with 2");
     // The same dtype and shape, other strides: every other element of an array twice as long.
     const luda::Array twice = luda::Array::zeros({2 * kN}, luda::DType::Float32, dev);
     const luda::Array every_other = luda::Array::wrap(twice.data(), {kN}, luda::DType::Float32, dev, {2});
-    EXPECT_EQ(what_of([&] { g({every_other, x.copy()}); }),
+    EXPECT_EQ(what_of([&] {
+                g({every_other, x.copy()});
+              }),
               "luda::Graph: argument 1 has strides (2,), but the graph was recorded with strides (1,); replay it with "
               "arrays laid out as the recorded ones (copy() makes a C-contiguous one), or record another luda::Graph "
               "for these");

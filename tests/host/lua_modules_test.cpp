@@ -43,7 +43,8 @@ TEST(LuaModules, AnErrorOfAModuleNamesItsFileAndLine) {
   luda::Engine lua;
   int line = line_of("luda/chunked/array.lua", "methods.blocks = function(c)");
   ASSERT_GT(line, 0);
-  auto e = script_error([&] { lua.run("local c = luda.chunked(luda.arange(4), 2)\nlocal blocks = c.blocks()", "=script"); });
+  auto e = script_error(
+      [&] { lua.run("local c = luda.chunked(luda.arange(4), 2)\nlocal blocks = c.blocks()", "=script"); });
   EXPECT_EQ(e.file(), "luda/chunked/array.lua");
   EXPECT_EQ(e.line(), line);
   EXPECT_EQ(e.message(), "attempt to index a nil value (local 'c')");
@@ -55,8 +56,9 @@ TEST(LuaModules, AnErrorAModuleRaisesForTheScriptNamesTheScriptsLine) {
   auto e = script_error([&] { lua.run("local x = luda.arange(3)\n\nlocal c = luda.chunked(x, {{1, 1}})", "=script"); });
   EXPECT_EQ(e.file(), "script");
   EXPECT_EQ(e.line(), 3);
-  EXPECT_EQ(e.message(),
-            "luda.chunked: the chunks of axis 1 add up to 2, but the axis has 3 elements; give extents that add up to it");
+  EXPECT_EQ(
+      e.message(),
+      "luda.chunked: the chunks of axis 1 add up to 2, but the axis has 3 elements; give extents that add up to it");
 }
 
 // luaL_requiref(L, "luda", luaopen_luda, 1), as a host opens luda, under lua_pcall.

@@ -53,7 +53,9 @@ TEST_F(Pieces, Allreduce) {
 TEST_F(Pieces, AllreduceOfFloat16) {
   detail::set_piece_bytes(16);  // 4 float32 elements a piece, on the wire
   const int r = rank();
-  NDArray x = filled<float>({9, 2}, [&](std::int64_t i) { return 0.5f * static_cast<float>(i) + r; }).astype(DType::Float16);
+  NDArray x = filled<float>({9, 2}, [&](std::int64_t i) {
+                return 0.5f * static_cast<float>(i) + r;
+              }).astype(DType::Float16);
   NDArray y = allreduce(x, Op::Sum);
   EXPECT_EQ(y.dtype(), DType::Float16);
   std::vector<float> got = elements<float>(y.astype(DType::Float32));

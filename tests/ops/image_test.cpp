@@ -68,7 +68,9 @@ TEST(Image, GrayMapsTheRangeOntoBlackToWhiteAndNanIsTransparent) {
 
 TEST(Image, ViridisFollowsMatplotlibsTable) {
   // matplotlib's viridis at 0, 0.5 and 1 (its _viridis_data rows 0, 128 and 255).
-  const double table[3][3] = {{0.267004, 0.004874, 0.329415}, {0.127568, 0.566949, 0.550556}, {0.993248, 0.906157, 0.143936}};
+  const double table[3][3] = {{0.267004, 0.004874, 0.329415},
+                              {0.127568, 0.566949, 0.550556},
+                              {0.993248, 0.906157, 0.143936}};
   NDArray x = filled({1, 3}, DType::Float32, {0, 0.5, 1});
   Picture p = decode(png_of(x, ImageOptions{}));
   for (unsigned i = 0; i < 3; ++i)
@@ -104,7 +106,8 @@ TEST(Image, RefusesWhatHasNoPicture) {
             "image: give a 2-d array, or a 3-d one of 3 or 4 channels (RGB, RGBA); got shape (2, 3, 5)");
   EXPECT_EQ(message(NDArray::empty({4}, DType::Float32, Device::cpu())),
             "image: give a 2-d array, or a 3-d one of 3 or 4 channels (RGB, RGBA); got shape (4,)");
-  EXPECT_EQ(message(NDArray::empty({0, 3}, DType::Float32, Device::cpu())), "image: an empty array has no picture (shape (0, 3))");
+  EXPECT_EQ(message(NDArray::empty({0, 3}, DType::Float32, Device::cpu())),
+            "image: an empty array has no picture (shape (0, 3))");
   EXPECT_EQ(message(NDArray::empty({2, 2}, DType::Complex64, Device::cpu())),
             "image: complex arrays have no picture; show luda.abs(x) or luda.real(x)");
   ImageOptions jet;

@@ -67,8 +67,9 @@ TEST(CpuDevices, ParseTheCount) {
 TEST(CpuDevices, MissingDeviceMessage) {
   EXPECT_EQ(detail::missing_cpu_device_message(5, 2, true),
             "no cpu device cpu:5: LUDA_CPU_DEVICES gives 2 (cpu:0, cpu:1); start the process with LUDA_CPU_DEVICES=6");
-  EXPECT_EQ(detail::missing_cpu_device_message(3, 3, true),
-            "no cpu device cpu:3: LUDA_CPU_DEVICES gives 3 (cpu:0 to cpu:2); start the process with LUDA_CPU_DEVICES=4");
+  EXPECT_EQ(
+      detail::missing_cpu_device_message(3, 3, true),
+      "no cpu device cpu:3: LUDA_CPU_DEVICES gives 3 (cpu:0 to cpu:2); start the process with LUDA_CPU_DEVICES=4");
   EXPECT_EQ(detail::missing_cpu_device_message(1, 1, true),
             "no cpu device cpu:1: LUDA_CPU_DEVICES gives 1 (cpu); start the process with LUDA_CPU_DEVICES=2");
   EXPECT_EQ(detail::missing_cpu_device_message(1, 1, false),

@@ -126,7 +126,11 @@ struct Seen {
 void record(void* const* args) {
   Seen* out = arg<Seen*>(args, 0);
   const luda_cpu_thread& t = me();
-  out[global_tid()] = {t.threadIdx, t.blockIdx, t.blockDim, t.gridDim, t.lane,
+  out[global_tid()] = {t.threadIdx,
+                       t.blockIdx,
+                       t.blockDim,
+                       t.gridDim,
+                       t.lane,
                        t.dynamic_shared_bytes,
                        reinterpret_cast<std::uintptr_t>(t.dynamic_shared) % 16 == 0};
 }
@@ -148,12 +152,11 @@ TEST(CpuExecutor, IndexVariablesFor1D2D3DGridsAndBlocks) {
                         {dims(1, 1, 3), dims(1, 70)}};
   CpuKernel with_block_entry = kernel(record, false);
   with_block_entry.run_block = block_entry<record>;
-  const CpuKernel kernels[] = {kernel(record, false), with_block_entry,
-                               kernel(record_with_barrier, true)};
+  const CpuKernel kernels[] = {kernel(record, false), with_block_entry, kernel(record_with_barrier, true)};
   for (const CpuKernel& k : kernels)
     for (const Case& c : cases) {
-      SCOPED_TRACE(fmt::format("grid {} block {} fibers {} block entry {}", c.grid.str(),
-                               c.block.str(), k.needs_fibers, k.run_block != nullptr));
+      SCOPED_TRACE(fmt::format("grid {} block {} fibers {} block entry {}", c.grid.str(), c.block.str(), k.needs_fibers,
+                               k.run_block != nullptr));
       const long long total = c.grid.count() * c.block.count();
       std::vector<Seen> seen(total);
       Seen* p = seen.data();
@@ -169,10 +172,8 @@ TEST(CpuExecutor, IndexVariablesFor1D2D3DGridsAndBlocks) {
                   const Seen& s = seen[i];
                   ASSERT_TRUE(same(s.tid, {tx, ty, tz})) << i;
                   ASSERT_TRUE(same(s.bid, {bx, by, bz})) << i;
-                  ASSERT_TRUE(same(s.bdim, {unsigned(c.block.x), unsigned(c.block.y),
-                                            unsigned(c.block.z)}));
-                  ASSERT_TRUE(same(s.gdim, {unsigned(c.grid.x), unsigned(c.grid.y),
-                                            unsigned(c.grid.z)}));
+                  ASSERT_TRUE(same(s.bdim, {unsigned(c.block.x), unsigned(c.block.y), unsigned(c.block.z)}));
+                  ASSERT_TRUE(same(s.gdim, {unsigned(c.grid.x), unsigned(c.grid.y), unsigned(c.grid.z)}));
                   ASSERT_EQ(s.lane, (tx + c.block.x * (ty + c.block.y * tz)) % 32) << i;
                   ASSERT_EQ(s.shared_bytes, 24u);
                   ASSERT_TRUE(s.shared_aligned);
@@ -210,8 +211,7 @@ TEST(CpuExecutor, DynamicSharedMemoryIsPerBlock) {
   cpu_launch(kernel(rotate_through_dynamic_shared, true),
              config(dims(blocks), dims(threads), threads * sizeof(long long)), args);
   for (unsigned b = 0; b < blocks; ++b)
-    for (unsigned t = 0; t < threads; ++t)
-      ASSERT_EQ(out[b * threads + t], in[b * threads + t] * 3) << b << " " << t;
+    for (unsigned t = 0; t < threads; ++t) ASSERT_EQ(out[b * threads + t], in[b * threads + t] * 3) << b << " " << t;
 }
 
 // A tree reduction through a static __shared__ array, as the cpu prelude compiles one.
@@ -303,10 +303,8 @@ TEST(CpuExecutor, ThreadReturningWhileOthersWaitAtABarrierDoesNotDeadlock) {
 void divergent_barriers(void* const* args) {
   unsigned long long* out = arg<unsigned long long*>(args, 0);
   unsigned t = linear_tid();
-  if (t < 16)
-    out[t] = rt()->shfl(&me(), 0xffffffffu, 100 + t, 2 /*down*/, 1, 32);
-  else
-    rt()->syncthreads(&me());
+  if (t < 16) out[t] = rt()->shfl(&me(), 0xffffffffu, 100 + t, 2 /*down*/, 1, 32);
+  else rt()->syncthreads(&me());
 }
 
 TEST(CpuExecutor, DivergentBarriersDoNotDeadlock) {
@@ -325,12 +323,9 @@ TEST(CpuExecutor, DivergentBarriersDoNotDeadlock) {
 int reference_source(int lane, int mode, int arg, int width) {
   int first = lane / width * width;
   switch (mode) {
-    case 0:
-      return first + ((arg % width) + width) % width;  // srcLane modulo width
-    case 1:
-      return lane - arg >= first ? lane - arg : -1;  // up: stays in the segment
-    case 2:
-      return lane + arg < first + width ? lane + arg : -1;  // down: stays in the segment
+    case 0: return first + ((arg % width) + width) % width;       // srcLane modulo width
+    case 1: return lane - arg >= first ? lane - arg : -1;         // up: stays in the segment
+    case 2: return lane + arg < first + width ? lane + arg : -1;  // down: stays in the segment
     default: {
       int j = lane ^ arg;  // xor: a later segment gives the caller's own value
       return j < first + width ? j : -1;
@@ -363,8 +358,7 @@ TEST(CpuExecutor, ShufflesMatchCudaForEveryModeWidthAndMask) {
       for (int width : {32, 16, 8})
         // up/down/xor: an offset inside the segment, then one that may leave it.
         for (int offset : {static_cast<int>(rng() % width), static_cast<int>(rng() % 32)}) {
-          SCOPED_TRACE(fmt::format("mask {:#x} mode {} width {} offset {}", mask, mode, width,
-                                   offset));
+          SCOPED_TRACE(fmt::format("mask {:#x} mode {} width {} offset {}", mask, mode, width, offset));
           std::vector<int> lane_args(n);
           for (auto& a : lane_args) a = mode == 0 ? static_cast<int>(rng() % 64) : offset;
           std::vector<unsigned long long> out(n, 0);
@@ -457,8 +451,7 @@ void warp_sum_after_exits(void* const* args) {
   unsigned lane = me().lane;
   if (lane >= 20) return;
   unsigned long long v = in[global_tid()];
-  for (int offset = 16; offset > 0; offset /= 2)
-    v += rt()->shfl(&me(), 0xffffffffu, v, 2, offset, 32);
+  for (int offset = 16; offset > 0; offset /= 2) v += rt()->shfl(&me(), 0xffffffffu, v, 2, offset, 32);
   out[global_tid()] = v;
 }
 
@@ -486,8 +479,8 @@ TEST(CpuExecutor, WarpShuffleCompletesAmongTheLanesThatRemain) {
 
 void print_kernel(void* const*) {
   char text[96];
-  int n = std::snprintf(text, sizeof text, "block %u thread %u says hello to everyone here\n",
-                        linear_block(), linear_tid());
+  int n = std::snprintf(text, sizeof text, "block %u thread %u says hello to everyone here\n", linear_block(),
+                        linear_tid());
   rt()->print(text, static_cast<unsigned long long>(n));
   rt()->syncthreads(&me());
 }
@@ -504,8 +497,7 @@ TEST(CpuExecutor, PrintWritesEachCallInOnePiece) {
   ASSERT_EQ(seen.size(), blocks * threads);
   for (unsigned b = 0; b < blocks; ++b)
     for (unsigned t = 0; t < threads; ++t)
-      ASSERT_TRUE(seen.count(fmt::format("block {} thread {} says hello to everyone here", b, t)))
-          << b << " " << t;
+      ASSERT_TRUE(seen.count(fmt::format("block {} thread {} says hello to everyone here", b, t))) << b << " " << t;
 }
 
 // After a launch that failed: the pool and this thread's runner still work.
@@ -563,7 +555,8 @@ void barrier_forever(void* const*) {
 
 TEST(CpuExecutor, AStopRequestEndsTheLaunchBetweenBlocksAndAtBarriers) {
   using Body = void (*)(void* const*);
-  for (auto [body, fibers] : {std::pair<Body, bool>{short_block, false}, std::pair<Body, bool>{barrier_forever, true}}) {
+  for (auto [body, fibers] :
+       {std::pair<Body, bool>{short_block, false}, std::pair<Body, bool>{barrier_forever, true}}) {
     std::thread stopper([] {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       request_interrupt();
@@ -596,8 +589,7 @@ TEST(CpuExecutor, ExceptionFromAThreadReachesTheCaller) {
     std::vector<int> ran(64 * 32, 0);
     int* rp = ran.data();
     void* args[] = {&rp, &fibers};
-    EXPECT_EQ(launch_error(kernel(throwing_kernel, fibers), config(dims(64), dims(32)), args),
-              "thread 77 failed");
+    EXPECT_EQ(launch_error(kernel(throwing_kernel, fibers), config(dims(64), dims(32)), args), "thread 77 failed");
     expect_still_works(fibers);
   }
 }
@@ -605,8 +597,7 @@ TEST(CpuExecutor, ExceptionFromAThreadReachesTheCaller) {
 void loop_kernel_calling_syncthreads(void* const*) { rt()->syncthreads(&me()); }
 
 TEST(CpuExecutor, BarrierInAKernelNotMarkedForFibersIsAnInternalError) {
-  EXPECT_EQ(launch_error(kernel(loop_kernel_calling_syncthreads, false), config(dims(2), dims(8)),
-                         nullptr),
+  EXPECT_EQ(launch_error(kernel(loop_kernel_calling_syncthreads, false), config(dims(2), dims(8)), nullptr),
             "internal error: a kernel called syncthreads but is not marked as needing fibers "
             "(its <entry>_cpu_needs_fibers is 0)");
 }
@@ -637,10 +628,9 @@ TEST(CpuExecutor, ThreadCountFromTheEnvironment) {
       cpu_threads_from_env(bad);
       ADD_FAILURE() << bad;
     } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()),
-                fmt::format("LUDA_CPU_THREADS is '{}': expected a whole number of threads "
-                            "from 1 to 1024",
-                            bad));
+      EXPECT_EQ(std::string(e.what()), fmt::format("LUDA_CPU_THREADS is '{}': expected a whole number of threads "
+                                                   "from 1 to 1024",
+                                                   bad));
     }
   }
   EXPECT_GE(cpu_thread_count(), 1u);
@@ -713,8 +703,7 @@ TEST(CpuExecutor, FiberModeTiledTranspose1024) {
   auto start = std::chrono::steady_clock::now();
   cpu_launch(kernel(transpose_kernel, true), config(dims(32, 32), dims(32, 32)), args);
   double s = seconds_since(start);
-  std::printf("[ speed    ] 1024x1024 tiled transpose, fiber mode: %.1f ms (first launch)\n",
-              s * 1e3);
+  std::printf("[ speed    ] 1024x1024 tiled transpose, fiber mode: %.1f ms (first launch)\n", s * 1e3);
   start = std::chrono::steady_clock::now();
   cpu_launch(kernel(transpose_kernel, true), config(dims(32, 32), dims(32, 32)), args);
   std::printf("[ speed    ] again, warm: %.1f ms\n", seconds_since(start) * 1e3);

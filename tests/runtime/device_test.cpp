@@ -45,9 +45,28 @@ TEST(Device, ParseAndStr) {
 }
 
 TEST(Device, ParseErrors) {
-  for (const char* text : {"gpu", "", "CPU", "cuda:", "cuda:x", "cuda:-1", "cuda:+1", "cuda:1x",
-                           " cuda:0", "cuda:0 ", "cuda:99999999999", "cuda0", "cpu:", "cpu:x", "cpu:-1",
-                           "cpu:+1", "cpu:1x", " cpu:1", "cpu:1 ", "cpu:99999999999", "cpu0", "CPU:1"})
+  for (const char* text : {"gpu",
+                           "",
+                           "CPU",
+                           "cuda:",
+                           "cuda:x",
+                           "cuda:-1",
+                           "cuda:+1",
+                           "cuda:1x",
+                           " cuda:0",
+                           "cuda:0 ",
+                           "cuda:99999999999",
+                           "cuda0",
+                           "cpu:",
+                           "cpu:x",
+                           "cpu:-1",
+                           "cpu:+1",
+                           "cpu:1x",
+                           " cpu:1",
+                           "cpu:1 ",
+                           "cpu:99999999999",
+                           "cpu0",
+                           "CPU:1"})
     EXPECT_EQ(parse_error(text), fmt::format("invalid device '{}': expected 'cpu', 'cpu:N', 'cuda' or "
                                              "'cuda:N'",
                                              text));
@@ -56,10 +75,8 @@ TEST(Device, ParseErrors) {
 
 TEST(Device, MissingDeviceMessage) {
   EXPECT_EQ(detail::missing_device_message(7, 1), "no CUDA device cuda:7: this machine has 1 (cuda:0)");
-  EXPECT_EQ(detail::missing_device_message(2, 2),
-            "no CUDA device cuda:2: this machine has 2 (cuda:0, cuda:1)");
-  EXPECT_EQ(detail::missing_device_message(9, 8),
-            "no CUDA device cuda:9: this machine has 8 (cuda:0 to cuda:7)");
+  EXPECT_EQ(detail::missing_device_message(2, 2), "no CUDA device cuda:2: this machine has 2 (cuda:0, cuda:1)");
+  EXPECT_EQ(detail::missing_device_message(9, 8), "no CUDA device cuda:9: this machine has 8 (cuda:0 to cuda:7)");
 }
 
 TEST(Device, WithoutCudaEverythingIsCpu) {

@@ -258,8 +258,9 @@ TEST(Dist, LauncherVariables) {
 }
 
 TEST(Dist, AMissingPluginNamesWhatToInstall) {
-  std::string message =
-      error_of([] { detail::open_plugin({"/nonexistent/libluda_mpi.so", "libc.so.6"}, "OMPI_COMM_WORLD_SIZE=3"); });
+  std::string message = error_of([] {
+    detail::open_plugin({"/nonexistent/libluda_mpi.so", "libc.so.6"}, "OMPI_COMM_WORLD_SIZE=3");
+  });
   EXPECT_EQ(message,
             "luda.dist: this process runs under an MPI launcher (OMPI_COMM_WORLD_SIZE=3) and needs luda's MPI plugin: "
             "libluda_mpi.so not found; tried:\n"

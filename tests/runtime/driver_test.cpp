@@ -68,8 +68,7 @@ TEST(ErrorNames, KnownAndUnknownCodes) {
   EXPECT_EQ(driver::error_name(CUDA_ERROR_OUT_OF_MEMORY), "CUDA_ERROR_OUT_OF_MEMORY");
   EXPECT_EQ(driver::error_string(CUDA_ERROR_OUT_OF_MEMORY), "out of memory");
   EXPECT_EQ(driver::error_name(CUDA_ERROR_ILLEGAL_ADDRESS), "CUDA_ERROR_ILLEGAL_ADDRESS");
-  EXPECT_EQ(driver::error_string(CUDA_ERROR_ILLEGAL_ADDRESS),
-            "an illegal memory access was encountered");
+  EXPECT_EQ(driver::error_string(CUDA_ERROR_ILLEGAL_ADDRESS), "an illegal memory access was encountered");
   EXPECT_EQ(driver::error_name(CUDA_ERROR_UNKNOWN), "CUDA_ERROR_UNKNOWN");
   EXPECT_EQ(driver::error_name(CUDA_ERROR_KEY_ROTATION), "CUDA_ERROR_KEY_ROTATION");
   EXPECT_EQ(driver::error_name(static_cast<CUresult>(12345)), "CUDA_ERROR_12345");
@@ -79,8 +78,7 @@ TEST(ErrorNames, KnownAndUnknownCodes) {
 TEST(Check, SuccessDoesNotThrow) { EXPECT_NO_THROW(driver::check(CUDA_SUCCESS, "cuInit")); }
 
 TEST(Check, MessageNamesCallErrorAndDetail) {
-  EXPECT_EQ(message_of(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAllocAsync",
-                       "asked for 8.0 GiB, 2.1 GiB free"),
+  EXPECT_EQ(message_of(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAllocAsync", "asked for 8.0 GiB, 2.1 GiB free"),
             "cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY: out of memory (asked for 8.0 GiB, 2.1 "
             "GiB free)");
   EXPECT_EQ(message_of(CUDA_ERROR_INVALID_VALUE, "cuMemsetD8Async"),
@@ -92,13 +90,11 @@ TEST(Check, StickyErrorsSayToRestart) {
             "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
             "encountered. This error is sticky: the device's CUDA context is now unusable, and "
             "the process must be restarted to use that device again");
-  for (CUresult r : {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED,
-                     CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_ILLEGAL_INSTRUCTION,
-                     CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ECC_UNCORRECTABLE,
+  for (CUresult r : {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS,
+                     CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ECC_UNCORRECTABLE,
                      CUDA_ERROR_INVALID_PC, CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_TIMEOUT}) {
     EXPECT_TRUE(driver::is_sticky(r)) << driver::error_name(r);
-    EXPECT_NE(message_of(r, "cuCtxSynchronize").find("the process must be restarted"),
-              std::string::npos);
+    EXPECT_NE(message_of(r, "cuCtxSynchronize").find("the process must be restarted"), std::string::npos);
   }
   // A fault inside a kernel surfaces at a later call: the message names the kernel the
   // thread launched last, and how to find an out-of-range access.
@@ -157,9 +153,8 @@ TEST(Api, WithoutDriverRaisesNoDeviceError) {
   }
   std::string reason;
   EXPECT_FALSE(driver::available(&reason));
-  EXPECT_EQ(reason,
-            "libcuda.so.1 not found (libcuda.so.1: cannot open shared object file: No such file "
-            "or directory); install the NVIDIA driver or use the cpu device");
+  EXPECT_EQ(reason, "libcuda.so.1 not found (libcuda.so.1: cannot open shared object file: No such file "
+                    "or directory); install the NVIDIA driver or use the cpu device");
   try {
     driver::api();
     ADD_FAILURE() << "api() did not throw";
@@ -187,18 +182,38 @@ TEST(Api, LoadedDriverHasEveryEntryPoint) {
     }
   }
   // Every description luda carries for use without a driver is the driver's own text.
-  for (CUresult r :
-       {CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY,
-        CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_STUB_LIBRARY,
-        CUDA_ERROR_DEVICE_UNAVAILABLE, CUDA_ERROR_NO_DEVICE, CUDA_ERROR_INVALID_DEVICE,
-        CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NO_BINARY_FOR_GPU,
-        CUDA_ERROR_ECC_UNCORRECTABLE, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_PTX,
-        CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_READY,
-        CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT,
-        CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, CUDA_ERROR_ASSERT, CUDA_ERROR_HARDWARE_STACK_ERROR,
-        CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_MISALIGNED_ADDRESS,
-        CUDA_ERROR_INVALID_ADDRESS_SPACE, CUDA_ERROR_INVALID_PC, CUDA_ERROR_LAUNCH_FAILED,
-        CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_UNKNOWN}) {
+  for (CUresult r : {CUDA_SUCCESS,
+                     CUDA_ERROR_INVALID_VALUE,
+                     CUDA_ERROR_OUT_OF_MEMORY,
+                     CUDA_ERROR_NOT_INITIALIZED,
+                     CUDA_ERROR_DEINITIALIZED,
+                     CUDA_ERROR_STUB_LIBRARY,
+                     CUDA_ERROR_DEVICE_UNAVAILABLE,
+                     CUDA_ERROR_NO_DEVICE,
+                     CUDA_ERROR_INVALID_DEVICE,
+                     CUDA_ERROR_INVALID_IMAGE,
+                     CUDA_ERROR_INVALID_CONTEXT,
+                     CUDA_ERROR_NO_BINARY_FOR_GPU,
+                     CUDA_ERROR_ECC_UNCORRECTABLE,
+                     CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+                     CUDA_ERROR_INVALID_PTX,
+                     CUDA_ERROR_INVALID_HANDLE,
+                     CUDA_ERROR_NOT_FOUND,
+                     CUDA_ERROR_NOT_READY,
+                     CUDA_ERROR_ILLEGAL_ADDRESS,
+                     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                     CUDA_ERROR_LAUNCH_TIMEOUT,
+                     CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+                     CUDA_ERROR_ASSERT,
+                     CUDA_ERROR_HARDWARE_STACK_ERROR,
+                     CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                     CUDA_ERROR_MISALIGNED_ADDRESS,
+                     CUDA_ERROR_INVALID_ADDRESS_SPACE,
+                     CUDA_ERROR_INVALID_PC,
+                     CUDA_ERROR_LAUNCH_FAILED,
+                     CUDA_ERROR_NOT_PERMITTED,
+                     CUDA_ERROR_NOT_SUPPORTED,
+                     CUDA_ERROR_UNKNOWN}) {
     const char* text = nullptr;
     ASSERT_EQ(api.cuGetErrorString(r, &text), CUDA_SUCCESS);
     EXPECT_EQ(driver::error_string(r), text) << driver::error_name(r);

@@ -17,10 +17,9 @@
 namespace luda {
 namespace {
 
-const DType kAll[] = {DType::Bool,    DType::Int8,     DType::Int16,     DType::Int32,
-                      DType::Int64,   DType::UInt8,    DType::UInt16,    DType::UInt32,
-                      DType::UInt64,  DType::Float32,  DType::Float64,   DType::Float16,
-                      DType::BFloat16, DType::Complex64, DType::Complex128};
+const DType kAll[] = {DType::Bool,    DType::Int8,    DType::Int16,    DType::Int32,     DType::Int64,
+                      DType::UInt8,   DType::UInt16,  DType::UInt32,   DType::UInt64,    DType::Float32,
+                      DType::Float64, DType::Float16, DType::BFloat16, DType::Complex64, DType::Complex128};
 
 TEST(DTypeNames, NamesSizesAndCTypes) {
   struct Row {
@@ -29,7 +28,8 @@ TEST(DTypeNames, NamesSizesAndCTypes) {
     const char* c_type;
     bool is_float, is_signed, is_unsigned;
   };
-  const Row rows[] = {  // ORDER DTYPE
+  const Row rows[] = {
+      // ORDER DTYPE
       {"bool", 1, "bool", false, false, false},
       {"int8", 1, "signed char", false, true, false},
       {"int16", 2, "short", false, true, false},
@@ -63,7 +63,7 @@ TEST(DTypeNames, NamesSizesAndCTypes) {
 
 TEST(DTypeNames, UnknownNames) {
   EXPECT_EQ(dtype_names(), "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, "
-            "float16, bfloat16, complex64, complex128");
+                           "float16, bfloat16, complex64, complex128");
   EXPECT_EQ(parse_dtype("flaot32"), std::nullopt);
   EXPECT_EQ(parse_dtype("Float32"), std::nullopt);
   EXPECT_EQ(parse_dtype(""), std::nullopt);
@@ -71,9 +71,8 @@ TEST(DTypeNames, UnknownNames) {
     dtype_from_name("flaot32");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "unknown dtype 'flaot32' (expected one of bool, int8, int16, int32, int64, uint8, "
-                 "uint16, uint32, uint64, float32, float64, float16, bfloat16, complex64, complex128)");
+    EXPECT_STREQ(e.what(), "unknown dtype 'flaot32' (expected one of bool, int8, int16, int32, int64, uint8, "
+                           "uint16, uint32, uint64, float32, float64, float16, bfloat16, complex64, complex128)");
   }
 }
 
@@ -102,8 +101,7 @@ TEST(DTypePromotion, MatchesNumpy) {
     for (int b = 0; b < kNumDTypes; ++b)
       EXPECT_EQ(promote_types(kAll[a], kAll[b]), kPromoted[a][b])
           << dtype_name(kAll[a]) << " with " << dtype_name(kAll[b]) << " gives "
-          << dtype_name(promote_types(kAll[a], kAll[b])) << ", NumPy "
-          << dtype_name(kPromoted[a][b]);
+          << dtype_name(promote_types(kAll[a], kAll[b])) << ", NumPy " << dtype_name(kPromoted[a][b]);
 }
 
 Scalar parse_value(const std::string& token, DType t) {
@@ -273,9 +271,8 @@ TEST(ScalarCast, MatchesNumpyAstype) {
     for (std::size_t i = 0; i < in.size(); ++i) {
       Scalar got = in[i].cast(c.to);
       EXPECT_EQ(got.dtype, c.to);
-      EXPECT_TRUE(same(got, want[i])) << dtype_name(c.from) << " " << in[i].to_double() << " -> "
-                              << dtype_name(c.to) << ": got " << got.to_double() << ", NumPy "
-                              << want[i].to_double();
+      EXPECT_TRUE(same(got, want[i])) << dtype_name(c.from) << " " << in[i].to_double() << " -> " << dtype_name(c.to)
+                                      << ": got " << got.to_double() << ", NumPy " << want[i].to_double();
     }
   }
 }
@@ -287,8 +284,7 @@ TEST(ScalarCast, FloatToIntegerOutOfRangeSaturates) {
   EXPECT_EQ(Scalar::of_float(NAN).cast(DType::Int64), Scalar::of_int(INT64_MIN));
   EXPECT_EQ(Scalar::of_float(INFINITY).cast(DType::UInt8), Scalar::of_uint(255, DType::UInt8));
   EXPECT_EQ(Scalar::of_float(-2.5).cast(DType::UInt16), Scalar::of_uint(0, DType::UInt16));
-  EXPECT_EQ(Scalar::of_float(1e30, DType::Float32).cast(DType::UInt64),
-            Scalar::of_uint(UINT64_MAX, DType::UInt64));
+  EXPECT_EQ(Scalar::of_float(1e30, DType::Float32).cast(DType::UInt64), Scalar::of_uint(UINT64_MAX, DType::UInt64));
   EXPECT_EQ(Scalar::of_float(-2.9).to_int64(), -2);
   EXPECT_EQ(Scalar::of_float(NAN).cast(DType::Bool), Scalar::of_bool(true));
   EXPECT_EQ(Scalar::of_float(-0.0).cast(DType::Bool), Scalar::of_bool(false));
@@ -392,10 +388,10 @@ TEST(HalfConversion, EveryPatternRoundTrips) {
 // Widening and back is the identity; the value survives.
 TEST(ScalarCast, WideningRoundTrips) {
   const std::pair<DType, DType> pairs[] = {
-      {DType::Int8, DType::Int64},   {DType::Int16, DType::Int32},   {DType::UInt8, DType::Int16},
-      {DType::UInt32, DType::Int64}, {DType::UInt16, DType::UInt64}, {DType::Int32, DType::Float64},
-      {DType::Float32, DType::Float64}, {DType::Bool, DType::UInt8},  {DType::Int16, DType::Float32},
-      {DType::Float16, DType::Float32}, {DType::BFloat16, DType::Float64}, {DType::Float16, DType::Complex64},
+      {DType::Int8, DType::Int64},           {DType::Int16, DType::Int32},       {DType::UInt8, DType::Int16},
+      {DType::UInt32, DType::Int64},         {DType::UInt16, DType::UInt64},     {DType::Int32, DType::Float64},
+      {DType::Float32, DType::Float64},      {DType::Bool, DType::UInt8},        {DType::Int16, DType::Float32},
+      {DType::Float16, DType::Float32},      {DType::BFloat16, DType::Float64},  {DType::Float16, DType::Complex64},
       {DType::Complex64, DType::Complex128}, {DType::Float32, DType::Complex64}, {DType::Int8, DType::Float16},
   };
   for (auto [narrow, wide] : pairs)
@@ -426,8 +422,12 @@ TEST(IntegerFits, RangeOfEveryDType) {
     std::int64_t lo, hi;  // inclusive
   };
   const Row rows[] = {
-      {DType::Bool, 0, 1},         {DType::Int8, -128, 127},         {DType::Int16, -32768, 32767},
-      {DType::Int32, INT32_MIN, INT32_MAX}, {DType::UInt8, 0, 255}, {DType::UInt16, 0, 65535},
+      {DType::Bool, 0, 1},
+      {DType::Int8, -128, 127},
+      {DType::Int16, -32768, 32767},
+      {DType::Int32, INT32_MIN, INT32_MAX},
+      {DType::UInt8, 0, 255},
+      {DType::UInt16, 0, 65535},
       {DType::UInt32, 0, UINT32_MAX},
   };
   for (const Row& r : rows) {

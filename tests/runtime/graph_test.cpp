@@ -37,8 +37,8 @@ bool hazard(const GraphNode& a, const GraphNode& b) {
 TEST(TaskGraph, IndependentWorkHasNoEdges) {
   TaskGraph g;
   g.add(node("a", {reads(0, 0, 100), writes(1, 1000, 1100)}));
-  g.add(node("b", {reads(0, 0, 100), writes(2, 2000, 2100)}));  // reads what a reads
-  g.add(node("c", {writes(1, 1100, 1200)}));                     // next to a's bytes, not on them
+  g.add(node("b", {reads(0, 0, 100), writes(2, 2000, 2100)}));      // reads what a reads
+  g.add(node("c", {writes(1, 1100, 1200)}));                        // next to a's bytes, not on them
   g.add(node("d", {writes(3, 3000, 3000), reads(1, 1000, 1000)}));  // empty ranges touch nothing
   EXPECT_TRUE(g.edges().empty());
   EXPECT_EQ(1u, g.depth());
@@ -49,7 +49,7 @@ TEST(TaskGraph, EachHazardIsAnEdgeNamedByItsBuffer) {
   g.set_buffer_names({"x", "y"});
   g.add(node("write x", {writes(0, 0, 64)}));
   g.add(node("read x", {reads(0, 32, 40), writes(1, 100, 164)}));
-  g.add(node("write x's end", {writes(0, 60, 70)}));   // on the first write's bytes, not the read's
+  g.add(node("write x's end", {writes(0, 60, 70)}));         // on the first write's bytes, not the read's
   g.add(node("write under the read", {writes(0, 30, 35)}));  // after the read, hence after the first write
   ASSERT_EQ(3u, g.edges().size());
   auto check = [&](std::size_t k, std::size_t from, std::size_t to, Hazard h) {
@@ -142,10 +142,10 @@ TEST(TaskGraph, RandomNodesAreOrderedExactlyByChainsOfHazards) {
 
 TEST(Remap, MovesAddressesInTheirRangeAndJoinsOverlappingOnes) {
   Remap r;
-  r.add(100, 200, 1000);   // an argument's view
-  r.add(150, 160, 1000);   // a view inside it, moved with it
-  r.add(300, 310, -50);    // a result's buffer
-  r.add(400, 400, 7);      // nothing
+  r.add(100, 200, 1000);  // an argument's view
+  r.add(150, 160, 1000);  // a view inside it, moved with it
+  r.add(300, 310, -50);   // a result's buffer
+  r.add(400, 400, 7);     // nothing
   EXPECT_EQ(1100u, r(100));
   EXPECT_EQ(1170u, r(170));  // past the inner view, still in the outer one
   EXPECT_EQ(1199u, r(199));
@@ -153,7 +153,7 @@ TEST(Remap, MovesAddressesInTheirRangeAndJoinsOverlappingOnes) {
   EXPECT_EQ(99u, r(99));
   EXPECT_EQ(250u, r(300));
   EXPECT_EQ(400u, r(400));
-  r.add(190, 250, 1000);   // overlapping the end: joined
+  r.add(190, 250, 1000);  // overlapping the end: joined
   EXPECT_EQ(1240u, r(240));
   EXPECT_THROW(r.add(305, 320, 5), InternalError);
 }

@@ -98,9 +98,8 @@ TEST(LaunchConfig, SharedMemoryAgainstTheOptInLimit) {
   c.shared_mem = 227 * 1024;
   EXPECT_EQ(validate_error(c), "(valid)");
   c.shared_mem = 227 * 1024 + 1;
-  EXPECT_EQ(validate_error(c),
-            "dynamic shared memory of 232449 bytes (227.0 KiB) is more than cuda:0 (NVIDIA H100 "
-            "80GB HBM3) allows per block (232448 bytes)");
+  EXPECT_EQ(validate_error(c), "dynamic shared memory of 232449 bytes (227.0 KiB) is more than cuda:0 (NVIDIA H100 "
+                               "80GB HBM3) allows per block (232448 bytes)");
 }
 
 TEST(LaunchConfig, AStreamOfAnotherDeviceIsRefused) {
@@ -122,8 +121,8 @@ TEST(LaunchConfig, RandomConfigsAgreeWithTheRules) {
     auto pick = [&](long long max) { return static_cast<long long>(rng() % (max + 2)) - (rng() % 8 == 0); };
     c.grid = dims(pick(100), pick(70000) % 70000, pick(3));
     c.block = dims(pick(1100), pick(40), pick(70));
-    bool positive = c.grid.x >= 1 && c.grid.y >= 1 && c.grid.z >= 1 && c.block.x >= 1 &&
-                    c.block.y >= 1 && c.block.z >= 1;
+    bool positive = c.grid.x >= 1 && c.grid.y >= 1 && c.grid.z >= 1 && c.block.x >= 1 && c.block.y >= 1 &&
+                    c.block.z >= 1;
     bool fits = c.block.count() <= 1024 && c.block.z <= 64 && c.grid.y <= 65535;
     std::string error = validate_error(c, p);
     EXPECT_EQ(error == "(valid)", positive && fits) << c.grid.str() << " " << c.block.str() << ": " << error;
@@ -202,9 +201,8 @@ TEST(LaunchGpu, RunsAKernelAndChecksTheResult) {
     ADD_FAILURE() << "no error";
   } catch (const CudaError& e) {
     EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
-    EXPECT_STREQ(e.what(),
-                 "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE: invalid argument (grid (1,), block "
-                 "(2048,), 0 bytes of dynamic shared memory)");
+    EXPECT_STREQ(e.what(), "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE: invalid argument (grid (1,), block "
+                           "(2048,), 0 bytes of dynamic shared memory)");
   }
   synchronize(Device::cuda(0));
   EXPECT_EQ(cu.cuModuleUnload(module), CUDA_SUCCESS);

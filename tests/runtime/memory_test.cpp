@@ -101,8 +101,7 @@ TEST(BufferCpu, ReleaseThatThrowsDoesNotEscapeTheDestructor) {
 TEST(Buffer, WithoutCudaRaisesNoDeviceError) {
   std::string why = no_device_reason();
   if (why.empty()) GTEST_SKIP() << "a CUDA device is usable here; this tests the no-GPU path";
-  for (auto make : {+[] { Buffer::allocate(Device::cuda(0), 16); },
-                    +[] { Buffer::allocate_pinned(16); },
+  for (auto make : {+[] { Buffer::allocate(Device::cuda(0), 16); }, +[] { Buffer::allocate_pinned(16); },
                     +[] { Buffer::wrap(Device::cuda(0), nullptr, 0); }}) {
     try {
       make();
@@ -206,9 +205,8 @@ TEST(BufferGpu, OutOfMemorySaysHowMuchAndTheDeviceStillWorks) {
     std::string message = e.what();
     EXPECT_EQ(e.code(), CUDA_ERROR_OUT_OF_MEMORY);
     // The free amount is what cuMemGetInfo says at the time, in format_bytes' format.
-    EXPECT_TRUE(std::regex_match(
-        message, std::regex(R"(cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY: out of memory )"
-                            R"(\(asked for 1024\.0 TiB, [0-9]+\.[0-9] [KMGT]iB free\))")))
+    EXPECT_TRUE(std::regex_match(message, std::regex(R"(cuMemAllocAsync: CUDA_ERROR_OUT_OF_MEMORY: out of memory )"
+                                                     R"(\(asked for 1024\.0 TiB, [0-9]+\.[0-9] [KMGT]iB free\))")))
         << message;
   }
   auto host = random_bytes(1 << 20, 10);
@@ -243,15 +241,13 @@ TEST(BufferGpu, PeerCopy) {
 
 TEST(BufferGpu, StreamOfAnotherDeviceIsAnError) {
   LUDA_REQUIRE_GPU();
-  if (cuda_device_count() < 2)
-    GTEST_SKIP() << "needs 2 CUDA devices; this machine has " << cuda_device_count();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices; this machine has " << cuda_device_count();
   Stream s = Stream::create(Device::cuda(1));
   try {
     Buffer::allocate(Device::cuda(0), 16, &s);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "cannot allocate on cuda:0 with a stream of cuda:1: pass a stream of cuda:0");
+    EXPECT_STREQ(e.what(), "cannot allocate on cuda:0 with a stream of cuda:1: pass a stream of cuda:0");
   }
 }
 

@@ -88,13 +88,12 @@ std::string no_cuda_reason(int devices = 1) {
     return why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why;
   }
 }
-#define REQUIRE_CUDA(devices)                                                  \
-  if (std::string why = no_cuda_reason(devices); !why.empty()) GTEST_SKIP()    \
-      << "no CUDA device" << ((devices) > 1 ? " (this test needs 2)" : "") << ": " << why
+#define REQUIRE_CUDA(devices)                                  \
+  if (std::string why = no_cuda_reason(devices); !why.empty()) \
+  GTEST_SKIP() << "no CUDA device" << ((devices) > 1 ? " (this test needs 2)" : "") << ": " << why
 
-const DType kAllDTypes[] = {DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,
-                            DType::Int64,  DType::UInt8,  DType::UInt16,  DType::UInt32,
-                            DType::UInt64, DType::Float32, DType::Float64};
+const DType kAllDTypes[] = {DType::Bool,   DType::Int8,   DType::Int16,  DType::Int32,   DType::Int64,  DType::UInt8,
+                            DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64};
 
 // ---- shapes and construction ------------------------------------------------------------
 
@@ -107,7 +106,9 @@ TEST(NDArrayShapes, StrAndCStridesAndBroadcast) {
   EXPECT_EQ(broadcast_shapes({2, 1, 3}, {4, 1}), (Shape{2, 4, 3}));
   EXPECT_EQ(broadcast_shapes({}, {3}), (Shape{3}));
   EXPECT_EQ(broadcast_shapes({0, 1}, {1, 5}), (Shape{0, 5}));
-  EXPECT_EQ(error_of([] { broadcast_shapes({2, 3}, {4}); }),
+  EXPECT_EQ(error_of([] {
+              broadcast_shapes({2, 3}, {4});
+            }),
             "operands could not be broadcast together with shapes (2, 3) (4,)");
 }
 
@@ -132,7 +133,9 @@ TEST(NDArrayConstruct, EmptyZerosFullFromHost) {
 
   Random r = random_array({2, 3, 4}, DType::UInt16);
   EXPECT_EQ(elements(r.array), r.values);
-  EXPECT_EQ(error_of([] { NDArray::empty({2, -1}, DType::Float32, Device::cpu()); }),
+  EXPECT_EQ(error_of([] {
+              NDArray::empty({2, -1}, DType::Float32, Device::cpu());
+            }),
             "negative dimensions are not allowed (shape (2, -1))");
 }
 
@@ -235,11 +238,10 @@ TEST(NDArraySlice, ThreeAxesAgainstIndexArithmetic) {
   Random r = random_array({10, 3, 10}, DType::Float32);
   for (const SliceCase* a : picks)
     for (const SliceCase* b : picks) {
-      IndexItem items[] = {Slice{a->start, a->stop, a->step}, Slice{N, N, -1},
-                           Slice{b->start, b->stop, b->step}};
+      IndexItem items[] = {Slice{a->start, a->stop, a->step}, Slice{N, N, -1}, Slice{b->start, b->stop, b->step}};
       NDArray v = r.array.index(items);
-      ASSERT_EQ(v.shape(), (Shape{static_cast<std::int64_t>(a->picked.size()), 3,
-                                  static_cast<std::int64_t>(b->picked.size())}));
+      ASSERT_EQ(v.shape(),
+                (Shape{static_cast<std::int64_t>(a->picked.size()), 3, static_cast<std::int64_t>(b->picked.size())}));
       EXPECT_EQ(v.buffer(), r.array.buffer());
       EXPECT_EQ(v.strides(), (Strides{30 * a->step, -10, b->step}));
       std::vector<Scalar> got = elements(v);
@@ -295,9 +297,13 @@ TEST(NDArrayIndex, ErrorsAsNumpy) {
             "too many indices for array: array is 0-dimensional, but 1 were indexed");
   IndexItem zero_step[] = {Slice{N, N, 0}};
   EXPECT_EQ(error_of([&] { a.index(zero_step); }), "slice step cannot be zero");
-  EXPECT_EQ(error_of([&] { b.get(std::vector<std::int64_t>{1, -4}); }),
+  EXPECT_EQ(error_of([&] {
+              b.get(std::vector<std::int64_t>{1, -4});
+            }),
             "index -4 is out of bounds for axis 1 with size 3");
-  EXPECT_EQ(error_of([&] { b.set(std::vector<std::int64_t>{0, 0, 0}, Scalar::of_float(1)); }),
+  EXPECT_EQ(error_of([&] {
+              b.set(std::vector<std::int64_t>{0, 0, 0}, Scalar::of_float(1));
+            }),
             "too many indices for array: array is 2-dimensional, but 3 were indexed");
   EXPECT_EQ(error_of([&] { b.get(std::vector<std::int64_t>{1}); }),
             "an element of a 2-dimensional array needs 2 indices, but 1 were given");
@@ -344,7 +350,7 @@ TEST(NDArrayReshape, ViewWhenStridesAllowElseCopy) {
     std::optional<Strides> view_strides;  // nullopt: NumPy copies
   };
   const Case cases[] = {
-      {{2, 2, 3}, Strides{12, 6, 1}}, {{12}, std::nullopt},     {{4, 3, 1}, Strides{6, 1, 1}},
+      {{2, 2, 3}, Strides{12, 6, 1}}, {{12}, std::nullopt},          {{4, 3, 1}, Strides{6, 1, 1}},
       {{1, 4, 3}, Strides{24, 6, 1}}, {{4, 1, 3}, Strides{6, 3, 1}}, {{3, 4}, std::nullopt},
       {{2, 6}, std::nullopt},         {{4, -1}, Strides{6, 1}},
   };
@@ -421,13 +427,17 @@ TEST(NDArrayView, ChecksTheBuffer) {
   EXPECT_EQ(bytes.size(), 24);
   NDArray broadcast = NDArray::view(r.array.buffer(), DType::Int16, {5, 12}, {0, 1}, 0);
   EXPECT_EQ(elements(broadcast)[12 * 4 + 7], r.values[7]);
-  EXPECT_EQ(error_of([&] { NDArray::view(r.array.buffer(), DType::Int16, {3, 2}, {4, 2}, 3); }),
+  EXPECT_EQ(error_of([&] {
+              NDArray::view(r.array.buffer(), DType::Int16, {3, 2}, {4, 2}, 3);
+            }),
             "array view reaches outside its buffer: shape (3, 2), strides (4, 2), offset 3 touch "
             "int16 elements [3, 13] but the buffer holds 24 bytes (12 elements)");
   EXPECT_EQ(error_of([&] { NDArray::view(r.array.buffer(), DType::Int16, {3}, {-1}, 1); }),
             "array view reaches outside its buffer: shape (3,), strides (-1,), offset 1 touch "
             "int16 elements [-1, 1] but the buffer holds 24 bytes (12 elements)");
-  EXPECT_EQ(error_of([&] { NDArray::view(r.array.buffer(), DType::Int16, {3}, {1, 1}, 0); }),
+  EXPECT_EQ(error_of([&] {
+              NDArray::view(r.array.buffer(), DType::Int16, {3}, {1, 1}, 0);
+            }),
             "array view: shape (3,) has 1 axes but 2 strides were given");
   EXPECT_EQ(error_of([&] { NDArray::view(nullptr, DType::Int16, {3}, {1}, 0); }),
             "cannot make an array view of a null buffer");
@@ -541,7 +551,9 @@ TEST(NDArrayByteExtent, SpansTheElementsOfRandomViews) {
     for (std::int64_t extent : base.shape()) {
       std::int64_t a = pick(rng()) % extent, b = pick(rng()) % extent;
       std::int64_t step = 1 + pick(rng()) % 2;
-      if (pick(rng()) % 2) items.push_back(Slice{std::max(a, b), std::min(a, b) - 1 < 0 ? N : std::optional<std::int64_t>(std::min(a, b) - 1), -step});
+      if (pick(rng()) % 2)
+        items.push_back(
+            Slice{std::max(a, b), std::min(a, b) - 1 < 0 ? N : std::optional<std::int64_t>(std::min(a, b) - 1), -step});
       else if (pick(rng()) % 3 == 0) items.push_back(a);
       else items.push_back(Slice{std::min(a, b), std::max(a, b) + 1, step});
     }
@@ -553,7 +565,8 @@ TEST(NDArrayByteExtent, SpansTheElementsOfRandomViews) {
     std::vector<std::int64_t> at(static_cast<std::size_t>(v.ndim()), 0);
     for (std::int64_t n = 0; n < v.size(); ++n) {
       std::int64_t offset = 0;
-      for (int k = 0; k < v.ndim(); ++k) offset += at[static_cast<std::size_t>(k)] * v.strides()[static_cast<std::size_t>(k)];
+      for (int k = 0; k < v.ndim(); ++k)
+        offset += at[static_cast<std::size_t>(k)] * v.strides()[static_cast<std::size_t>(k)];
       auto p = reinterpret_cast<std::uintptr_t>(v.data()) + static_cast<std::uintptr_t>(offset * 4);
       lo = std::min(lo, p);
       hi = std::max(hi, p + 4);

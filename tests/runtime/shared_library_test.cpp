@@ -20,7 +20,7 @@ TEST(SharedLibrary, CandidatesFollowTheSearchOrder) {
   const LibrarySearch search{"LUDA_TEST_LIBRARY", "libthing.so", true, {"libthing.so.2", "libthing.so"}};
   std::vector<std::string> c = library_candidates(search);
   EXPECT_EQ(c, (std::vector<std::string>{"/opt/mine/libthing.so.7", "/nonexistent-home/lib64/libthing.so",
-                                          "/usr/local/cuda/lib64/libthing.so", "libthing.so.2", "libthing.so"}));
+                                         "/usr/local/cuda/lib64/libthing.so", "libthing.so.2", "libthing.so"}));
   unsetenv("LUDA_TEST_LIBRARY");
   unsetenv("CUDA_HOME");
   // Not in the toolkit: the variable and the bare names only.

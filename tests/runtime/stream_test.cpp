@@ -143,10 +143,8 @@ TEST(StreamGpu, CopiesShareOneHandleThatLivesWithTheLastCopy) {
   auto host = random_bytes(1 << 20, 1);
   std::vector<unsigned char> back(host.size());
   auto buffer = Buffer::allocate(Device::cuda(0), host.size(), &copy);
-  copy_bytes(Device::cuda(0), buffer->data(), Device::cpu(), host.data(), host.size(),
-             copy.handle());
-  copy_bytes(Device::cpu(), back.data(), Device::cuda(0), buffer->data(), host.size(),
-             copy.handle());
+  copy_bytes(Device::cuda(0), buffer->data(), Device::cpu(), host.data(), host.size(), copy.handle());
+  copy_bytes(Device::cpu(), back.data(), Device::cuda(0), buffer->data(), host.size(), copy.handle());
   EXPECT_EQ(back, host);
   EXPECT_TRUE(copy.query());
 }
@@ -194,25 +192,22 @@ TEST(StreamGpu, ElapsedTimeNeedsTimingEvents) {
     a.elapsed_ms(b);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "elapsed time needs two events created with timing on (Event::create(device, "
-                 "true))");
+    EXPECT_STREQ(e.what(), "elapsed time needs two events created with timing on (Event::create(device, "
+                           "true))");
   }
 }
 
 TEST(StreamGpu, EventOfAnotherDeviceCannotRecord) {
   LUDA_REQUIRE_GPU();
-  if (cuda_device_count() < 2)
-    GTEST_SKIP() << "needs 2 CUDA devices; this machine has " << cuda_device_count();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices; this machine has " << cuda_device_count();
   Event e = Event::create(Device::cuda(0));
   Stream s = Stream::create(Device::cuda(1));
   try {
     e.record(s);
     ADD_FAILURE() << "no error";
   } catch (const Error& err) {
-    EXPECT_STREQ(err.what(),
-                 "an event of cuda:0 cannot record work of a stream of cuda:1: create the event "
-                 "on the stream's device");
+    EXPECT_STREQ(err.what(), "an event of cuda:0 cannot record work of a stream of cuda:1: create the event "
+                             "on the stream's device");
   }
 }
 

@@ -72,8 +72,10 @@ MPI_Datatype mpi_type(int dtype) {
 MPI_Op mpi_op(int dtype, int op) {
   if (dtype == LUDA_MPI_BOOL) {
     switch (op) {
-      case LUDA_MPI_SUM: case LUDA_MPI_MAX: return MPI_LOR;
-      case LUDA_MPI_PROD: case LUDA_MPI_MIN: return MPI_LAND;
+      case LUDA_MPI_SUM:
+      case LUDA_MPI_MAX: return MPI_LOR;
+      case LUDA_MPI_PROD:
+      case LUDA_MPI_MIN: return MPI_LAND;
       default: return MPI_OP_NULL;
     }
   }
@@ -126,15 +128,22 @@ int plugin_init(luda_mpi_info* info) {
 }
 
 int plugin_ibarrier(luda_mpi_request** out) {
-  return start(out, [](MPI_Request* r, const void*) { return MPI_Ibarrier(g_comm, r); }, nullptr);
+  return start(
+      out, [](MPI_Request* r, const void*) { return MPI_Ibarrier(g_comm, r); }, nullptr);
 }
 
 int plugin_ibcast(void* data, int bytes, int root, luda_mpi_request** out) {
-  struct Args { void* data; int bytes, root; } a{data, bytes, root};
-  return start(out, [](MPI_Request* r, const void* p) {
-    auto* a = static_cast<const Args*>(p);
-    return MPI_Ibcast(a->data, a->bytes, MPI_BYTE, a->root, g_comm, r);
-  }, &a);
+  struct Args {
+    void* data;
+    int bytes, root;
+  } a{data, bytes, root};
+  return start(
+      out,
+      [](MPI_Request* r, const void* p) {
+        auto* a = static_cast<const Args*>(p);
+        return MPI_Ibcast(a->data, a->bytes, MPI_BYTE, a->root, g_comm, r);
+      },
+      &a);
 }
 
 int plugin_iallreduce(const void* send, void* recv, int count, int dtype, int op, luda_mpi_request** out) {
@@ -143,35 +152,63 @@ int plugin_iallreduce(const void* send, void* recv, int count, int dtype, int op
   if (type == MPI_DATATYPE_NULL) return LUDA_MPI_ERR_DTYPE;
   MPI_Op mop = mpi_op(dtype, op);
   if (mop == MPI_OP_NULL) return LUDA_MPI_ERR_OP;
-  struct Args { const void* send; void* recv; int count; MPI_Datatype type; MPI_Op op; } a{send, recv, count, type, mop};
-  return start(out, [](MPI_Request* r, const void* p) {
-    auto* a = static_cast<const Args*>(p);
-    return MPI_Iallreduce(a->send, a->recv, a->count, a->type, a->op, g_comm, r);
-  }, &a);
+  struct Args {
+    const void* send;
+    void* recv;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+  } a{send, recv, count, type, mop};
+  return start(
+      out,
+      [](MPI_Request* r, const void* p) {
+        auto* a = static_cast<const Args*>(p);
+        return MPI_Iallreduce(a->send, a->recv, a->count, a->type, a->op, g_comm, r);
+      },
+      &a);
 }
 
 int plugin_iallgather(const void* send, int bytes, void* recv, luda_mpi_request** out) {
-  struct Args { const void* send; int bytes; void* recv; } a{send, bytes, recv};
-  return start(out, [](MPI_Request* r, const void* p) {
-    auto* a = static_cast<const Args*>(p);
-    return MPI_Iallgather(a->send, a->bytes, MPI_BYTE, a->recv, a->bytes, MPI_BYTE, g_comm, r);
-  }, &a);
+  struct Args {
+    const void* send;
+    int bytes;
+    void* recv;
+  } a{send, bytes, recv};
+  return start(
+      out,
+      [](MPI_Request* r, const void* p) {
+        auto* a = static_cast<const Args*>(p);
+        return MPI_Iallgather(a->send, a->bytes, MPI_BYTE, a->recv, a->bytes, MPI_BYTE, g_comm, r);
+      },
+      &a);
 }
 
 int plugin_isend(const void* data, int bytes, int dest, int tag, luda_mpi_request** out) {
-  struct Args { const void* data; int bytes, dest, tag; } a{data, bytes, dest, tag};
-  return start(out, [](MPI_Request* r, const void* p) {
-    auto* a = static_cast<const Args*>(p);
-    return MPI_Isend(a->data, a->bytes, MPI_BYTE, a->dest, a->tag, g_comm, r);
-  }, &a);
+  struct Args {
+    const void* data;
+    int bytes, dest, tag;
+  } a{data, bytes, dest, tag};
+  return start(
+      out,
+      [](MPI_Request* r, const void* p) {
+        auto* a = static_cast<const Args*>(p);
+        return MPI_Isend(a->data, a->bytes, MPI_BYTE, a->dest, a->tag, g_comm, r);
+      },
+      &a);
 }
 
 int plugin_irecv(void* data, int bytes, int source, int tag, luda_mpi_request** out) {
-  struct Args { void* data; int bytes, source, tag; } a{data, bytes, source, tag};
-  return start(out, [](MPI_Request* r, const void* p) {
-    auto* a = static_cast<const Args*>(p);
-    return MPI_Irecv(a->data, a->bytes, MPI_BYTE, a->source, a->tag, g_comm, r);
-  }, &a);
+  struct Args {
+    void* data;
+    int bytes, source, tag;
+  } a{data, bytes, source, tag};
+  return start(
+      out,
+      [](MPI_Request* r, const void* p) {
+        auto* a = static_cast<const Args*>(p);
+        return MPI_Irecv(a->data, a->bytes, MPI_BYTE, a->source, a->tag, g_comm, r);
+      },
+      &a);
 }
 
 int plugin_test(luda_mpi_request* request, int* done) {
@@ -231,10 +268,9 @@ void plugin_error_string(int code, char* buffer, std::size_t size) {
 int plugin_cancel(luda_mpi_request* request) { return MPI_Cancel(&request->request); }
 
 const luda_mpi_plugin kPlugin = {
-    LUDA_MPI_PLUGIN_VERSION, sizeof(luda_mpi_plugin),
-    plugin_init,  plugin_ibarrier, plugin_ibcast, plugin_iallreduce, plugin_iallgather,
-    plugin_isend, plugin_irecv,    plugin_test,   plugin_finalize,   plugin_error_string,
-    plugin_cancel,
+    LUDA_MPI_PLUGIN_VERSION, sizeof(luda_mpi_plugin), plugin_init,   plugin_ibarrier, plugin_ibcast,
+    plugin_iallreduce,       plugin_iallgather,       plugin_isend,  plugin_irecv,    plugin_test,
+    plugin_finalize,         plugin_error_string,     plugin_cancel,
 };
 
 }  // namespace

@@ -2,8 +2,8 @@
 // public headers (C++17), Lua's headers for luda/lua.h, and nothing of luda's internals
 // (add_subdirectory.sh checks that CUDA's headers are not on the include path either).
 #include <luda/core.h>
-#include <luda/luda.h>
 #include <luda/lua.h>
+#include <luda/luda.h>
 
 #if __has_include("runtime/ndarray.h") || __has_include("stdlib/module.h")
 #error "a host sees luda's internal headers"

@@ -61,8 +61,7 @@ TEST(KernelArgs, CountMismatch) {
   EXPECT_EQ(error_of("add_func", sig("add_func"), {KernelArg::of_int(1), KernelArg::of_int(2)}),
             "raw_kernel 'add_func' takes 3 arguments (x1, x2, y), got 2");
   EXPECT_EQ(error_of("one", sig("one"), {}), "raw_kernel 'one' takes 1 argument (n), got 0");
-  EXPECT_EQ(error_of("none", sig("none"), {KernelArg::of_int(1)}),
-            "raw_kernel 'none' takes no arguments, got 1");
+  EXPECT_EQ(error_of("none", sig("none"), {KernelArg::of_int(1)}), "raw_kernel 'none' takes no arguments, got 1");
   EXPECT_EQ(error_of("many", sig("many"), {KernelArg::of_int(1)}),
             "raw_kernel 'many' takes 8 arguments (d, l, u, b, s, h, any, float*), got 1");
 }
@@ -75,20 +74,18 @@ TEST(KernelArgs, ConvertsNumbersToDeclaredScalarTypes) {
     double d = real(rng), a = real(rng);
     int h = small(rng);
     std::int64_t l = static_cast<std::int64_t>(small(rng)) * 1000003;
-    auto packed_scale = pack_arguments("scale", std::nullopt,
-                                       std::vector<KernelArg>{KernelArg::of_float(a)});
+    auto packed_scale = pack_arguments("scale", std::nullopt, std::vector<KernelArg>{KernelArg::of_float(a)});
     EXPECT_EQ(value<double>(packed_scale, 0), a);  // unparsed: a float passes as float64
 
     std::optional<KernelSignature> s = sig("many");
     // Arrays cannot be made on a GPU here; pointer slots are tested on the GPU. Pack the
     // scalar prefix through a signature trimmed to its first six parameters.
     s->params.resize(6);
-    ArgBuffer p = pack_arguments(
-        "many", s,
-        std::vector<KernelArg>{KernelArg::of_float(d), KernelArg::of_int(l),
-                               KernelArg::of_int(200), KernelArg::of_bool(trial % 2),
-                               KernelArg::of_float(static_cast<double>(trial) * 4.0),
-                               KernelArg::of_int(h)});
+    ArgBuffer p = pack_arguments("many", s,
+                                 std::vector<KernelArg>{KernelArg::of_float(d), KernelArg::of_int(l),
+                                                        KernelArg::of_int(200), KernelArg::of_bool(trial % 2),
+                                                        KernelArg::of_float(static_cast<double>(trial) * 4.0),
+                                                        KernelArg::of_int(h)});
     ASSERT_EQ(p.count(), 6u);
     for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(p.pointers()[i], p.slot(i));
     EXPECT_EQ(value<double>(p, 0), d);
@@ -108,14 +105,15 @@ TEST(KernelArgs, ConvertsNumbersToDeclaredScalarTypes) {
     EXPECT_EQ(value<float>(q, 0), static_cast<float>(a));
     EXPECT_TRUE(holds(q, 0, 4));
     EXPECT_EQ(value<int>(q, 1), h);
-    ArgBuffer r = pack_arguments("scale", sc, std::vector<KernelArg>{KernelArg::of_int(h), KernelArg::of_int(l % 1000)});
+    ArgBuffer r = pack_arguments("scale", sc,
+                                 std::vector<KernelArg>{KernelArg::of_int(h), KernelArg::of_int(l % 1000)});
     EXPECT_EQ(value<float>(r, 0), static_cast<float>(h));
   }
 }
 
 TEST(KernelArgs, TypedScalarsMustMatch) {
   ArgBuffer p = pack_arguments("one", sig("one"),
-                                std::vector<KernelArg>{KernelArg::of_typed(Scalar::of_int(-77, DType::Int32))});
+                               std::vector<KernelArg>{KernelArg::of_typed(Scalar::of_int(-77, DType::Int32))});
   EXPECT_EQ(value<int>(p, 0), -77);
   EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_typed(Scalar::of_int(3, DType::UInt8))}),
             "raw_kernel 'one': argument 1 'n' is 'int n' but got a uint8 scalar; pass "
@@ -143,11 +141,11 @@ TEST(KernelArgs, ScalarErrors) {
             "raw_kernel 'one': argument 1 'n' is 'int n' but got the boolean true; pass a number");
   auto many = sig("many");
   many.params.resize(4);
-  EXPECT_EQ(error_of("many", many, {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(-1),
-                                    KernelArg::of_bool(false)}),
+  EXPECT_EQ(error_of("many", many,
+                     {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(-1), KernelArg::of_bool(false)}),
             "raw_kernel 'many': argument 3 'u' is 'unsigned char u' but -1 does not fit in uint8");
-  EXPECT_EQ(error_of("many", many, {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(1),
-                                    KernelArg::of_int(1)}),
+  EXPECT_EQ(error_of("many", many,
+                     {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(1), KernelArg::of_int(1)}),
             "raw_kernel 'many': argument 4 'b' is 'bool b' but got the integer 1; pass true or false");
   EXPECT_EQ(error_of("half_arg", sig("half_arg"), {KernelArg::of_float(1)}),
             "raw_kernel 'half_arg': argument 1 'h' is 'Half h', a type luda cannot pass; declare "
@@ -173,15 +171,14 @@ TEST(KernelArgs, PointerParameterErrors) {
                      {KernelArg::of_typed(Scalar::of_float(1, DType::Float32)), KernelArg::of_float(1),
                       KernelArg::of_int(1)}),
             "raw_kernel 'scale': argument 1 'x' is 'float* x' but got a float32 scalar; pass an array");
-  EXPECT_EQ(error_of("scale", sig("scale"),
-                     {KernelArg::of_float(0.25), KernelArg::of_float(1), KernelArg::of_int(1)}),
+  EXPECT_EQ(error_of("scale", sig("scale"), {KernelArg::of_float(0.25), KernelArg::of_float(1), KernelArg::of_int(1)}),
             "raw_kernel 'scale': argument 1 'x' is 'float* x' but got a float 0.25; pass an array");
   EXPECT_EQ(error_of("one", sig("one"), {KernelArg::of_array(f32)}),
             "raw_kernel 'one': argument 1 'n' is 'int n' but got a float32 array; pass a number");
   // The unnamed pointer of `many` shows its declaration.
   auto many = sig("many");
-  std::vector<KernelArg> args = {KernelArg::of_float(1), KernelArg::of_int(1), KernelArg::of_int(1),
-                                 KernelArg::of_bool(true), KernelArg::of_int(1), KernelArg::of_int(1),
+  std::vector<KernelArg> args = {KernelArg::of_float(1),   KernelArg::of_int(1),    KernelArg::of_int(1),
+                                 KernelArg::of_bool(true), KernelArg::of_int(1),    KernelArg::of_int(1),
                                  KernelArg::of_array(f64), KernelArg::of_array(f64)};
   // void* takes any dtype (and cpu arrays run on the cpu), so the error is argument 8's.
   EXPECT_EQ(error_of("many", many, args),
@@ -197,9 +194,9 @@ TEST(KernelArgs, UnparsedListPassesAsCupyDoes) {
   std::int64_t i = big(rng);
   double f = static_cast<double>(big(rng)) / 7.0;
   ArgBuffer p = pack_arguments("tmpl", std::nullopt,
-                                std::vector<KernelArg>{KernelArg::of_int(i), KernelArg::of_float(f),
-                                                       KernelArg::of_typed(Scalar::of_int(-5, DType::Int16)),
-                                                       KernelArg::of_bool(true)});
+                               std::vector<KernelArg>{KernelArg::of_int(i), KernelArg::of_float(f),
+                                                      KernelArg::of_typed(Scalar::of_int(-5, DType::Int16)),
+                                                      KernelArg::of_bool(true)});
   ASSERT_EQ(p.count(), 4u);
   EXPECT_EQ(value<std::int64_t>(p, 0), i);
   EXPECT_EQ(value<double>(p, 1), f);
@@ -209,7 +206,8 @@ TEST(KernelArgs, UnparsedListPassesAsCupyDoes) {
   EXPECT_TRUE(holds(p, 3, 1));
   // A cpu array passes its host address; the launch then runs on the cpu.
   NDArray cpu = NDArray::zeros({2}, DType::Int32, Device::cpu());
-  ArgBuffer q = pack_arguments("tmpl", std::nullopt, std::vector<KernelArg>{KernelArg::of_int(1), KernelArg::of_array(cpu)});
+  ArgBuffer q = pack_arguments("tmpl", std::nullopt,
+                               std::vector<KernelArg>{KernelArg::of_int(1), KernelArg::of_array(cpu)});
   EXPECT_EQ(value<void*>(q, 1), cpu.data());
 }
 

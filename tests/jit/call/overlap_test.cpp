@@ -19,7 +19,9 @@ std::vector<NDArray> random_views(std::mt19937& rng, const NDArray& base, int co
     int a = row(rng), b = row(rng);
     std::vector<IndexItem> items;
     if (row(rng) % 2) items.push_back(Slice{std::min(a, b), std::max(a, b) + 1, step(rng)});
-    else items.push_back(Slice{std::max(a, b), std::min(a, b) == 0 ? N : std::optional<std::int64_t>(std::min(a, b) - 1), -step(rng)});
+    else
+      items.push_back(
+          Slice{std::max(a, b), std::min(a, b) == 0 ? N : std::optional<std::int64_t>(std::min(a, b) - 1), -step(rng)});
     out.push_back(base.index(items));
   }
   return out;
@@ -42,7 +44,8 @@ TEST(Overlap, EveryRuleIsMayShareMemoryOnItsPairs) {
     std::uint64_t want = 0;
     for (std::size_t k = 0; k < args.size(); ++k)
       for (const NDArray& o : outs)
-        if (args[k].kind == KernelArg::Kind::Array && may_share_memory(*args[k].array, o)) want |= std::uint64_t{1} << k;
+        if (args[k].kind == KernelArg::Kind::Array && may_share_memory(*args[k].array, o))
+          want |= std::uint64_t{1} << k;
     EXPECT_EQ(inputs_over_outputs(args, outs), want) << trial;
     auto pair = shared_outputs(outs);
     EXPECT_EQ(pair.has_value(), may_share_memory(outs[0], outs[1])) << trial;

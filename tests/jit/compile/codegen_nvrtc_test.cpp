@@ -173,7 +173,8 @@ class CodegenNvrtc : public ::testing::Test {
     } catch (const jit::CompileError& e) {
       ADD_FAILURE() << e.what() << "\n" << k.code.substr(k.code.find("luda_generated"));
     }
-    if (std::getenv("LUDA_SHOW_CUDA")) std::printf("%s\n%s\n", k.code.substr(k.code.find("luda_generated")).c_str(), k.typed.c_str());
+    if (std::getenv("LUDA_SHOW_CUDA"))
+      std::printf("%s\n%s\n", k.code.substr(k.code.find("luda_generated")).c_str(), k.typed.c_str());
     return k;
   }
 
@@ -246,10 +247,14 @@ TEST_F(CodegenNvrtc, MixedSignComparisons) {
 
 TEST_F(CodegenNvrtc, EveryBuiltinFamilyCompiles) {
   TestChunk c(kEveryBuiltinFamily, "families.lua");
-  struct Variant { Scalar f, i; bool bounds; };
+  struct Variant {
+    Scalar f, i;
+    bool bounds;
+  };
   for (Variant v : {Variant{Scalar::Float32, Scalar::Int32, false}, Variant{Scalar::Float64, Scalar::Int64, true},
                     Variant{Scalar::Float32, Scalar::UInt64, true}}) {
-    CudaKernel k = c.compile("families", {arr(v.f), arr(v.i), arr(Scalar::UInt32), arr(v.f)}, {.boundscheck = v.bounds});
+    CudaKernel k = c.compile("families", {arr(v.f), arr(v.i), arr(Scalar::UInt32), arr(v.f)},
+                             {.boundscheck = v.bounds});
     jit::CompileRequest req;
     req.source = k.code;
     try {
@@ -290,8 +295,13 @@ TEST_F(CodegenNvrtc, NewDtypesCompileWithoutCudaHeaders) {
     for (bool bounds : {false, true})
       compile(halves, "halves", {arr(h), arr(Scalar::Int8), arr(Scalar::Float32), arr(h), arr(Scalar::Bool)},
               {.boundscheck = bounds});
-  compile(complexes, "complexes", {arr(Scalar::Complex64), arr(Scalar::Float32), arr(Scalar::Complex64), arr(Scalar::Float32), arr(Scalar::Bool)}, {});
-  compile(complexes, "complexes", {arr(Scalar::Complex128), arr(Scalar::Float64), arr(Scalar::Complex128), arr(Scalar::Float16), arr(Scalar::Bool)},
+  compile(complexes, "complexes",
+          {arr(Scalar::Complex64), arr(Scalar::Float32), arr(Scalar::Complex64), arr(Scalar::Float32),
+           arr(Scalar::Bool)},
+          {});
+  compile(complexes, "complexes",
+          {arr(Scalar::Complex128), arr(Scalar::Float64), arr(Scalar::Complex128), arr(Scalar::Float16),
+           arr(Scalar::Bool)},
           {.boundscheck = true});
 }
 
@@ -321,8 +331,8 @@ TEST_F(CodegenNvrtc, CompileTimeOfATypicalKernel) {
 TEST_F(CodegenNvrtc, TenThousandTermSumsCompileFromASmallStackThread) {
   std::string terms;
   for (int j = 1; j <= 10000; ++j) terms += (j > 1 ? " + " : "") + std::string(j % 2 ? "a * 3" : "b");
-  TestChunk chunk("local function k(x, out) local a, b = x[0], x[1] out[0] = " + terms + " out[1] = " +
-                  std::string(terms).replace(0, 5, "(a // 2)") + " end");
+  TestChunk chunk("local function k(x, out) local a, b = x[0], x[1] out[0] = " + terms +
+                  " out[1] = " + std::string(terms).replace(0, 5, "(a // 2)") + " end");
   jit::CompileRequest req;
   req.source = chunk.compile("k", {arr(Scalar::Int64, 1, true), arr(Scalar::Float64, 1, true)}).code;
   req.cubin = false;
@@ -334,15 +344,19 @@ TEST_F(CodegenNvrtc, TenThousandTermSumsCompileFromASmallStackThread) {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   pthread_t thread;
-  ASSERT_EQ(pthread_create(&thread, &attr, [](void* p) -> void* {
-              auto* r = static_cast<Run*>(p);
-              try {
-                r->image = jit::compile(*r->req).image;
-              } catch (const std::exception& e) {
-                r->error = e.what();
-              }
-              return nullptr;
-            }, &run), 0);
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* p) -> void* {
+                  auto* r = static_cast<Run*>(p);
+                  try {
+                    r->image = jit::compile(*r->req).image;
+                  } catch (const std::exception& e) {
+                    r->error = e.what();
+                  }
+                  return nullptr;
+                },
+                &run),
+            0);
   pthread_join(thread, nullptr);
   pthread_attr_destroy(&attr);
   EXPECT_EQ(run.error.substr(0, 2000), "");

@@ -27,9 +27,9 @@ namespace {
 // "host C++ compiler failed to compile 'k.cu' for the cpu target (command: ...)" as this
 // machine's compiler and flags make it.
 std::string compile_failure_head(const std::string& file) {
-  return fmt::format("host C++ compiler failed to compile '{}' for the cpu target (command: {} {} -x c++ {} -o kernel.so)",
-                     file, fmt::join(host_compiler().command, " "), fmt::join(host_compile_flags(false, false), " "),
-                     file);
+  return fmt::format(
+      "host C++ compiler failed to compile '{}' for the cpu target (command: {} {} -x c++ {} -o kernel.so)", file,
+      fmt::join(host_compiler().command, " "), fmt::join(host_compile_flags(false, false), " "), file);
 }
 
 namespace fs = std::filesystem;
@@ -75,8 +75,8 @@ end
 class CpuKernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("luda_cpu_kernel_test_{}_{}", ::getpid(), ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / fmt::format("luda_cpu_kernel_test_{}_{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     cache_ = std::make_unique<DiskCache>(dir_);
     chunk_.env.values["TILE"] = TestEnvironment::integer(8);
@@ -151,7 +151,8 @@ TEST_F(CpuKernelTest, GridStrideAddMatchesTheHostAndHitsMemoryThenDisk) {
   std::uniform_real_distribution<float> d(-100, 100);
   std::vector<float> x(1000), y(1000);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = d(rng), y[i] = d(rng);
-  NDArray X = host(x, DType::Float32), Y = host(y, DType::Float32), Out = NDArray::zeros({1000}, DType::Float32, Device::cpu());
+  NDArray X = host(x, DType::Float32), Y = host(y, DType::Float32),
+          Out = NDArray::zeros({1000}, DType::Float32, Device::cpu());
   auto k = make("add", {"x", "y", "out"});
   std::vector<KernelArg> args = {KernelArg::of_array(X), KernelArg::of_array(Y), KernelArg::of_array(Out)};
   k->launch(config(3, 64), args);  // 192 threads stride over 1000
@@ -202,18 +203,20 @@ TEST_F(CpuKernelTest, TiledTransposeWithBarriersMatches) {
   k->launch(c, std::vector<KernelArg>{KernelArg::of_array(A), KernelArg::of_array(Out)});
   std::vector<std::int32_t> out = values<std::int32_t>(Out);
   for (std::int64_t i = 0; i < R; ++i)
-    for (std::int64_t j = 0; j < C; ++j) ASSERT_EQ(out[static_cast<std::size_t>(j * R + i)], a[static_cast<std::size_t>(i * C + j)]);
+    for (std::int64_t j = 0; j < C; ++j)
+      ASSERT_EQ(out[static_cast<std::size_t>(j * R + i)], a[static_cast<std::size_t>(i * C + j)]);
   EXPECT_NE(k->inspect("cuda", "", 0).find("_cpu_needs_fibers = 1; }"), std::string::npos);
 }
 
 TEST_F(CpuKernelTest, BoundscheckRaisesWithTheLuaLine) {
-  NDArray X = host(std::vector<float>(10, 1.0f), DType::Float32), Out = NDArray::zeros({10}, DType::Float32, Device::cpu());
+  NDArray X = host(std::vector<float>(10, 1.0f), DType::Float32),
+          Out = NDArray::zeros({10}, DType::Float32, Device::cpu());
   auto k = make("scaled", {"x", "out", "a"}, {.boundscheck = true});
   std::vector<KernelArg> args = {KernelArg::of_array(X), KernelArg::of_array(Out), KernelArg::of_float(2.0)};
   EXPECT_EQ(error_of([&] { k->launch(config(1, 16), args); }),
             "kernel 'scaled' at kernels.lua:11: index 10 out of range for axis 0 of size 10");
   EXPECT_EQ(values<float>(Out), std::vector<float>(10, 2.0f));  // threads in range ran
-  k->launch(config(1, 10), args);  // the record is cleared for each launch
+  k->launch(config(1, 10), args);                               // the record is cleared for each launch
 }
 
 TEST_F(CpuKernelTest, MixingDevicesNamesTheArguments) {
@@ -224,7 +227,9 @@ TEST_F(CpuKernelTest, MixingDevicesNamesTheArguments) {
   EXPECT_EQ(arrays_device("kernel 'add'", args, std::vector<std::string>{"x"}), Device::cpu());
   NDArray none;
   std::vector<KernelArg> bad = {KernelArg::of_array(X), KernelArg::of_array(none)};
-  EXPECT_EQ(error_of([&] { arrays_device("kernel 'add'", bad, std::vector<std::string>{"x", "y"}); }),
+  EXPECT_EQ(error_of([&] {
+              arrays_device("kernel 'add'", bad, std::vector<std::string>{"x", "y"});
+            }),
             "kernel 'add': argument 2 'y' is an empty array handle; pass an array");
 }
 
@@ -258,7 +263,10 @@ TEST_F(CpuKernelTest, NvrtcCompileErrorIsToldAtTheLuaLine) {
 // The prelude provides every name generated code uses: one kernel per builtin family.
 TEST_F(CpuKernelTest, EveryBuiltinFamilyCompilesForTheCpu) {
   TestChunk c(kEveryBuiltinFamily, "families.lua");
-  struct Variant { Scalar f, i; bool bounds; };
+  struct Variant {
+    Scalar f, i;
+    bool bounds;
+  };
   for (Variant v : {Variant{Scalar::Float32, Scalar::Int32, false}, Variant{Scalar::Float64, Scalar::Int64, true},
                     Variant{Scalar::Float32, Scalar::UInt64, true}}) {
     dsl::KernelOptions o;
@@ -284,14 +292,16 @@ TEST_F(CpuKernelTest, RawAddFuncAndModuleOnCpuArrays) {
 void my_add(const float* x1, const float* x2, float* y, int n) {
     int tid = blockDim.x * blockIdx.x + threadIdx.x;
     if (tid < n) y[tid] = x1[tid] + x2[tid];
-})", "my_add");
+})",
+                               "my_add");
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> d(-1, 1);
   std::vector<float> a(300), b(300);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = d(rng), b[i] = d(rng);
-  NDArray A = host(a, DType::Float32), B = host(b, DType::Float32), Y = NDArray::zeros({300}, DType::Float32, Device::cpu());
-  add->launch(config(3, 128), std::vector<KernelArg>{KernelArg::of_array(A), KernelArg::of_array(B), KernelArg::of_array(Y),
-                                                     KernelArg::of_int(300)});
+  NDArray A = host(a, DType::Float32), B = host(b, DType::Float32),
+          Y = NDArray::zeros({300}, DType::Float32, Device::cpu());
+  add->launch(config(3, 128), std::vector<KernelArg>{KernelArg::of_array(A), KernelArg::of_array(B),
+                                                     KernelArg::of_array(Y), KernelArg::of_int(300)});
   std::vector<float> y = values<float>(Y);
   for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(y[i], a[i] + b[i]);
 
@@ -330,14 +340,16 @@ extern "C" __global__ void block_total(const int* x, int* totals) {
   NDArray Xi = host(x, DType::Int32), T = NDArray::zeros({4}, DType::Int32, Device::cpu());
   LaunchConfig c = config(4, 32);
   c.shared_mem = 32 * sizeof(std::int32_t);
-  module->get_function("block_total")->launch(c, std::vector<KernelArg>{KernelArg::of_array(Xi), KernelArg::of_array(T)});
+  module->get_function("block_total")
+      ->launch(c, std::vector<KernelArg>{KernelArg::of_array(Xi), KernelArg::of_array(T)});
   EXPECT_EQ(values<std::int32_t>(T), want);
 }
 
 TEST_F(CpuKernelTest, RawSourceBeyondThePreludeGetsTheNote) {
   auto k = RawKernel::create(R"(extern "C" __global__ void k(float* x) {
     x[0] = __half2float(__float2half(x[0]));
-})", "k");
+})",
+                             "k");
   NDArray X = host(std::vector<float>(1, 1.0f), DType::Float32);
   std::string what = error_of([&] { k->launch(config(1, 1), std::vector<KernelArg>{KernelArg::of_array(X)}); });
   // The user's first error leads, at its place; the note names the CUDA name the cpu
@@ -377,7 +389,8 @@ TEST_F(CpuKernelTest, RawSourceErrorsLeadWithTheUsersLine) {
   EXPECT_EQ(first_lines("extern \"C\" __global__ void syntax(float* x) {\n  x[0] = 1\n}\n", "syntax", 4),
             "syntax.cu:2:11: compile error: expected ';' before '}' token\n"
             "    x[0] = 1\n"
-            "            ^\n" + compile_failure_head("syntax.cu"));
+            "            ^\n" +
+                compile_failure_head("syntax.cu"));
   EXPECT_EQ(first_lines("extern \"C\" __global__ void macro(float* x) {\n  x[0] = blockDim;\n}\n", "macro", 3),
             "macro.cu:2:10: compile error: cannot convert 'luda_cpu_dim3' to 'float' in assignment\n"
             "    x[0] = blockDim;\n"
@@ -407,7 +420,8 @@ local function convert(h, x32, x64, w32, n16, m16)
   if i < #x32 then n16[i] = x32[i] end
   if i < #x64 then m16[i] = x64[i] end
 end
-)", "convert.lua");
+)",
+                                "convert.lua");
   JitKernel::Setup setup;
   const dsl::FunctionExpr& f = chunk.function("convert");
   setup.function = chunk.source_of(f);
@@ -436,7 +450,8 @@ end
     x64.insert(x64.end(), {INFINITY, -INFINITY, NAN, 1e300, 65519.999999, 65520.0, 1e-300, 3.3961e38});
     NDArray X32 = host(x32, DType::Float32), X64 = host(x64, DType::Float64);
     NDArray w32 = NDArray::empty({65536}, DType::Float32, Device::cpu());
-    NDArray n16 = NDArray::empty(X32.shape(), half, Device::cpu()), m16 = NDArray::empty(X64.shape(), half, Device::cpu());
+    NDArray n16 = NDArray::empty(X32.shape(), half, Device::cpu()),
+            m16 = NDArray::empty(X64.shape(), half, Device::cpu());
     std::vector<KernelArg> args = {KernelArg::of_array(h),   KernelArg::of_array(X32), KernelArg::of_array(X64),
                                    KernelArg::of_array(w32), KernelArg::of_array(n16), KernelArg::of_array(m16)};
     k.launch(config((static_cast<long long>(x32.size()) + 255) / 256, 256), args);

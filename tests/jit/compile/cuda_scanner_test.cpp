@@ -34,7 +34,8 @@ const char* kind_name(Kind k) {
 // "kind:text" for each token, the text as the source has it.
 std::vector<std::string> shown(std::string_view source) {
   std::vector<std::string> out;
-  for (const CudaToken& t : scan_cuda(source)) out.push_back(std::string(kind_name(t.kind)) + ":" + std::string(t.text(source)));
+  for (const CudaToken& t : scan_cuda(source))
+    out.push_back(std::string(kind_name(t.kind)) + ":" + std::string(t.text(source)));
   return out;
 }
 
@@ -69,15 +70,16 @@ TEST(CudaScanner, LiteralsOfEveryForm) {
                    "num:1e-5", "punct:+", "num:0b1010u", "punct:+", "num:12_km", "punct:+", "num:3.f", "punct:;"}));
   // Every prefix; a user-defined suffix belongs to its literal.
   EXPECT_EQ(shown(R"(L"w" u8"8" u"16" U"32" "plain"_s "a\"b\\")"),
-            (Shown{R"(str:L"w")", R"(str:u8"8")", R"(str:u"16")", R"(str:U"32")", R"(str:"plain"_s)", R"(str:"a\"b\\")"}));
+            (Shown{R"(str:L"w")", R"(str:u8"8")", R"(str:u"16")", R"(str:U"32")", R"(str:"plain"_s)",
+                   R"(str:"a\"b\\")"}));
   EXPECT_EQ(shown(R"('a' '\'' '\\' L'w' u8'8' u'6' U'3' 'x'_c '"')"),
-            (Shown{"chr:'a'", R"(chr:'\'')", R"(chr:'\\')", "chr:L'w'", "chr:u8'8'", "chr:u'6'", "chr:U'3'", "chr:'x'_c",
-                   R"(chr:'"')"}));
+            (Shown{"chr:'a'", R"(chr:'\'')", R"(chr:'\\')", "chr:L'w'", "chr:u8'8'", "chr:u'6'", "chr:U'3'",
+                   "chr:'x'_c", R"(chr:'"')"}));
   // Raw strings with and without a delimiter: quotes, backslashes, newlines, a wrong
   // closing and a comment's opening are text.
   std::string raw = "R\"(a\"b\\)\" u8R\"xy(one )x\" )xy\"\n two LR\"(\\\n)\" uR\"(/* // \")\" UR\"d(\n)d\"_s";
   EXPECT_EQ(shown(raw), (Shown{"str:R\"(a\"b\\)\"", "str:u8R\"xy(one )x\" )xy\"", "id:two", "str:LR\"(\\\n)\"",
-                              "str:uR\"(/* // \")\"", "str:UR\"d(\n)d\"_s"}));
+                               "str:uR\"(/* // \")\"", "str:UR\"d(\n)d\"_s"}));
   // A raw string's text keeps its splices: a backslash-newline is not removed there.
   std::vector<CudaToken> kept = scan_cuda("R\"(a\\\nb)\"");
   ASSERT_EQ(kept.size(), 1u);
@@ -97,10 +99,10 @@ TEST(CudaScanner, LiteralsOfEveryForm) {
 
 TEST(CudaScanner, PunctuatorsByMaximalMunch) {
   EXPECT_EQ(shown("a->b>>=c<=>d...e::f##g<<<h>>>i.*j->*k&&l||m++--n!=o"),
-            (Shown{"id:a", "punct:->", "id:b", "punct:>>=", "id:c", "punct:<=>", "id:d", "punct:...", "id:e",
-                   "punct:::", "id:f", "punct:##", "id:g", "punct:<<", "punct:<", "id:h", "punct:>>", "punct:>", "id:i",
-                   "punct:.*", "id:j", "punct:->*", "id:k", "punct:&&", "id:l", "punct:||", "id:m", "punct:++",
-                   "punct:--", "id:n", "punct:!=", "id:o"}));
+            (Shown{"id:a",     "punct:->", "id:b", "punct:>>=", "id:c",     "punct:<=>", "id:d",     "punct:...",
+                   "id:e",     "punct:::", "id:f", "punct:##",  "id:g",     "punct:<<",  "punct:<",  "id:h",
+                   "punct:>>", "punct:>",  "id:i", "punct:.*",  "id:j",     "punct:->*", "id:k",     "punct:&&",
+                   "id:l",     "punct:||", "id:m", "punct:++",  "punct:--", "id:n",      "punct:!=", "id:o"}));
   EXPECT_EQ(shown("a..b @ $ `"), (Shown{"id:a", "punct:.", "punct:.", "id:b", "punct:@", "punct:$", "punct:`"}));
 }
 
@@ -117,17 +119,23 @@ TEST(CudaScanner, CommentsAreGaps) {
 }
 
 TEST(CudaScanner, DirectivesAreReported) {
-  std::string source =
-      "#include <cooperative_groups.h>\n"
-      "  #  define TWICE(x) \\\n    ((x) + \\\n     (x))\n"
-      "#if A /* a comment\n over lines */ && B // a note\n"
-      "int x # y;\n"
-      "#endif";
-  EXPECT_EQ(shown(source),
-            (Shown{"#:#", "id:include", "hdr:<cooperative_groups.h>", "end:", "#:#", "id:define", "id:TWICE",
-                   "punct:(", "id:x", "punct:)", "punct:(", "punct:(", "id:x", "punct:)", "punct:+", "punct:(", "id:x",
-                   "punct:)", "punct:)", "end:", "#:#", "id:if", "id:A", "punct:&&", "id:B", "end:", "id:int", "id:x",
-                   "punct:#", "id:y", "punct:;", "#:#", "id:endif", "end:"}));
+  std::string source = "#include <cooperative_groups.h>\n"
+                       "  #  define TWICE(x) \\\n    ((x) + \\\n     (x))\n"
+                       "#if A /* a comment\n over lines */ && B // a note\n"
+                       "int x # y;\n"
+                       "#endif";
+  EXPECT_EQ(shown(source), (Shown{"#:#",      "id:include", "hdr:<cooperative_groups.h>",
+                                  "end:",     "#:#",        "id:define",
+                                  "id:TWICE", "punct:(",    "id:x",
+                                  "punct:)",  "punct:(",    "punct:(",
+                                  "id:x",     "punct:)",    "punct:+",
+                                  "punct:(",  "id:x",       "punct:)",
+                                  "punct:)",  "end:",       "#:#",
+                                  "id:if",    "id:A",       "punct:&&",
+                                  "id:B",     "end:",       "id:int",
+                                  "id:x",     "punct:#",    "id:y",
+                                  "punct:;",  "#:#",        "id:endif",
+                                  "end:"}));
   std::vector<CudaToken> t = scan_cuda(source);
   // The directive's tokens, its start and end included, are marked; the end is empty, at
   // the newline that ends it (after its continuations), or at the source's end.
@@ -141,9 +149,10 @@ TEST(CudaScanner, DirectivesAreReported) {
   EXPECT_EQ(t.back().begin, source.size());
   // An #include's <name> is one token only there; a line without '>' has none.
   EXPECT_EQ(shown("#include <a/b.h> // c\n#include \"d.h\"\n#include <e\nx < y > z\n#define F <g.h>"),
-            (Shown{"#:#", "id:include", "hdr:<a/b.h>", "end:", "#:#", "id:include", "str:\"d.h\"", "end:", "#:#",
-                   "id:include", "punct:<", "id:e", "end:", "id:x", "punct:<", "id:y", "punct:>", "id:z", "#:#",
-                   "id:define", "id:F", "punct:<", "id:g", "punct:.", "id:h", "punct:>", "end:"}));
+            (Shown{"#:#",     "id:include", "hdr:<a/b.h>", "end:",    "#:#",     "id:include", "str:\"d.h\"",
+                   "end:",    "#:#",        "id:include",  "punct:<", "id:e",    "end:",       "id:x",
+                   "punct:<", "id:y",       "punct:>",     "id:z",    "#:#",     "id:define",  "id:F",
+                   "punct:<", "id:g",       "punct:.",     "id:h",    "punct:>", "end:"}));
   // A '#' after a comment that starts the line starts a directive; after a comment that
   // spans lines from an earlier token, it does not (the comment is one blank).
   EXPECT_EQ(shown("/* c */ # a\nx /* \n */ # b"), (Shown{"#:#", "id:a", "end:", "id:x", "punct:#", "id:b"}));

@@ -34,9 +34,8 @@ namespace fs = std::filesystem;
 class DiskCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("luda_cache_test_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / fmt::format("luda_cache_test_{}_{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -123,12 +122,24 @@ TEST_F(DiskCacheTest, CorruptFilesAreIgnoredRemovedAndRebuilt) {
   // Each way a file can be damaged: a flipped payload byte, truncation, a wrong magic, a
   // wrong length field, and another key's file under this name.
   std::vector<std::function<std::string(std::string)>> damage = {
-      [](std::string f) { flip(f, f.size() / 2 + 24, 0x40); return f; },
+      [](std::string f) {
+        flip(f, f.size() / 2 + 24, 0x40);
+        return f;
+      },
       [](std::string f) { return f.substr(0, f.size() - 7); },
       [](std::string f) { return f.substr(0, 20); },
-      [](std::string f) { flip(f, 0, 'X' ^ f.at(0)); return f; },
-      [](std::string f) { flip(f, 24, 1); return f; },
-      [](std::string f) { flip(f, 8, 1); return f; },
+      [](std::string f) {
+        flip(f, 0, 'X' ^ f.at(0));
+        return f;
+      },
+      [](std::string f) {
+        flip(f, 24, 1);
+        return f;
+      },
+      [](std::string f) {
+        flip(f, 8, 1);
+        return f;
+      },
   };
   std::uint64_t expected_corrupt = 0;
   for (std::size_t i = 0; i < damage.size(); ++i) {
@@ -185,7 +196,8 @@ TEST_F(DiskCacheTest, AFifoADeviceOrAHugeFileIsDamagedNotWaitedOn) {
        at = err.find(miss + "not a regular file)", at + 1))
     ++irregular;
   EXPECT_EQ(irregular, 2u) << err;
-  EXPECT_NE(err.find(miss + "length 2147483648 in the header, more than any compiled kernel)"), std::string::npos) << err;
+  EXPECT_NE(err.find(miss + "length 2147483648 in the header, more than any compiled kernel)"), std::string::npos)
+      << err;
   EXPECT_EQ(cache.stats().corrupt, 3u);
   ASSERT_TRUE(cache.store(k, "rebuilt"));
   EXPECT_EQ(cache.load(k), "rebuilt");
@@ -253,15 +265,18 @@ TEST_F(DiskCacheTest, DebugLogSaysWhyALookupMissed) {
   write(cache.path_of(k), read(cache.path_of(k)) + "extra");
   cache.load(k, "kernel 'add' for sm_90");
   std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find(fmt::format("luda cache: miss {} for kernel 'add' for sm_90 (no file): source=x arch=90\n",
-                                 k.hex())),
+  EXPECT_NE(err.find(
+                fmt::format("luda cache: miss {} for kernel 'add' for sm_90 (no file): source=x arch=90\n", k.hex())),
             std::string::npos)
       << err;
   EXPECT_NE(err.find("(corrupt file removed: length 7 in the header, 12 bytes present)"), std::string::npos) << err;
 }
 
 TEST_F(DiskCacheTest, DefaultDirectoryFollowsTheEnvironment) {
-  auto saved = [](const char* n) { const char* v = std::getenv(n); return v ? std::optional<std::string>(v) : std::nullopt; };
+  auto saved = [](const char* n) {
+    const char* v = std::getenv(n);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
   auto old_luda = saved("LUDA_CACHE_DIR"), old_xdg = saved("XDG_CACHE_HOME"), old_home = saved("HOME");
   ::setenv("LUDA_CACHE_DIR", "/tmp/a", 1);
   ::setenv("XDG_CACHE_HOME", "/tmp/x", 1);
@@ -275,7 +290,8 @@ TEST_F(DiskCacheTest, DefaultDirectoryFollowsTheEnvironment) {
   ::unsetenv("HOME");
   EXPECT_EQ(DiskCache::default_directory(), fs::path());
   auto restore = [](const char* n, const std::optional<std::string>& v) {
-    if (v) ::setenv(n, v->c_str(), 1); else ::unsetenv(n);
+    if (v) ::setenv(n, v->c_str(), 1);
+    else ::unsetenv(n);
   };
   restore("LUDA_CACHE_DIR", old_luda);
   restore("XDG_CACHE_HOME", old_xdg);

@@ -36,8 +36,8 @@ std::string g_printed;
 void fake_print(const char* text, unsigned long long n) { g_printed += "[" + std::string(text, n) + "]"; }
 void no_barrier(luda_cpu_thread*) { ADD_FAILURE() << "a barrier in a sequential test"; }
 const luda_cpu_runtime* fake_runtime() {
-  static const luda_cpu_runtime rt = {LUDA_CPU_ABI_VERSION, no_barrier, nullptr, nullptr, nullptr, fake_print,
-                                      nullptr, nullptr, nullptr};
+  static const luda_cpu_runtime rt = {LUDA_CPU_ABI_VERSION, no_barrier, nullptr, nullptr, nullptr,
+                                      fake_print,           nullptr,    nullptr, nullptr};
   return &rt;
 }
 
@@ -62,8 +62,8 @@ void run_sequentially(const CpuKernel& k, luda_cpu_dim3 grid, luda_cpu_dim3 bloc
 class HostCompilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("luda_hc_test_{}_{}", ::getpid(), ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / fmt::format("luda_hc_test_{}_{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     cache_ = std::make_unique<DiskCache>(dir_);
     g_printed.clear();
@@ -75,7 +75,8 @@ class HostCompilerTest : public ::testing::Test {
     HostCompileRequest r;
     r.source = std::string(cpu_cuda_subset()) + cpu_raw_source(body, file) + "#line 1 \"luda_cpu_entry\"\n" +
                entry_call +
-               fmt::format("// {} {} {}\n", ::getpid(), ::testing::UnitTest::GetInstance()->current_test_info()->name(), tag_++);
+               fmt::format("// {} {} {}\n", ::getpid(), ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                           tag_++);
     r.file_name = file;
     r.what = "kernel 'test'";
     return r;
@@ -121,7 +122,8 @@ constexpr const char* kScale = R"(extern "C" __global__ void scale(float* x, flo
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = x[i] * a + (float)threadIdx.x;
 })";
-constexpr const char* kScaleEntry = R"(LUDA_CPU_EXPORT void scale_cpu(void* const* a) { scale(*(float**)a[0], *(float*)a[1], *(int*)a[2]); }
+constexpr const char* kScaleEntry =
+    R"(LUDA_CPU_EXPORT void scale_cpu(void* const* a) { scale(*(float**)a[0], *(float*)a[1], *(int*)a[2]); }
 extern "C" { LUDA_CPU_VISIBLE int scale_cpu_needs_fibers = 0; }
 )";
 
@@ -223,7 +225,8 @@ TEST_F(HostCompilerTest, PrintfAtomicsAndDynamicSharedMemory) {
   atomicMax(order + 4, (int)threadIdx.x);
   printf("thread %d: %.2f\n", (int)threadIdx.x, scratch[threadIdx.x]);
 })";
-  const char* entry = R"(LUDA_CPU_EXPORT void count_cpu(void* const* a) { count(*(float**)a[0], *(unsigned int**)a[1], *(int**)a[2]); }
+  const char* entry =
+      R"(LUDA_CPU_EXPORT void count_cpu(void* const* a) { count(*(float**)a[0], *(unsigned int**)a[1], *(int**)a[2]); }
 )";
   auto m = load_cpu_module(request(body, entry, "count.cu"), *cache_, fake_runtime(), nullptr);
   CpuKernel k = m->kernel("count");
@@ -244,11 +247,12 @@ TEST_F(HostCompilerTest, PrintfAtomicsAndDynamicSharedMemory) {
 }
 
 TEST_F(HostCompilerTest, ExternSharedBecomesTheDynamicSharedMemory) {
-  std::string out = cpu_raw_source("__global__ void k() {\n  extern __shared__ __align__(16) unsigned char smem[];\n  x();\n}",
-                                   "k.cu");
-  EXPECT_EQ(out,
-            "#line 1 \"k.cu\"\n__global__ void k() {\n  \n#define smem ((unsigned char*)luda_cpu_self()->dynamic_shared)\n"
-            "#line 2 \"k.cu\"\n\n  x();\n}\n");
+  std::string out = cpu_raw_source(
+      "__global__ void k() {\n  extern __shared__ __align__(16) unsigned char smem[];\n  x();\n}", "k.cu");
+  EXPECT_EQ(
+      out,
+      "#line 1 \"k.cu\"\n__global__ void k() {\n  \n#define smem ((unsigned char*)luda_cpu_self()->dynamic_shared)\n"
+      "#line 2 \"k.cu\"\n\n  x();\n}\n");
 }
 
 TEST_F(HostCompilerTest, ExternSharedRewriteTakesRunsOfAnyLength) {
@@ -256,33 +260,36 @@ TEST_F(HostCompilerTest, ExternSharedRewriteTakesRunsOfAnyLength) {
   // backtracking regex's recursion takes; declarations in comments and strings stay.
   const std::string blanks(1 << 20, ' '), word(1 << 20, 'w');
   std::string source = "extern" + blanks + "__shared__\n" + blanks + "float /* f */ " + word + "[ ];\n__device__ int " +
-                       word + "2;\n// extern __shared__ float c[];\nconst char* s = \"extern __shared__ float d[];\";\n";
+                       word +
+                       "2;\n// extern __shared__ float c[];\nconst char* s = \"extern __shared__ float d[];\";\n";
   EXPECT_EQ(cpu_raw_source(source, "k.cu"),
-            "#line 1 \"k.cu\"\n\n#define " + word + " ((float*)luda_cpu_self()->dynamic_shared)\n#line 2 \"k.cu\"\n\n"
-            "__device__ int " + word + "2;\n// extern __shared__ float c[];\nconst char* s = \"extern __shared__ float d[];\";\n");
+            "#line 1 \"k.cu\"\n\n#define " + word +
+                " ((float*)luda_cpu_self()->dynamic_shared)\n#line 2 \"k.cu\"\n\n"
+                "__device__ int " +
+                word + "2;\n// extern __shared__ float c[];\nconst char* s = \"extern __shared__ float d[];\";\n");
   // Every form: qualifiers, alignment before or after the type, pointers, no blanks.
-  EXPECT_EQ(cpu_raw_source("extern __shared__ unsigned  int u[];extern __shared__ double __align__(8) d [];\n"
-                           "extern\t__shared__ alignas(16) float* p[];extern __shared__ float f[4];",
-                           "m.cu"),
-            "#line 1 \"m.cu\"\n\n#define u ((unsigned int*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n"
-            "\n#define d ((double*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n\n"
-            "\n#define p ((float**)luda_cpu_self()->dynamic_shared)\n#line 2 \"m.cu\"\nextern __shared__ float f[4];\n");
+  EXPECT_EQ(
+      cpu_raw_source("extern __shared__ unsigned  int u[];extern __shared__ double __align__(8) d [];\n"
+                     "extern\t__shared__ alignas(16) float* p[];extern __shared__ float f[4];",
+                     "m.cu"),
+      "#line 1 \"m.cu\"\n\n#define u ((unsigned int*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n"
+      "\n#define d ((double*)luda_cpu_self()->dynamic_shared)\n#line 1 \"m.cu\"\n\n"
+      "\n#define p ((float**)luda_cpu_self()->dynamic_shared)\n#line 2 \"m.cu\"\nextern __shared__ float f[4];\n");
 }
 
 // The rewrites read tokens (jit/compile/cuda_scanner.h): comments and literals are never
 // rewritten, and the lines after a rewrite keep their numbers.
 TEST_F(HostCompilerTest, RawSourceRewritesReadTokens) {
-  std::string source =
-      "#include <cooperative_groups.h> // the grid barrier\n"
-      "// #include <cooperative_groups.h>\n"
-      "#include <cooperative_groups/reduce.h>\n"
-      "__device__ __noinline__ int f(); // __noinline__\n"
-      "static __attribute__((used, /* c */ __noinline__)) int g();\n"
-      "const char* s = \"__noinline__ extern __shared__ float a[];\", *r = R\"x(__noinline__)x\";\n"
-      "__global__ void k() {\n"
-      "  extern __shared__ __align__(sizeof(float4)) float2 b[];\n"
-      "  extern __sha\\\nred__ int c[]; b[0].x = c[0];\n"
-      "}\n";
+  std::string source = "#include <cooperative_groups.h> // the grid barrier\n"
+                       "// #include <cooperative_groups.h>\n"
+                       "#include <cooperative_groups/reduce.h>\n"
+                       "__device__ __noinline__ int f(); // __noinline__\n"
+                       "static __attribute__((used, /* c */ __noinline__)) int g();\n"
+                       "const char* s = \"__noinline__ extern __shared__ float a[];\", *r = R\"x(__noinline__)x\";\n"
+                       "__global__ void k() {\n"
+                       "  extern __shared__ __align__(sizeof(float4)) float2 b[];\n"
+                       "  extern __sha\\\nred__ int c[]; b[0].x = c[0];\n"
+                       "}\n";
   EXPECT_EQ(cpu_raw_source(source, "k.cu"),
             "#line 1 \"k.cu\"\n"
             "/* #include <cooperative_groups.h>: the cpu prelude's subset */ // the grid barrier\n"
@@ -311,11 +318,11 @@ TEST_F(HostCompilerTest, ExternSharedRewriteTakesRunsOfExterns) {
 // in a macro, under any name that holds one (a wrapper, a longer intrinsic), never in a
 // comment or a literal.
 TEST(RawSourceNeedsFibers, ReadsNamesInCodeNotInCommentsOrLiterals) {
-  for (const char* call : {"__syncthreads()", "__syncthreads_count(p)", "__syncthreads_and(p)", "__syncthreads_or(p)",
-                           "__syncwarp()", "__shfl_sync(m, v, 0)", "__shfl_up_sync(m, v, 1)", "__shfl_down_sync(m, v, 1)",
-                           "__shfl_xor_sync(m, v, 1)", "__ballot_sync(m, p)", "__all_sync(m, p)", "__any_sync(m, p)",
-                           "__match_any_sync(m, v)", "__match_all_sync(m, v, &p)", "my__syncthreads_wrapper()",
-                           "__sync\\\nthreads()"}) {
+  for (const char* call :
+       {"__syncthreads()", "__syncthreads_count(p)", "__syncthreads_and(p)", "__syncthreads_or(p)", "__syncwarp()",
+        "__shfl_sync(m, v, 0)", "__shfl_up_sync(m, v, 1)", "__shfl_down_sync(m, v, 1)", "__shfl_xor_sync(m, v, 1)",
+        "__ballot_sync(m, p)", "__all_sync(m, p)", "__any_sync(m, p)", "__match_any_sync(m, v)",
+        "__match_all_sync(m, v, &p)", "my__syncthreads_wrapper()", "__sync\\\nthreads()"}) {
     EXPECT_TRUE(raw_source_needs_fibers(std::string("__global__ void k(int p) {\n  ") + call + ";\n}")) << call;
   }
   EXPECT_TRUE(raw_source_needs_fibers("#define BARRIER() __syncthreads()\n__global__ void k() { BARRIER(); }"));
@@ -329,16 +336,20 @@ TEST(RawSourceNeedsFibers, ReadsNamesInCodeNotInCommentsOrLiterals) {
 
 TEST_F(HostCompilerTest, AHungCompilerIsStoppedWithEveryProcessItStarted) {
   fs::path pid_file = dir_ / "child.pid";
-  fs::path cxx = write_script(dir_ / "hung-cxx", "#!/bin/sh\ncase \"$1\" in --version) echo 'hung-cxx 1.0'; exit 0;; esac\n"
-                                                  "sleep 30 &\necho $! > '" + pid_file.string() + "'\nwait\n");
+  fs::path cxx = write_script(dir_ / "hung-cxx",
+                              "#!/bin/sh\ncase \"$1\" in --version) echo 'hung-cxx 1.0'; exit 0;; esac\n"
+                              "sleep 30 &\necho $! > '" +
+                                  pid_file.string() + "'\nwait\n");
   ScopedEnv compiler("LUDA_CXX", cxx.string()), limit("LUDA_CXX_TIMEOUT", "1.5");
   auto t0 = std::chrono::steady_clock::now();
-  std::string what = test_support::error_of([&] { load_cpu_module(request(kScale, kScaleEntry, "scale.cu"), *cache_, fake_runtime(), nullptr); });
+  std::string what = test_support::error_of(
+      [&] { load_cpu_module(request(kScale, kScaleEntry, "scale.cu"), *cache_, fake_runtime(), nullptr); });
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(what, fmt::format("host C++ compiler did not finish compiling 'scale.cu' for the cpu target within 1.5 s and "
-                              "was stopped (command: {} {} -x c++ scale.cu -o kernel.so); set LUDA_CXX_TIMEOUT to more "
-                              "seconds if it needs longer",
-                              cxx.string(), fmt::join(host_compile_flags(false, false), " ")));
+  EXPECT_EQ(what,
+            fmt::format("host C++ compiler did not finish compiling 'scale.cu' for the cpu target within 1.5 s and "
+                        "was stopped (command: {} {} -x c++ scale.cu -o kernel.so); set LUDA_CXX_TIMEOUT to more "
+                        "seconds if it needs longer",
+                        cxx.string(), fmt::join(host_compile_flags(false, false), " ")));
   EXPECT_LT(took, 10.0);
   // The compiler's own child went with it: the whole process group was stopped.
   long child = 0;
@@ -358,16 +369,19 @@ TEST_F(HostCompilerTest, AHungCompilerIsStoppedWithEveryProcessItStarted) {
 // and never enters the cache.
 TEST_F(HostCompilerTest, ATruncatedObjectIsRefusedAndNeverCached) {
   HostCompiler real = host_compiler();
-  fs::path cxx = write_script(dir_ / "short-cxx", fmt::format("#!/bin/sh\ncase \"$1\" in --version) echo 'short-cxx 1.0'; exit 0;; esac\n"
-                                                               "{} \"$@\" || exit $?\nfor a; do out=$a; done\n"
-                                                               "head -c 3000 \"$out\" > \"$out.cut\" && mv \"$out.cut\" \"$out\"\n",
-                                                               fmt::join(real.command, " ")));
+  fs::path cxx = write_script(dir_ / "short-cxx",
+                              fmt::format("#!/bin/sh\ncase \"$1\" in --version) echo 'short-cxx 1.0'; exit 0;; esac\n"
+                                          "{} \"$@\" || exit $?\nfor a; do out=$a; done\n"
+                                          "head -c 3000 \"$out\" > \"$out.cut\" && mv \"$out.cut\" \"$out\"\n",
+                                          fmt::join(real.command, " ")));
   HostCompileRequest r = request(kScale, kScaleEntry, "scale.cu");
   {
     ScopedEnv compiler("LUDA_CXX", cxx.string());
     std::string what = test_support::error_of([&] { load_cpu_module(r, *cache_, fake_runtime(), nullptr); });
-    std::string head = fmt::format("host C++ compiler '{}' wrote a damaged shared object for 'scale.cu': ", cxx.string());
-    std::string tail = fmt::format(" of a 3000-byte file (is the disk that holds {} full?)", fs::temp_directory_path().string());
+    std::string head = fmt::format("host C++ compiler '{}' wrote a damaged shared object for 'scale.cu': ",
+                                   cxx.string());
+    std::string tail = fmt::format(" of a 3000-byte file (is the disk that holds {} full?)",
+                                   fs::temp_directory_path().string());
     EXPECT_EQ(what.substr(0, head.size()), head) << what;
     EXPECT_TRUE(what.ends_with(tail)) << what;
     EXPECT_EQ(cache_->stats().writes, 0u);
@@ -416,7 +430,9 @@ TEST_F(HostCompilerTest, EveryTruncationOfAnObjectIsSeen) {
   }
   EXPECT_EQ(detail::shared_object_defect("not an object, but long enough to hold an ELF header's bytes............"),
             "not an ELF file");
-  EXPECT_EQ(detail::shared_object_defect("\x7f" "ELF"), "4 bytes, shorter than an ELF header");
+  EXPECT_EQ(detail::shared_object_defect("\x7f"
+                                         "ELF"),
+            "4 bytes, shorter than an ELF header");
 }
 
 // A kernel or kind name of any length makes a file name and a symbol of bounded length.
@@ -451,10 +467,13 @@ TEST_F(HostCompilerTest, CompilerErrorCarriesLogCommandAndSource) {
 
 TEST_F(HostCompilerTest, HostCompilerDiagnosticsMapToTheLuaLine) {
   dsl::Chunk chunk{"hist.lua", "local function k(x)\n  local i = cuda.grid(1)\n    x[i] = foo(i)\nend\n"};
-  CompileError e("host C++ compiler failed", "hist.lua: In function 'void k(luda_Array<float, 1>)':\n"
-                 "hist.lua:3:12: error: 'foo' was not declared in this scope\n", {}, "");
+  CompileError e("host C++ compiler failed",
+                 "hist.lua: In function 'void k(luda_Array<float, 1>)':\n"
+                 "hist.lua:3:12: error: 'foo' was not declared in this scope\n",
+                 {}, "");
   std::string what = at_lua_line(e, chunk).what();
-  EXPECT_EQ(what.find("hist.lua:3:5: compile error: 'foo' was not declared in this scope\n    x[i] = foo(i)\n    ^"), 0u)
+  EXPECT_EQ(what.find("hist.lua:3:5: compile error: 'foo' was not declared in this scope\n    x[i] = foo(i)\n    ^"),
+            0u)
       << what;
   EXPECT_NE(what.find("\nhost C++ compiler failed"), std::string::npos);
 }

@@ -39,7 +39,8 @@ TEST(Nvrtc, CompilesCupyAddToSm90Cubin) {
   CompiledProgram p = compile(r);
   EXPECT_TRUE(p.cubin);
   ASSERT_GT(p.image.size(), 4u);
-  EXPECT_EQ(p.image.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(p.image.substr(0, 4), "\x7f"
+                                  "ELF");
   EXPECT_NE(p.image.find("my_add"), std::string::npos);  // the symbol table names it
   ASSERT_GE(p.options.size(), 2u);
   EXPECT_EQ(p.options[0], "--gpu-architecture=sm_90");
@@ -95,7 +96,8 @@ TEST(Nvrtc, CudaHeadersResolve) {
   r.source = "#include <cuda_fp16.h>\n"
              "extern \"C\" __global__ void h(__half* x) { x[0] = __float2half(1.0f); }\n";
   CompiledProgram p = compile(r);
-  EXPECT_EQ(p.image.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(p.image.substr(0, 4), "\x7f"
+                                  "ELF");
 }
 
 // NVRTC's builtin header names a template parameter T, so -DT=3 handed to NVRTC fails in
@@ -134,8 +136,7 @@ TEST(Nvrtc, CompileErrorCarriesLogOptionsAndNumberedSource) {
     std::string options = fmt::format("{}", fmt::join(e.options(), " "));
     EXPECT_EQ(first, "NVRTC failed to compile 'bad.cu' for sm_90 (options: " + options + ")");
     EXPECT_EQ(options.rfind("--gpu-architecture=sm_90 -default-device -DFOO=1", 0), 0u) << options;
-    EXPECT_NE(e.log().find("bad.cu(2): error: identifier \"undefined_thing\" is undefined"),
-              std::string::npos)
+    EXPECT_NE(e.log().find("bad.cu(2): error: identifier \"undefined_thing\" is undefined"), std::string::npos)
         << e.log();
     EXPECT_NE(what.find(e.log()), std::string::npos);  // the whole log is in the message
     EXPECT_NE(what.find("\nsource:\n"
@@ -205,8 +206,7 @@ TEST(Nvrtc, ProbeLoadsARealLibrary) {
 
 TEST(Nvrtc, NotFoundNamesEveryPathTriedAndTheFix) {
   try {
-    detail::probe_nvrtc({"/nonexistent/lib64/libnvrtc.so", "/nonexistent/lib64/libnvrtc.so.12",
-                         "libc.so.6"});
+    detail::probe_nvrtc({"/nonexistent/lib64/libnvrtc.so", "/nonexistent/lib64/libnvrtc.so.12", "libc.so.6"});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -231,7 +231,8 @@ TEST(Nvrtc, NotFoundNamesEveryPathTriedAndTheFix) {
 TEST(Nvrtc, RawModuleCompilesForAnArchWithoutAGpu) {
   auto m = RawModule::create(kAddFunc);
   CompiledProgram p = m->compile_for(90);
-  EXPECT_EQ(p.image.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(p.image.substr(0, 4), "\x7f"
+                                  "ELF");
   EXPECT_EQ(m->compile_count(), 1);
   auto k = RawKernel::create("__global__ void cxx(float* x, int n) {}", "cxx");
   CompiledProgram q = k->raw_module()->compile_for(90, false);
@@ -245,8 +246,7 @@ TEST(Nvrtc, RawKernelCompileErrorNamesTheKernelFile) {
     k->raw_module()->compile_for(90);
     FAIL() << "expected CompileError";
   } catch (const CompileError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("NVRTC failed to compile 'oops.cu' for sm_90 (options: ", 0), 0u)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("NVRTC failed to compile 'oops.cu' for sm_90 (options: ", 0), 0u) << e.what();
     EXPECT_NE(e.log().find("identifier \"y\" is undefined"), std::string::npos) << e.log();
   }
 }

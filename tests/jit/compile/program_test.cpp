@@ -56,7 +56,8 @@ TEST(ProgramBinary, NameExpressionsChangeTheKey) {
   CacheKey plain = detail::binary_key("code", "", options, 90);
   EXPECT_EQ(detail::binary_key("code", "", options, 90, none), plain);
   EXPECT_FALSE(detail::binary_key("code", "", options, 90, names) == plain);
-  EXPECT_FALSE(detail::binary_key("code", "", options, 90, names) == detail::binary_key("code", "", options, 90, other));
+  EXPECT_FALSE(detail::binary_key("code", "", options, 90, names) ==
+               detail::binary_key("code", "", options, 90, other));
   EXPECT_EQ(detail::binary_key("code", "", options, 90, names), detail::binary_key("code", "", options, 90, names));
 }
 

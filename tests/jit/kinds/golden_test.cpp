@@ -19,10 +19,10 @@
 #include <random>
 #include <vector>
 
-#include "jit/kinds/templates.h"
 #include "jit/kinds/elementwise.h"
-#include "jit/kinds/reduction.h"
 #include "jit/kinds/make.h"
+#include "jit/kinds/reduction.h"
+#include "jit/kinds/templates.h"
 #include "tests/golden.h"
 #include "tests/test_support.h"
 

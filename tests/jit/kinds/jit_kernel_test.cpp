@@ -72,12 +72,12 @@ TEST(SignatureKeys, MatchTheTypesAndTellSignaturesApart) {
   EXPECT_FALSE(k == signature_key(types, 0, false));
   EXPECT_EQ(k, key(base));
   std::vector<SignatureKey> different = {
-      key(base, 1),                                                                       // device
-      key({KernelArg::of_array(y), KernelArg::of_float(0.5), KernelArg::of_int(1)}),      // dtype (and the weak float)
+      key(base, 1),                                                                   // device
+      key({KernelArg::of_array(y), KernelArg::of_float(0.5), KernelArg::of_int(1)}),  // dtype (and the weak float)
       key({KernelArg::of_array(x.at(0)), KernelArg::of_float(0.5), KernelArg::of_int(1)}),  // ndim
-      key({KernelArg::of_array(x), KernelArg::of_int(0), KernelArg::of_int(1)}),          // float vs int
+      key({KernelArg::of_array(x), KernelArg::of_int(0), KernelArg::of_int(1)}),            // float vs int
       key({KernelArg::of_array(x), KernelArg::of_typed(Scalar::of_float(0.5, DType::Float32)), KernelArg::of_int(1)}),
-      key({KernelArg::of_array(x), KernelArg::of_float(0.5)}),                            // count
+      key({KernelArg::of_array(x), KernelArg::of_float(0.5)}),  // count
       key({KernelArg::of_array(x), KernelArg::of_float(0.5), KernelArg::of_bool(true)}),
   };
   for (std::size_t i = 0; i < different.size(); ++i) EXPECT_FALSE(k == different[i]) << i;
@@ -97,13 +97,13 @@ TEST(SignatureKeys, ArraysAreDisjointUnlessTheirBytesOverlap) {
     return arrays_disjoint(args);
   };
   EXPECT_TRUE(disjoint({a, b}));
-  EXPECT_FALSE(disjoint({a, a}));                       // the same array twice
-  EXPECT_FALSE(disjoint({a, a.at(7)}));                 // a row of it
-  EXPECT_FALSE(disjoint({a.transpose(), a.at(0)}));     // a view of it, other strides
+  EXPECT_FALSE(disjoint({a, a}));                    // the same array twice
+  EXPECT_FALSE(disjoint({a, a.at(7)}));              // a row of it
+  EXPECT_FALSE(disjoint({a.transpose(), a.at(0)}));  // a view of it, other strides
   Slice lower{4, std::nullopt, 1}, upper{std::nullopt, 4, 1}, reversed{std::nullopt, std::nullopt, -1};
   std::vector<IndexItem> lo = {lower}, up = {upper}, rev = {reversed};
-  EXPECT_TRUE(disjoint({a.index(lo), a.index(up)}));    // rows 4..7 and 0..3 share no byte
-  EXPECT_FALSE(disjoint({a.index(rev), a.at(0)}));      // negative strides reach back
+  EXPECT_TRUE(disjoint({a.index(lo), a.index(up)}));              // rows 4..7 and 0..3 share no byte
+  EXPECT_FALSE(disjoint({a.index(rev), a.at(0)}));                // negative strides reach back
   EXPECT_FALSE(disjoint({a.index(rev).index(up), a.index(lo)}));  // rows 7, 6, 5, 4 and rows 4..7
   EXPECT_TRUE(disjoint({a.index(rev).index(up), a.index(up)}));   // rows 7, 6, 5, 4 and rows 0..3
 }
@@ -167,14 +167,16 @@ TEST(ArgPacking, ScalarsConvertWithTheRawKernelChecks) {
             "kernel 'scale': argument 2 is uint8 but -1 does not fit in uint8");
   EXPECT_EQ(msg(DType::Int64, KernelArg::of_float(2.5)),
             "kernel 'scale': argument 2 'n' is int64 but got a float 2.5; pass an integer");
-  EXPECT_EQ(msg(DType::Float32, KernelArg::of_typed(Scalar::of_float(1, DType::Float64))),
-            "kernel 'scale': argument 2 'n' is float32 but got a float64 scalar; pass luda.float32(v) or a plain number");
+  EXPECT_EQ(
+      msg(DType::Float32, KernelArg::of_typed(Scalar::of_float(1, DType::Float64))),
+      "kernel 'scale': argument 2 'n' is float32 but got a float64 scalar; pass luda.float32(v) or a plain number");
   EXPECT_EQ(msg(DType::Float32, KernelArg::of_bool(true)),
             "kernel 'scale': argument 2 'n' is float32 but got the boolean true; pass a number");
   EXPECT_EQ(msg(DType::Bool, KernelArg::of_int(1)),
             "kernel 'scale': argument 2 'n' is bool but got the integer 1; pass true or false");
   // Values that convert.
-  EXPECT_EQ(convert_scalar("k", 0, "", DType::Float32, KernelArg::of_float(0.1)), Scalar::of_float(0.1, DType::Float32));
+  EXPECT_EQ(convert_scalar("k", 0, "", DType::Float32, KernelArg::of_float(0.1)),
+            Scalar::of_float(0.1, DType::Float32));
   EXPECT_EQ(convert_scalar("k", 0, "", DType::Int8, KernelArg::of_float(-128.0)), Scalar::of_int(-128, DType::Int8));
   EXPECT_EQ(convert_scalar("k", 0, "", DType::Float64, KernelArg::of_int(1LL << 53)),
             Scalar::of_float(9007199254740992.0, DType::Float64));
@@ -209,18 +211,18 @@ extern "C" __global__ void {1}(A1 x, A1 y, A1 out, long long n{2}) {{
                                          "bounds->extent = out.shape[0]; } return; }"
                                        : "");
   if (r.options.target == dsl::Target::Cpu)  // the per-thread entry codegen would emit (dsl/compile.h)
-    k.code += fmt::format("LUDA_CPU_EXPORT void {0}_cpu(void* const* a) {{ {0}(*(A1*)a[0], *(A1*)a[1], *(A1*)a[2], "
-                          "*(long long*)a[3]{1}); }}\nextern \"C\" {{ LUDA_CPU_VISIBLE int {0}_cpu_needs_fibers = 0; }}\n",
-                          k.entry, k.bounds_record ? ", *(Bounds**)a[4]" : "");
+    k.code +=
+        fmt::format("LUDA_CPU_EXPORT void {0}_cpu(void* const* a) {{ {0}(*(A1*)a[0], *(A1*)a[1], *(A1*)a[2], "
+                    "*(long long*)a[3]{1}); }}\nextern \"C\" {{ LUDA_CPU_VISIBLE int {0}_cpu_needs_fibers = 0; }}\n",
+                    k.entry, k.bounds_record ? ", *(Bounds**)a[4]" : "");
   return k;
 }
 
 class JitKernelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("luda_jit_test_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / fmt::format("luda_jit_test_{}_{}", ::getpid(),
+                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     cache_ = std::make_unique<DiskCache>(dir_);
   }

@@ -18,11 +18,11 @@
 #include <fmt/format.h>
 
 #include "dsl/device_function.h"
-#include "jit/kinds/layout.h"
-#include "jit/kinds/templates.h"
-#include "jit/kinds/elementwise.h"
-#include "jit/kinds/reduction.h"
 #include "jit/compile/nvrtc.h"
+#include "jit/kinds/elementwise.h"
+#include "jit/kinds/layout.h"
+#include "jit/kinds/reduction.h"
+#include "jit/kinds/templates.h"
 #include "tests/dsl/test_environment.h"
 #include "tests/test_support.h"
 
@@ -79,12 +79,11 @@ ReductionCode reduction_code(Scalar t, std::size_t nin, const std::string& map, 
   }
   std::string post_params;
   for (int k : post_inputs) post_params += fmt::format(", {} a{}", c, k);
-  r.functions = fmt::format(
-      "static __device__ {0} t_map({1}long long j) {{ (void)j; return {2}; }}\n"
-      "static __device__ {0} t_reduce({0} a, {0} b) {{ return {3}; }}\n"
-      "static __device__ {0} t_post({0} a{4}) {{ return {5}; }}\n"
-      "static __device__ {0} t_identity() {{ return {6}; }}\n",
-      c, params, map, reduce, post_params, post, identity);
+  r.functions = fmt::format("static __device__ {0} t_map({1}long long j) {{ (void)j; return {2}; }}\n"
+                            "static __device__ {0} t_reduce({0} a, {0} b) {{ return {3}; }}\n"
+                            "static __device__ {0} t_post({0} a{4}) {{ return {5}; }}\n"
+                            "static __device__ {0} t_identity() {{ return {6}; }}\n",
+                            c, params, map, reduce, post_params, post, identity);
   r.map = "t_map";
   r.reduce = "t_reduce";
   r.post = "t_post";
@@ -191,8 +190,7 @@ TEST_P(KindsTest, ContiguousFmaMatchesTheHostAndHitsMemory) {
   ASSERT_EQ(out[0].dtype(), DType::Float32);
   ASSERT_EQ(out[0].shape(), X.shape());
   std::vector<float> z = values<float>(out[0]);
-  for (std::size_t i = 0; i < n; ++i)
-    ASSERT_NEAR(z[i], static_cast<double>(x[i]) * w[i] + b[i], 1e-6) << i;
+  for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(z[i], static_cast<double>(x[i]) * w[i] + b[i], 1e-6) << i;
   NDArray again[1] = {NDArray::zeros(X.shape(), DType::Float32, device_)};
   k->call(args_of({&X, &W, &B}), again);  // out= given: another key (no allocation)
   k->call(args_of({&X, &W, &B}), again);
@@ -229,7 +227,8 @@ TEST_P(KindsTest, BroadcastingWithWeakScalarsAndSizeOneAxes) {
       for (std::size_t q = 0; q < 3; ++q) ASSERT_EQ(s[(i * 5 + j) * 3 + q], a[i * 3 + q] - 3 * c[j]);
 
   // 0-d operands give a 0-d result; an empty operand an empty one, with nothing launched.
-  NDArray P = array(std::vector<double>{2.5}, {}, DType::Float64), Q = array(std::vector<double>{-4}, {}, DType::Float64);
+  NDArray P = array(std::vector<double>{2.5}, {}, DType::Float64),
+          Q = array(std::vector<double>{-4}, {}, DType::Float64);
   NDArray r[1];
   add->call(args_of({&P, &Q}), r);
   ASSERT_EQ(r[0].ndim(), 0);
@@ -246,7 +245,7 @@ TEST_P(KindsTest, StridedViewsInAndOut) {
   auto a = random_values<double>(8 * 12, 8), b = random_values<double>(12, 9);
   NDArray A = array(a, {8, 12}, DType::Float64), B = array(b, {4, 3}, DType::Float64);
   std::vector<IndexItem> idx = {Slice{1, 7, 2}, Slice{std::nullopt, std::nullopt, 3}};
-  NDArray Av = A.index(idx);  // (3, 4), strides (24, 3)
+  NDArray Av = A.index(idx);   // (3, 4), strides (24, 3)
   NDArray Bt = B.transpose();  // (3, 4), strides (1, 3)
   NDArray Z = NDArray::zeros({4, 3}, DType::Float64, device_);
   NDArray out[1] = {Z.transpose()};
@@ -336,7 +335,8 @@ static __device__ pair_result pair(float x, luda_Array<float, 1> r, float y, lon
   for (std::int64_t i = 0; i < n; ++i) {
     auto u = static_cast<std::size_t>(i);
     ASSERT_EQ(y[u], y0[u] + x[u]);
-    ASSERT_NEAR(z[u], static_cast<double>(x[u]) * r[static_cast<std::size_t>(i % 7) * 2] + static_cast<double>(n), 5e-4) << i;
+    ASSERT_NEAR(z[u], static_cast<double>(x[u]) * r[static_cast<std::size_t>(i % 7) * 2] + static_cast<double>(n), 5e-4)
+        << i;
   }
 }
 
@@ -354,7 +354,8 @@ TEST_P(KindsTest, CompileAheadAndInspect) {
   EXPECT_EQ(s.specializations, 1u);
   EXPECT_EQ(k->inspect("types", types, device_), "f(float a0, float a1, float a2) -> float32");
   std::string cuda = k->inspect("cuda", types, device_);
-  EXPECT_NE(cuda.find(device_.is_cpu() ? "_cpu_block(void* const* luda_args" : "luda_vec<float, 4>"), std::string::npos);
+  EXPECT_NE(cuda.find(device_.is_cpu() ? "_cpu_block(void* const* luda_args" : "luda_vec<float, 4>"),
+            std::string::npos);
   // PTX is NVRTC's for the cuda target, wherever the arrays are, for the arch asked.
   std::string ptx = k->inspect("ptx", types, device_, 80);
   EXPECT_NE(ptx.find(".target sm_80"), std::string::npos) << ptx.substr(0, 400);
@@ -429,15 +430,15 @@ TEST_P(KindsTest, AxisReductionsByStrategyMatchTheHost) {
     bool transpose = false;
   };
   std::vector<Case> cases = {
-      {{67, 301}, {1}},           // Rows
-      {{67, 301}, {0}},           // Columns
-      {{301, 67}, {0}, true},     // a transposed view: its axis 0 is contiguous (Rows)
-      {{5, 6, 7}, {1}},           // General
-      {{5, 6, 7}, {0, 2}},        // General, two reduced axes
-      {{5, 6, 7}, {1, 2}},        // Rows after collapsing
-      {{3, 1, 4}, {1}},           // a size-1 reduced axis
-      {{5000, 64}, {0}},          // Columns, few outputs: split over segments
-      {{2, 70000}, {1}},          // Rows, long rows
+      {{67, 301}, {1}},        // Rows
+      {{67, 301}, {0}},        // Columns
+      {{301, 67}, {0}, true},  // a transposed view: its axis 0 is contiguous (Rows)
+      {{5, 6, 7}, {1}},        // General
+      {{5, 6, 7}, {0, 2}},     // General, two reduced axes
+      {{5, 6, 7}, {1, 2}},     // Rows after collapsing
+      {{3, 1, 4}, {1}},        // a size-1 reduced axis
+      {{5000, 64}, {0}},       // Columns, few outputs: split over segments
+      {{2, 70000}, {1}},       // Rows, long rows
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(fmt::format("shape {} axes {} {}", shape_str(c.shape), fmt::join(c.axes, ","), c.transpose));
@@ -567,7 +568,9 @@ TEST_P(KindsTest, MixedDevicesNameTheArguments) {
   NDArray W = NDArray::zeros({4}, DType::Float32, device_), B = NDArray::zeros({4}, DType::Float32, device_);
   auto k = elementwise("axpb", {"x", "w", "b"}, {"z"}, expr_frontend("a0 * a1 + a2"));
   NDArray out[1];
-  EXPECT_EQ(error_of([&] { k->call(args_of({&X, &W, &B}), out); }),
+  EXPECT_EQ(error_of([&] {
+              k->call(args_of({&X, &W, &B}), out);
+            }),
             "elementwise 'axpb' got arrays on cpu (x) and cuda:0 (w, b); put them on one device (x:to(\"cuda:0\"))");
 }
 
@@ -641,7 +644,8 @@ TEST_P(KindsTest, LuaElementFunctionsThroughTheDsl) {
   polar->call(args_of({&R1, &T1, &R2, &T2}), dist);
   std::vector<double> dv = values<double>(dist[0]);
   for (std::size_t i = 0; i < 1000; ++i) {
-    double dx = r1[i] * std::cos(t1[i]) - r2[i] * std::cos(t2[i]), dy = r1[i] * std::sin(t1[i]) - r2[i] * std::sin(t2[i]);
+    double dx = r1[i] * std::cos(t1[i]) - r2[i] * std::cos(t2[i]),
+           dy = r1[i] * std::sin(t1[i]) - r2[i] * std::sin(t2[i]);
     ASSERT_NEAR(dv[i], std::sqrt(dx * dx + dy * dy), 1e-12);
   }
 
@@ -667,24 +671,36 @@ TEST_P(KindErrors, ElementwiseErrorsArePinned) {
   auto k = elementwise("axpb", {"x", "w", "b"}, {"z"}, expr_frontend("a0 * a1 + a2"));
   NDArray A = NDArray::zeros({2, 3}, DType::Float32, device_), V = NDArray::zeros({4}, DType::Float32, device_);
   NDArray out[1];
-  EXPECT_EQ(error_of([&] { k->call(args_of({&A, &V, &A}), out); }),
+  EXPECT_EQ(error_of([&] {
+              k->call(args_of({&A, &V, &A}), out);
+            }),
             "elementwise 'axpb': operands could not be broadcast together with shapes (2, 3) (4,) (2, 3)");
   NDArray Z3[1] = {NDArray::zeros({3}, DType::Float32, device_)};
-  EXPECT_EQ(error_of([&] { k->call(args_of({&A, &A, &A}), Z3); }),
+  EXPECT_EQ(error_of([&] {
+              k->call(args_of({&A, &A, &A}), Z3);
+            }),
             "elementwise 'axpb': output 1 'z' has shape (3,) but the result has shape (2, 3)");
   NDArray Z64[1] = {NDArray::zeros({2, 3}, DType::Float64, device_)};
-  EXPECT_EQ(error_of([&] { k->call(args_of({&A, &A, &A}), Z64); }),
-            "elementwise 'axpb': output 1 'z' is a float64 array but the kernel makes float32; pass a float32 array or none");
+  EXPECT_EQ(
+      error_of([&] {
+        k->call(args_of({&A, &A, &A}), Z64);
+      }),
+      "elementwise 'axpb': output 1 'z' is a float64 array but the kernel makes float32; pass a float32 array or none");
   EXPECT_EQ(error_of([&] { k->call(args_of({&A, &A}), out); }), "elementwise 'axpb' takes 3 inputs (x, w, b), got 2");
   NDArray two[2];
   EXPECT_EQ(error_of([&] { k->call(args_of({&A, &A, &A}), two); }), "elementwise 'axpb' has 1 output (z), got 2");
   NDArray empty;
-  EXPECT_EQ(error_of([&] { k->call(args_of({&empty, &A, &A}), out); }),
+  EXPECT_EQ(error_of([&] {
+              k->call(args_of({&empty, &A, &A}), out);
+            }),
             "elementwise 'axpb': argument 1 'x' is an empty array handle; pass an array");
   NDArray bcast[1] = {NDArray::view(A.buffer(), DType::Float32, {2, 3}, {0, 1})};
-  EXPECT_EQ(error_of([&] { k->call(args_of({&A, &A, &A}), bcast); }),
-            "elementwise 'axpb': output 1 'z' is a broadcast view (stride 0 along axis 1): its elements overlap; pass an "
-            "array that owns each element");
+  EXPECT_EQ(
+      error_of([&] {
+        k->call(args_of({&A, &A, &A}), bcast);
+      }),
+      "elementwise 'axpb': output 1 'z' is a broadcast view (stride 0 along axis 1): its elements overlap; pass an "
+      "array that owns each element");
 
   auto scale = elementwise("scale", {"x", "k"}, {"z"}, expr_frontend("a0 * a1", Scalar::Int32));
   NDArray I = NDArray::zeros({5}, DType::Int32, device_);
@@ -697,7 +713,8 @@ TEST_P(KindErrors, ElementwiseErrorsArePinned) {
   EXPECT_EQ(error_of([&] { scale->call(big, out); }),
             "elementwise 'scale': Lua integer 3000000000 out of bounds for int32, the dtype of argument 2 'k' "
             "(-2147483648 to 2147483647)");
-  std::vector<KernelArg> typed = {KernelArg::of_array(I), KernelArg::of_typed(luda::Scalar::of_float(2.0, DType::Float32))};
+  std::vector<KernelArg> typed = {KernelArg::of_array(I),
+                                  KernelArg::of_typed(luda::Scalar::of_float(2.0, DType::Float32))};
   EXPECT_EQ(error_of([&] { scale->call(typed, out); }), "no error");
   // One that the code converts to a narrower type where it uses it (a weak int64
   // parameter, ElementCode::weak_int_uses) is checked before the launch.
@@ -738,7 +755,9 @@ TEST_P(KindErrors, ReductionErrorsArePinned) {
   NDArray out[1];
   EXPECT_EQ(error_of([&] { sum->call(args_of({&A}), out, std::vector<int>{2}, false); }),
             "reduction 'rsum': axis 3 is out of range for 2-dimensional operands (axes count from 1)");
-  EXPECT_EQ(error_of([&] { sum->call(args_of({&A}), out, std::vector<int>{1, 1}, false); }),
+  EXPECT_EQ(error_of([&] {
+              sum->call(args_of({&A}), out, std::vector<int>{1, 1}, false);
+            }),
             "reduction 'rsum': axis 2 is given twice");
   NDArray Z[1] = {NDArray::zeros({5}, DType::Float32, device_)};
   EXPECT_EQ(error_of([&] { sum->call(args_of({&A}), Z, std::vector<int>{1}, false); }),
@@ -879,9 +898,10 @@ TEST(KindTemplatesNvrtc, ReductionTemplatesCompileWithShufflesAndNoFloat64) {
     int k, r, v;
     bool warp;
   };
-  for (Variant v : {Variant{ReductionStrategy::Rows, 1, 1, 4, false}, Variant{ReductionStrategy::Rows, 2, 1, 4, true},
-                    Variant{ReductionStrategy::Columns, 1, 1, 4, false}, Variant{ReductionStrategy::Columns, 1, 1, 1, false},
-                    Variant{ReductionStrategy::General, 2, 2, 1, false}, Variant{ReductionStrategy::General, 1, 3, 1, true}}) {
+  for (Variant v :
+       {Variant{ReductionStrategy::Rows, 1, 1, 4, false}, Variant{ReductionStrategy::Rows, 2, 1, 4, true},
+        Variant{ReductionStrategy::Columns, 1, 1, 4, false}, Variant{ReductionStrategy::Columns, 1, 1, 1, false},
+        Variant{ReductionStrategy::General, 2, 2, 1, false}, Variant{ReductionStrategy::General, 1, 3, 1, true}}) {
     SCOPED_TRACE(fmt::format("strategy {} K {} R {} V {} warp {}", static_cast<int>(v.s), v.k, v.r, v.v, v.warp));
     t.strategy = v.s;
     t.kept_ndim = v.k;
@@ -925,10 +945,12 @@ TEST(KindTemplatesNvrtc, SeveralAccumulatorsCompileInEveryTemplate) {
     code.outputs = {Scalar::Float32};
     EXPECT_EQ(accumulator_bytes(code), wide ? 16u : 8u);
     ReductionTemplate t;
-    t.inputs = {operand(KindOperand::Kind::Array, Scalar::Float32), operand(KindOperand::Kind::Scalar, Scalar::Float32)};
+    t.inputs = {operand(KindOperand::Kind::Array, Scalar::Float32),
+                operand(KindOperand::Kind::Scalar, Scalar::Float32)};
     t.outputs = {Scalar::Float32};
-    for (auto [s, v, warp] : {std::tuple{ReductionStrategy::Rows, 4, false}, std::tuple{ReductionStrategy::Rows, 1, true},
-                              std::tuple{ReductionStrategy::Columns, 4, false}, std::tuple{ReductionStrategy::General, 1, false}}) {
+    for (auto [s, v, warp] :
+         {std::tuple{ReductionStrategy::Rows, 4, false}, std::tuple{ReductionStrategy::Rows, 1, true},
+          std::tuple{ReductionStrategy::Columns, 4, false}, std::tuple{ReductionStrategy::General, 1, false}}) {
       t.strategy = s;
       t.vector = v;
       t.warp = warp;
@@ -950,7 +972,8 @@ TEST(KindTemplatesNvrtc, NewDtypesCompileInEveryTemplate) {
     const int vector = 16 / (dsl::scalar_bits(d) / 8);
     ElementCode code = element_code({d, d, d}, d, "a0 * a1 + a2");
     ElementwiseTemplate t;
-    t.inputs = {operand(KindOperand::Kind::Array, d), operand(KindOperand::Kind::Array, d), operand(KindOperand::Kind::Scalar, d)};
+    t.inputs = {operand(KindOperand::Kind::Array, d), operand(KindOperand::Kind::Array, d),
+                operand(KindOperand::Kind::Scalar, d)};
     t.outputs = {d};
     t.out_read = {false};
     t.vector = vector;
@@ -965,9 +988,9 @@ TEST(KindTemplatesNvrtc, NewDtypesCompileInEveryTemplate) {
     ReductionTemplate rt;
     rt.inputs = {operand(KindOperand::Kind::Array, d), operand(KindOperand::Kind::Scalar, d)};
     rt.outputs = {d};
-    for (auto [s, v, warp] : {std::tuple{ReductionStrategy::Rows, vector, false}, std::tuple{ReductionStrategy::Rows, 1, true},
-                              std::tuple{ReductionStrategy::Columns, vector, false},
-                              std::tuple{ReductionStrategy::General, 1, false}}) {
+    for (auto [s, v, warp] :
+         {std::tuple{ReductionStrategy::Rows, vector, false}, std::tuple{ReductionStrategy::Rows, 1, true},
+          std::tuple{ReductionStrategy::Columns, vector, false}, std::tuple{ReductionStrategy::General, 1, false}}) {
       rt.strategy = s;
       rt.vector = v;
       rt.warp = warp;

@@ -34,8 +34,8 @@ TEST(KernelParams, NamesWhateverTheTypes) {
       "extern \"C\" __global__ void k(float const *a, float * const b, const double* __restrict__ c,"
       " int *__restrict d, volatile unsigned char* e, T f, std::size_t g, unsigned long, float*, float arr[],"
       " int n = 4, mystery_t m, struct P* sp, Pair<int, 3> q, void (*fn)(int)) {}";
-  EXPECT_EQ(names_of(src, "k"), (std::vector<std::string>{"a", "b", "c", "d", "e", "f", "g", "", "", "arr", "n",
-                                                          "m", "sp", "q", ""}));
+  EXPECT_EQ(names_of(src, "k"),
+            (std::vector<std::string>{"a", "b", "c", "d", "e", "f", "g", "", "", "arr", "n", "m", "sp", "q", ""}));
   EXPECT_EQ(names_of("extern \"C\" __global__ void k(T) {}", "k"), (std::vector<std::string>{""}));
   EXPECT_TRUE(names_of("extern \"C\" __global__ void a() {}", "a").empty());
   EXPECT_TRUE(names_of("extern \"C\" __global__ void b(void) {}", "b").empty());
@@ -115,7 +115,8 @@ extern "C" __global__ void always(int n) {}
 )";
   auto defs = find_kernels(src);
   ASSERT_EQ(defs.size(), 4u);
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(defs[static_cast<std::size_t>(i)].conditional) << defs[static_cast<std::size_t>(i)].name;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(defs[static_cast<std::size_t>(i)].conditional) << defs[static_cast<std::size_t>(i)].name;
   EXPECT_EQ(defs[3].name, "always");
   EXPECT_FALSE(defs[3].conditional);
 }
@@ -140,11 +141,12 @@ __global__ void declared_only(int a);
 // // comment on and joins a name; a character literal is no bracket; shifts and arrows in a
 // default argument are no template brackets.
 TEST(KernelParams, ReadsTheTextAsTheCompilerDoes) {
-  const char* src = "// a note \\\n"
-                    "extern \"C\" __global__ void hidden(int a) {}\n"
-                    "extern \"C\" { const char close = '}';\n"
-                    "__global__ void spl\\\nit(float* x, Pair<Pair<int, 3>> p, int s = 1 << 2, float t = q->r, int n) {}\n"
-                    "}\n";
+  const char* src =
+      "// a note \\\n"
+      "extern \"C\" __global__ void hidden(int a) {}\n"
+      "extern \"C\" { const char close = '}';\n"
+      "__global__ void spl\\\nit(float* x, Pair<Pair<int, 3>> p, int s = 1 << 2, float t = q->r, int n) {}\n"
+      "}\n";
   auto defs = find_kernels(src);
   ASSERT_EQ(defs.size(), 1u);
   EXPECT_EQ(defs[0].name, "split");

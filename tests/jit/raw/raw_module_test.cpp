@@ -169,7 +169,8 @@ TEST(RawModule, TheCpuObjectComesFromTheDiskCacheTheSecondTime) {
                                    KernelArg::of_float(-2), KernelArg::of_int(300)};
     k->launch(config(3, 128), args);
     std::vector<float> got = host_values<float>(dy);
-    for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(got[i], 1.5f * x[i] - 2.0f) << "round " << round << " i " << i;
+    for (std::size_t i = 0; i < 300; ++i)
+      ASSERT_FLOAT_EQ(got[i], 1.5f * x[i] - 2.0f) << "round " << round << " i " << i;
     JitStats s = k->stats();
     EXPECT_EQ(s.host_compiles, round == 0 ? 1u : 0u) << round;
     EXPECT_EQ(s.disk_hits, round == 0 ? 0u : 1u) << round;
@@ -212,14 +213,14 @@ template <typename T> __global__ void add_one(T* y, int n) {
     scale->launch(config(2, 128), sargs);
     add_one->launch(config(2, 128), aargs);
     std::vector<float> got = host_values<float>(y);
-    for (std::size_t i = 0; i < 200; ++i) ASSERT_FLOAT_EQ(got[i], y0[i] * 3.0f + 1.0f) << "round " << round << " i " << i;
+    for (std::size_t i = 0; i < 200; ++i)
+      ASSERT_FLOAT_EQ(got[i], y0[i] * 3.0f + 1.0f) << "round " << round << " i " << i;
     JitStats s = module->stats();
     EXPECT_EQ(module->compile_count(), round == 0 ? 1 : 0) << round;
     EXPECT_EQ(s.disk_hits, round == 0 ? 0u : 1u) << round;
     EXPECT_EQ(module->load_count(), 1);
   }
 }
-
 
 TEST(RawKernelGpu, CupyAddBothConfigurations) {
   LUDA_REQUIRE_GPU();
@@ -247,10 +248,10 @@ TEST(RawKernelGpu, CupyRawModuleSumAndMultiply) {
   NDArray x1 = device_floats(a, {10, 10}), x2 = device_floats(b, {10, 10});
   NDArray ys = NDArray::zeros({10, 10}, DType::Float32, Device::cuda(0));
   NDArray ym = NDArray::zeros({10, 10}, DType::Float32, Device::cuda(0));
-  std::vector<KernelArg> sum_args = {KernelArg::of_array(x1), KernelArg::of_array(x2),
-                                     KernelArg::of_array(ys), KernelArg::of_int(100)};
-  std::vector<KernelArg> mul_args = {KernelArg::of_array(x1), KernelArg::of_array(x2),
-                                     KernelArg::of_array(ym), KernelArg::of_int(100)};
+  std::vector<KernelArg> sum_args = {KernelArg::of_array(x1), KernelArg::of_array(x2), KernelArg::of_array(ys),
+                                     KernelArg::of_int(100)};
+  std::vector<KernelArg> mul_args = {KernelArg::of_array(x1), KernelArg::of_array(x2), KernelArg::of_array(ym),
+                                     KernelArg::of_int(100)};
   sum_ker->launch(config(10, 10), sum_args);
   multiply_ker->launch(config(10, 10), mul_args);
   std::vector<float> s = host_values<float>(ys), m = host_values<float>(ym);
@@ -280,8 +281,8 @@ template <typename T> __global__ void twice(T* y, int n) {
   EXPECT_EQ(axpy->signature(Device::cuda(0))->params.size(), 4u);
   std::vector<float> x = random_floats(300, 5), y0 = random_floats(300, 6);
   NDArray dx = device_floats(x, {300}), dy = device_floats(y0, {300});
-  std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_array(dy),
-                                 KernelArg::of_float(0.5), KernelArg::of_int(300)};
+  std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_array(dy), KernelArg::of_float(0.5),
+                                 KernelArg::of_int(300)};
   axpy->launch(config(3, 128), args);
   std::vector<float> got = host_values<float>(dy);
   for (std::size_t i = 0; i < 300; ++i) ASSERT_FLOAT_EQ(got[i], y0[i] + 0.5f * x[i]) << i;
@@ -315,8 +316,8 @@ extern "C" __global__ void scale(const float* x, float a, int n, float* y) {
   NDArray dx = device_floats(x, {256});
   NDArray y = NDArray::zeros({256}, DType::Float32, Device::cuda(0));
   const int n = 200;  // the tail stays zero
-  std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_float(-1.75),
-                                 KernelArg::of_int(n), KernelArg::of_array(y)};
+  std::vector<KernelArg> args = {KernelArg::of_array(dx), KernelArg::of_float(-1.75), KernelArg::of_int(n),
+                                 KernelArg::of_array(y)};
   k->launch(config(2, 128), args);
   std::vector<float> got = host_values<float>(y);
   for (int i = 0; i < 256; ++i) ASSERT_EQ(got[i], i < n ? -1.75f * x[i] : 0.0f) << i;
@@ -333,8 +334,8 @@ TEST(RawKernelGpu, PointersAreDataPointersOfElementZero) {
   auto sig = RawKernel::create(kAddFunc, "my_add")->signature(Device::cuda(0));
   std::vector<float> a = random_floats(100, 8);
   NDArray x = device_floats(a, {10, 10});
-  NDArray row = x.at(3);                   // a view at an offset
-  NDArray col = x.transpose().at(2);       // non-contiguous: its first element's address
+  NDArray row = x.at(3);              // a view at an offset
+  NDArray col = x.transpose().at(2);  // non-contiguous: its first element's address
   ArgBuffer p = pack_arguments("my_add", sig,
                                std::vector<KernelArg>{KernelArg::of_array(x), KernelArg::of_array(row),
                                                       KernelArg::of_array(col)});

@@ -20,8 +20,7 @@ std::vector<std::string> summary(const std::optional<KernelSignature>& s) {
   for (const auto& p : s->params) {
     std::string kind = p.type.kind == Kind::Pointer ? "ptr" : p.type.kind == Kind::Scalar ? "scalar" : "opaque";
     std::string dt = p.type.dtype ? std::string(dtype_name(*p.type.dtype)) : "-";
-    out.push_back(p.name + ":" + kind + ":" + dt + ":" + (p.type.is_const ? "const" : "mut") + ":" +
-                  p.type.spelling);
+    out.push_back(p.name + ":" + kind + ":" + dt + ":" + (p.type.is_const ? "const" : "mut") + ":" + p.type.spelling);
   }
   return out;
 }
@@ -63,13 +62,13 @@ TEST(KernelReflection, OptionsMacrosAndTypedefsDecideTheTypes) {
 
 TEST(KernelReflection, EveryKindOfParameter) {
   EXPECT_EQ(reflected("kinds", {"-DUSE_DOUBLE=1"}),
-            (std::vector<std::string>{
-                "a:ptr:float32:const:const float*", "e:ptr:uint8:mut:unsigned char volatile*", "p:ptr:-:mut:void*",
-                "q:opaque:-:mut:Params", "pp:ptr:-:mut:double**", "sp:ptr:-:mut:Params*", "arr:ptr:float32:mut:float*",
-                "b:scalar:bool:mut:bool", "c:scalar:int8:mut:char", "sc:scalar:int8:mut:signed char",
-                "l:scalar:int64:mut:long", "ul:scalar:uint64:mut:unsigned long", "h:scalar:int16:mut:short",
-                "ll:scalar:int64:mut:long long", "ull:scalar:uint64:mut:unsigned long long",
-                "r:scalar:float64:mut:double"}));
+            (std::vector<std::string>{"a:ptr:float32:const:const float*", "e:ptr:uint8:mut:unsigned char volatile*",
+                                      "p:ptr:-:mut:void*", "q:opaque:-:mut:Params", "pp:ptr:-:mut:double**",
+                                      "sp:ptr:-:mut:Params*", "arr:ptr:float32:mut:float*", "b:scalar:bool:mut:bool",
+                                      "c:scalar:int8:mut:char", "sc:scalar:int8:mut:signed char",
+                                      "l:scalar:int64:mut:long", "ul:scalar:uint64:mut:unsigned long",
+                                      "h:scalar:int16:mut:short", "ll:scalar:int64:mut:long long",
+                                      "ull:scalar:uint64:mut:unsigned long long", "r:scalar:float64:mut:double"}));
 }
 
 TEST(KernelReflection, TemplatesAndCxxKernels) {

@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
-#include "ops/device/copy.h"
 #include "jit/compile/nvrtc.h"
 #include "jit/raw/raw_module.h"
+#include "ops/device/copy.h"
 #include "runtime/dtype.h"
 #include "runtime/ndarray.h"
 
@@ -25,9 +25,10 @@ namespace {
 // past float16's and the integers' ranges, infinities, NaN, and random ones.
 std::vector<double> samples() {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> v = {0.0,     -0.0,    1.0,      -1.0,  0.5,      -2.5,    2049.0, 2051.0, 65504.0, 65519.0,
-                           65520.0, 1e-8,    6e-8,     3e38,  -3e38,    1e300,   255.5,  -128.7, 300.0,   70000.0,
-                           4e9,     -5e18,   1.0 / 3,  inf,   -inf,     0.1,     1 + 0x1p-11, 1 + 0x1p-8 + 0x1p-30};
+  std::vector<double> v = {0.0,    -0.0,    1.0,     -1.0,    0.5,   -2.5,        2049.0,
+                           2051.0, 65504.0, 65519.0, 65520.0, 1e-8,  6e-8,        3e38,
+                           -3e38,  1e300,   255.5,   -128.7,  300.0, 70000.0,     4e9,
+                           -5e18,  1.0 / 3, inf,     -inf,    0.1,   1 + 0x1p-11, 1 + 0x1p-8 + 0x1p-30};
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> d(-1000, 1000);
   for (int i = 0; i < 40; ++i) v.push_back(d(rng));
@@ -88,8 +89,8 @@ TEST(DeviceCopy, SourcesCompileWithNvrtc) {
   } catch (const std::exception& e) {
     GTEST_SKIP() << e.what();
   }
-  for (DType from : {DType::Float16, DType::BFloat16, DType::Complex64, DType::Complex128, DType::Bool, DType::Int8,
-                     DType::Float64})
+  for (DType from :
+       {DType::Float16, DType::BFloat16, DType::Complex64, DType::Complex128, DType::Bool, DType::Int8, DType::Float64})
     for (DType to : all_dtypes()) {
       // As a raw module compiles it: after luda's prelude where it names the new dtypes.
       const std::string source = device_copy_source(to, from);

@@ -27,21 +27,25 @@ using test_support::host_values;
 
 // Every dtype the kernels sort (float16 and bfloat16 by their float32 values, complex
 // lexicographically); the scans take float16 and bfloat16 as float32 (ops/cumulative.cpp).
-constexpr DType kAll[] = {DType::Bool,    DType::Int8,     DType::Int16,     DType::Int32,     DType::Int64,
-                          DType::UInt8,   DType::UInt16,   DType::UInt32,    DType::UInt64,    DType::Float32,
-                          DType::Float64, DType::Float16,  DType::BFloat16,  DType::Complex64, DType::Complex128};
+constexpr DType kAll[] = {DType::Bool,    DType::Int8,    DType::Int16,    DType::Int32,     DType::Int64,
+                          DType::UInt8,   DType::UInt16,  DType::UInt32,   DType::UInt64,    DType::Float32,
+                          DType::Float64, DType::Float16, DType::BFloat16, DType::Complex64, DType::Complex128};
 
 TEST(DeviceScanSort, EveryDtypeCompilesWithNvrtcForSm90) {
   for (DType t : kAll) {
     const std::string name(dtype_name(t));
     const jit::CompiledProgram sort = sort_module(t)->compile_for(90);
-    EXPECT_EQ(sort.image.substr(0, 4), "\x7f" "ELF") << name;
+    EXPECT_EQ(sort.image.substr(0, 4), "\x7f"
+                                       "ELF")
+        << name;
     EXPECT_EQ(sort.log, "") << name;
     for (const char* k : {"sort_tiles", "argsort_tiles", "sort_merge", "argsort_merge"})  // the ELF's symbols
       EXPECT_NE(sort.image.find(fmt::format("{}_{}", k, name) + '\0'), std::string::npos) << k << " " << name;
     if (t == DType::Bool || (itemsize(t) == 2 && is_float(t))) continue;  // scanned as int64, float32
     const jit::CompiledProgram scan = scan_module(t)->compile_for(90);
-    EXPECT_EQ(scan.image.substr(0, 4), "\x7f" "ELF") << name;
+    EXPECT_EQ(scan.image.substr(0, 4), "\x7f"
+                                       "ELF")
+        << name;
     EXPECT_EQ(scan.log, "") << name;
     for (const char* k : {"cumsum_tiles", "cumprod_tiles", "cumsum_carry", "cumprod_carry"})
       EXPECT_NE(scan.image.find(fmt::format("{}_{}", k, name) + '\0'), std::string::npos) << k << " " << name;
@@ -76,12 +80,12 @@ bool numpy_less(T a, T b) {
   if constexpr (is_complex<T>::value) {
     const bool an = std::isnan(a.real()), bn = std::isnan(b.real());
     const bool ain = std::isnan(a.imag()), bin = std::isnan(b.imag());
-    if (an != bn) return bn;                 // a real NaN goes after every real number
-    if (!an && a.real() != b.real()) {       // both real parts numbers, and different
-      if (ain != bin) return bin;            // an imaginary NaN goes after
+    if (an != bn) return bn;            // a real NaN goes after every real number
+    if (!an && a.real() != b.real()) {  // both real parts numbers, and different
+      if (ain != bin) return bin;       // an imaginary NaN goes after
       return a.real() < b.real();
     }
-    return numpy_less(a.imag(), b.imag());   // equal (or both NaN) real parts
+    return numpy_less(a.imag(), b.imag());  // equal (or both NaN) real parts
   } else if constexpr (std::is_floating_point_v<T>) {
     return a < b || (!std::isnan(a) && std::isnan(b));
   } else {
@@ -94,8 +98,8 @@ bool numpy_less(T a, T b) {
 struct Case {
   long long rows, len;
 };
-constexpr Case kCases[] = {{1, 1},    {5, 1},    {3, 2},   {700, 5},  {9, 1023}, {2, 1024}, {2, 1025},
-                           {3, 2047}, {1, 4096}, {2, 5000}, {1, 100000}, {40, 37}, {1, 0},   {0, 3}};
+constexpr Case kCases[] = {{1, 1},    {5, 1},    {3, 2},    {700, 5},    {9, 1023}, {2, 1024}, {2, 1025},
+                           {3, 2047}, {1, 4096}, {2, 5000}, {1, 100000}, {40, 37},  {1, 0},    {0, 3}};
 
 template <class T>
 void check_sort(DType t, Device device, std::mt19937& rng, std::vector<T> (*make)(std::mt19937&, std::size_t)) {
@@ -114,7 +118,8 @@ void check_sort(DType t, Device device, std::mt19937& rng, std::vector<T> (*make
       std::vector<long long> order(static_cast<std::size_t>(c.len));
       std::iota(order.begin(), order.end(), 0LL);
       const T* row = data.data() + r * c.len;
-      std::stable_sort(order.begin(), order.end(), [&](long long a, long long b) { return numpy_less(row[a], row[b]); });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](long long a, long long b) { return numpy_less(row[a], row[b]); });
       for (long long j = 0; j < c.len; ++j) {
         const std::size_t at = static_cast<std::size_t>(r * c.len + j);
         const T want = row[order[static_cast<std::size_t>(j)]];
@@ -223,7 +228,8 @@ TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
           sum += zs[at];
           scale += std::abs(zs[at]);
           ASSERT_EQ(got_prod[at], prod) << what << " complex128 prod row " << r << " at " << j;
-          ASSERT_NEAR(std::abs(got_sum[at] - sum), 0.0, 1e-14 * scale) << what << " complex128 row " << r << " at " << j;
+          ASSERT_NEAR(std::abs(got_sum[at] - sum), 0.0, 1e-14 * scale)
+              << what << " complex128 row " << r << " at " << j;
         }
       }
       // float64 sums within the rounding of a sum of that many terms; uint8 wrapping.
@@ -246,8 +252,7 @@ TEST_P(ScanSortDevices, ScansRowsAgainstASequentialScan) {
           acc += reals[at];
           scale += std::abs(reals[at]);
           byte_sum = static_cast<unsigned char>(byte_sum + bytes[at]);
-          ASSERT_NEAR(got[at], acc, 1e-14 * scale)
-              << what << " float64 row " << r << " at " << j;
+          ASSERT_NEAR(got[at], acc, 1e-14 * scale) << what << " float64 row " << r << " at " << j;
           ASSERT_EQ(wrapped[at], byte_sum) << what << " uint8 row " << r << " at " << j;
         }
       }
