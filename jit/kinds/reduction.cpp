@@ -1,6 +1,7 @@
 // ReductionKind: the call path (kinds.h), its caches, the strategy's grid and the scratch
 // memory of split reductions. What both kinds share is in jit/kinds/core.h.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <iterator>
@@ -38,6 +39,12 @@ constexpr long long kWarpRowLimit = 4096;
 // The cpu target: work this small runs as one block; else tiles of about this much per block.
 constexpr long long kCpuSmallWork = 32768;
 constexpr long long kCpuSegment = 16384;
+// The cpu templates' leaf (templates.cpp, LUDA_K_LEAF): segments are runs of 2^k of them.
+constexpr long long kCpuLeaf = 128;
+// The blocks a split reduction's grid aims at on cuda: what an H100 holds at once (132
+// SMs, 8 blocks of 256 threads each), a constant so that the grid, and with it the order
+// of a float reduction, depends on the shape alone.
+constexpr long long kCudaSplitTarget = 1056;
 // The bytes of accumulators a thread of the Columns template keeps in shared memory (vector
 // outputs): 256 threads of them fit the 48 KiB of static shared memory.
 constexpr int kMaxAccumulatorBytes = 192;
@@ -65,8 +72,7 @@ long long round_up(long long a, long long m) { return ceil_div(a, m) * m; }
 
 // The grid of a launch (kind_templates.h). cuda: blocks of 256 threads, a few per SM; rows
 // split into segments when there are too few of them to fill the device.
-Grid plan_grid(bool cpu, ReductionStrategy strategy, long long rows, long long len, int vector, bool warp,
-               long long resident_blocks) {
+Grid plan_grid(bool cpu, ReductionStrategy strategy, long long rows, long long len, int vector, bool warp) {
   Grid g;
   const long long lenp = std::max(len, 1LL);
   if (cpu) {
@@ -87,11 +93,16 @@ Grid plan_grid(bool cpu, ReductionStrategy strategy, long long rows, long long l
         g.grid.x = rows;
         g.grid.y = std::clamp(ceil_div(len, kCpuSegment), 1LL, ceil_div(4 * T, rows));
       }
-      g.seg = ceil_div(lenp, g.grid.y);
+      // A segment is an aligned run of 2^k leaves (templates.cpp, kCpuOrdered): a subtree
+      // of the fixed order, whatever the thread count made of grid.y.
+      const auto leaves = static_cast<unsigned long long>(ceil_div(ceil_div(lenp, kCpuLeaf), g.grid.y));
+      g.seg = kCpuLeaf * static_cast<long long>(std::bit_ceil(leaves));
       g.grid.y = ceil_div(lenp, g.seg);
     }
   } else {
-    const long long target = resident_blocks;
+    // The cuda templates' order follows the grid, so the grid follows the shape alone, never
+    // the device: the same float sum on every GPU (docs/kinds.md).
+    const long long target = kCudaSplitTarget;
     g.seg = lenp;
     if (strategy == ReductionStrategy::Columns) {
       g.block = Dim3{32, 8, 1, 2};
@@ -125,7 +136,6 @@ struct ReductionKind::Impl {
   struct Loaded {
     Spec* spec = nullptr;
     LoadedProgram program;
-    long long resident_blocks = 0;  // cuda: blocks the device holds at once
   };
   // Partials and counters of split reductions, per device and stream: launches on one stream
   // run in order, so they share it; counters start at zero and every launch leaves them so.
@@ -226,11 +236,6 @@ ReductionKind::Impl::Loaded& ReductionKind::Impl::load(const KindKey& key) {
   l.spec = &spec;
   l.program = load_program(core.program(source, spec.code.nvrtc_options, spec.code.chunks), key.device, core.cache(),
                            cache.counters());
-  if (key.device != kCpuDevice) {
-    ContextScope scope(key.device);
-    l.resident_blocks = static_cast<long long>(cuda_properties(key.device).multiprocessors) *
-                        kind::resident_blocks_per_sm(l.program.function, key.device, kKindBlock);
-  }
   spec.last_source = std::move(source.code);
   return cache.add(std::move(l));
 }
@@ -411,8 +416,7 @@ ReductionKind::Impl::Geometry ReductionKind::Impl::geometry(const Plan& p, const
                                                             CUstream handle) {
   Geometry out;
   const long long rows = p.layout.rows;
-  out.grid = plan_grid(p.cpu, p.layout.strategy, rows, p.layout.len, p.key.vector, (p.key.flags & KindKey::Warp) != 0,
-                       loaded.resident_blocks);
+  out.grid = plan_grid(p.cpu, p.layout.strategy, rows, p.layout.len, p.key.vector, (p.key.flags & KindKey::Warp) != 0);
   if (out.grid.counters == 0) return out;
   const std::size_t counter_bytes = sizeof(unsigned) * static_cast<std::size_t>(out.grid.counters);
   const std::size_t partial_bytes = accumulator_bytes(loaded.spec->code) *

@@ -43,7 +43,7 @@ static __device__ float wmean_post_6de8b766(float luda_r1_, float luda_r2_) {
 #define LUDA_K_VEC 1
 #define LUDA_K_WARP 0
 #define LUDA_K_GENERAL 0
-#define LUDA_K_FLOAT_R 1
+#define LUDA_K_ORDERED 1
 struct luda_R { float v0; float v1; };
 LUDA_INLINE luda_R luda_k_identity() { luda_R r; r.v0 = luda_cvt<float>(wmean_identity1_6caf785c()); r.v1 = luda_cvt<float>(wmean_identity2_9a5d3c80()); return r; }
 LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) { luda_R r; r.v0 = luda_cvt<float>(wmean_reduce1_8d74b9ba(a.v0, b.v0)); r.v1 = luda_cvt<float>(wmean_reduce2_f940b094(a.v1, b.v1)); return r; }
@@ -108,7 +108,7 @@ LUDA_INLINE luda_R luda_k_block_reduce(luda_R v) {
   return v;
 }
 #line 1 "luda_reduce_rows"
-extern "C" __global__ void __launch_bounds__(256) wmean_504d3f6a(const luda_k_launch luda_l, const luda_kshape<LUDA_K_KDIM> luda_ks,
+extern "C" __global__ void __launch_bounds__(256) wmean_08031492(const luda_k_launch luda_l, const luda_kshape<LUDA_K_KDIM> luda_ks,
     const luda_kshape<LUDA_K_RDIM> luda_rs, const luda_k_in luda_in, const luda_k_out luda_out, luda_R* luda_partials,
     unsigned* luda_counters) {
 #if LUDA_K_WARP

@@ -36,7 +36,7 @@ static __device__ float l2norm_identity_cafe63e1() {
 #define LUDA_K_VEC 1
 #define LUDA_K_WARP 0
 #define LUDA_K_GENERAL 0
-#define LUDA_K_FLOAT_R 1
+#define LUDA_K_ORDERED 1
 typedef float luda_R;
 LUDA_INLINE luda_R luda_k_identity() { return luda_cvt<luda_R>(l2norm_identity_cafe63e1()); }
 LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) { return luda_cvt<luda_R>(l2norm_reduce_ac1d37ed(a, b)); }
@@ -61,8 +61,35 @@ LUDA_INLINE void luda_k_store(const luda_k_in& in, const luda_k_out& out, const 
   luda_k_coords<1>(row, ks.shape, c);
   out.o0.data[luda_k_dot<1>(c, out.o0.strides)] = luda_cvt<float>(l2norm_post_adde5299(a));
 }
+#line 1 "luda_reduce_order_cpu"
+#define LUDA_K_LEAF 128
+#if LUDA_K_GENERAL
+#define LUDA_K_MAP(j) luda_k_map_gen(luda_in, luda_r, luda_rs, (j))
+#else
+#define LUDA_K_MAP(j) luda_k_map_row(luda_in, luda_r, (j))
+#endif
+LUDA_INLINE luda_R luda_k_lanes(const luda_R* luda_a) {
+  return luda_k_reduce(luda_k_reduce(luda_k_reduce(luda_a[0], luda_a[1]), luda_k_reduce(luda_a[2], luda_a[3])),
+                       luda_k_reduce(luda_k_reduce(luda_a[4], luda_a[5]), luda_k_reduce(luda_a[6], luda_a[7])));
+}
+// Values pushed in index order combine as the perfect binary tree over their indices: a
+// binary counter whose level k holds the value of the last complete run of 2^k of them.
+struct luda_k_pairwise { luda_R luda_s[48]; long long luda_n; int luda_top; };
+LUDA_INLINE void luda_k_start(luda_k_pairwise& luda_p) { luda_p.luda_n = 0; luda_p.luda_top = 0; }
+LUDA_INLINE void luda_k_push(luda_k_pairwise& luda_p, luda_R luda_v) {
+  for (long long luda_k = luda_p.luda_n; luda_k & 1; luda_k >>= 1)
+    luda_v = luda_k_reduce(luda_p.luda_s[--luda_p.luda_top], luda_v);
+  luda_p.luda_s[luda_p.luda_top++] = luda_v;
+  ++luda_p.luda_n;
+}
+LUDA_INLINE luda_R luda_k_fold(const luda_k_pairwise& luda_p) {
+  if (luda_p.luda_top == 0) return luda_k_identity();
+  luda_R luda_v = luda_p.luda_s[luda_p.luda_top - 1];
+  for (int luda_k = luda_p.luda_top - 2; luda_k >= 0; --luda_k) luda_v = luda_k_reduce(luda_p.luda_s[luda_k], luda_v);
+  return luda_v;
+}
 #line 1 "luda_reduce_rows_cpu"
-LUDA_CPU_EXPORT void l2norm_60b0c5df_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {
+LUDA_CPU_EXPORT void l2norm_06a141e2_cpu_block(void* const* luda_args, luda_cpu_thread* luda_t) {
   *luda_cpu_current_slot() = luda_t;
   const luda_k_launch& luda_l = *(const luda_k_launch*)luda_args[0];
   const luda_kshape<LUDA_K_KDIM>& luda_ks = *(const luda_kshape<LUDA_K_KDIM>*)luda_args[1];
@@ -78,43 +105,44 @@ LUDA_CPU_EXPORT void l2norm_60b0c5df_cpu_block(void* const* luda_args, luda_cpu_
   const long long luda_row1 = luda_l.rows < luda_row0 + luda_l.rows_per_block ? luda_l.rows : luda_row0 + luda_l.rows_per_block;
   for (long long luda_row = luda_row0; luda_row < luda_row1; ++luda_row) {
     const luda_k_row luda_r = luda_k_row_at(luda_in, luda_ks, luda_row);
-#if LUDA_K_GENERAL
-    luda_R luda_acc = luda_k_identity();
-    for (long long luda_j = luda_j0; luda_j < luda_j1; ++luda_j)
-      luda_acc = luda_k_reduce(luda_acc, luda_k_map_gen(luda_in, luda_r, luda_rs, luda_j));
-#elif !LUDA_K_FLOAT_R
-    // Integers: one accumulator, which GCC vectorizes. (GCC 12 miscompiles the vectorized
-    // four-accumulator loop below for integer sums of narrower elements, at -O2 with the
-    // cheap cost model and at -O3: ones(64, "int8") summed to 280, not 2016.)
-    luda_R luda_acc = luda_k_identity();
-    for (long long luda_j = luda_j0; luda_j < luda_j1; ++luda_j)
-      luda_acc = luda_k_reduce(luda_acc, luda_k_map_row(luda_in, luda_r, luda_j));
-#else
-    // Floats: four independent accumulators, so the loads and the reduce chain overlap (the
-    // compiler may not reassociate a floating sum itself).
-    luda_R luda_a0 = luda_k_identity(), luda_a1 = luda_a0, luda_a2 = luda_a0, luda_a3 = luda_a0;
-    long long luda_j = luda_j0;
-    for (; luda_j + 4 <= luda_j1; luda_j += 4) {
-      luda_a0 = luda_k_reduce(luda_a0, luda_k_map_row(luda_in, luda_r, luda_j));
-      luda_a1 = luda_k_reduce(luda_a1, luda_k_map_row(luda_in, luda_r, luda_j + 1));
-      luda_a2 = luda_k_reduce(luda_a2, luda_k_map_row(luda_in, luda_r, luda_j + 2));
-      luda_a3 = luda_k_reduce(luda_a3, luda_k_map_row(luda_in, luda_r, luda_j + 3));
+#if LUDA_K_ORDERED
+    luda_k_pairwise luda_p;
+    luda_k_start(luda_p);
+    for (long long luda_j = luda_j0; luda_j < luda_j1; luda_j += LUDA_K_LEAF) {
+      luda_R luda_a[8];
+      for (int luda_e = 0; luda_e < 8; ++luda_e) luda_a[luda_e] = luda_k_identity();
+      if (luda_j + LUDA_K_LEAF <= luda_j1) {
+        for (int luda_i = 0; luda_i < LUDA_K_LEAF; luda_i += 8)
+          for (int luda_e = 0; luda_e < 8; ++luda_e)
+            luda_a[luda_e] = luda_k_reduce(luda_a[luda_e], LUDA_K_MAP(luda_j + luda_i + luda_e));
+      } else {
+        for (long long luda_k = luda_j; luda_k < luda_j1; ++luda_k)
+          luda_a[(luda_k - luda_j) & 7] = luda_k_reduce(luda_a[(luda_k - luda_j) & 7], LUDA_K_MAP(luda_k));
+      }
+      luda_k_push(luda_p, luda_k_lanes(luda_a));
     }
-    for (; luda_j < luda_j1; ++luda_j) luda_a0 = luda_k_reduce(luda_a0, luda_k_map_row(luda_in, luda_r, luda_j));
-    const luda_R luda_acc = luda_k_reduce(luda_k_reduce(luda_a0, luda_a1), luda_k_reduce(luda_a2, luda_a3));
+    const luda_R luda_acc = luda_k_fold(luda_p);
+#else
+    // Exact reductions (integers, booleans, min and max): any order gives the same value,
+    // and one accumulator, which GCC vectorizes. (GCC 12 miscompiles a vectorized loop of
+    // four accumulators for integer sums of narrower elements, at -O2 with the cheap cost
+    // model and at -O3: ones(64, "int8") summed to 280, not 2016.)
+    luda_R luda_acc = luda_k_identity();
+    for (long long luda_j = luda_j0; luda_j < luda_j1; ++luda_j) luda_acc = luda_k_reduce(luda_acc, LUDA_K_MAP(luda_j));
 #endif
     if (gridDim.y == 1) luda_k_store(luda_in, luda_out, luda_ks, luda_row, luda_acc);
     else luda_partials[luda_row * gridDim.y + blockIdx.y] = luda_acc;
   }
   if (gridDim.y == 1) return;
-  // Split rows come one per block.
+  // Split rows come one per block; the segments' partials continue the tree in index order.
   __threadfence();
   if (atomicInc(&luda_counters[luda_row0], gridDim.y - 1) != gridDim.y - 1) return;
   __threadfence();
-  luda_R luda_acc = luda_k_identity();
+  luda_k_pairwise luda_p;
+  luda_k_start(luda_p);
   for (unsigned luda_k = 0; luda_k < gridDim.y; ++luda_k)
-    luda_acc = luda_k_reduce(luda_acc, luda_k_partial(luda_partials, luda_row0 * gridDim.y + luda_k));
-  luda_k_store(luda_in, luda_out, luda_ks, luda_row0, luda_acc);
+    luda_k_push(luda_p, luda_k_partial(luda_partials, luda_row0 * gridDim.y + luda_k));
+  luda_k_store(luda_in, luda_out, luda_ks, luda_row0, luda_k_fold(luda_p));
 }
-LUDA_CPU_EXPORT void l2norm_60b0c5df_cpu(void* const* luda_args) { l2norm_60b0c5df_cpu_block(luda_args, luda_cpu_self()); }
-extern "C" { LUDA_CPU_VISIBLE int l2norm_60b0c5df_cpu_needs_fibers = 0; }
+LUDA_CPU_EXPORT void l2norm_06a141e2_cpu(void* const* luda_args) { l2norm_06a141e2_cpu_block(luda_args, luda_cpu_self()); }
+extern "C" { LUDA_CPU_VISIBLE int l2norm_06a141e2_cpu_needs_fibers = 0; }

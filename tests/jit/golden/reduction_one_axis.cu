@@ -36,7 +36,7 @@ static __device__ float l2norm_identity_cafe63e1() {
 #define LUDA_K_VEC 4
 #define LUDA_K_WARP 0
 #define LUDA_K_GENERAL 0
-#define LUDA_K_FLOAT_R 1
+#define LUDA_K_ORDERED 1
 typedef float luda_R;
 LUDA_INLINE luda_R luda_k_identity() { return luda_cvt<luda_R>(l2norm_identity_cafe63e1()); }
 LUDA_INLINE luda_R luda_k_reduce(luda_R a, luda_R b) { return luda_cvt<luda_R>(l2norm_reduce_ac1d37ed(a, b)); }
@@ -105,7 +105,7 @@ LUDA_INLINE luda_R luda_k_block_reduce(luda_R v) {
   return v;
 }
 #line 1 "luda_reduce_columns"
-extern "C" __global__ void __launch_bounds__(256) l2norm_e9db2647(const luda_k_launch luda_l, const luda_kshape<LUDA_K_KDIM> luda_ks,
+extern "C" __global__ void __launch_bounds__(256) l2norm_75d0518c(const luda_k_launch luda_l, const luda_kshape<LUDA_K_KDIM> luda_ks,
     const luda_kshape<LUDA_K_RDIM> luda_rs, const luda_k_in luda_in, const luda_k_out luda_out, luda_R* luda_partials,
     unsigned* luda_counters) {
   const int luda_tx = threadIdx.x, luda_ty = threadIdx.y;
