@@ -668,7 +668,7 @@ const Builtin kTable[] = {
     {.name = "cuda.any_sync", .min_args = 2, .max_args = 2, .type = rule_vote, .emit = "(__any_sync($0, $1) != 0)",
      .scalar = Scalar::Bool, .warp = true, .args_doc = "(mask, pred)", .doc = "whether any lane's predicate is true"},
     {.name = "cuda.match_any_sync", .min_args = 2, .max_args = 2, .type = rule_match,
-     .emit = "__match_any_sync($0, $1)", .scalar = Scalar::UInt32, .warp = true, .args_doc = "(mask, value)",
+     .emit = "luda_match_any($0, $1)", .scalar = Scalar::UInt32, .warp = true, .args_doc = "(mask, value)",
      .doc = "the lanes of mask whose value has the same bits as this lane's (uint32)"},
     {.name = "cuda.match_all_sync", .min_args = 2, .max_args = 2, .type = rule_match,
      .emit = "luda_match_all($0, $1)", .scalar = Scalar::Bool, .warp = true, .args_doc = "(mask, value)",

@@ -543,12 +543,24 @@ LUDA_INLINE unsigned long long luda_brev(unsigned long long x) { return __brevll
 // __fns leaves a base past 31 undefined; here it finds nothing.
 LUDA_INLINE unsigned luda_fns(unsigned mask, unsigned base, int offset) { return base > 31u ? 0xffffffffu : __fns(mask, base, offset); }
 
+// The lanes of this thread's warp that exist: all 32, but in a block whose size is not a
+// multiple of 32 its last warp has fewer. The warp functions that compare lanes (match_any,
+// match_all) look at these alone, whatever the mask names, as a GPU's hardware does.
+LUDA_INLINE unsigned luda_warp_lanes() {
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned rest = threads - (linear & ~31u);
+  return rest >= 32u ? 0xffffffffu : (1u << rest) - 1u;
+}
+template <class T> LUDA_INLINE unsigned luda_match_any(unsigned mask, T value) {
+  return __match_any_sync(mask & luda_warp_lanes(), value);
+}
 // cuda.match_all_sync's two values, as numba.cuda gives them: (mask, true) when every lane
-// of mask holds the same bits, else (0, false).
+// of mask (that exists) holds the same bits, else (0, false).
 struct luda_match_all_result { unsigned v0; bool v1; };
 template <class T> LUDA_INLINE luda_match_all_result luda_match_all(unsigned mask, T value) {
   int pred = 0;
-  unsigned same = __match_all_sync(mask, value, &pred);
+  unsigned same = __match_all_sync(mask & luda_warp_lanes(), value, &pred);
   luda_match_all_result r = {same, pred != 0};
   return r;
 }

@@ -478,6 +478,35 @@ describe("builtins", function()
         check(xs, out:totable(), threads, pack)
       end
     end)
+
+    -- A mask of all 32 lanes in a block whose last warp is partial: the lanes that do not
+    -- exist never match (numba.cuda's answer in a block of 10 threads is 0x155 and 0x2aa,
+    -- for values alternating by lane, not 0xfffffd55).
+    local full = cuda.jit(function(x, out)
+      local i = cuda.grid(1)
+      local row = out[i]
+      row[0], row[1] = cuda.activemask(), cuda.lanemask_lt()
+      row[2] = cuda.match_any_sync(0xffffffff, x[i])
+      local same, all = cuda.match_all_sync(0xffffffff, x[i])
+      row[3] = same
+      if all then row[4] = 1 else row[4] = 0 end
+      if cuda.laneid % 2 == 0 then row[5] = cuda.match_any_sync(0x55555555, x[i]) end
+    end)
+    on_devices("match_any_sync and match_all_sync with a full mask count the lanes that exist", function()
+      for _, threads in ipairs({ 10, 1, 31, 45 }) do
+        local alternating, same = {}, {}
+        for t = 1, threads do alternating[t], same[t] = t % 2, 7 end
+        for _, xs in ipairs({ alternating, same }) do
+          local out = luda.zeros({ threads, 6 }, "int64")
+          full[{ 1, threads }](luda.array(xs, "int32"), out)
+          check(xs, out:totable(), threads, "i4")
+        end
+      end
+      local out = luda.zeros({ 10, 6 }, "int64")
+      full[{ 1, 10 }](luda.array({ 0, 1, 0, 1, 0, 1, 0, 1, 0, 1 }, "int32"), out)
+      assert.are.equal(0x155, out:totable()[1][3])
+      assert.are.equal(0x2aa, out:totable()[2][3])
+    end)
   end)
 
   describe("bit intrinsics (numba.cuda's popc, clz, ffs, brev, fns)", function()
