@@ -333,7 +333,12 @@ HostCompiler host_compiler() {
 }
 
 std::vector<std::string> host_compile_flags(bool fastmath, bool debug) {
-  std::vector<std::string> flags = {"-std=c++17", "-O2", "-fPIC", "-shared", "-fno-math-errno"};
+  // -fno-delete-null-pointer-checks: a store through a null pointer stays a store, and
+  // faults as it would on a GPU (the cpu device turns the fault into an error naming the
+  // kernel); without it GCC may drop the store, or the code around it, as undefined.
+  std::vector<std::string> flags = {"-std=c++17",      "-O2",
+                                    "-fPIC",           "-shared",
+                                    "-fno-math-errno", "-fno-delete-null-pointer-checks"};
   if (!portable()) flags.push_back("-march=native");
   if (fastmath) flags.push_back("-ffast-math");
   if (debug) flags.push_back("-g");

@@ -60,6 +60,15 @@ extern "C" __global__ void overflow(int* x, int z) { volatile int m = -214748364
     local where, err = raw_error("null", [[extern "C" __global__ void null(int* x, int z) { int* p = (int*)(long)z; *p = 1; }]], 0)
     assert.are.equal(where .. "raw_kernel 'null' " .. FAULT:format("0x0"), err)
     still_works()
+    -- a store through a pointer the compiler can see is null: kept and faulting (the
+    -- host compiler runs with -fno-delete-null-pointer-checks), as on a GPU
+    where, err = raw_error("known_null", [[
+extern "C" __global__ void known_null(int* x, int z) { int* p = 0; if (z == 0) x = p; x[0] = 1; }]], 0)
+    assert.are.equal(where .. "raw_kernel 'known_null' " .. FAULT:format("0x0"), err)
+    still_works()
+    where, err = raw_error("literal_null", [[extern "C" __global__ void literal_null(int* x, int z) { *(int*)0 = z; }]], 3)
+    assert.are.equal(where .. "raw_kernel 'literal_null' " .. FAULT:format("0x0"), err)
+    still_works()
     where, err = raw_error("wild", [[extern "C" __global__ void wild(int* x, int z) { *(int*)(0x1000 + (long)z) = 1; }]], 8)
     assert.are.equal(where .. "raw_kernel 'wild' " .. FAULT:format("0x1008"), err)
     still_works()
