@@ -145,7 +145,8 @@ TEST_F(HostCompilerTest, FindsTheCompilerAndItsVersion) {
   ::setenv("LUDA_CPU_PORTABLE", "1", 1);
   std::vector<std::string> portable = host_compile_flags(false, false);
   ::unsetenv("LUDA_CPU_PORTABLE");
-  EXPECT_EQ(portable, (std::vector<std::string>{"-std=c++17", "-O2", "-fPIC", "-shared", "-fno-math-errno"}));
+  EXPECT_EQ(portable, (std::vector<std::string>{"-std=c++17", "-O2", "-fPIC", "-shared", "-fno-math-errno",
+                                                "-fno-delete-null-pointer-checks"}));
   std::vector<std::string> native = host_compile_flags(true, false);
   EXPECT_EQ(native.back(), "-ffast-math");
   EXPECT_NE(std::find(native.begin(), native.end(), "-march=native"), native.end());
