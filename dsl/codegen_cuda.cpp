@@ -65,12 +65,22 @@ void Emitter::function() {
     out_ += " };\n";
   }
   line(f.loc.line);
-  std::string params;
-  for (std::size_t i = 0; i < tf_.params.size(); ++i)
-    params += fmt::format("{}{} {}", i ? ", " : "", c_type(tf_.params[i]), tf_.vars[i].c_name);
+  // A parameter assigned a wider value than its argument (infer.cpp, assign) takes the
+  // argument under another name and is a local of its own type.
+  std::string params, widened;
+  for (std::size_t i = 0; i < tf_.params.size(); ++i) {
+    const Variable& v = tf_.vars[i];
+    if (c_type(v.type) == c_type(tf_.params[i])) {
+      params += fmt::format("{}{} {}", i ? ", " : "", c_type(tf_.params[i]), v.c_name);
+      continue;
+    }
+    params += fmt::format("{}{} {}_arg", i ? ", " : "", c_type(tf_.params[i]), v.c_name);
+    widened += fmt::format("  {0} {1} = luda_cvt<{0}>({1}_arg);\n", c_type(v.type), v.c_name);
+  }
   if (state_.record) params += std::string(params.empty() ? "" : ", ") + "luda_BoundsRecord* luda_bounds";
   if (tf_.is_kernel) out_ += fmt::format("extern \"C\" __global__ void {}({}) {{\n", tf_.c_name, params);
   else out_ += fmt::format("static __device__ {} {}({}) {{\n", result, tf_.c_name, params);
+  out_ += widened;
   depth_ = 1;
   if (tf_.is_kernel && options_.noalias) restrict_array_params();
   block(*f.body);

@@ -660,10 +660,21 @@ void FunctionTyper::assign(Variable& v, const Type& t, bool unknown, Location wh
   if (t.kind == Type::Kind::Void || t.kind == Type::Kind::Tuple)
     throw error_at(where, error_kind::type, fmt::format("local '{}' cannot hold {}", v.name, t.str()));
   if (v.is_param) {
-    bool ok = (t.is_number() && v.type.is_number()) || (t.is_bool() && v.type.is_bool()) || t == v.type;
+    // A number parameter is a local whose first value is the argument: its type unifies
+    // everything assigned to it (an int8 argument assigned a float32 becomes a float32,
+    // as Numba types a variable); codegen converts the argument on entry.
+    bool numbers = t.is_number() && v.type.is_number();
+    bool ok = numbers || (t.is_bool() && v.type.is_bool()) || t == v.type;
     if (!ok)
       throw error_at(where, error_kind::type,
                      fmt::format("parameter '{}' is {}; it cannot be assigned {}", v.name, v.type.str(), t.str()));
+    if (numbers) {
+      std::optional<Type> unified = promote(v.type, t);
+      if (unified && *unified != v.type) {
+        v.type = *unified;
+        changed_ = true;
+      }
+    }
     return;
   }
   Type incoming = t;
