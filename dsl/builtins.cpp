@@ -378,6 +378,23 @@ BuiltinTyping rule_atomic_wrap(const Builtin& row, std::span<const BuiltinOperan
   return atomic(row, args, 1, {Scalar::UInt32, Scalar::UInt64}, "uint32 or uint64");
 }
 
+// cuda.random's draws (numba.cuda.random): (states, i), states the uint64 array {n, 2}
+// that cuda.random.create_xoroshiro128p_states makes; advances generator i.
+BuiltinTyping rule_xoroshiro(const Builtin& row, std::span<const BuiltinOperand> args) {
+  const BuiltinOperand& s = args[0];
+  if (s.type.kind != Type::Kind::Array || s.type.ndim != 2 || s.type.scalar != Scalar::UInt64)
+    return fail(fmt::format("{} expects generator states, a uint64 array of shape {{n, 2}} as "
+                            "cuda.random.create_xoroshiro128p_states makes them, got {}",
+                            row.name, describe(s)),
+                0);
+  if (!args[1].type.is_int())
+    return fail(fmt::format("{} expects the integer index of a generator, got {}", row.name, describe(args[1])), 1);
+  BuiltinTyping t;
+  t.convert = {Type::void_(), Type::scalar_of(Scalar::Int64)};
+  t.result = t.operation = Type::scalar_of(row.scalar);
+  return t;
+}
+
 // The (mask, value) of a warp function that moves or compares a value of a 32- or 64-bit
 // type: the value's type, or nullopt with `error` set.
 std::optional<Type> warp_value(const Builtin& row, std::span<const BuiltinOperand> args, std::string_view verb,
@@ -673,6 +690,21 @@ const Builtin kTable[] = {
     {.name = "cuda.match_all_sync", .min_args = 2, .max_args = 2, .type = rule_match,
      .emit = "luda_match_all($0, $1)", .scalar = Scalar::Bool, .warp = true, .args_doc = "(mask, value)",
      .doc = "two values: mask and true when every lane of mask holds the same bits, else 0 and false"},
+    // ---- cuda.random: numba.cuda.random's xoroshiro128+ generators, one per index
+    {.name = "cuda.random.xoroshiro128p_uniform_float32", .min_args = 2, .max_args = 2, .type = rule_xoroshiro,
+     .emit = "luda_xoro_uniform_f32(&$@)", .scalar = Scalar::Float32, .atomic = Atomic::State,
+     .args_doc = "(states, i)", .doc = "a float32 uniform in [0, 1) from generator i, which advances"},
+    {.name = "cuda.random.xoroshiro128p_uniform_float64", .min_args = 2, .max_args = 2, .type = rule_xoroshiro,
+     .emit = "luda_xoro_uniform_f64(&$@)", .scalar = Scalar::Float64, .atomic = Atomic::State,
+     .args_doc = "(states, i)", .doc = "a float64 uniform in [0, 1) from generator i, which advances"},
+    {.name = "cuda.random.xoroshiro128p_normal_float32", .min_args = 2, .max_args = 2, .type = rule_xoroshiro,
+     .emit = "luda_xoro_normal_f32(&$@)", .scalar = Scalar::Float32, .atomic = Atomic::State,
+     .args_doc = "(states, i)",
+     .doc = "a float32 standard normal from generator i (Box-Muller of two uniforms), which advances"},
+    {.name = "cuda.random.xoroshiro128p_normal_float64", .min_args = 2, .max_args = 2, .type = rule_xoroshiro,
+     .emit = "luda_xoro_normal_f64(&$@)", .scalar = Scalar::Float64, .atomic = Atomic::State,
+     .args_doc = "(states, i)",
+     .doc = "a float64 standard normal from generator i (Box-Muller of two uniforms), which advances"},
     {.name = "cuda.activemask", .type = rule_value, .emit = "__activemask()", .scalar = Scalar::UInt32,
      .args_doc = "()",
      .doc = "the warp's lanes executing this call together (uint32; on the cpu device every lane of the warp that exists)"},

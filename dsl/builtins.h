@@ -64,6 +64,8 @@ struct Builtin {
     None,     // not an atomic
     Indexed,  // a[i, j, ...]: operand 0 indexed by one operand per dimension
     First,    // a[0] of a 1-d array, no index given (numba.cuda's compare_and_swap)
+    State,    // states[i, 0], states[i, 1]: operand 0 a uint64 array {n, 2} of generator
+              // states (cuda.random), operand 1 the generator; $@ gives both addresses
   };
 
   std::string_view name = {};  // as written in a kernel, `luda.cuda.` spelled `cuda.`

@@ -143,7 +143,8 @@ std::string mixed_sign_comparison(BinaryOp op, const std::string& a, const std::
 std::string Emitter::builtin(const Builtin& row, const BuiltinEmitArgs& args) {
   if (row.barrier || row.warp || row.grid_barrier) state_.fibers = true;
   if (row.grid_barrier) state_.grid_sync = true;
-  if (row.atomic != Builtin::Atomic::None || row.fence) state_.atomics = true;
+  if (row.atomic == Builtin::Atomic::Indexed || row.atomic == Builtin::Atomic::First || row.fence)
+    state_.atomics = true;
   return emit_builtin(row, args);
 }
 
@@ -319,6 +320,11 @@ BuiltinEmitArgs Emitter::builtin_args(const Builtin& row, const ExprInfo& ei, co
     std::vector<const Expr*> keys(args.begin() + 1, args.begin() + 1 + ndim);
     b.element = element_of(*args[0], keys, args[0]->loc.line);
     b.values_from = 1 + ndim;
+  } else if (row.atomic == Builtin::Atomic::State) {  // the generator's two words
+    const std::string array = emit(*args[0]);
+    const int line = args[0]->loc.line;
+    b.element = element_text(*args[0], array, {b.operands[1], "0LL"}, line) + ", &" +
+                element_text(*args[0], array, {b.operands[1], "1LL"}, line);
   }
   return b;
 }

@@ -543,6 +543,30 @@ LUDA_INLINE unsigned long long luda_brev(unsigned long long x) { return __brevll
 // __fns leaves a base past 31 undefined; here it finds nothing.
 LUDA_INLINE unsigned luda_fns(unsigned mask, unsigned base, int offset) { return base > 31u ? 0xffffffffu : __fns(mask, base, offset); }
 
+// cuda.random: numba.cuda.random's xoroshiro128+ generators (Blackman and Vigna), the two
+// state words of one generator at a and b. Uniform draws are exact integer arithmetic and
+// one exact scaling, the same bits on every target; float32 takes the top 24 bits, so that
+// it stays below 1. Normals are Box-Muller of (1 - u1, u2), so that log never sees 0.
+LUDA_INLINE unsigned long long luda_xoro_next(unsigned long long* a, unsigned long long* b) {
+  const unsigned long long s0 = *a, s1 = *b ^ s0, result = s0 + *b;
+  *a = ((s0 << 55) | (s0 >> 9)) ^ s1 ^ (s1 << 14);
+  *b = (s1 << 36) | (s1 >> 28);
+  return result;
+}
+LUDA_INLINE double luda_xoro_uniform_f64(unsigned long long* a, unsigned long long* b) {
+  return (double)(luda_xoro_next(a, b) >> 11) * (1.0 / 9007199254740992.0);
+}
+LUDA_INLINE float luda_xoro_uniform_f32(unsigned long long* a, unsigned long long* b) {
+  return (float)(luda_xoro_next(a, b) >> 40) * (1.0f / 16777216.0f);
+}
+LUDA_INLINE double luda_xoro_normal_f64(unsigned long long* a, unsigned long long* b) {
+  const double u1 = 1.0 - luda_xoro_uniform_f64(a, b), u2 = luda_xoro_uniform_f64(a, b);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+LUDA_INLINE float luda_xoro_normal_f32(unsigned long long* a, unsigned long long* b) {
+  const float u1 = 1.0f - luda_xoro_uniform_f32(a, b), u2 = luda_xoro_uniform_f32(a, b);
+  return sqrtf(-2.0f * logf(u1)) * cosf(6.2831855f * u2);
+}
 // The lanes of this thread's warp that exist: all 32, but in a block whose size is not a
 // multiple of 32 its last warp has fewer. The warp functions that compare lanes (match_any,
 // match_all) look at these alone, whatever the mask names, as a GPU's hardware does.

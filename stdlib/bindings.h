@@ -25,6 +25,7 @@ void open_math(lua_State* L);                // math_bindings.cpp: luda.math
 void open_kernels(lua_State* L);             // raw_kernel_bindings.cpp
 void open_random(lua_State* L);              // random_bindings.cpp: luda.random (after open_kinds)
 void open_link(lua_State* L);                // link_bindings.cpp: luda.cuda.declare_device
+void open_cuda_random(lua_State* L);         // cuda_random_bindings.cpp: luda.cuda.random
 void open_routines(lua_State* L);            // routine_bindings.cpp: concatenate, eye, ... (after open_arrays)
 void open_indexing(lua_State* L);            // indexing_bindings.cpp: take, put, nonzero, ... (after open_arrays)
 void open_dist(lua_State* L);                // dist_bindings.cpp: luda.dist (MPI ranks, collectives)

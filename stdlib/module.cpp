@@ -38,13 +38,14 @@ int open_module(lua_State* L) {
   open_devices(L);
   open_math(L);
   open_kernels(L);
-  open_kinds(L);       // luda.vectorize, elementwise, reduction, fuse
-  open_random(L);      // luda.random.random, luda.random.seed (on the kinds)
-  open_array_math(L);  // after open_arrays: ndarray arithmetic, reductions, luda.exp and friends
-  open_linalg(L);      // luda.linalg
-  open_routines(L);    // luda.concatenate, luda.eye, x:ravel, ...
-  open_indexing(L);    // luda.take, luda.nonzero, luda.newaxis, x:take, ...
-  open_link(L);        // luda.cuda.declare_device
+  open_kinds(L);        // luda.vectorize, elementwise, reduction, fuse
+  open_random(L);       // luda.random.random, luda.random.seed (on the kinds)
+  open_array_math(L);   // after open_arrays: ndarray arithmetic, reductions, luda.exp and friends
+  open_linalg(L);       // luda.linalg
+  open_routines(L);     // luda.concatenate, luda.eye, x:ravel, ...
+  open_indexing(L);     // luda.take, luda.nonzero, luda.newaxis, x:take, ...
+  open_link(L);         // luda.cuda.declare_device
+  open_cuda_random(L);  // luda.cuda.random
   open_jit(L);
   open_graphs(L);                        // luda.graph
   ops::device::install_device_assign();  // copies within a GPU by a kernel, in a graph's recording too

@@ -18,8 +18,9 @@ namespace {
 
 using namespace luda::dsl::testing;
 
-// The kernel's parameters: an array for atomics, an array of floats, an integer.
-const std::vector<Type> kParams = {arr(Scalar::UInt32), arr(Scalar::Float32), i32()};
+// The kernel's parameters: an array for atomics, an array of floats, an integer, and
+// generator states for cuda.random (a uint64 array of shape {n, 2}).
+const std::vector<Type> kParams = {arr(Scalar::UInt32), arr(Scalar::Float32), i32(), arr(Scalar::UInt64, 2)};
 
 // An argument for each name that args_doc uses. `ints` picks integers for the operands
 // that take either a float or an integer (the bit functions take only integers).
@@ -27,7 +28,7 @@ std::optional<std::string> sample(const std::string& param, bool ints) {
   static const std::map<std::string, std::string> fixed = {
       {"a", "a"},     {"i", "m"},    {"v", "1"},      {"old", "0"}, {"mask", "0xffffffff"}, {"pred", "m > 0"},
       {"lane", "1"},  {"base", "0"}, {"offset", "1"}, {"n", "1"},   {"shape", "4"},         {"dtype", "luda.float32"},
-      {"re", "f[0]"}, {"im", "2"},
+      {"re", "f[0]"}, {"im", "2"},   {"states", "s"},
   };
   if (auto it = fixed.find(param); it != fixed.end()) return it->second;
   if (param == "x" || param == "y" || param == "z" || param == "value") return ints ? "m" : "f[0]";
@@ -82,7 +83,7 @@ std::vector<std::string> uses(const Builtin& row, bool ints) {
 // not compile.
 std::optional<CudaKernel> compile_body(const std::string& body) {
   try {
-    TestChunk c("local function k(a, f, m)\n" + body + "end\n");
+    TestChunk c("local function k(a, f, m, s)\n" + body + "end\n");
     return c.compile("k", kParams, {.target = Target::Cpu});
   } catch (const std::exception&) {
     return std::nullopt;
@@ -102,7 +103,10 @@ std::optional<CudaKernel> compile_use(const Builtin& row, const std::string& bod
 }
 
 bool interleaves(const Builtin& row) { return row.barrier || row.warp || row.grid_barrier; }
-bool waits_through_memory(const Builtin& row) { return row.atomic != Builtin::Atomic::None || row.fence; }
+// Generator states (Atomic::State) belong to one thread each: nothing waits on them.
+bool waits_through_memory(const Builtin& row) {
+  return row.atomic == Builtin::Atomic::Indexed || row.atomic == Builtin::Atomic::First || row.fence;
+}
 
 TEST(BuiltinColumns, EveryRowCompilesWithTheArgumentsItsDocNames) {
   for (const Builtin& row : builtin_table()) {
@@ -154,6 +158,13 @@ TEST(BuiltinColumns, AtomicsAddressTheElementTheirColumnNames) {
     SCOPED_TRACE(std::string(row.name));
     auto k = compile_use(row, "  USE\n");
     ASSERT_TRUE(k.has_value());
+    if (row.atomic == Builtin::Atomic::State) {  // both words of generator m
+      EXPECT_NE(k->code.find("(&s.data[((long long)(m)) * s.strides[0] + 0LL * s.strides[1]], "
+                             "&s.data[((long long)(m)) * s.strides[0] + 1LL * s.strides[1]])"),
+                std::string::npos)
+          << k->code;
+      continue;
+    }
     bool first = row.atomic == Builtin::Atomic::First;
     EXPECT_EQ(k->code.find("(&a.data[0LL"), first ? k->code.find("(&a.data[") : std::string::npos) << k->code;
     EXPECT_EQ(k->code.find("(&a.data[((long long)(m))"), first ? std::string::npos : k->code.find("(&a.data["))

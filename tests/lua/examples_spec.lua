@@ -190,6 +190,13 @@ describe("examples", function()
     assert(out:find("U is orthonormal to [%d.e%-+]+\n"), out)
   end)
 
+  on_devices("monte_carlo_pi.lua estimates pi as Numba's example does, thread 0 equal to plain Lua", function(device)
+    local out, err, code = luda(example("monte_carlo_pi.lua") .. " 2000", device)
+    assert.are.same({ "", 0 }, { err, code })
+    assert(out:find("^pi: 3%.1%d+ %(3072000 points on "), out)
+    contains(out, "thread 0 matches plain Lua; the estimate is within 0.01 of pi\n")
+  end)
+
   on_devices("vectorize.lua gives Numba's add_ufunc results and matches plain Lua on a million elements", function(device)
     local out, err, code = luda(example("vectorize.lua"), device)
     assert.are.same({ "", 0 }, { err, code })
