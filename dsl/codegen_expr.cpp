@@ -503,9 +503,10 @@ std::string Emitter::binary_text(const BinaryExpr& e, const std::string& a, cons
   };
   if (info(e).mixed_sign) return mixed_sign_comparison(e.op, strip(a), strip(b));
   switch (e.op) {
-    case BinaryOp::Add: return wrap_op("luda_add", "+");
+    // Bools: NumPy's or and and, both operands evaluated, as Lua's + and * evaluate them.
+    case BinaryOp::Add: return t.is_bool() ? fmt::format("((bool)({} | {}))", a, b) : wrap_op("luda_add", "+");
     case BinaryOp::Sub: return wrap_op("luda_sub", "-");
-    case BinaryOp::Mul: return wrap_op("luda_mul", "*");
+    case BinaryOp::Mul: return t.is_bool() ? fmt::format("((bool)({} & {}))", a, b) : wrap_op("luda_mul", "*");
     case BinaryOp::Div: return fmt::format("({} / {})", a, b);
     // Integer // and % by zero give 0 on every target (the helpers test the divisor).
     case BinaryOp::IDiv: return fmt::format("luda_floordiv({}, {})", strip(a), strip(b));

@@ -68,6 +68,9 @@ std::optional<Constant> fold_binary(BinaryOp op, const Constant& a, const Consta
     case BinaryOp::Ne: return Constant::of_bool(!(a == b));
     default: break;
   }
+  // Bools: NumPy's + is or, * is and.
+  if (operand == Scalar::Bool && op == BinaryOp::Add) return Constant::of_bool(a.b || b.b);
+  if (operand == Scalar::Bool && op == BinaryOp::Mul) return Constant::of_bool(a.b && b.b);
   // Complex arithmetic and order are the prelude's, at run time (their results may have
   // an imaginary part, and the order looks at both parts).
   if (is_complex(operand) || is_complex(result)) return std::nullopt;

@@ -788,6 +788,16 @@ void FunctionTyper::binary_rule(const BinaryExpr& e, const ExprInfo& a, const Ex
     case BinaryOp::Mod:
     case BinaryOp::Div:
     case BinaryOp::Pow:
+      // Two bools take NumPy's bool arithmetic (numpy.True_ + numpy.True_ is True): `+` is
+      // or and `*` is and, a bool; NumPy refuses `-` on bools, and so does luda.
+      if (both(&Type::is_bool) && (e.op == BinaryOp::Add || e.op == BinaryOp::Mul)) {
+        out.operand = result = Type::scalar_of(Scalar::Bool);
+        break;
+      }
+      if (both(&Type::is_bool) && e.op == BinaryOp::Sub)
+        throw error_node(e, error_kind::type,
+                         "cannot apply '-' to bool and bool: NumPy's boolean subtract is not supported; for "
+                         "exclusive or write a ~= b");
       if (!both(&Type::is_number))
         throw error_node(e, error_kind::type,
                          fmt::format("cannot apply '{}' to {} and {}", op, a.type.str(), b.type.str()));
@@ -893,6 +903,10 @@ void FunctionTyper::unary_rule(const UnaryExpr& e, const ExprInfo& a, ExprInfo& 
   }
   switch (e.op) {
     case UnaryOp::Neg:
+      if (a.type.is_bool())
+        throw error_node(e, error_kind::type,
+                         "cannot negate bool: NumPy's boolean negative is not supported; for the logical not "
+                         "write not x");
       if (!a.type.is_number()) throw error_node(e, error_kind::type, fmt::format("cannot negate {}", a.type.str()));
       break;
     case UnaryOp::Not:

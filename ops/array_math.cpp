@@ -31,12 +31,13 @@ using jit::typed;
 
 namespace {
 
-// How an operation treats bool operands. The kernel language has no arithmetic or order
-// on bools (NumPy's True + True is an accident of its C heritage); comparisons and
-// minimum/maximum of bools are computed on 0/1 as uint8, converted inside the function
-// (a Lua boolean operand cannot be passed as a uint8). Own: bools take the def's
-// `on_bools` text (bitwise and logical operations: and, or, not).
-enum class Bools : unsigned char { Refused, AsUInt8, Allowed, Own };
+// How an operation treats bool operands. The kernel language has no order on bools and
+// of arithmetic only NumPy's bool + (or) and * (and); comparisons and minimum/maximum of
+// bools are computed on 0/1 as uint8, converted inside the function (a Lua boolean
+// operand cannot be passed as a uint8). Allowed: where's condition. Own: bools take the
+// def's `on_bools` text (bitwise and logical operations: and, or, not). Text: bools take
+// the def's text as the kernel language types it (add, multiply).
+enum class Bools : unsigned char { Refused, AsUInt8, Allowed, Own, Text };
 
 struct UfuncDef {
   std::string_view name;
@@ -53,6 +54,8 @@ struct UfuncDef {
   std::string_view shown = {};
   // The text for complex operands, where it differs (sign is z / |z|, as NumPy 2's).
   std::string_view on_complex = {};
+  // Why bools are refused and what to use, where NumPy says so (subtract, negative).
+  std::string_view bools_refused = {};
   std::string_view who() const { return shown.empty() ? name : shown; }
 };
 
@@ -73,14 +76,25 @@ constexpr std::string_view kNot = "function(a) return not a end";
 
 // ORDER UFUNC: kNames follows this table.
 constexpr std::array kUfuncs = {
-    UfuncDef{"add", 2, "function(a, b) return a + b end", Bools::Refused},
-    UfuncDef{"subtract", 2, "function(a, b) return a - b end", Bools::Refused},
-    UfuncDef{"multiply", 2, "function(a, b) return a * b end", Bools::Refused},
+    // On bools, add is or and multiply and (the kernel language's bool + and *, NumPy's).
+    UfuncDef{"add", 2, "function(a, b) return a + b end", Bools::Text},
+    UfuncDef{.name = "subtract",
+             .nin = 2,
+             .text = "function(a, b) return a - b end",
+             .bools = Bools::Refused,
+             .bools_refused = "boolean subtract, the `-` operator, is not supported (as in NumPy); use "
+                              "luda.logical_xor or luda.bitwise_xor instead"},
+    UfuncDef{"multiply", 2, "function(a, b) return a * b end", Bools::Text},
     UfuncDef{"divide", 2, "function(a, b) return a / b end", Bools::Refused},
     UfuncDef{"floor_divide", 2, "function(a, b) return a // b end", Bools::Refused},
     UfuncDef{"mod", 2, "function(a, b) return a % b end", Bools::Refused},
     UfuncDef{"power", 2, "function(a, b) return a ^ b end", Bools::Refused},
-    UfuncDef{"negative", 1, "function(a) return -a end", Bools::Refused},
+    UfuncDef{.name = "negative",
+             .nin = 1,
+             .text = "function(a) return -a end",
+             .bools = Bools::Refused,
+             .bools_refused = "boolean negative, the unary `-` operator, is not supported (as in NumPy); use "
+                              "luda.logical_not or luda.invert instead"},
     UfuncDef{"less", 2, "function(a, b) return a < b end", Bools::AsUInt8},
     UfuncDef{"greater", 2, "function(a, b) return a > b end", Bools::AsUInt8},
     UfuncDef{"less_equal", 2, "function(a, b) return a <= b end", Bools::AsUInt8},
@@ -272,6 +286,7 @@ jit::ElementCode ufunc_code(const UfuncDef& def, const UfuncSources& sources, st
   if (dsl::is_complex(common) && !def.on_complex.empty()) {
     source = &sources.on_complex;
   } else if (common == dsl::Scalar::Bool) {
+    if (def.bools == Bools::Refused && !def.bools_refused.empty()) fail("{}: {}", who, def.bools_refused);
     if (def.bools == Bools::Refused)
       fail("{} is not defined for bool operands; convert them first (x:astype(\"int64\"))", who);
     as_uint8 = def.bools == Bools::AsUInt8;

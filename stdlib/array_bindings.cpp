@@ -2,7 +2,8 @@
 // nbytes), 0-based element indexing x[i] (a number for 1-D, a view for N-d) and NumPy's
 // indexing x[key] with any other key (stdlib/indexing_bindings.cpp), #x, tostring
 // (NumPy's repr; a CUDA array prints the same repr, as CuPy does), and the methods get,
-// copy_to_host, to, totable, item, reshape, transpose, slice, copy, astype, fill.
+// copy_to_host, to, totable, item, reshape, transpose, slice, copy, astype, fill, and
+// compute and persist (a chunked array's, for code written for both).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -46,6 +47,38 @@ int l_to(lua_State* L) {
   Device d = to_device_spec(L, 2, "to", "device");
   std::optional<Stream> s = stream_arg(L, 3, "to");
   push_array(L, a.to(d, s ? &*s : nullptr));
+  return 1;
+}
+
+// x:compute([{device=, root=}]) and x:persist(): what a chunked array's methods of these
+// names give (docs/chunked.md), for an array that is already one: x itself, or x:to(device)
+// with `device`, so that code written for chunked arrays runs on plain ones. A plain
+// array's values are computed (their kernels queued) when it is made, and it is whole on
+// its rank, so `root` changes nothing.
+int l_compute(lua_State* L) {
+  check_array(L, 1, "compute");
+  check_options(L, 2, "compute", {"device", "root"});
+  if (push_option(L, 2, "root") != LUA_TNIL && !lua_isinteger(L, -1))
+    fail("compute: option 'root' must be a rank (an integer), got {}", describe(L, -1));
+  lua_pop(L, 1);
+  const bool moved = push_option(L, 2, "device") != LUA_TNIL;
+  lua_pop(L, 1);
+  if (!moved) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  NDArray& a = check_array(L, 1, "compute");
+  Device d = device_option(L, 2, "compute");
+  if (d == a.device()) lua_settop(L, 1);
+  else push_array(L, a.to(d));
+  return 1;
+}
+
+int l_persist(lua_State* L) {
+  check_array(L, 1, "persist");
+  if (!lua_isnone(L, 2))
+    arg_error(L, 2, "persist", "x:persist() takes no arguments (an array's values are computed when it is made)");
+  lua_settop(L, 1);
   return 1;
 }
 
@@ -317,6 +350,8 @@ void open_arrays(lua_State* L) {
       {"copy", trampoline<l_copy>},
       {"astype", trampoline<l_astype>},
       {"fill", trampoline<l_fill>},
+      {"compute", trampoline<l_compute>},
+      {"persist", trampoline<l_persist>},
       {nullptr, nullptr},
   };
   static const luaL_Reg meta[] = {

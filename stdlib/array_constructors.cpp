@@ -229,29 +229,36 @@ NDArray generate(std::int64_t n, DType dtype, Device device, Fn value) {
   return host.to(device);
 }
 
-// luda.arange([start,] stop[, step], dtype, {device=})
+// luda.arange([start,] stop[, step], dtype, {device=}). As NumPy's arange(start, stop=None,
+// step=None, dtype), a nil stands for a number left out before a later argument:
+// luda.arange(0, 5, nil, "int32"), luda.arange(5, nil, 2) (stop 5, as numpy.arange(5,
+// None, 2)).
 int l_arange(lua_State* L) {
-  int nnum = 0;
-  while (nnum < 3 && lua_type(L, nnum + 1) == LUA_TNUMBER) ++nnum;
-  if (nnum == 0) type_error(L, 1, "arange", "number");
-  move_options_to(L, nnum + 1, nnum + 2);
-  std::optional<DType> given = opt_dtype(L, nnum + 1, "arange");
-  check_options(L, nnum + 2, "arange", {"device"});
-  Device device = device_option(L, nnum + 2, "arange");
-  if (!is_none_or_nil(L, nnum + 3))
-    arg_error(L, nnum + 3, "arange", "too many arguments; expected ([start,] stop[, step], dtype, {device=})");
+  if (lua_type(L, 1) != LUA_TNUMBER) type_error(L, 1, "arange", "number");
+  int slots = 1;  // the leading numbers and nils, at most three
+  while (slots < 3 && (lua_type(L, slots + 1) == LUA_TNUMBER || (lua_isnil(L, slots + 1) && !lua_isnone(L, slots + 2))))
+    ++slots;
+  // Stop alone, or start and stop; then the step.
+  const bool has_start = slots >= 2 && lua_type(L, 2) == LUA_TNUMBER;
+  const int start_arg = has_start ? 1 : 0, stop_arg = has_start ? 2 : 1;
+  const int step_arg = slots == 3 && lua_type(L, 3) == LUA_TNUMBER ? 3 : 0;
+  move_options_to(L, slots + 1, slots + 2);
+  std::optional<DType> given = opt_dtype(L, slots + 1, "arange");
+  check_options(L, slots + 2, "arange", {"device"});
+  Device device = device_option(L, slots + 2, "arange");
+  if (!is_none_or_nil(L, slots + 3))
+    arg_error(L, slots + 3, "arange", "too many arguments; expected ([start,] stop[, step], dtype, {device=})");
   bool all_int = true;
-  for (int i = 1; i <= nnum; ++i) all_int = all_int && lua_isinteger(L, i);
+  for (int i : {start_arg, stop_arg, step_arg}) all_int = all_int && (i == 0 || lua_isinteger(L, i));
   DType dtype = given.value_or(all_int ? DType::Int64 : DType::Float64);
-  int stop_arg = nnum == 1 ? 1 : 2;
   // NumPy's rule: a bool range is False, True at most (more would all be True).
   auto check_bool = [&](std::int64_t n) {
     if (dtype == DType::Bool && n > 2)
       fail("arange: a range of booleans has at most 2 elements (False, True), this one has {}", n);
   };
   if (all_int) {
-    std::int64_t start = nnum == 1 ? 0 : lua_tointeger(L, 1), stop = lua_tointeger(L, stop_arg);
-    std::int64_t step = nnum == 3 ? lua_tointeger(L, 3) : 1;
+    std::int64_t start = start_arg ? lua_tointeger(L, start_arg) : 0, stop = lua_tointeger(L, stop_arg);
+    std::int64_t step = step_arg ? lua_tointeger(L, step_arg) : 1;
     if (step == 0) fail("arange: step must not be zero");
     // ceil((stop - start) / step), exact: the span of two Lua integers needs 65 bits.
     __int128 span = static_cast<__int128>(stop) - start, by = step, count = 0;
@@ -273,8 +280,8 @@ int l_arange(lua_State* L) {
     push_array(L, generate(n, dtype, device, [&](std::int64_t i) { return Scalar::of_int(value(i)); }));
     return 1;
   }
-  double start = nnum == 1 ? 0.0 : lua_tonumber(L, 1), stop = lua_tonumber(L, stop_arg);
-  double step = nnum == 3 ? lua_tonumber(L, 3) : 1.0;
+  double start = start_arg ? lua_tonumber(L, start_arg) : 0.0, stop = lua_tonumber(L, stop_arg);
+  double step = step_arg ? lua_tonumber(L, step_arg) : 1.0;
   if (step == 0) fail("arange: step must not be zero");
   double len = std::ceil((stop - start) / step);
   if (std::isnan(len))

@@ -1,5 +1,6 @@
 // Array arithmetic in Lua (ops/array_math.h does the work, on the kernel kinds):
 //   x + y, x - 1, 2 * x, x / y, x // y, x % y, x ^ 2, -x      (ndarray metamethods)
+//   x < 2, x <= y, x > 2, x >= y of one-element arrays: a Lua boolean (ndarray metamethods)
 //   luda.exp(x), luda.log(x [, base]), luda.atan(y [, x]), ... (the kernel language's math set)
 //   luda.less(x, y) greater less_equal greater_equal equal not_equal (bool arrays),
 //   luda.minimum maximum where add subtract multiply divide floor_divide mod power negative,
@@ -17,6 +18,7 @@
 
 #include "ops/array_math.h"
 #include "ops/linalg.h"
+#include "runtime/graph/recording.h"
 #include "stdlib/kind_bindings.h"
 
 namespace luda::lua {
@@ -104,6 +106,29 @@ int l_operator(lua_State* L) {
   std::array<jit::KernelArg, 2> in;
   for (int k = 0; k < nin; ++k) in[static_cast<std::size_t>(k)] = read_operand(L, k + 1, who, k + 1, {});
   push_array(L, ops::apply(name, std::span<const jit::KernelArg>(in.data(), static_cast<std::size_t>(nin))));
+  return 1;
+}
+
+// __lt and __le: Lua's `a < b` (and `b > a`, which Lua turns into it) and `a <= b` (`b >=
+// a`) give one boolean, so an array takes part as in NumPy's `if x < y:` (bool() of the
+// comparison): when it holds one element, 0-d or size 1. The comparison is luda.less's
+// (luda.less_equal's): NumPy 2's by value, on the operands' device; reading its result
+// waits for it, as x:item() does. Upvalue 1 is the ufunc's name.
+int l_order(lua_State* L) {
+  std::string_view name = upvalue_string(L, 1);
+  const bool strict = name == "less";
+  for (int k = 1; k <= 2; ++k)
+    if (const NDArray* a = test_array(L, k); a && a->size() != 1)
+      fail("ndarray comparison: Lua's {} give one boolean, so they compare arrays of one element (0-d or size 1), "
+           "and this array has shape {}; compare elementwise with {}, then reduce with x:all() or x:any()",
+           strict ? "'<' and '>'" : "'<=' and '>='", shape_str(a->shape()),
+           strict ? "luda.less or luda.greater" : "luda.less_equal or luda.greater_equal");
+  GraphRecording::refuse_if_recording(strict ? "x < y (and x > y) of arrays" : "x <= y (and x >= y) of arrays");
+  std::string who = fmt::format("ufunc '{}'", name);
+  std::array<jit::KernelArg, 2> in = {read_operand(L, 1, who, 1, {}), read_operand(L, 2, who, 2, {})};
+  std::vector<std::byte> bytes = ops::apply(name, in).to_host_bytes();
+  LUDA_INTERNAL_CHECK(bytes.size() == 1);
+  lua_pushboolean(L, bytes[0] != std::byte{0});
   return 1;
 }
 
@@ -297,6 +322,11 @@ void open_array_math(lua_State* L) {
   for (const Operator& op : kOperators) {
     lua_pushstring(L, op.ufunc);
     lua_pushcclosure(L, trampoline<l_operator>, 1);
+    lua_setfield(L, meta, op.metamethod);
+  }
+  for (const Operator& op : {Operator{"__lt", "less"}, Operator{"__le", "less_equal"}}) {
+    lua_pushstring(L, op.ufunc);
+    lua_pushcclosure(L, trampoline<l_order>, 1);
     lua_setfield(L, meta, op.metamethod);
   }
   // The ndarray's methods table is its __index closure's upvalue (array_bindings.cpp).

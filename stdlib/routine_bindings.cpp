@@ -10,7 +10,9 @@
 //   unique (ops/sorting.h); x:cumsum, x:cumprod, x:sort (in place), x:argsort. Where NumPy
 //   takes axis=None for the flattened array, `false` stands for it (nil is the default).
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -103,12 +105,25 @@ DType trailing_dtype(lua_State* L, int first, const char* who, int* options) {
   return dtype.value_or(DType::Float64);
 }
 
+// The optional integer arguments of eye and tri, NumPy's positional M and k, from `first`
+// on: each an integer, or nil for its default (luda.eye(3, nil, 1) is numpy.eye(3, k=1)).
+// They end at the first argument that is neither (the dtype or the options, which may come
+// early: luda.eye(3, "int32")). Returns the position after them.
+int optional_integers(lua_State* L, int first, std::span<std::optional<std::int64_t>> out, const char* who) {
+  int at = first;
+  for (std::optional<std::int64_t>& v : out) {
+    if (lua_type(L, at) == LUA_TNUMBER) v = check_integer(L, at, who);
+    else if (!lua_isnil(L, at) || lua_isnone(L, at)) break;
+    ++at;
+  }
+  return at;
+}
+
 int l_eye(lua_State* L) {
   const std::int64_t n = check_integer(L, 1, "eye");
-  int at = 2;
-  std::int64_t m = n, k = 0;
-  if (lua_type(L, at) == LUA_TNUMBER) m = check_integer(L, at++, "eye");
-  if (lua_type(L, at) == LUA_TNUMBER) k = check_integer(L, at++, "eye");
+  std::array<std::optional<std::int64_t>, 2> mk;
+  const int at = optional_integers(L, 2, mk, "eye");
+  const std::int64_t m = mk[0].value_or(n), k = mk[1].value_or(0);
   int options = 0;
   const DType dtype = trailing_dtype(L, at, "eye", &options);
   push_array(L, ops::eye(n, m, k, dtype, device_option(L, options, "eye")));
@@ -131,11 +146,9 @@ int l_diag(lua_State* L) {
 
 int l_tri(lua_State* L) {
   const std::int64_t n = check_integer(L, 1, "tri");
-  int at = 2;
-  std::int64_t m = n, k = 0;
-  if (lua_type(L, at) == LUA_TNUMBER) m = check_integer(L, at++, "tri");
-  else if (lua_isnil(L, at) && lua_type(L, at + 1) == LUA_TNUMBER) ++at;  // tri(n, nil, k)
-  if (lua_type(L, at) == LUA_TNUMBER) k = check_integer(L, at++, "tri");
+  std::array<std::optional<std::int64_t>, 2> mk;
+  const int at = optional_integers(L, 2, mk, "tri");
+  const std::int64_t m = mk[0].value_or(n), k = mk[1].value_or(0);
   int options = 0;
   const DType dtype = trailing_dtype(L, at, "tri", &options);
   push_array(L, ops::tri(n, m, k, dtype, device_option(L, options, "tri")));

@@ -127,7 +127,7 @@ describe("array arithmetic", function()
     H.check(i + 0.5, H.map(function(a) return a + 0.5 end, hi), H.exact)
   end)
 
-  on_devices("unsigned arithmetic wraps; a Lua integer must fit the dtype; bools take no arithmetic", function()
+  on_devices("unsigned arithmetic wraps; a Lua integer must fit the dtype; bools take no subtraction", function()
     local hu, hv = H.random("uint8", { 30 }), H.random("uint8", { 30 })
     local u, v = H.to_array(hu, "uint8"), H.to_array(hv, "uint8")
     H.check(u - v, H.map(function(a, b) return H.wrap(a - b, 8, true) end, hu, hv), H.exact, "uint8 -")
@@ -136,8 +136,10 @@ describe("array arithmetic", function()
     raises("ufunc 'add': Lua integer 300 out of bounds for uint8; pass a typed scalar (luda.int64(300)), which " ..
            "promotes as an array does, or convert the arrays first (x:astype(\"int64\"))", function() return u + 300 end)
     local b = luda.array({ true, false })
-    raises("ufunc 'subtract' is not defined for bool operands; convert them first (x:astype(\"int64\"))", function() return b - b end)
-    raises("ufunc 'negative' is not defined for bool operands; convert them first (x:astype(\"int64\"))", function() return -b end)
+    raises("ufunc 'subtract': boolean subtract, the `-` operator, is not supported (as in NumPy); use " ..
+           "luda.logical_xor or luda.bitwise_xor instead", function() return b - b end)
+    raises("ufunc 'negative': boolean negative, the unary `-` operator, is not supported (as in NumPy); use " ..
+           "luda.logical_not or luda.invert instead", function() return -b end)
     assert.are.same({ "int64", { 2, 1 } }, { (b + 1).dtype, (b + 1):totable() })
   end)
 

@@ -289,7 +289,8 @@ def new_dtype_cases():
             if op != "less" and op != "maximum":
                 out.append(case(op, ("array", dtype), ("complex", complex(0.5, -1)), ["ufunc", "vectorize"]))
     # Python's complex is weak: it takes a float array's precision, with integers complex128.
-    # (A bool has no arithmetic in the kernel language: that case is the array operation's.)
+    # (A bool and a number take no arithmetic together in the kernel language: that case is
+    # the array operation's.)
     for dtype in ["int8", "int64", "float32", "float64", "bool"]:
         out.append(case("multiply", ("array", dtype), ("complex", complex(0, 1)),
                         ["ufunc"] + (["vectorize"] if dtype != "bool" else [])))

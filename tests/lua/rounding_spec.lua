@@ -82,6 +82,12 @@ describe("rounding half to even, as NumPy", function()
                                                  luda.math.rint(-0.5) })  -- the host's, for f.lua
     local rint = luda.vectorize(function(v) return luda.math.rint(v) end)
     local away = luda.vectorize(function(v) return luda.math.round(v) end)
+    -- the values docs/language.md gives: C's round of -0.5 is -1.0, NumPy's round -0.0
+    local pins = luda.array({ -0.5, 2.5, -0.4, 0.5, -2.5, 3.5 })
+    H.check(away(pins), H.of({ -1.0, 3.0, -0.0, 1.0, -3.0, 4.0 }), same, "luda.math.round, documented")
+    H.check(rint(pins), H.of({ -0.0, 2.0, -0.0, 0.0, -2.0, 4.0 }), same, "luda.math.rint, documented")
+    H.check(luda.round(pins), H.of({ -0.0, 2.0, -0.0, 0.0, -2.0, 4.0 }), same, "luda.round, documented")
+    assert.is_true(same(-1.0, luda.math.round(-0.5)) and same(-0.0, luda.math.round(-0.4)), "the host's round")
     for _, case in ipairs(NP.rounding) do
       if case.dtype:sub(1, 5) == "float" then
         for _, l in ipairs(layouts(case.x, case.dtype)) do

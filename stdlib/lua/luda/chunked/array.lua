@@ -163,6 +163,15 @@ methods.compute = public(function(c, options)
   return out
 end)
 
+-- c:persist(): c itself. Its blocks were computed (their kernels queued) when it was made;
+-- Dask's persist runs a task graph, which luda has not. Plain arrays have it too.
+methods.persist = function(c, ...)
+  if select("#", ...) > 0 then
+    raise("persist: c:persist() takes no arguments (a chunked array's blocks are computed when it is made)")
+  end
+  return c
+end
+
 -- c.T and c:transpose(): the blocks transposed, the grid reversed.
 methods.transpose = public(function(c)
   local nd = #c._shape
