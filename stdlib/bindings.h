@@ -30,6 +30,7 @@ void open_routines(lua_State* L);            // routine_bindings.cpp: concatenat
 void open_indexing(lua_State* L);            // indexing_bindings.cpp: take, put, nonzero, ... (after open_arrays)
 void open_dist(lua_State* L);                // dist_bindings.cpp: luda.dist (MPI ranks, collectives)
 void open_display(lua_State* L);             // display_bindings.cpp: luda.display
+void open_array_files(lua_State* L);         // array_file_bindings.cpp: save, load_npy, x:tofile, ...
 // The registry's field for a notebook's display sink: a function(bundle), bundle a table of
 // MIME type -> bytes ("image/png", "text/plain"); luda.display shows pictures through it
 // where it is set (the Jupyter kernel's Session sets it), else writes files.

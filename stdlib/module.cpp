@@ -51,6 +51,7 @@ int open_module(lua_State* L) {
   ops::device::install_device_assign();  // copies within a GPU by a kernel, in a graph's recording too
   open_dist(L);                          // luda.dist
   open_display(L);                       // luda.display
+  open_array_files(L);                   // luda.save, luda.load_npy, x:tofile, ...
   open_lua_modules(L);  // last: luda.chunked and the other Lua-written modules read the functions above
   return 1;
 }
