@@ -267,7 +267,13 @@ void random_binomial(const RandomSource& src, std::int64_t n, double prob, NDArr
   } else {
     const double spq = std::sqrt(np * q), b = 1.15 + 2.53 * spq, a = -0.0873 + 0.0248 * b + 0.01 * p;
     const double m = std::floor((dn + 1) * p);
-    params.d = {b, a, np + 0.5, (2.83 + 5.1 / b) * spq, 0.92 - 4.2 / b, m, std::log(p / q),
+    params.d = {b,
+                a,
+                np + 0.5,
+                (2.83 + 5.1 / b) * spq,
+                0.92 - 4.2 / b,
+                m,
+                std::log(p / q),
                 std::lgamma(m + 1) + std::lgamma(dn - m + 1)};
     params.q1 |= 2;
   }

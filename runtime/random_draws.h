@@ -191,7 +191,7 @@ LUDA_RNG_FN long long luda_rng_poisson_mult(luda_rng_stream* s, double enlam) {
 // Poisson for lam >= 10: Hoermann's PTRS (transformed rejection with squeeze, 1993), as
 // NumPy's random_poisson_ptrs; the constants that depend on lam alone come computed.
 LUDA_RNG_FN long long luda_rng_poisson_ptrs(luda_rng_stream* s, double lam, double loglam, double a, double b,
-                                           double vr, double log_invalpha) {
+                                            double vr, double log_invalpha) {
   for (;;) {
     const double u = luda_rng_double(s) - 0.5;
     const double v = luda_rng_double(s);
@@ -207,7 +207,7 @@ LUDA_RNG_FN long long luda_rng_poisson_ptrs(luda_rng_stream* s, double lam, doub
 // Binomial(n, p) for n p <= 30, p <= 1/2: inversion (NumPy's random_binomial_inversion);
 // qn = q^n, bound = min(n, n p + 10 sqrt(n p q + 1)) come computed.
 LUDA_RNG_FN long long luda_rng_binomial_inversion(luda_rng_stream* s, long long n, double p, double q, double qn,
-                                                 double bound) {
+                                                  double bound) {
   long long x = 0;
   double px = qn;
   double u = luda_rng_double(s);

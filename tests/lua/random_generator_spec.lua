@@ -179,7 +179,8 @@ describe("luda.random.default_rng", function()
   end)
 
   on_devices("a chunked draw is the plain draw, for any chunks", function()
-    for _, case in ipairs({ { { 7, 5 }, { 3, 2 } }, { { 4, 3, 5 }, { 2, 3, 2 } }, { { 10 }, { 4 } }, { { 6, 4 }, { 6, 1 } } }) do
+    for _, case in ipairs({ { { 7, 5 }, { 3, 2 } }, { { 4, 3, 5 }, { 2, 3, 2 } }, { { 10 }, { 4 } }, { { 6, 4 }, { 6, 1 } },
+      { { 3, 4, 3, 5, 3, 2 }, { 2, 3, 2, 2, 2, 1 } }, { { 3, 0, 2 }, { 2, 1, 1 } } }) do
       local shape, chunks = case[1], case[2]
       local want = values(luda.random.random(shape, "float32", { seed = 8 }))
       local c = luda.chunked.random(shape, chunks, "float32", { seed = 8 })

@@ -123,6 +123,7 @@ end)
 -- A block's elements sit in the stream at offset + sum of idx_a * strides[a] (luda.random's
 -- placement): its axes of extent 1 are dropped and each axis it spans whole is merged into
 -- the axis before.
+local MAX_PLACE_AXES = 4  -- ops/random.h's kMaxPlacementAxes
 local function stream_place(shape, r)
   local strides, n = {}, 1
   for a = #shape, 1, -1 do
@@ -152,11 +153,29 @@ M.random = public(function(shape, chunks, dtype, options)
   options = options or {}
   if type(shape) == "number" then shape = { shape } end
   local stream = options.seed ~= nil and internal.random_stream(options.seed) or internal.random_module_stream()
+  -- A block whose place needs more axes than a draw takes is drawn as slices along its
+  -- first axis of extent over 1 (each needs one axis fewer), joined.
+  local function draw(r, device)
+    local place, s, size = stream_place(shape, r), {}, 1
+    for a = 1, #shape do
+      s[a] = r[a][2] - r[a][1]
+      size = size * s[a]
+    end
+    if #place[2] <= MAX_PLACE_AXES or size == 0 then
+      return internal.random_draw(stream, "random", s, dtype or "float64", { device = device }, nil, nil, place)
+    end
+    local axis = 1
+    while r[axis][2] - r[axis][1] <= 1 do axis = axis + 1 end
+    local parts = {}
+    for i = r[axis][1], r[axis][2] - 1 do
+      local part = copy(r)
+      part[axis] = { i, i + 1 }
+      parts[#parts + 1] = draw(part, device)
+    end
+    return luda.concatenate(parts, axis)
+  end
   local c = build(shape, chunks, { devices = options.devices, distributed = options.distributed }, "luda.chunked.random",
-    function(s, device, r)
-    return internal.random_draw(stream, "random", s, dtype or "float64", { device = device }, nil, nil,
-      stream_place(shape, r))
-  end)
+    function(_, device, r) return draw(r, device) end)
   local total = 1
   for a = 1, #shape do total = total * shape[a] end
   internal.random_advance(stream, total)
