@@ -41,6 +41,9 @@ void push_chunked_helpers(lua_State* L);
 // Adds to the table on top luda.chunked's view of the kernel kinds: kind_info, kind_call (the
 // kinds' __call) and kind_reduce (vectorize's f:reduce) (kind_bindings.cpp).
 void push_kind_helpers(lua_State* L);
+// Adds to the table on top luda.random's helpers: random_stream, random_module_stream,
+// random_state, random_advance, random_draw (random_bindings.cpp).
+void push_random_helpers(lua_State* L);
 void open_jit(lua_State* L);  // jit_bindings.cpp: luda.cuda.jit (last: it records
                               // the builtin namespaces by identity)
 

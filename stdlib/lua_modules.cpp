@@ -19,11 +19,12 @@ void push(lua_State* L, std::string_view s) { lua_pushlstring(L, s.data(), s.siz
 // require "luda.internal": what luda's Lua modules take from its C++ side and a script has
 // no use for. array_metatable: the arrays' metatable (no array is made to read it: that
 // would choose the default device); qr_each, kind_info, kind_call and kind_reduce
-// (push_chunked_helpers, push_kind_helpers); module_chunks: each embedded module's chunk
+// (push_chunked_helpers, push_kind_helpers); random_* (push_random_helpers); module_chunks: each embedded module's chunk
 // name -> its name, the files whose lines are luda's own rather than a caller's.
 int open_internal(lua_State* L) {
   push_chunked_helpers(L);
   push_kind_helpers(L);
+  push_random_helpers(L);
   luaL_getmetatable(L, kArrayType);
   lua_setfield(L, -2, "array_metatable");
   lua_createtable(L, 0, static_cast<int>(kEmbeddedModules.size()));

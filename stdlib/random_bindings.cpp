@@ -1,110 +1,38 @@
-// luda.random: uniform random arrays, made on the kinds (an elementwise kind over the
-// element index, jit/kinds/elementwise.h), so they are made where the array lives (cpu or cuda) and
-// are the same values on every device for the same seed.
+// luda.random: random arrays drawn on the kinds from Philox4x32-10 (ops/random.h), so that
+// they are made where the array lives (cpu or cuda) and are the same values on every
+// device for the same seed.
 //
 //   luda.random.random(shape, dtype?, {device=, seed=})  uniform in [0, 1), float64 unless
 //                                                        dtype is float32
 //   luda.random.seed(n)                                  restarts the module's stream
 //
-// The generator is counter-based: element k of the stream of seed s is
-//   splitmix64's output function applied to key + (k + 1) * 0x9E3779B97F4A7C15,
-// key = that same function applied to s (so nearby seeds give unrelated streams), and its
-// top 24 bits (float32) or 53 bits (float64) scaled by 2^-24 / 2^-53: exact integer
-// arithmetic and one exact scaling, hence bit-identical on every target, and no element
-// depends on another (no state to carry between threads). The module's stream advances by
-// each call's size, so after seed(s), random(3) then random(4) are the first 7 values of
-// the stream; a call with {seed = s} reads the stream of s from its start and leaves the
-// module's alone. Unseeded, the module's stream starts at a seed from std::random_device,
-// as NumPy seeds from the OS.
-#include <array>
+// A stream is a Philox key (the seed's 64 bits) and a counter: the stream element the next
+// draw starts at. A draw of n elements reads elements counter .. counter + n - 1 (each its
+// own Philox sub-stream, runtime/random_draws.h) and advances the counter by n, so after
+// seed(s), random(3) then random(4) are the first 7 values of the stream; a call with
+// {seed = s} reads the stream of s from its start and leaves the module's alone.
+// Unseeded, the module's stream starts at a seed from std::random_device, as NumPy seeds
+// from the OS. The Generator (luda.random.default_rng) and the module's other functions
+// are Lua (stdlib/lua/luda/random.lua) over the helpers push_random_helpers gives
+// luda.internal.
 #include <random>
 
-#include "jit/kinds/elementwise.h"
-#include "jit/kinds/frontend.h"
-#include "jit/kinds/reduction.h"
+#include "ops/random.h"
 #include "stdlib/bindings.h"
 
 namespace luda::lua {
 namespace {
 
-// splitmix64's output function (Steele, Lea, Flood 2014; Vigna's constants).
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// The element function, in the kernel language: Lua integers wrap and `>>` is logical
-// there as here, so this is mix64 of key + (offset + i + 1) * gamma. The constants are
-// 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9 and 0x94D049BB133111EB as signed 64-bit values.
-// `%s` becomes the conversion of the top bits: float32 from 24, float64 from 53, each
-// scaled by an exact power of two (no float64 in the float32 code).
-constexpr const char* kElement = R"(function(key, offset, i, n)
-  local z = key + (offset + i + 1) * -7046029254386353131
-  z = (z ~ (z >> 30)) * -4658895280553007687
-  z = (z ~ (z >> 27)) * -7723592293110705685
-  z = z ~ (z >> 31)
-  return %s
-end)";
-
-std::string element_text(dsl::Scalar out) {
-  std::string body = out == dsl::Scalar::Float32 ? "luda.float32(z >> 40) * 5.9604644775390625e-08"
-                                                 : "luda.float64(z >> 11) * 1.1102230246251565e-16";
-  std::string text = kElement;
-  text.replace(text.find("%s"), 2, body);
-  return text;
-}
-
-jit::ElementCode random_code(std::span<const std::optional<dsl::Scalar>> outputs, dsl::Target target) {
-  LUDA_INTERNAL_CHECK(outputs.size() == 1 && outputs[0]);  // random_array always passes its output
-  dsl::Scalar out = *outputs[0];
-  dsl::FunctionSource source = jit::source_text_function(element_text(out));
-  dsl::Type i64 = dsl::Type::scalar_of(dsl::Scalar::Int64);
-  dsl::DeviceFunctionRequest f;
-  f.function = source;
-  f.name = fmt::format("random_{}", dsl::scalar_name(out));
-  f.params = {i64, i64, i64, i64};  // key, offset, then the kind's index and size
-  f.options.target = target;
-  dsl::DeviceFunction df = jit::compile_scalar_function(f, jit::builtin_environment(), "random");
-  jit::ElementCode code;
-  code.functions = std::move(df.code);
-  code.call = std::move(df.c_name);
-  code.params = {i64, i64};
-  code.outputs = {out};
-  code.nvrtc_options = std::move(df.nvrtc_options);
-  code.typed = std::move(df.typed);
-  code.chunks = {source.chunk};
-  return code;
-}
-
-// One kind for the process (its compiled modules serve every lua_State), never destroyed:
-// it may outlive the driver at exit, as array_math's kinds do.
-jit::ElementwiseKind& random_kind() {
-  static jit::ElementwiseKind* kind = [] {
-    jit::ElementwiseSetup setup;
-    setup.kind = "random";
-    setup.name = "random";
-    setup.in_names = {"key", "offset"};
-    setup.out_names = {"out"};
-    setup.raw = {false, false};
-    setup.out_read = {false};
-    setup.index_args = true;
-    setup.frontend = [](std::span<const dsl::Type>, std::span<const std::optional<dsl::Scalar>> outputs,
-                        dsl::Target target) { return random_code(outputs, target); };
-    return new jit::ElementwiseKind(std::move(setup));
-  }();
-  return *kind;
-}
-
-// The module's stream, one per lua_State (the functions' upvalue).
+// One stream: the module's (one per lua_State, the functions' upvalue and a registry
+// field), or a Generator's.
 struct RandomStream {
   std::uint64_t key = 0;
-  std::uint64_t offset = 0;  // elements of the stream already given out
+  std::uint64_t counter = 0;  // elements of the stream already given out
 };
 
 void reseed(RandomStream& s, std::uint64_t seed) {
-  s.key = mix64(seed);
-  s.offset = 0;
+  s.key = seed;
+  s.counter = 0;
 }
 
 std::uint64_t entropy_seed() {
@@ -112,9 +40,21 @@ std::uint64_t entropy_seed() {
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
-constexpr char kRandomStreamType[] = "random_stream";  // a tag only: the upvalue has no metatable
+constexpr char kRandomStreamType[] = "random_stream";      // a tag only: the userdata has no metatable
+constexpr char kModuleStreamKey[] = "luda.random.stream";  // the registry field of the module's
+
+RandomStream& push_stream(lua_State* L, std::uint64_t seed) {
+  void* mem = lua_newuserdatauv(L, sizeof(Box<RandomStream>), 0);
+  auto* stream = &(new (mem) Box<RandomStream>{kRandomStreamType, RandomStream{}, true})->value;
+  reseed(*stream, seed);
+  return *stream;
+}
 
 RandomStream& module_stream(lua_State* L) { return upvalue_object<RandomStream>(L, 1, kRandomStreamType); }
+
+RandomStream& check_stream(lua_State* L, int arg, std::string_view fname) {
+  return check_object<RandomStream>(L, arg, kRandomStreamType, fname);
+}
 
 // A seed: any Lua integer (its 64 bits), or an integral float.
 std::uint64_t check_seed(lua_State* L, int idx, std::string_view fname, std::string_view what) {
@@ -140,12 +80,8 @@ int l_random(lua_State* L) {
   lua_pop(L, 1);
 
   NDArray out = NDArray::empty(shape, dtype, device);
-  const auto n = static_cast<std::uint64_t>(out.size());
-  std::array<jit::KernelArg, 2> in = {jit::KernelArg::of_typed(Scalar::of_int(static_cast<std::int64_t>(stream->key))),
-                                      jit::KernelArg::of_typed(
-                                          Scalar::of_int(static_cast<std::int64_t>(stream->offset)))};
-  random_kind().call(in, std::span<NDArray>(&out, 1));
-  stream->offset += n;
+  ops::random_uniform01({stream->key, stream->counter, nullptr}, out);
+  stream->counter += static_cast<std::uint64_t>(out.size());
   push_array(L, std::move(out));
   return 1;
 }
@@ -158,13 +94,93 @@ int l_seed(lua_State* L) {
   return 0;
 }
 
+// ---- luda.internal's helpers for stdlib/lua/luda/random.lua ---------------------------------
+
+// random_stream([seed]): a new stream at seed (from the OS when nil).
+int l_random_stream(lua_State* L) {
+  push_stream(L, is_none_or_nil(L, 1) ? entropy_seed() : check_seed(L, 1, "default_rng", "seed"));
+  return 1;
+}
+
+// random_module_stream(): the module's stream (luda.random.seed restarts it).
+int l_random_module_stream(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kModuleStreamKey);
+  return 1;
+}
+
+// random_state(stream): its key and counter, as Lua integers.
+int l_random_state(lua_State* L) {
+  RandomStream& s = check_stream(L, 1, "random_state");
+  lua_pushinteger(L, static_cast<lua_Integer>(s.key));
+  lua_pushinteger(L, static_cast<lua_Integer>(s.counter));
+  return 2;
+}
+
+// random_advance(stream, n): the counter moves past n elements (a chunked draw's).
+int l_random_advance(lua_State* L) {
+  RandomStream& s = check_stream(L, 1, "random_advance");
+  s.counter += static_cast<std::uint64_t>(check_integer(L, 2, "random_advance"));
+  return 0;
+}
+
+// A placement table {offset, {extents...}, {strides...}} (ops::RandomPlacement).
+ops::RandomPlacement read_placement(lua_State* L, int idx) {
+  ops::RandomPlacement p;
+  lua_geti(L, idx, 1);
+  p.offset = to_integer(L, -1, "random_draw", "placement offset");
+  lua_pop(L, 1);
+  for (int field = 2; field <= 3; ++field) {
+    lua_geti(L, idx, field);
+    const int t = lua_gettop(L);
+    const auto n = static_cast<lua_Integer>(luaL_len(L, t));
+    for (lua_Integer k = 1; k <= n; ++k) {
+      lua_geti(L, t, k);
+      (field == 2 ? p.extents : p.strides).push_back(to_integer(L, -1, "random_draw", "placement"));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  return p;
+}
+
+// random_draw(stream, what, size, dtype, {device=}, a, b [, placement]): an array of `size`
+// (nil: 0-d) drawn from the stream, named `what` in messages ("normal"); a and b are the
+// distribution's parameters (NumPy's order). Without a placement the stream advances by
+// the array's size; with one (a chunked array's block) it stays.
+int l_random_draw(lua_State* L) {
+  RandomStream& s = check_stream(L, 1, "random_draw");
+  const std::string what(check_string(L, 2, "random_draw"));
+  Shape shape = is_none_or_nil(L, 3) ? Shape{} : check_shape(L, 3, what);
+  Device device = device_option(L, 5, what);
+  std::optional<ops::RandomPlacement> placement;
+  if (!is_none_or_nil(L, 8)) placement = read_placement(L, 8);
+  const ops::RandomSource src{s.key, s.counter, placement ? &*placement : nullptr};
+  const bool integral = what == "integers" || what == "poisson" || what == "binomial" || what == "bits";
+  DType dtype = opt_dtype(L, 4, what).value_or(integral ? DType::Int64 : DType::Float64);
+  NDArray out = NDArray::empty(shape, dtype, device);
+  if (what == "random") ops::random_uniform01(src, out);
+  else if (what == "uniform") ops::random_uniform(src, luaL_checknumber(L, 6), luaL_checknumber(L, 7), out, what);
+  else if (what == "normal" || what == "standard_normal")
+    ops::random_normal(src, luaL_checknumber(L, 6), luaL_checknumber(L, 7), out, what);
+  else if (what == "exponential" || what == "standard_exponential")
+    ops::random_exponential(src, luaL_checknumber(L, 6), out, what);
+  else if (what == "integers") ops::random_integers(src, check_integer(L, 6, what), check_integer(L, 7, what), out);
+  else if (what == "poisson") ops::random_poisson(src, luaL_checknumber(L, 6), out, what);
+  else if (what == "binomial") ops::random_binomial(src, check_integer(L, 6, what), luaL_checknumber(L, 7), out, what);
+  else if (what == "bits") ops::random_bits(src, out);
+  else LUDA_INTERNAL_CHECK(false && "random_draw: unknown distribution");
+  if (!placement) s.counter += static_cast<std::uint64_t>(out.size());
+  push_array(L, std::move(out));
+  return 1;
+}
+
 }  // namespace
 
 void open_random(lua_State* L) {
   lua_newtable(L);
-  void* mem = lua_newuserdatauv(L, sizeof(Box<RandomStream>), 0);
-  auto* stream = &(new (mem) Box<RandomStream>{kRandomStreamType, RandomStream{}, true})->value;
-  reseed(*stream, entropy_seed());
+  push_stream(L, entropy_seed());
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kModuleStreamKey);
   static const luaL_Reg funcs[] = {
       {"random", trampoline<l_random>},
       {"seed", trampoline<l_seed>},
@@ -172,6 +188,15 @@ void open_random(lua_State* L) {
   };
   luaL_setfuncs(L, funcs, 1);  // the stream is every function's upvalue
   lua_setfield(L, -2, "random");
+}
+
+void push_random_helpers(lua_State* L) {
+  static const luaL_Reg funcs[] = {
+      {"random_stream", trampoline<l_random_stream>}, {"random_module_stream", trampoline<l_random_module_stream>},
+      {"random_state", trampoline<l_random_state>},   {"random_advance", trampoline<l_random_advance>},
+      {"random_draw", trampoline<l_random_draw>},     {nullptr, nullptr},
+  };
+  luaL_setfuncs(L, funcs, 0);
 }
 
 }  // namespace luda::lua

@@ -87,6 +87,8 @@ void load_cpu(const ProgramText& program, LoadedProgram& l, DiskCache& cache, Ji
     } else {  // what the generated code's options ask NVRTC for
       request.fastmath = request.fastmath || o == "--use_fast_math";
       request.debug = request.debug || o == "-G";
+      // no fused multiply-adds, as NVRTC forms none with it (luda.random's kernels, ops/random.cpp)
+      if (o == "--fmad=false") request.options.push_back("-ffp-contract=off");
     }
   }
   HostCompileStats hs;

@@ -1,5 +1,5 @@
 -- luda.random: uniform arrays made on the kinds. Every value is checked exactly against a
--- plain-Lua reference of the documented generator (splitmix64 over the element's position
+-- plain-Lua reference of the documented generator (Philox4x32-10 of the element's position
 -- in the seed's stream), on the cpu target and on cuda when there is a GPU, which also
 -- makes the two devices' values identical; then the statistics of a large sample, the
 -- stream's reproducibility, shapes and errors.
@@ -10,16 +10,22 @@ local raises = H.raises
 
 local on_devices = support.device_tests(_ENV)
 
--- The reference, in Lua's own wrapping integers and logical shifts (stdlib/random_bindings.cpp).
-local GAMMA, M1, M2 = -7046029254386353131, -4658895280553007687, -7723592293110705685
-local function mix(z)
-  z = (z ~ (z >> 30)) * M1
-  z = (z ~ (z >> 27)) * M2
-  return z ~ (z >> 31)
+-- The reference, in Lua's own wrapping integers and logical shifts (runtime/philox.h,
+-- runtime/random_draws.h): Philox4x32-10 with the seed's halves as the key, of the counter
+-- (k, 0) for stream element k.
+local M32 = 0xffffffff
+local function philox(c0, c1, c2, c3, k0, k1)
+  for r = 1, 10 do
+    if r > 1 then k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32 end
+    local p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+    c0, c1, c2, c3 = ((p1 >> 32) ~ c1 ~ k0) & M32, p1 & M32, ((p0 >> 32) ~ c3 ~ k1) & M32, p0 & M32
+  end
+  return c0, c1, c2, c3
 end
 -- Element k (0-based) of the stream of `seed`, in dtype: the top 24 or 53 bits scaled.
 local function expected_value(seed, k, dtype)
-  local z = mix(mix(seed) + (k + 1) * GAMMA)
+  local c0, c1 = philox(k & M32, (k >> 32) & M32, 0, 0, seed & M32, (seed >> 32) & M32)
+  local z = c0 | (c1 << 32)
   if dtype == "float32" then return (z >> 40) * 2.0 ^ -24 end
   return (z >> 11) * 2.0 ^ -53
 end

@@ -2,6 +2,7 @@
 -- array, and luda.chunked.zeros, ones, empty, full, random and arange, whose blocks are
 -- made where they live.
 local luda = require "luda"
+local internal = require "luda.internal"
 local errors = require "luda.chunked.errors"
 local grid = require "luda.chunked.grid"
 local array = require "luda.chunked.array"
@@ -116,15 +117,69 @@ M.full = public(function(shape, chunks, value, dtype, options)
 end)
 
 -- luda.chunked.random(shape, chunks [, dtype] [, {devices=, seed=}]): blocks of uniform
--- values in [0, 1), drawn in block order from the module's stream (restarted at `seed`).
+-- values in [0, 1), each drawn at its place in the whole array's draw from the module's
+-- stream (or the stream of `seed`, from its start), so the values are luda.random.random's
+-- for the same stream whatever the chunks; the module's stream then moves past them all.
+-- A block's elements sit in the stream at offset + sum of idx_a * strides[a] (luda.random's
+-- placement): its axes of extent 1 are dropped and each axis it spans whole is merged into
+-- the axis before.
+local MAX_PLACE_AXES = 4  -- ops/random.h's kMaxPlacementAxes
+local function stream_place(shape, r)
+  local strides, n = {}, 1
+  for a = #shape, 1, -1 do
+    strides[a] = n
+    n = n * shape[a]
+  end
+  local offset, extents, steps = 0, {}, {}
+  for a = 1, #shape do
+    local lo, hi = r[a][1], r[a][2]
+    offset = offset + lo * strides[a]
+    local e = hi - lo
+    if e ~= 1 then
+      local last = #extents
+      if last > 0 and steps[last] == e * strides[a] then
+        extents[last], steps[last] = extents[last] * e, strides[a]
+      else
+        extents[last + 1], steps[last + 1] = e, strides[a]
+      end
+    end
+  end
+  if #extents == 0 then extents, steps = { 1 }, { 0 } end
+  return { offset, extents, steps }
+end
+
 M.random = public(function(shape, chunks, dtype, options)
   if type(dtype) == "table" then dtype, options = nil, dtype end
   options = options or {}
-  if options.seed ~= nil then luda.random.seed(options.seed) end
-  return build(shape, chunks, { devices = options.devices, distributed = options.distributed }, "luda.chunked.random",
-    function(s, device)
-    return luda.random.random(s, dtype or "float64", { device = device })
-  end)
+  if type(shape) == "number" then shape = { shape } end
+  local stream = options.seed ~= nil and internal.random_stream(options.seed) or internal.random_module_stream()
+  -- A block whose place needs more axes than a draw takes is drawn as slices along its
+  -- first axis of extent over 1 (each needs one axis fewer), joined.
+  local function draw(r, device)
+    local place, s, size = stream_place(shape, r), {}, 1
+    for a = 1, #shape do
+      s[a] = r[a][2] - r[a][1]
+      size = size * s[a]
+    end
+    if #place[2] <= MAX_PLACE_AXES or size == 0 then
+      return internal.random_draw(stream, "random", s, dtype or "float64", { device = device }, nil, nil, place)
+    end
+    local axis = 1
+    while r[axis][2] - r[axis][1] <= 1 do axis = axis + 1 end
+    local parts = {}
+    for i = r[axis][1], r[axis][2] - 1 do
+      local part = copy(r)
+      part[axis] = { i, i + 1 }
+      parts[#parts + 1] = draw(part, device)
+    end
+    return luda.concatenate(parts, axis)
+  end
+  local c = build(shape, chunks, { devices = options.devices, distributed = options.distributed }, "luda.chunked.random",
+    function(_, device, r) return draw(r, device) end)
+  local total = 1
+  for a = 1, #shape do total = total * shape[a] end
+  internal.random_advance(stream, total)
+  return c
 end)
 
 -- luda.chunked.arange([start,] stop [, step], chunks [, dtype] [, {devices=}]).
