@@ -2,12 +2,16 @@
 //   luda.save(path, x)                          numpy.save
 //   luda.savez(path, x, y, ... [, {name = z, ...}]), luda.savez_compressed(...)
 //                                               numpy.savez, numpy.savez_compressed
-//   luda.load_npy(path [, {device=}])           numpy.load: an array, or a table of them
+//   luda.load(path [, {device=}])               numpy.load of an existing file named *.npy or *.npz
+//   luda.load_npy(path [, {device=}])           numpy.load of any file name: an array, or a table of them
 //   x:tofile(path)                              ndarray.tofile
 //   luda.fromfile(path [, dtype [, count]] [, {offset=, device=}])   numpy.fromfile
-// luda.load is Lua's load keeping a chunk's text (stdlib/chunk_texts.h), so NumPy's load
-// is luda.load_npy.
+// luda.load is also Lua's load keeping a chunk's text (stdlib/chunk_texts.h): a string that
+// names an existing regular file ending in .npy or .npz is loaded as NumPy's file, any
+// other string as a chunk (no Lua chunk is both: it would have to be such a file's name).
 #include <lua.hpp>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <string>
@@ -15,6 +19,7 @@
 
 #include "ops/array_files.h"
 #include "stdlib/bindings.h"
+#include "stdlib/chunk_texts.h"
 #include "stdlib/lua_support.h"
 
 namespace luda::lua {
@@ -76,12 +81,12 @@ int l_savez(lua_State* L) {
   return 0;
 }
 
-// luda.load_npy(path [, {device=}])
-int l_load_npy(lua_State* L) {
-  std::string path = check_path(L, 1, "load_npy");
-  check_options(L, 2, "load_npy", {"device"});
-  Device device = device_option(L, 2, "load_npy");
-  auto loaded = ops::load(path, device, "load_npy");
+// luda.load_npy(path [, {device=}]), and luda.load's form for NumPy's files.
+int load_arrays(lua_State* L, std::string_view fname) {
+  std::string path = check_path(L, 1, fname);
+  check_options(L, 2, fname, {"device"});
+  Device device = device_option(L, 2, fname);
+  auto loaded = ops::load(path, device, fname);
   if (NDArray* a = std::get_if<NDArray>(&loaded)) {
     push_array(L, std::move(*a));
     return 1;
@@ -95,6 +100,27 @@ int l_load_npy(lua_State* L) {
   }
   return 1;
 }
+
+int l_load_npy(lua_State* L) { return load_arrays(L, "load_npy"); }
+
+// Whether luda.load's arguments name NumPy's file: a string ending in .npy or .npz that is
+// an existing regular file, and no chunk name (a string) after it.
+bool names_array_file(lua_State* L) {
+  if (lua_type(L, 1) != LUA_TSTRING || (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))) return false;
+  std::string_view path = string_at(L, 1);
+  if (path.size() < 5 || path.find('\0') != std::string_view::npos) return false;
+  std::string_view ext = path.substr(path.size() - 4);
+  if (ext != ".npy" && ext != ".npz") return false;
+  struct stat st;
+  return ::stat(std::string(path).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int l_load_file(lua_State* L) { return load_arrays(L, "load"); }
+
+// luda.load(path [, {device=}]) or Lua's load(chunk [, chunkname [, mode [, env]]]). Not
+// under a trampoline itself: load_keeping_text raises Lua errors, which must not unwind
+// through C++ frames.
+int l_load(lua_State* L) { return names_array_file(L) ? trampoline<l_load_file>(L) : load_keeping_text(L); }
 
 // x:tofile(path)
 int l_tofile(lua_State* L) {
@@ -128,6 +154,7 @@ void open_array_files(lua_State* L) {
       {"save", trampoline<l_save>},
       {"savez", trampoline<l_savez<false>>},
       {"savez_compressed", trampoline<l_savez<true>>},
+      {"load", l_load},
       {"load_npy", trampoline<l_load_npy>},
       {"fromfile", trampoline<l_fromfile>},
       {nullptr, nullptr},

@@ -173,8 +173,26 @@ describe("luda.save and luda.load_npy", function()
     remove_tree(dir)
   end)
 
-  it("leaves Lua's luda.load as it was", function()
+  it("luda.load reads an existing .npy or .npz file by name, and any other string as a chunk", function()
     assert.are.equal(3, luda.load("return 1 + 2")())
+    local dir = tmpdir()
+    local x = luda.arange(5, "float32", { device = "cpu" })
+    luda.save(dir .. "/a.npy", x)
+    luda.savez(dir .. "/b.npz", x)
+    support.assert_array_equal(luda.load(dir .. "/a.npy", { device = "cpu" }), x)
+    support.assert_array_equal(luda.load(dir .. "/b.npz", { device = "cpu" }).arr_0, x)
+    -- a chunk that ends like a file name, where no such file is: Lua's load
+    local data = { npy = 7 }
+    assert.are.equal(7, luda.load("return data.npy", "=chunk", "t", { data = data })())
+    assert.are.equal(7, luda.load("return data.npy", nil, "t", { data = data })())
+    local f, err = luda.load("x = = data.npy")
+    assert.is_nil(f)
+    assert.truthy(err:find("unexpected symbol", 1, true), err)
+    -- NumPy's errors name luda.load
+    support.write_file(dir .. "/bad.npy", "hello")
+    err = support.error_of(function() luda.load(dir .. "/bad.npy") end)
+    assert.truthy(err:find("load: " .. dir .. "/bad.npy: not an .npy or .npz file", 1, true), err)
+    remove_tree(dir)
   end)
 end)
 
