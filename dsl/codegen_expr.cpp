@@ -287,6 +287,12 @@ std::string Emitter::element_text(const Expr& base, const std::string& array, co
   return fmt::format("{}.data[{}]", array, offset);
 }
 
+std::string Emitter::state_words(const Expr& states, const std::string& index) {
+  const std::string array = emit(states);
+  const int line = states.loc.line;
+  return element_text(states, array, {index, "0LL"}, line) + ", &" + element_text(states, array, {index, "1LL"}, line);
+}
+
 BuiltinEmitArgs Emitter::builtin_args(const Builtin& row, const ExprInfo& ei, const std::vector<const Expr*>& args) {
   BuiltinEmitArgs b;
   const BuiltinTyping& t = ei.builtin_typing;
@@ -320,11 +326,8 @@ BuiltinEmitArgs Emitter::builtin_args(const Builtin& row, const ExprInfo& ei, co
     std::vector<const Expr*> keys(args.begin() + 1, args.begin() + 1 + ndim);
     b.element = element_of(*args[0], keys, args[0]->loc.line);
     b.values_from = 1 + ndim;
-  } else if (row.atomic == Builtin::Atomic::State) {  // the generator's two words
-    const std::string array = emit(*args[0]);
-    const int line = args[0]->loc.line;
-    b.element = element_text(*args[0], array, {b.operands[1], "0LL"}, line) + ", &" +
-                element_text(*args[0], array, {b.operands[1], "1LL"}, line);
+  } else if (row.atomic == Builtin::Atomic::State) {
+    b.element = state_words(*args[0], b.operands[1]);
   }
   return b;
 }

@@ -102,6 +102,8 @@ class Emitter {
                                              std::string extent);
   std::string element(const IndexExpr& e);
   std::string element_of(const Expr& base, const std::vector<const Expr*>& keys, int line_no);
+  // The two words of generator `index` of cuda.random's states (Builtin::Atomic::State).
+  LUDA_DSL_NOINLINE std::string state_words(const Expr& states, const std::string& index);
   LUDA_DSL_NOINLINE std::string element_text(const Expr& base, const std::string& array,
                                              const std::vector<std::string>& indices, int line_no);
   BuiltinEmitArgs builtin_args(const Builtin& row, const ExprInfo& ei, const std::vector<const Expr*>& args);
