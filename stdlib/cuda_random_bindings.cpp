@@ -63,8 +63,7 @@ constexpr long long kMaxSubsequenceStart = 1LL << 24;
 
 int l_create_states(lua_State* L) {
   const long long n = luaL_checkinteger(L, 1);
-  if (n < 0 || n > kMaxGenerators)
-    fail("{}: n must be 0 to 2^31 generators, got {}", kCreate, n);
+  if (n < 0 || n > kMaxGenerators) fail("{}: n must be 0 to 2^31 generators, got {}", kCreate, n);
   // A seed is any Lua integer, taken as its 64 bits (Numba's uint64 seed).
   const auto seed = static_cast<std::uint64_t>(luaL_checkinteger(L, 2));
   check_options(L, 3, kCreate, {"subsequence_start", "device"});
