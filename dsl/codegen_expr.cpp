@@ -233,6 +233,12 @@ std::string Emitter::checked(const Expr& key, const std::string& array, int axis
 std::string Emitter::checked_text(std::string i, const std::string& array, int axis, int line_no, std::string extent) {
   if (!options_.boundscheck) return i;
   if (extent.empty()) extent = fmt::format("{}.shape[{}]", array, axis);
+  // A float converted to the index (math.floor(x), a float used as an index) is checked
+  // for an integer representation first (prelude luda_ftoi_at).
+  const std::string checked_call = fmt::format("luda_ftoi_at<long long>(luda_bounds, {}, ", line_no);
+  for (std::size_t at = i.find("luda_ftoi<long long>("); at != std::string::npos;
+       at = i.find("luda_ftoi<long long>(", at + checked_call.size()))
+    i.replace(at, std::string_view("luda_ftoi<long long>(").size(), checked_call);
   return fmt::format("luda_check({}, {}, luda_bounds, {}, {})", i, extent, line_no, axis);
 }
 

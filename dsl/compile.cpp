@@ -2,6 +2,8 @@
 // process, dsl/find_function.h), type it for the call's arguments, emit CUDA C++.
 #include "dsl/compile.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "dsl/codegen_cuda.h"
@@ -37,6 +39,13 @@ CudaKernel compile_kernel(const KernelRequest& request, Environment& env) {
 
 std::string record_message(std::string_view who, std::string_view chunk, const BoundsRecord& r) {
   if (r.hit == BoundsRecord::kForStep) return fmt::format("{} at {}:{}: 'for' step is zero", who, chunk, r.line);
+  if (r.hit == BoundsRecord::kNoInteger) {  // Lua's words for math.tointeger's failure
+    double v = 0;
+    std::memcpy(&v, &r.index, sizeof v);
+    return fmt::format("{} at {}:{}: index {} has no integer representation (NaN, an infinity, or a number "
+                       "beyond int64, converted to an index)",
+                       who, chunk, r.line, v);
+  }
   if (r.hit == BoundsRecord::kShape)  // the words of the compile-time error for a constant k (dsl/infer_expr.cpp)
     return fmt::format("{} at {}:{}: a.shape[{}] is out of range: the array has {} dimension{} (a.shape[1] .. "
                        "a.shape[{}]; Lua sequences start at 1)",

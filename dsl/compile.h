@@ -148,9 +148,11 @@ struct KernelRequest {
 //   launch; a thread that indexes out of range or meets a zero 'for' step fills it (the
 //   first one wins) and exits.
 struct BoundsRecord {
-  enum : int { kNone = 0, kIndex = 1, kForStep = 2, kShape = 3 };  // ORDER RECORD: dsl/prelude.cpp luda_fail
+  // ORDER RECORD: dsl/prelude.cpp luda_fail
+  enum : int { kNone = 0, kIndex = 1, kForStep = 2, kShape = 3, kNoInteger = 4 };
   // what happened: kIndex (index out of range), kForStep ('for' step is zero), kShape
-  // (a.shape[k] with k outside 1..ndim)
+  // (a.shape[k] with k outside 1..ndim), kNoInteger (an index computed from a float that
+  // is NaN, infinite or beyond int64; `index` holds the float64's bits)
   int hit;
   int line;  // Lua line of the indexing expression or the 'for'
   int axis;  // kIndex: 0-based axis
@@ -160,7 +162,8 @@ struct BoundsRecord {
 };
 // The host's error for a filled record: "<who> at <chunk>:<line>: index 7 out of range for
 // axis 0 of size 5", "<who> at <chunk>:<line>: a.shape[3] is out of range: the array has 2
-// dimensions (...)", or "<who> at <chunk>:<line>: 'for' step is zero" (Lua's message).
+// dimensions (...)", "<who> at <chunk>:<line>: 'for' step is zero" (Lua's message), or
+// "<who> at <chunk>:<line>: index nan has no integer representation (...)".
 std::string record_message(std::string_view who, std::string_view chunk, const BoundsRecord& r);
 
 struct CudaKernel {

@@ -356,7 +356,8 @@ constexpr std::string_view kGpuBoundsFail =
 )prelude";
 
 // ORDER RECORD: what = 1 an index out of range, 2 a 'for' step of zero, 3 an index into
-// a.shape out of range (dsl/compile.h).
+// a.shape out of range, 4 an index from a float with no integer representation
+// (dsl/compile.h).
 constexpr std::string_view kCommonArithmetic =
     R"prelude(LUDA_INLINE long long luda_check(long long i, long long n, luda_BoundsRecord* r, int line, int axis) {
   if ((unsigned long long)i >= (unsigned long long)n) luda_fail(r, 1, line, axis, i, n);
@@ -461,6 +462,15 @@ template <class T, class F> LUDA_INLINE T luda_ftoi(F x) {
   if (sizeof(T) == 4) return luda_traits<T>::is_signed_int ? (T)luda_f2i(x) : (T)luda_f2u(x);
   const int v = luda_f2i(x), lo = (int)luda_min_of<T>(), hi = (int)luda_max_of<T>();
   return (T)(v < lo ? lo : v > hi ? hi : v);
+}
+// An index converted from a float, with bounds checks: NaN, an infinity or a value beyond
+// int64 stops the kernel (Lua: "number has no integer representation") instead of
+// saturating to an index that may exist.
+template <class T, class F> LUDA_INLINE T luda_ftoi_at(luda_BoundsRecord* r, int line, F x) {
+  const double v = (double)x;
+  if (luda_is_nan(v) || !(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+    luda_fail(r, 4, line, 0, __double_as_longlong(v), 0);
+  return luda_ftoi<T>(x);
 }
 // A conversion as the kernel language makes it (stores, arguments, the kinds' operands and
 // results): C++'s, except floats to integers as luda_ftoi and floats to bool as luda_ftob.

@@ -304,6 +304,29 @@ describe("cuda.jit", function()
     assert.are.same({ 3 }, out:totable())
   end)
 
+  local floor_line = debug.getinfo(1, "l").currentline + 1
+  local function floored(x, out, f) out[0] = x[math.floor(f)] end
+  local FLOOR_SRC = debug.getinfo(1, "S").short_src
+
+  on_devices("stop at an index computed from NaN, an infinity or a float beyond int64, as Lua has no integer for it", function()
+    local k = cuda.jit(floored, { boundscheck = true })
+    local x, out = luda.arange(4, "float32"), luda.zeros(1, "float32")
+    k[{ 1, 1 }](x, out, 2.5)
+    assert.are.same({ 2 }, out:totable())
+    for _, f in ipairs({ 0 / 0, math.huge, -math.huge, 1e300, -2 ^ 64, 2 ^ 63 }) do
+      local where = here(); local err = error_of(function() k[{ 1, 1 }](x, out, f) end)
+      local prefix = where .. "kernel 'floored' at " .. FLOOR_SRC .. ":" .. floor_line .. ": index "
+      assert.are.equal(prefix, err:sub(1, #prefix), err)
+      assert.truthy(err:find(" has no integer representation (NaN, an infinity, or a number beyond int64, " ..
+                             "converted to an index)", 1, true), err)
+    end
+    assert.is_nil(math.tointeger(0 / 0))  -- Lua has no integer for it either
+    -- without bounds checks the conversion is still defined: NaN gives index 0
+    local unchecked = cuda.jit(floored, { boundscheck = false })
+    unchecked[{ 1, 1 }](x, out, 0 / 0)
+    assert.are.same({ 0 }, out:totable())
+  end)
+
   local for_line = debug.getinfo(1, "l").currentline + 2
   local function stepped(out, step, fstep)
     for i = 0, 9, step do out[i] = out[i] + 1 end
