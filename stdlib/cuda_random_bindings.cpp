@@ -74,10 +74,7 @@ int l_create_states(lua_State* L) {
       fail("{}: subsequence_start must be 0 to 2^24, got {}", kCreate, start);
   }
   lua_pop(L, 1);
-  push_option(L, 3, "device");
-  const bool given = !lua_isnil(L, -1);
-  lua_pop(L, 1);
-  const Device device = given ? device_option(L, 3, kCreate) : current_device();
+  const Device device = device_option(L, 3, kCreate);
   std::vector<std::uint64_t> words(static_cast<std::size_t>(2 * n));
   if (n > 0) {
     State s = seeded(seed);
