@@ -39,7 +39,7 @@ constexpr long long kWarpRowLimit = 4096;
 // The cpu target: work this small runs as one block; else tiles of about this much per block.
 constexpr long long kCpuSmallWork = 32768;
 constexpr long long kCpuSegment = 16384;
-// The cpu templates' leaf (templates.cpp, LUDA_K_LEAF): segments are runs of 2^k of them.
+// The cpu templates' leaf (cpu_reduction_text.h, LUDA_K_LEAF): segments are runs of 2^k of them.
 constexpr long long kCpuLeaf = 128;
 // The blocks a split reduction's grid aims at on cuda: what an H100 holds at once (132
 // SMs, 8 blocks of 256 threads each), a constant so that the grid, and with it the order
@@ -93,7 +93,7 @@ Grid plan_grid(bool cpu, ReductionStrategy strategy, long long rows, long long l
         g.grid.x = rows;
         g.grid.y = std::clamp(ceil_div(len, kCpuSegment), 1LL, ceil_div(4 * T, rows));
       }
-      // A segment is an aligned run of 2^k leaves (templates.cpp, kCpuOrdered): a subtree
+      // A segment is an aligned run of 2^k leaves (cpu_reduction_text.h, kCpuOrdered): a subtree
       // of the fixed order, whatever the thread count made of grid.y.
       const auto leaves = static_cast<unsigned long long>(ceil_div(ceil_div(lenp, kCpuLeaf), g.grid.y));
       g.seg = kCpuLeaf * static_cast<long long>(std::bit_ceil(leaves));
