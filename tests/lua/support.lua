@@ -145,8 +145,9 @@ function M.run_luda(args, stdin, merged, env, seconds, cwd)
 end
 
 -- Asserts (busted's assert) that array `got` equals `want`: shape, dtype, and values on
--- want's device (NaN equal to NaN; float and complex values within `rtol`, default exact).
-function M.assert_array_equal(got, want, what, rtol)
+-- want's device (NaN equal to NaN; float and complex values within `rtol` of want, and
+-- `atol` besides where a sum's terms cancel, both default 0: exact).
+function M.assert_array_equal(got, want, what, rtol, atol)
   local assert = require "luassert"
   if got.device ~= want.device then got = got:to(want.device) end
   assert.are.same(want.shape, got.shape, what)
@@ -154,7 +155,7 @@ function M.assert_array_equal(got, want, what, rtol)
   if want.size == 0 then return end
   local luda = require "luda"
   if want.dtype:find("float") or want.dtype:find("complex") then
-    assert.is_true(luda.allclose(got, want, { rtol = rtol or 0, atol = 0, equal_nan = true }), what)
+    assert.is_true(luda.allclose(got, want, { rtol = rtol or 0, atol = atol or 0, equal_nan = true }), what)
   else
     assert.is_true(luda.all(luda.equal(got, want)):item(), what)
   end
